@@ -1,0 +1,1 @@
+//! scv-bridge
