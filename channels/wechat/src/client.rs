@@ -1,0 +1,659 @@
+//! The iLink HTTP client: one method per endpoint, every body checked for `ret`/`errcode`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use url::Url;
+
+use crate::endpoint::Endpoint;
+use crate::error::Error;
+use crate::headers::{self, ClientIdentity};
+use crate::message::WeixinMessage;
+use crate::token::BotToken;
+use crate::types::{
+    ApiStatus, BOT_TYPE, DEFAULT_POLL_HOLD, GetBotQrcodeRequest, GetConfigBody, GetConfigRequest,
+    GetUpdatesBody, GetUpdatesRequest, LoginCredentials, NotifyRequest, QrCodeTicket, QrStatus,
+    QrStatusBody, SendMessageRequest, SendTypingRequest, TypingStatus, TypingTicket, Updates,
+};
+
+/// What the client adds to the server's suggested hold before it gives up on a long poll,
+/// so the server (not the client) normally ends an idle poll (spec §3.1 recommends 5–10 s).
+pub const DEFAULT_POLL_MARGIN: Duration = Duration::from_secs(10);
+
+/// A client for one bot account (or for QR login, without a token). Cheap to clone; clones
+/// share the connection pool and the learned long-poll hold.
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: Url,
+    token: Option<BotToken>,
+    identity: ClientIdentity,
+    poll_margin: Duration,
+    /// The last `longpolling_timeout_ms` the server suggested; 0 = none yet.
+    suggested_hold_ms: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base.as_str())
+            .field("token", &self.token)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client for `base_url` (e.g. the `baseurl` login returned; a path prefix is kept).
+    /// Without a token only the QR login calls work.
+    pub fn new(base_url: &str, token: Option<BotToken>) -> Result<Client, Error> {
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| Error::InvalidBaseUrl {
+                url: base_url.to_owned(),
+                detail: format!("cannot build the HTTP client: {e}"),
+            })?;
+        Ok(Client {
+            http,
+            base: parse_base(base_url)?,
+            token,
+            identity: ClientIdentity::default(),
+            poll_margin: DEFAULT_POLL_MARGIN,
+            suggested_hold_ms: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// Replaces how the client describes itself (headers and `base_info`).
+    pub fn with_identity(mut self, identity: ClientIdentity) -> Client {
+        self.identity = identity;
+        self
+    }
+
+    /// Replaces the margin added to the server's hold for the long-poll timeout.
+    pub fn with_poll_margin(mut self, margin: Duration) -> Client {
+        self.poll_margin = margin;
+        self
+    }
+
+    /// The same client with a bot token (after login).
+    pub fn with_token(&self, token: BotToken) -> Client {
+        Client {
+            token: Some(token),
+            ..self.clone()
+        }
+    }
+
+    /// The same client talking to another base URL (e.g. the `baseurl` login returned).
+    pub fn with_base_url(&self, base_url: &str) -> Result<Client, Error> {
+        Ok(Client {
+            base: parse_base(base_url)?,
+            ..self.clone()
+        })
+    }
+
+    /// The client to keep polling a QR code with after `scaned_but_redirect`: the host (and
+    /// port) replaced, scheme and path kept. The real server is HTTPS, so this is the spec's
+    /// `https://<redirect_host>`; keeping the scheme lets a plain-HTTP fake redirect too.
+    pub fn redirected(&self, host: &str) -> Result<Client, Error> {
+        let invalid = |detail: &str| Error::InvalidBaseUrl {
+            url: host.to_owned(),
+            detail: detail.to_owned(),
+        };
+        let probe = Url::parse(&format!("{}://{}", self.base.scheme(), host.trim()))
+            .map_err(|e| invalid(&e.to_string()))?;
+        if probe.path() != "/" || probe.query().is_some() || !probe.username().is_empty() {
+            return Err(invalid("a redirect host must be a bare host[:port]"));
+        }
+        let mut base = self.base.clone();
+        base.set_host(probe.host_str())
+            .map_err(|e| invalid(&e.to_string()))?;
+        base.set_port(probe.port())
+            .map_err(|()| invalid("cannot set the port"))?;
+        Ok(Client {
+            base,
+            ..self.clone()
+        })
+    }
+
+    /// The base URL in use (with a trailing `/`).
+    pub fn base_url(&self) -> &str {
+        self.base.as_str()
+    }
+
+    /// The timeout of the next long poll: the server's suggested hold (or the spec's 35 s
+    /// default) plus the margin.
+    pub fn poll_timeout(&self) -> Duration {
+        let ms = self.suggested_hold_ms.load(Ordering::Relaxed);
+        let hold = if ms == 0 {
+            DEFAULT_POLL_HOLD
+        } else {
+            Duration::from_millis(ms)
+        };
+        hold + self.poll_margin
+    }
+
+    /// `get_bot_qrcode`: a new login QR code. `recent_tokens` (newest first, at most 10 sent)
+    /// lets the server recognise a bot that is already bound.
+    pub async fn get_qrcode(&self, recent_tokens: &[BotToken]) -> Result<QrCodeTicket, Error> {
+        let endpoint = Endpoint::GetBotQrcode;
+        let body = GetBotQrcodeRequest {
+            local_token_list: recent_tokens
+                .iter()
+                .take(10)
+                .map(|t| t.expose().to_owned())
+                .collect(),
+        };
+        let bytes = self
+            .post(
+                endpoint,
+                &[("bot_type", BOT_TYPE)],
+                &body,
+                endpoint.timeout(),
+            )
+            .await?;
+        let ticket: QrCodeTicket = decode(endpoint, &bytes)?;
+        if ticket.qrcode.is_empty() || ticket.qrcode_img_content.is_empty() {
+            return Err(Error::Malformed {
+                endpoint,
+                detail: "no qrcode or qrcode_img_content".into(),
+            });
+        }
+        Ok(ticket)
+    }
+
+    /// `get_qrcode_status`: one status poll (the server holds it briefly). A timeout, a
+    /// network error or a gateway 5xx comes back as [`QrStatus::Wait`], as the spec says.
+    pub async fn qrcode_status(
+        &self,
+        qrcode: &str,
+        verify_code: Option<&str>,
+    ) -> Result<QrStatus, Error> {
+        let endpoint = Endpoint::GetQrcodeStatus;
+        let mut query = vec![("qrcode", qrcode)];
+        if let Some(code) = verify_code {
+            query.push(("verify_code", code));
+        }
+        let bytes = match self.get(endpoint, &query, endpoint.timeout()).await {
+            Ok(bytes) => bytes,
+            Err(e @ (Error::Timeout { .. } | Error::Network { .. })) => {
+                tracing::debug!(error = %e, "qr status poll failed; treated as wait");
+                return Ok(QrStatus::Wait);
+            }
+            Err(Error::Http { status, .. }) if status >= 500 => {
+                tracing::debug!(
+                    status,
+                    "qr status poll got a gateway error; treated as wait"
+                );
+                return Ok(QrStatus::Wait);
+            }
+            Err(e) => return Err(e),
+        };
+        qr_status_from(decode(endpoint, &bytes)?)
+    }
+
+    /// `getupdates`: one long poll from cursor `buf` (`""` at first). A client timeout is an
+    /// empty result with the same cursor and `timed_out` set, not an error.
+    pub async fn get_updates(&self, buf: &str) -> Result<Updates, Error> {
+        let endpoint = Endpoint::GetUpdates;
+        let body = GetUpdatesRequest {
+            get_updates_buf: buf.to_owned(),
+            base_info: self.identity.base_info(),
+        };
+        let timeout = self.poll_timeout();
+        let bytes = match self.post(endpoint, &[], &body, timeout).await {
+            Ok(bytes) => bytes,
+            Err(Error::Timeout { .. }) => {
+                return Ok(Updates {
+                    cursor: buf.to_owned(),
+                    timed_out: true,
+                    ..Updates::default()
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        let body: GetUpdatesBody = decode(endpoint, &bytes)?;
+        let suggested_hold = body.longpolling_timeout_ms.filter(|ms| *ms > 0).map(|ms| {
+            self.suggested_hold_ms.store(ms, Ordering::Relaxed);
+            Duration::from_millis(ms)
+        });
+        let mut updates = Updates {
+            cursor: body
+                .get_updates_buf
+                .filter(|c| !c.is_empty())
+                .unwrap_or_else(|| buf.to_owned()),
+            suggested_hold,
+            ..Updates::default()
+        };
+        for raw in body.msgs.unwrap_or_default() {
+            match serde_json::from_value::<WeixinMessage>(raw) {
+                Ok(m) => updates.messages.push(m),
+                Err(e) => {
+                    updates.undecodable += 1;
+                    tracing::warn!(error = %e, "getupdates: skipped a message that does not decode");
+                }
+            }
+        }
+        Ok(updates)
+    }
+
+    /// `sendmessage` with one TEXT item. `client_id` must be unique per call (see
+    /// [`new_client_id`]); reusing one makes the platform refuse later sends. Pass the
+    /// user's latest `context_token`; `None` leaves the field out (delivery then unconfirmed).
+    pub async fn send_text(
+        &self,
+        to_user: &str,
+        context_token: Option<&str>,
+        text: &str,
+        client_id: &str,
+    ) -> Result<(), Error> {
+        self.send_message(WeixinMessage::outbound_text(
+            to_user,
+            context_token,
+            text,
+            client_id,
+        ))
+        .await
+    }
+
+    /// `sendmessage` with a message built by the caller (exactly one item per call).
+    pub async fn send_message(&self, msg: WeixinMessage) -> Result<(), Error> {
+        let endpoint = Endpoint::SendMessage;
+        let body = SendMessageRequest {
+            msg,
+            base_info: self.identity.base_info(),
+        };
+        self.post(endpoint, &[], &body, endpoint.timeout())
+            .await
+            .map(drop)
+    }
+
+    /// `getconfig`: the typing ticket for `user_id`, or `None` when the server gave none.
+    pub async fn get_config(
+        &self,
+        user_id: &str,
+        context_token: Option<&str>,
+    ) -> Result<Option<TypingTicket>, Error> {
+        let endpoint = Endpoint::GetConfig;
+        let body = GetConfigRequest {
+            ilink_user_id: user_id.to_owned(),
+            context_token: context_token.map(str::to_owned),
+            base_info: self.identity.base_info(),
+        };
+        let bytes = self.post(endpoint, &[], &body, endpoint.timeout()).await?;
+        let body: GetConfigBody = decode(endpoint, &bytes)?;
+        Ok(body
+            .typing_ticket
+            .filter(|t| !t.is_empty())
+            .map(TypingTicket))
+    }
+
+    /// `sendtyping`: show or cancel "typing" for `user_id`.
+    pub async fn send_typing(
+        &self,
+        user_id: &str,
+        ticket: &TypingTicket,
+        status: TypingStatus,
+    ) -> Result<(), Error> {
+        let endpoint = Endpoint::SendTyping;
+        let body = SendTypingRequest {
+            ilink_user_id: user_id.to_owned(),
+            typing_ticket: ticket.0.clone(),
+            status: status.code(),
+            base_info: self.identity.base_info(),
+        };
+        self.post(endpoint, &[], &body, endpoint.timeout())
+            .await
+            .map(drop)
+    }
+
+    /// `msg/notifystart`: once before the first long poll.
+    pub async fn notify_start(&self) -> Result<(), Error> {
+        self.notify(Endpoint::NotifyStart).await
+    }
+
+    /// `msg/notifystop`: once on shutdown.
+    pub async fn notify_stop(&self) -> Result<(), Error> {
+        self.notify(Endpoint::NotifyStop).await
+    }
+
+    async fn notify(&self, endpoint: Endpoint) -> Result<(), Error> {
+        let body = NotifyRequest {
+            base_info: self.identity.base_info(),
+        };
+        self.post(endpoint, &[], &body, endpoint.timeout())
+            .await
+            .map(drop)
+    }
+
+    fn url(&self, endpoint: Endpoint, query: &[(&str, &str)]) -> Result<Url, Error> {
+        let mut url = self
+            .base
+            .join(&format!("ilink/bot/{}", endpoint.path()))
+            .map_err(|e| Error::InvalidBaseUrl {
+                url: self.base.to_string(),
+                detail: e.to_string(),
+            })?;
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        Ok(url)
+    }
+
+    fn common_headers(&self) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        insert(&mut h, headers::APP_ID, &self.identity.app_id);
+        insert(
+            &mut h,
+            headers::APP_CLIENT_VERSION,
+            &self.identity.client_version_header(),
+        );
+        if let Some(tag) = &self.identity.route_tag {
+            insert(&mut h, headers::ROUTE_TAG, tag);
+        }
+        h
+    }
+
+    async fn get(
+        &self,
+        endpoint: Endpoint,
+        query: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Result<Bytes, Error> {
+        let request = self
+            .http
+            .get(self.url(endpoint, query)?)
+            .headers(self.common_headers());
+        self.execute(endpoint, request, timeout).await
+    }
+
+    async fn post<B: Serialize>(
+        &self,
+        endpoint: Endpoint,
+        query: &[(&str, &str)],
+        body: &B,
+        timeout: Duration,
+    ) -> Result<Bytes, Error> {
+        let mut h = self.common_headers();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        h.insert(
+            headers::AUTHORIZATION_TYPE,
+            HeaderValue::from_static(headers::AUTHORIZATION_TYPE_VALUE),
+        );
+        insert(&mut h, headers::WECHAT_UIN, &headers::random_uin());
+        if endpoint.needs_token() {
+            let token = self.token.as_ref().ok_or(Error::NoToken { endpoint })?;
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+                .map_err(|_| Error::NoToken { endpoint })?;
+            value.set_sensitive(true);
+            h.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        let json = serde_json::to_vec(body).map_err(|e| Error::Malformed {
+            endpoint,
+            detail: format!("cannot encode the request: {e}"),
+        })?;
+        let request = self
+            .http
+            .post(self.url(endpoint, query)?)
+            .headers(h)
+            .body(json);
+        self.execute(endpoint, request, timeout).await
+    }
+
+    /// Sends, reads the whole body under one timeout, and checks status and `ret`/`errcode`.
+    async fn execute(
+        &self,
+        endpoint: Endpoint,
+        request: reqwest::RequestBuilder,
+        timeout: Duration,
+    ) -> Result<Bytes, Error> {
+        let call = async {
+            let response = request.send().await.map_err(|e| network(endpoint, e))?;
+            let status = response.status();
+            if !status.is_success() {
+                return Err(Error::Http {
+                    endpoint,
+                    status: status.as_u16(),
+                });
+            }
+            response.bytes().await.map_err(|e| network(endpoint, e))
+        };
+        let bytes = tokio::time::timeout(timeout, call)
+            .await
+            .map_err(|_| Error::Timeout {
+                endpoint,
+                after: timeout,
+            })??;
+        let status: ApiStatus = decode(endpoint, &bytes)?;
+        if !status.is_ok() {
+            return Err(Error::Api {
+                endpoint,
+                ret: status.ret,
+                errcode: status.errcode,
+                errmsg: status.errmsg.unwrap_or_default(),
+            });
+        }
+        tracing::trace!(%endpoint, "ilink call ok");
+        Ok(bytes)
+    }
+}
+
+/// A fresh, unique `client_id` for one send: `scv-wechat:<epoch ms>-<8 hex>`, the plugin's
+/// shape. Unique per call with overwhelming probability; the caller stores it with the
+/// outbox entry so a retry after a crash reuses the same id for the same chunk.
+pub fn new_client_id() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    format!("scv-wechat:{ms}-{:08x}", rand::random::<u32>())
+}
+
+fn parse_base(base_url: &str) -> Result<Url, Error> {
+    let invalid = |detail: String| Error::InvalidBaseUrl {
+        url: base_url.to_owned(),
+        detail,
+    };
+    let mut url = Url::parse(base_url.trim()).map_err(|e| invalid(e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(invalid("need an http(s) URL with a host".into()));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid("a base URL has no query or fragment".into()));
+    }
+    // `Url::join` replaces the last path segment unless the path ends with `/`.
+    if !url.path().ends_with('/') {
+        let path = format!("{}/", url.path());
+        url.set_path(&path);
+    }
+    Ok(url)
+}
+
+fn insert(h: &mut HeaderMap, name: &'static str, value: &str) {
+    // Every value we send is ASCII we built; a configured value that is not a valid header
+    // (e.g. a route tag with a newline) is left out rather than failing every call.
+    match HeaderValue::from_str(value) {
+        Ok(v) => {
+            h.insert(name, v);
+        }
+        Err(_) => tracing::warn!(header = name, "header value is not valid; not sent"),
+    }
+}
+
+fn network(endpoint: Endpoint, e: reqwest::Error) -> Error {
+    if e.is_timeout() {
+        Error::Timeout {
+            endpoint,
+            after: Duration::ZERO,
+        }
+    } else {
+        Error::Network {
+            endpoint,
+            source: e.without_url(),
+        }
+    }
+}
+
+fn decode<T: DeserializeOwned>(endpoint: Endpoint, bytes: &[u8]) -> Result<T, Error> {
+    serde_json::from_slice(bytes).map_err(|e| Error::Malformed {
+        endpoint,
+        detail: e.to_string(),
+    })
+}
+
+fn qr_status_from(body: QrStatusBody) -> Result<QrStatus, Error> {
+    let word = body.status.clone().unwrap_or_default();
+    Ok(match word.as_str() {
+        "wait" => QrStatus::Wait,
+        "scaned" => QrStatus::Scanned,
+        "confirmed" => QrStatus::Confirmed(credentials(body)?),
+        "expired" => QrStatus::Expired,
+        "scaned_but_redirect" => QrStatus::Redirect {
+            host: body.redirect_host.filter(|h| !h.trim().is_empty()),
+        },
+        "need_verifycode" => QrStatus::NeedVerifyCode,
+        "verify_code_blocked" => QrStatus::VerifyCodeBlocked,
+        "binded_redirect" => QrStatus::AlreadyBound,
+        _ => QrStatus::Unknown(word),
+    })
+}
+
+fn credentials(body: QrStatusBody) -> Result<LoginCredentials, Error> {
+    let bot_token = body
+        .bot_token
+        .filter(|t| !t.trim().is_empty())
+        .ok_or(Error::IncompleteLogin { field: "bot_token" })?;
+    // The plugin treats a missing bot id as a failed login; so do we.
+    let bot_id = body
+        .ilink_bot_id
+        .filter(|b| !b.is_empty())
+        .ok_or(Error::IncompleteLogin {
+            field: "ilink_bot_id",
+        })?;
+    Ok(LoginCredentials {
+        bot_token: BotToken::new(bot_token),
+        bot_id,
+        base_url: body.baseurl.filter(|u| !u.is_empty()),
+        owner_user_id: body.ilink_user_id.filter(|u| !u.is_empty()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_url_keeps_prefix_with_or_without_slash() {
+        for base in ["http://h:1/bot-api", "http://h:1/bot-api/"] {
+            let c = Client::new(base, None).expect("valid");
+            let url = c.url(Endpoint::NotifyStart, &[]).expect("joins");
+            assert_eq!(url.as_str(), "http://h:1/bot-api/ilink/bot/msg/notifystart");
+        }
+        let c = Client::new("https://ilinkai.weixin.qq.com", None).expect("valid");
+        let url = c
+            .url(Endpoint::GetQrcodeStatus, &[("qrcode", "a b&c")])
+            .expect("joins");
+        assert_eq!(
+            url.as_str(),
+            "https://ilinkai.weixin.qq.com/ilink/bot/get_qrcode_status?qrcode=a+b%26c"
+        );
+        assert!(Client::new("ftp://x", None).is_err());
+        assert!(Client::new("not a url", None).is_err());
+    }
+
+    #[test]
+    fn redirect_replaces_host_and_port_only() {
+        let c = Client::new("https://a.example/p/", None).expect("valid");
+        assert_eq!(
+            c.redirected("b.example").expect("ok").base_url(),
+            "https://b.example/p/"
+        );
+        let c = Client::new("http://127.0.0.1:1/p", None).expect("valid");
+        assert_eq!(
+            c.redirected("127.0.0.1:8080").expect("ok").base_url(),
+            "http://127.0.0.1:8080/p/"
+        );
+        assert!(c.redirected("x/y").is_err());
+    }
+
+    #[test]
+    fn poll_timeout_is_hold_plus_margin() {
+        let c = Client::new("http://h", None).expect("valid");
+        assert_eq!(c.poll_timeout(), Duration::from_secs(45));
+        c.suggested_hold_ms.store(20_000, Ordering::Relaxed);
+        assert_eq!(c.poll_timeout(), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn every_qr_status_word_maps() {
+        let body = |status: &str| QrStatusBody {
+            status: Some(status.into()),
+            ..Default::default()
+        };
+        assert_eq!(qr_status_from(body("wait")).ok(), Some(QrStatus::Wait));
+        assert_eq!(qr_status_from(body("scaned")).ok(), Some(QrStatus::Scanned));
+        assert_eq!(
+            qr_status_from(body("expired")).ok(),
+            Some(QrStatus::Expired)
+        );
+        assert_eq!(
+            qr_status_from(body("need_verifycode")).ok(),
+            Some(QrStatus::NeedVerifyCode)
+        );
+        assert_eq!(
+            qr_status_from(body("verify_code_blocked")).ok(),
+            Some(QrStatus::VerifyCodeBlocked)
+        );
+        assert_eq!(
+            qr_status_from(body("binded_redirect")).ok(),
+            Some(QrStatus::AlreadyBound)
+        );
+        assert_eq!(
+            qr_status_from(body("scaned_but_redirect")).ok(),
+            Some(QrStatus::Redirect { host: None })
+        );
+        let mut r = body("scaned_but_redirect");
+        r.redirect_host = Some("idc2.example".into());
+        assert_eq!(
+            qr_status_from(r).ok(),
+            Some(QrStatus::Redirect {
+                host: Some("idc2.example".into())
+            })
+        );
+        assert_eq!(
+            qr_status_from(body("brand_new")).ok(),
+            Some(QrStatus::Unknown("brand_new".into()))
+        );
+        // Confirmed without a bot id is a failed login, as in the plugin.
+        let mut c = body("confirmed");
+        c.bot_token = Some("tok".into());
+        assert!(matches!(
+            qr_status_from(c.clone()),
+            Err(Error::IncompleteLogin {
+                field: "ilink_bot_id"
+            })
+        ));
+        c.ilink_bot_id = Some("b@im.bot".into());
+        let Ok(QrStatus::Confirmed(creds)) = qr_status_from(c) else {
+            panic!("confirmed")
+        };
+        assert_eq!(
+            (creds.bot_token.expose(), creds.bot_id.as_str()),
+            ("tok", "b@im.bot")
+        );
+        assert!(matches!(
+            qr_status_from(body("confirmed")),
+            Err(Error::IncompleteLogin { field: "bot_token" })
+        ));
+    }
+
+    #[test]
+    fn client_ids_are_unique() {
+        let a = new_client_id();
+        assert!(a.starts_with("scv-wechat:"));
+        assert_ne!(a, new_client_id());
+    }
+}

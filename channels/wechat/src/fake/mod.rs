@@ -1,0 +1,1 @@
+//! A fake iLink server for tests (in progress).
