@@ -2,3 +2,39 @@
 //! WebSocket long connection with its protobuf frames, the HTTP callback mode, REST messages
 //! and cards) and, behind the `fake` feature, a faithful fake Feishu for tests.
 //! It knows nothing of the bridge daemon: no policy, no store, no supervisor.
+//!
+//! # Layout
+//!
+//! - [`domain`]: `feishu` | `lark` | a base URL.
+//! - [`secret`]: [`Secret`] (prints `[redacted]`) and app [`Credentials`].
+//! - [`error`] and [`classify`]: the one [`Error`] type and its mapping to [`ErrorClass`].
+//! - [`token`]: the tenant_access_token cache.
+//! - [`rest`]: [`Client`], the OpenAPI calls (send, reply, patch card, bot info, app owner).
+//! - [`frame`]: the `pbbp2.Frame` protobuf codec.
+//! - [`ws`]: the long connection: endpoint discovery, ping/pong, watchdog, reassembly,
+//!   caller-driven ACKs, reconnect.
+//! - [`event`]: parsing of the v2 event envelope, `im.message.receive_v1`, `card.action.trigger`.
+//! - [`card`]: the yes/no card and its answered / expired / withdrawn variants.
+//! - [`webhook`]: the HTTP callback mode (url_verification, decryption, signatures).
+//! - `fake` (feature `fake`): a fake Feishu server with a test handle.
+
+pub mod card;
+pub mod classify;
+pub mod domain;
+pub mod error;
+pub mod event;
+pub mod frame;
+pub mod rest;
+pub mod secret;
+pub mod token;
+pub mod webhook;
+pub mod ws;
+
+#[cfg(feature = "fake")]
+pub mod fake;
+
+pub use classify::{ErrorClass, FatalReason, classify};
+pub use domain::Domain;
+pub use error::Error;
+pub use rest::{Client, ClientOptions, MessageContent, ReceiveId, SentMessage};
+pub use secret::{AppSecret, Credentials, Secret};
