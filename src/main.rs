@@ -1,1 +1,235 @@
-fn main(){}
+//! The `scv-bridge` command line: parse flags, set up logging, call the library.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use scv_bridge::adapters::PlatformFactory;
+use scv_bridge::client;
+use scv_bridge::config::Config;
+use scv_bridge::protocol::{DaemonCommand, Purpose, RemoteTools, Senders};
+use scv_bridge::secrets::CredentialStore;
+use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy, unix_now};
+
+/// A supervised bridge from WeChat, Feishu and mail to your agent.
+#[derive(Parser)]
+#[command(name = "scv-bridge", version, about)]
+struct Cli {
+    /// The configuration file (else $SCV_BRIDGE_CONFIG, else $XDG_CONFIG_HOME/scv-bridge/config.toml).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value = "pretty")]
+    log_format: LogFormat,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Pretty,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the daemon in the foreground (logs to stderr; SIGTERM/SIGINT stop it).
+    Run,
+    /// Show every account's state.
+    Status {
+        /// Print the raw DaemonStatus JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reread the configuration and restart only what changed.
+    Reload,
+    /// Enable, disable, change or log out one account.
+    Channel {
+        #[command(subcommand)]
+        action: ChannelAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum ChannelAction {
+    /// Start an account.
+    Enable { channel: String, account: String },
+    /// Stop an account (it stays configured).
+    Disable { channel: String, account: String },
+    /// Change an account's settings (persisted across restarts).
+    Set {
+        channel: String,
+        account: String,
+        #[arg(long, value_enum)]
+        senders: Option<SendersArg>,
+        #[arg(long = "remote-tools", value_enum)]
+        remote_tools: Option<ToolsArg>,
+        #[arg(long, value_enum)]
+        purpose: Option<PurposeArg>,
+        #[arg(long)]
+        workspace: Option<String>,
+        /// Disable the account instead of enabling it.
+        #[arg(long)]
+        disabled: bool,
+    },
+    /// Stop an account and remove its credentials and stored state.
+    Logout { channel: String, account: String },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SendersArg {
+    Owner,
+    Anyone,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ToolsArg {
+    None,
+    Owner,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PurposeArg {
+    Chat,
+    Mail,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("scv-bridge: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("scv-bridge: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Pretty => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
+    let config_path = Config::default_path(cli.config.as_deref());
+    match cli.command {
+        Command::Run => run(&config_path).await,
+        Command::Status { json } => {
+            let status = client::request(&socket_of(&config_path)?, DaemonCommand::Status)
+                .await
+                .map_err(|e| e.to_string())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status).map_err(|e| e.to_string())?);
+            } else {
+                print!("{}", scv_bridge::cli::status_table(&status, unix_now()));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Reload => {
+            let status = client::request(&socket_of(&config_path)?, DaemonCommand::Reload)
+                .await
+                .map_err(|e| e.to_string())?;
+            println!("reloaded; {} account(s) configured", status.components.len());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Channel { action } => channel(&config_path, action).await,
+    }
+}
+
+/// The socket path every client command uses, found the same way as the daemon finds it.
+fn socket_of(config_path: &Path) -> Result<PathBuf, String> {
+    Config::load(config_path).map(|c| c.socket).map_err(|e| e.to_string())
+}
+
+async fn run(config_path: &Path) -> Result<ExitCode, String> {
+    let config = Config::load(config_path).map_err(|e| e.to_string())?;
+    let factory = |creds: &CredentialStore, _: &_| -> std::sync::Arc<dyn ComponentFactory> {
+        PlatformFactory::new(creds.clone())
+    };
+    let daemon = scv_bridge::daemon::start(config, factory, LifecyclePolicy::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let shutdown = daemon.shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("stopping: signal received");
+        shutdown.cancel();
+    });
+    let report = daemon.wait().await;
+    if report.abandoned.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("scv-bridge: abandoned while stopping: {}", report.abandoned.join(", "));
+        Ok(ExitCode::from(1))
+    }
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, String> {
+    let set = |channel: String, account: String, enabled: bool| DaemonCommand::ChannelSet {
+        channel,
+        account,
+        enabled,
+        workspace: None,
+        remote_tools: None,
+        senders: None,
+        purpose: None,
+    };
+    let command = match action {
+        ChannelAction::Enable { channel, account } => set(channel, account, true),
+        ChannelAction::Disable { channel, account } => set(channel, account, false),
+        ChannelAction::Set { channel, account, senders, remote_tools, purpose, workspace, disabled } => {
+            DaemonCommand::ChannelSet {
+                channel,
+                account,
+                enabled: !disabled,
+                workspace,
+                senders: senders.map(|s| match s {
+                    SendersArg::Owner => Senders::Owner,
+                    SendersArg::Anyone => Senders::Anyone,
+                }),
+                remote_tools: remote_tools.map(|t| match t {
+                    ToolsArg::None => RemoteTools::None,
+                    ToolsArg::Owner => RemoteTools::Owner,
+                }),
+                purpose: purpose.map(|p| match p {
+                    PurposeArg::Chat => Purpose::Chat,
+                    PurposeArg::Mail => Purpose::Mail,
+                }),
+            }
+        }
+        ChannelAction::Logout { channel, account } => DaemonCommand::ChannelLogout { channel, account },
+    };
+    let status = client::request(&socket_of(config_path)?, command)
+        .await
+        .map_err(|e| e.to_string())?;
+    print!("{}", scv_bridge::cli::status_table(&status, unix_now()));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,76 @@
+//! Glue from each platform crate to the `Component` trait, and the factory that picks one per account.
+
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{AccountSpec, Channel};
+use crate::secrets::CredentialStore;
+use crate::supervisor::{Component, ComponentError, ComponentFactory, HealthHandle};
+
+/// Builds the real component for each account.
+pub struct PlatformFactory {
+    credentials: CredentialStore,
+}
+
+impl PlatformFactory {
+    /// A factory reading credentials from `credentials`.
+    pub fn new(credentials: CredentialStore) -> Arc<Self> {
+        Arc::new(PlatformFactory { credentials })
+    }
+}
+
+impl ComponentFactory for PlatformFactory {
+    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
+        Arc::new(Unavailable {
+            spec: spec.clone(),
+            credentials: self.credentials.clone(),
+        })
+    }
+}
+
+/// An account whose channel has no adapter in this build: it says so truthfully and stays `failed`.
+struct Unavailable {
+    spec: AccountSpec,
+    credentials: CredentialStore,
+}
+
+/// The command that stores credentials for an account.
+pub fn login_hint(spec: &AccountSpec) -> String {
+    format!("run `scv-bridge login {} {}`", spec.key.channel, spec.key.account)
+}
+
+impl Component for Unavailable {
+    fn run(
+        self: Arc<Self>,
+        _health: HealthHandle,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<(), ComponentError>> {
+        async move {
+            let id = self.spec.key.to_string();
+            let creds = self.credentials.clone();
+            let loaded = tokio::task::spawn_blocking(move || creds.load(&id))
+                .await
+                .map_err(|e| ComponentError::transient(e.to_string()))?;
+            match loaded {
+                Ok(None) => Err(ComponentError::fatal("not logged in", login_hint(&self.spec))),
+                Err(e) => Err(ComponentError::fatal(format!("cannot read credentials: {e}"), login_hint(&self.spec))),
+                Ok(Some(_)) => Err(ComponentError::fatal(
+                    format!("the {} channel is not available in this build", channel_name(self.spec.key.channel)),
+                    "upgrade scv-bridge, or disable the account with `scv-bridge channel disable`",
+                )),
+            }
+        }
+        .boxed()
+    }
+}
+
+fn channel_name(c: Channel) -> &'static str {
+    match c {
+        Channel::Wechat => "WeChat",
+        Channel::Feishu => "Feishu",
+        Channel::Mail => "mail",
+    }
+}

@@ -1,0 +1,135 @@
+//! Command-line rendering: the status table and human durations.
+
+use crate::protocol::{ComponentHealth, ComponentState, DaemonStatus};
+
+/// "42 s", "3 min", "5 h", "2 d".
+pub fn human_duration(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min", s / 60),
+        s if s < 86_400 => format!("{} h", s / 3600),
+        s => format!("{} d", s / 86_400),
+    }
+}
+
+/// "2 min ago", or "never".
+pub fn ago(at: Option<u64>, now: u64) -> String {
+    match at {
+        None => "never".into(),
+        Some(t) if t >= now => "just now".into(),
+        Some(t) => format!("{} ago", human_duration(now - t)),
+    }
+}
+
+/// The NOTE column: the error, the next retry, or the fix.
+fn note(h: &ComponentHealth, now: u64) -> String {
+    let mut parts = Vec::new();
+    if let Some(e) = &h.error {
+        parts.push(e.clone());
+    }
+    if h.state == ComponentState::Backoff
+        && let Some(t) = h.next_retry_unix_seconds
+    {
+        parts.push(format!("retry in {}", human_duration(t.saturating_sub(now))));
+    }
+    if let Some(a) = &h.action {
+        parts.push(format!("fix: {a}"));
+    }
+    parts.join("; ")
+}
+
+/// The status table a person reads at a glance.
+pub fn status_table(status: &DaemonStatus, now: u64) -> String {
+    let mut rows = vec![[
+        "ACCOUNT".to_string(),
+        "STATE".into(),
+        "FOR".into(),
+        "RESTARTS".into(),
+        "LAST SUCCESS".into(),
+        "NOTE".into(),
+    ]];
+    for h in &status.components {
+        rows.push([
+            h.id.clone(),
+            h.state.as_str().to_string(),
+            h.since_unix_seconds
+                .map(|s| human_duration(now.saturating_sub(s)))
+                .unwrap_or_else(|| "-".into()),
+            h.restarts.to_string(),
+            ago(h.last_success_unix_seconds, now),
+            note(h, now),
+        ]);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = format!("scv-bridge {} (pid {})\n", status.version, status.pid);
+    if status.components.is_empty() {
+        out.push_str("no accounts configured; add one to the configuration file and run `scv-bridge reload`\n");
+        return out;
+    }
+    for r in rows {
+        let mut line = String::new();
+        for (i, cell) in r.iter().enumerate().take(5) {
+            line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+        }
+        line.push_str(&r[5]);
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::DelegationSummary;
+
+    #[test]
+    fn table_shows_state_age_restarts_success_and_fix() {
+        let mut a = ComponentHealth::new("wechat", "phone", true);
+        a.state = ComponentState::Failed;
+        a.since_unix_seconds = Some(10_000 - 120);
+        a.error = Some("session expired".into());
+        a.action = Some("run `scv-bridge login wechat phone`".into());
+        let mut b = ComponentHealth::new("mail", "work", true);
+        b.state = ComponentState::Backoff;
+        b.restarts = 3;
+        b.since_unix_seconds = Some(9995);
+        b.next_retry_unix_seconds = Some(10_042);
+        b.last_success_unix_seconds = Some(10_000 - 7200);
+        let status = DaemonStatus {
+            version: "0.1.0".into(),
+            pid: 7,
+            components: vec![a, b],
+            delegations: DelegationSummary::default(),
+            restart: None,
+            confirm: None,
+            project: None,
+        };
+        let t = status_table(&status, 10_000);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "scv-bridge 0.1.0 (pid 7)");
+        let words = |l: &str| l.split("  ").map(str::trim).filter(|w| !w.is_empty()).map(String::from).collect::<Vec<_>>();
+        assert_eq!(words(lines[1]), ["ACCOUNT", "STATE", "FOR", "RESTARTS", "LAST SUCCESS", "NOTE"]);
+        assert_eq!(
+            words(lines[2]),
+            ["wechat:phone", "failed", "2 min", "0", "never", "session expired; fix: run `scv-bridge login wechat phone`"]
+        );
+        assert_eq!(words(lines[3]), ["mail:work", "backoff", "5 s", "3", "2 h ago", "retry in 42 s"]);
+        // Columns line up: every row's STATE starts where the header's does.
+        let col = lines[1].find("STATE").expect("header");
+        assert_eq!(lines[2].find("failed"), Some(col));
+        assert_eq!(lines[3].find("backoff"), Some(col));
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(human_duration(42), "42 s");
+        assert_eq!(human_duration(150), "2 min");
+        assert_eq!(human_duration(7300), "2 h");
+        assert_eq!(human_duration(200_000), "2 d");
+        assert_eq!(ago(None, 5), "never");
+        assert_eq!(ago(Some(5), 5), "just now");
+    }
+}

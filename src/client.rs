@@ -1,0 +1,83 @@
+//! The control socket client the command line uses.
+
+use std::path::{Path, PathBuf};
+
+use tokio::io::BufReader;
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::protocol::{
+    ClientMessage, DaemonCommand, DaemonStatus, ErrorCode, FrameReader, MAX_CLIENT_FRAME_BYTES,
+    MAX_SERVER_FRAME_BYTES, ServerEvent, write_frame,
+};
+
+/// Why a request got no status back.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// Nothing listens on the socket.
+    #[error("no scv-bridge daemon answers on {0}; start it with `scv-bridge run`")]
+    NotRunning(PathBuf),
+    /// The daemon answered with an error.
+    #[error("{message}")]
+    Daemon {
+        /// The error code.
+        code: ErrorCode,
+        /// The daemon's message.
+        message: String,
+    },
+    /// The connection broke or the answer made no sense.
+    #[error("control socket: {0}")]
+    Protocol(String),
+}
+
+/// One connection to the daemon.
+pub struct Client {
+    reader: FrameReader<BufReader<OwnedReadHalf>>,
+    writer: OwnedWriteHalf,
+    next_id: u64,
+}
+
+impl Client {
+    /// Connects to the socket at `path`.
+    pub async fn connect(path: &Path) -> Result<Client, ClientError> {
+        let stream = UnixStream::connect(path)
+            .await
+            .map_err(|_| ClientError::NotRunning(path.to_path_buf()))?;
+        let (r, w) = stream.into_split();
+        Ok(Client {
+            reader: FrameReader::new(BufReader::new(r), MAX_SERVER_FRAME_BYTES),
+            writer: w,
+            next_id: 1,
+        })
+    }
+
+    /// Sends one `daemon.control` command and returns the status it answers with.
+    pub async fn request(&mut self, command: DaemonCommand) -> Result<DaemonStatus, ClientError> {
+        let request_id = format!("c{}", self.next_id);
+        self.next_id += 1;
+        let msg = ClientMessage::DaemonControl {
+            request_id: request_id.clone(),
+            command,
+        };
+        write_frame(&mut self.writer, &msg, MAX_CLIENT_FRAME_BYTES)
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let line = self
+            .reader
+            .next_frame()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))?
+            .ok_or_else(|| ClientError::Protocol("the daemon closed the connection".into()))?;
+        match serde_json::from_str::<ServerEvent>(&line) {
+            Ok(ServerEvent::DaemonStatus { status, .. }) => Ok(status),
+            Ok(ServerEvent::Error { code, message, .. }) => Err(ClientError::Daemon { code, message }),
+            Ok(other) => Err(ClientError::Protocol(format!("unexpected answer: {other:?}"))),
+            Err(e) => Err(ClientError::Protocol(format!("unreadable answer: {e}"))),
+        }
+    }
+}
+
+/// Connects and sends one command.
+pub async fn request(path: &Path, command: DaemonCommand) -> Result<DaemonStatus, ClientError> {
+    Client::connect(path).await?.request(command).await
+}

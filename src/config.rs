@@ -1,0 +1,308 @@
+//! The TOML configuration (`cli-and-config.md`), validated with errors that name file, line and key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::protocol::{Purpose, RemoteTools, Senders};
+
+mod locate;
+mod raw;
+
+use locate::{key_path_at, line_col, line_of_key};
+pub use raw::{AgentBackend, AgentConfig, CredentialsMode, FeishuMode, MailTls};
+
+/// A chat or mail platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Channel {
+    /// WeChat through the iLink bot API.
+    Wechat,
+    /// Feishu / Lark open-platform bot.
+    Feishu,
+    /// A mailbox over IMAP and SMTP.
+    Mail,
+}
+
+impl Channel {
+    /// Every channel, in configuration order.
+    pub const ALL: [Channel; 3] = [Channel::Wechat, Channel::Feishu, Channel::Mail];
+
+    /// The lowercase name used in configuration, ids and the protocol.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Wechat => "wechat",
+            Channel::Feishu => "feishu",
+            Channel::Mail => "mail",
+        }
+    }
+
+    /// Parses a lowercase channel name.
+    pub fn parse(s: &str) -> Option<Channel> {
+        Channel::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+impl fmt::Display for Channel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Names one configured account: `<channel>:<account>`. Created by configuration; stable for the account's life.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AccountKey {
+    /// The platform.
+    pub channel: Channel,
+    /// The account's name in the configuration.
+    pub account: String,
+}
+
+impl AccountKey {
+    /// A key from its parts.
+    pub fn new(channel: Channel, account: impl Into<String>) -> Self {
+        AccountKey {
+            channel,
+            account: account.into(),
+        }
+    }
+
+    /// Parses `channel:account`.
+    pub fn parse(s: &str) -> Option<AccountKey> {
+        let (c, a) = s.split_once(':')?;
+        let channel = Channel::parse(c)?;
+        valid_account_name(a).then(|| AccountKey::new(channel, a))
+    }
+}
+
+impl fmt::Display for AccountKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.channel, self.account)
+    }
+}
+
+/// Whether `name` can name an account: letters, digits, `-` and `_`, at most 64 characters.
+pub fn valid_account_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// One account as the daemon runs it; compared by value to decide what a reload restarts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountSpec {
+    /// Which account.
+    pub key: AccountKey,
+    /// Whether it should run.
+    pub enabled: bool,
+    /// The agent's working directory for this account's chats.
+    pub workspace: Option<PathBuf>,
+    /// Who it answers.
+    pub senders: Senders,
+    /// Who may use tools.
+    pub remote_tools: RemoteTools,
+    /// What the chat is for.
+    pub purpose: Purpose,
+    /// Platform-specific settings.
+    pub settings: ChannelSettings,
+}
+
+/// The settings only one platform has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChannelSettings {
+    /// WeChat settings.
+    Wechat(raw::WechatSettings),
+    /// Feishu settings.
+    Feishu(raw::FeishuSettings),
+    /// Mail settings.
+    Mail(raw::MailSettings),
+}
+
+pub use raw::{FeishuSettings, MailSettings, WechatSettings};
+
+/// The whole validated configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// Where the store, file credentials and (by default) the socket live.
+    pub state_dir: PathBuf,
+    /// The control socket's path.
+    pub socket: PathBuf,
+    /// Where credentials are kept.
+    pub credentials: CredentialsMode,
+    /// Where confirm questions go when no parent names a chat.
+    pub notify: Option<AccountKey>,
+    /// The "local day" for daily counters; `None` means the system's local time.
+    pub timezone: Option<chrono_tz::Tz>,
+    /// The agent backend.
+    pub agent: AgentConfig,
+    /// Every configured account.
+    pub accounts: BTreeMap<AccountKey, AccountSpec>,
+}
+
+/// A configuration that could not be loaded, with where and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file.
+    pub file: PathBuf,
+    /// The 1-based line, when known.
+    pub line: Option<usize>,
+    /// The dotted key, when known (`feishu.work.senders`).
+    pub key: Option<String>,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        f.write_str(": ")?;
+        if let Some(key) = &self.key {
+            write!(f, "{key}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Reads and validates a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.to_path_buf(),
+            line: None,
+            key: None,
+            message: format!("cannot read the configuration: {e}"),
+        })?;
+        Config::parse(path, &text)
+    }
+
+    /// Parses and validates configuration text that came from `path`.
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let raw: raw::RawConfig = toml::from_str(text).map_err(|e| {
+            let (line, key) = match e.span() {
+                Some(span) => (
+                    Some(line_col(text, span.start).0),
+                    key_path_at(text, span.start),
+                ),
+                None => (None, None),
+            };
+            ConfigError {
+                file: path.to_path_buf(),
+                line,
+                key,
+                message: friendly_serde_message(e.message()),
+            }
+        })?;
+        raw.validate(path, text)
+    }
+
+    /// Finds the configuration file: `--config`, else `$SCV_BRIDGE_CONFIG`, else the XDG default.
+    pub fn default_path(explicit: Option<&Path>) -> PathBuf {
+        if let Some(p) = explicit {
+            return p.to_path_buf();
+        }
+        if let Some(p) = std::env::var_os("SCV_BRIDGE_CONFIG").filter(|p| !p.is_empty()) {
+            return PathBuf::from(p);
+        }
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home_dir().join(".config"));
+        base.join("scv-bridge").join("config.toml")
+    }
+
+    /// The settings whose change a reload cannot apply, named when they differ.
+    pub fn unreloadable_changes(&self, new: &Config) -> Vec<&'static str> {
+        let mut changed = Vec::new();
+        if self.state_dir != new.state_dir {
+            changed.push("state_dir");
+        }
+        if self.socket != new.socket {
+            changed.push("socket");
+        }
+        if self.credentials != new.credentials {
+            changed.push("credentials");
+        }
+        changed
+    }
+}
+
+/// Makes serde's enum message read as "expected owner or anyone, found 'all'".
+fn friendly_serde_message(msg: &str) -> String {
+    let msg = msg.trim();
+    if let Some(rest) = msg.strip_prefix("unknown variant `")
+        && let Some((found, expected)) = rest.split_once("`, expected ")
+    {
+        let expected = expected.replace('`', "");
+        return format!("expected {expected}, found '{found}'");
+    }
+    msg.to_string()
+}
+
+/// The user's home directory (`$HOME`), or `/` when unset.
+pub fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// Expands a leading `~/` to the home directory.
+pub fn expand_tilde(p: &str) -> PathBuf {
+    if p == "~" {
+        return home_dir();
+    }
+    match p.strip_prefix("~/") {
+        Some(rest) => home_dir().join(rest),
+        None => PathBuf::from(p),
+    }
+}
+
+/// The control socket path: configured, else `$XDG_RUNTIME_DIR/scv-bridge/daemon.sock`, else `<state_dir>/daemon.sock`.
+pub fn socket_path(configured: Option<&str>, state_dir: &Path) -> PathBuf {
+    if let Some(s) = configured {
+        return expand_tilde(s);
+    }
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|p| !p.is_empty()) {
+        Some(run) => PathBuf::from(run).join("scv-bridge").join("daemon.sock"),
+        None => state_dir.join("daemon.sock"),
+    }
+}
+
+/// A validation error located at `table.key` in `text`.
+pub(crate) fn located(path: &Path, text: &str, table: &str, key: Option<&str>, message: String) -> ConfigError {
+    let dotted = match key {
+        Some(k) if table.is_empty() => k.to_string(),
+        Some(k) => format!("{table}.{k}"),
+        None => table.to_string(),
+    };
+    ConfigError {
+        file: path.to_path_buf(),
+        line: line_of_key(text, table, key),
+        key: Some(dotted),
+        message,
+    }
+}
+
+impl<'de> Deserialize<'de> for AccountKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        AccountKey::parse(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "expected <channel>:<account> with channel wechat, feishu or mail, found '{s}'"
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,350 @@
+//! The configuration as written (serde, unknown keys refused) and its validation into [`Config`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{
+    AccountKey, AccountSpec, Channel, ChannelSettings, Config, ConfigError, expand_tilde, located,
+    socket_path, valid_account_name,
+};
+use crate::protocol::{Purpose, RemoteTools, Senders};
+
+/// Where credentials are kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CredentialsMode {
+    /// The OS keyring where one works, else files (one info line says so).
+    #[default]
+    Auto,
+    /// The OS keyring only.
+    Keyring,
+    /// 0600 files under `<state_dir>/credentials/`.
+    File,
+}
+
+/// Which agent backend answers chats.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentBackend {
+    /// An OpenAI-compatible chat completions endpoint.
+    #[default]
+    Openai,
+    /// An SCV agent server over JSON lines.
+    Scv,
+}
+
+/// The `[agent]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Which backend.
+    #[serde(default)]
+    pub backend: AgentBackend,
+    /// The OpenAI-compatible base URL (`.../v1`).
+    pub base_url: Option<String>,
+    /// The model name.
+    pub model: Option<String>,
+    /// The environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// The system prompt for the `openai` backend.
+    pub system_prompt: Option<String>,
+    /// The SCV agent server command (`scv`), run with `args`.
+    pub command: Option<String>,
+    /// Arguments of `command` (default `["server", "--stdio"]`).
+    pub args: Option<Vec<String>>,
+    /// A Unix socket of a running SCV agent server, instead of `command`.
+    pub socket: Option<String>,
+    /// Seconds to wait for an answer before giving up on a turn.
+    pub timeout_seconds: Option<u64>,
+}
+
+/// How a Feishu account receives events.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeishuMode {
+    /// The WebSocket long connection (no public URL needed).
+    #[default]
+    Websocket,
+    /// HTTP callbacks to a listener.
+    Webhook,
+}
+
+/// How a mailbox connection is secured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MailTls {
+    /// TLS from the first byte (port 993 / 465).
+    #[default]
+    Implicit,
+    /// Plain, upgraded with STARTTLS.
+    Starttls,
+    /// No TLS: loopback hosts only.
+    None,
+}
+
+/// Declares a channel's settings struct and the raw table that adds the keys every account shares.
+macro_rules! account_table {
+    ($(#[$sm:meta])* $settings:ident, $raw:ident { $($(#[$m:meta])* $f:ident : $t:ty),* $(,)? }) => {
+        $(#[$sm])*
+        #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+        pub struct $settings {
+            $($(#[$m])* pub $f: $t,)*
+        }
+
+        /// The table as written: shared keys plus the channel's own.
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub(super) struct $raw {
+            enabled: Option<bool>,
+            workspace: Option<String>,
+            senders: Option<Senders>,
+            remote_tools: Option<RemoteTools>,
+            purpose: Option<Purpose>,
+            $($(#[$m])* $f: $t,)*
+        }
+
+        impl $raw {
+            /// Splits the shared keys from the channel's settings.
+            fn split(self) -> (Shared, $settings) {
+                let shared = Shared {
+                    enabled: self.enabled,
+                    workspace: self.workspace,
+                    senders: self.senders,
+                    remote_tools: self.remote_tools,
+                    purpose: self.purpose,
+                };
+                (shared, $settings { $($f: self.$f,)* })
+            }
+        }
+    };
+}
+
+/// The keys every account table may set.
+struct Shared {
+    enabled: Option<bool>,
+    workspace: Option<String>,
+    senders: Option<Senders>,
+    remote_tools: Option<RemoteTools>,
+    purpose: Option<Purpose>,
+}
+
+account_table!(
+    /// WeChat-only settings.
+    WechatSettings, RawWechat {
+    /// The iLink base URL (default: the one the login returned).
+    base_url: Option<String>,
+    /// Hours after the peer's last message during which the bot may write.
+    send_window_hours: Option<u64>,
+    /// Sends allowed per inbound message.
+    sends_per_message: Option<u32>,
+});
+
+account_table!(
+    /// Feishu-only settings.
+    FeishuSettings, RawFeishu {
+    /// `feishu`, `lark` or a base URL.
+    domain: Option<String>,
+    /// `websocket` or `webhook`.
+    #[serde(default)]
+    mode: FeishuMode,
+    /// The owner's open_id, or `app_owner` to ask the application API.
+    owner: Option<String>,
+    /// Where webhook mode listens (`127.0.0.1:8790`).
+    webhook_listen: Option<String>,
+});
+
+account_table!(
+    /// Mail-only settings.
+    MailSettings, RawMail {
+    /// The IMAP server.
+    imap_host: String,
+    /// The IMAP port (default 993 implicit, 143 otherwise).
+    imap_port: Option<u16>,
+    /// How IMAP (and by default SMTP) is secured.
+    #[serde(default)]
+    tls: MailTls,
+    /// A PEM file of extra CA certificates to trust.
+    tls_ca: Option<String>,
+    /// The login name.
+    username: String,
+    /// The mailbox to watch (default INBOX).
+    mailbox: Option<String>,
+    /// The SMTP server for replies (default: none, replies disabled).
+    smtp_host: Option<String>,
+    /// The SMTP port.
+    smtp_port: Option<u16>,
+    /// How SMTP is secured (default: like `tls`).
+    smtp_tls: Option<MailTls>,
+    /// The mail chat (`<channel>:<account>` with `purpose = "mail"`).
+    report_to: Option<AccountKey>,
+    /// Model tokens a day.
+    token_budget: Option<u64>,
+    /// Minutes between digests.
+    digest_interval_minutes: Option<u64>,
+    /// At most this many digests a day.
+    max_digests_per_day: Option<u32>,
+    /// Days of existing mail to triage on first start (default 0: start at new mail).
+    backfill_days: Option<u32>,
+});
+
+/// The file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConfig {
+    state_dir: Option<String>,
+    socket: Option<String>,
+    #[serde(default)]
+    credentials: CredentialsMode,
+    notify: Option<AccountKey>,
+    timezone: Option<String>,
+    #[serde(default)]
+    agent: AgentConfig,
+    #[serde(default)]
+    wechat: BTreeMap<String, RawWechat>,
+    #[serde(default)]
+    feishu: BTreeMap<String, RawFeishu>,
+    #[serde(default)]
+    mail: BTreeMap<String, RawMail>,
+}
+
+impl RawConfig {
+    /// Checks what serde cannot and builds the [`Config`].
+    pub(super) fn validate(self, path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let err = |table: &str, key: Option<&str>, msg: String| located(path, text, table, key, msg);
+        let state_dir = expand_tilde(self.state_dir.as_deref().unwrap_or("~/.local/state/scv-bridge"));
+        let socket = socket_path(self.socket.as_deref(), &state_dir);
+        let timezone = match &self.timezone {
+            None => None,
+            Some(tz) => Some(tz.parse::<chrono_tz::Tz>().map_err(|_| {
+                err("", Some("timezone"), format!("expected an IANA time zone such as Asia/Shanghai, found '{tz}'"))
+            })?),
+        };
+        let mut accounts = BTreeMap::new();
+        let chats = self
+            .wechat
+            .into_iter()
+            .map(|(n, r)| {
+                let (shared, s) = r.split();
+                (Channel::Wechat, n, shared, ChannelSettings::Wechat(s))
+            })
+            .chain(self.feishu.into_iter().map(|(n, r)| {
+                let (shared, s) = r.split();
+                (Channel::Feishu, n, shared, ChannelSettings::Feishu(s))
+            }));
+        for (channel, name, shared, settings) in chats {
+            let table = format!("{channel}.{name}");
+            check_name(&name).map_err(|m| err(&table, None, m))?;
+            let spec = AccountSpec {
+                key: AccountKey::new(channel, &name),
+                enabled: shared.enabled.unwrap_or(true),
+                workspace: shared.workspace.as_deref().map(expand_tilde),
+                senders: shared.senders.unwrap_or_default(),
+                remote_tools: shared.remote_tools.unwrap_or_default(),
+                purpose: shared.purpose.unwrap_or_default(),
+                settings,
+            };
+            if spec.purpose == Purpose::Mail && spec.remote_tools == RemoteTools::Owner {
+                let msg = "a purpose = \"mail\" chat has no tools; expected none".to_string();
+                return Err(err(&table, Some("remote_tools"), msg));
+            }
+            accounts.insert(spec.key.clone(), spec);
+        }
+        for (name, raw) in self.mail {
+            let table = format!("mail.{name}");
+            check_name(&name).map_err(|m| err(&table, None, m))?;
+            let (shared, settings) = raw.split();
+            for (key, set) in [
+                ("workspace", shared.workspace.is_some()),
+                ("senders", shared.senders.is_some()),
+                ("remote_tools", shared.remote_tools.is_some()),
+                ("purpose", shared.purpose.is_some()),
+            ] {
+                if set {
+                    let msg = "mail accounts have no such setting; their reports go to report_to".to_string();
+                    return Err(err(&table, Some(key), msg));
+                }
+            }
+            check_mail(&settings).map_err(|(k, m)| err(&table, Some(k), m))?;
+            let spec = AccountSpec {
+                key: AccountKey::new(Channel::Mail, &name),
+                enabled: shared.enabled.unwrap_or(true),
+                workspace: None,
+                senders: Senders::Owner,
+                remote_tools: RemoteTools::None,
+                purpose: Purpose::Chat,
+                settings: ChannelSettings::Mail(settings),
+            };
+            accounts.insert(spec.key.clone(), spec);
+        }
+        for spec in accounts.values() {
+            if let ChannelSettings::Mail(m) = &spec.settings
+                && let Some(to) = &m.report_to
+            {
+                let ok = accounts
+                    .get(to)
+                    .is_some_and(|t| t.key.channel != Channel::Mail && t.purpose == Purpose::Mail);
+                if !ok {
+                    return Err(err(
+                        &spec.key.to_string().replace(':', "."),
+                        Some("report_to"),
+                        format!("expected a configured wechat or feishu account with purpose = \"mail\", found '{to}'"),
+                    ));
+                }
+            }
+        }
+        if let Some(n) = &self.notify
+            && !accounts.get(n).is_some_and(|a| a.key.channel != Channel::Mail)
+        {
+            return Err(err("", Some("notify"), format!("expected a configured wechat or feishu account, found '{n}'")));
+        }
+        Ok(Config {
+            path: path.to_path_buf(),
+            state_dir,
+            socket,
+            credentials: self.credentials,
+            notify: self.notify,
+            timezone,
+            agent: self.agent,
+            accounts,
+        })
+    }
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    if valid_account_name(name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "account names use letters, digits, '-' and '_' (at most 64), found '{name}'"
+        ))
+    }
+}
+
+/// Checks a mail account; the error names the key.
+fn check_mail(m: &MailSettings) -> Result<(), (&'static str, String)> {
+    if m.imap_host.trim().is_empty() {
+        return Err(("imap_host", "expected a host name, found an empty string".into()));
+    }
+    if m.username.trim().is_empty() {
+        return Err(("username", "expected the mailbox login, found an empty string".into()));
+    }
+    let loopback = |h: &str| matches!(h, "127.0.0.1" | "::1" | "localhost") || h.starts_with("127.");
+    if m.tls == MailTls::None && !loopback(&m.imap_host) {
+        return Err(("tls", format!("tls = \"none\" is allowed only for loopback hosts, not '{}'; expected implicit or starttls", m.imap_host)));
+    }
+    if m.smtp_tls.unwrap_or(m.tls) == MailTls::None
+        && let Some(h) = &m.smtp_host
+        && !loopback(h)
+    {
+        return Err(("smtp_tls", format!("no TLS is allowed only for loopback hosts, not '{h}'")));
+    }
+    if m.token_budget == Some(0) {
+        return Err(("token_budget", "expected a positive number of tokens a day".into()));
+    }
+    if m.digest_interval_minutes == Some(0) {
+        return Err(("digest_interval_minutes", "expected at least 1 minute".into()));
+    }
+    Ok(())
+}

@@ -1,0 +1,198 @@
+//! The control socket server: JSON lines over a private Unix socket, one task per client.
+
+use std::future::Future;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::io::BufReader;
+use tokio::net::{UnixListener, UnixStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::protocol::{
+    ClientMessage, DaemonCommand, DaemonStatus, ErrorCode, FrameError, FrameReader,
+    MAX_CLIENT_FRAME_BYTES, MAX_SERVER_FRAME_BYTES, PROTOCOL_VERSION, PeerInfo, ServerEvent,
+    write_frame,
+};
+
+/// A failed command: a stable code and a message for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandError {
+    /// The protocol's error code.
+    pub code: ErrorCode,
+    /// What failed and what to do.
+    pub message: String,
+}
+
+impl CommandError {
+    /// An error with `code`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        CommandError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// What answers `daemon.control` commands; the daemon implements it.
+pub trait Handler: Send + Sync + 'static {
+    /// Carries out `command`. May take a while (a reload stops and starts accounts).
+    fn handle(
+        &self,
+        command: DaemonCommand,
+    ) -> impl Future<Output = Result<DaemonStatus, CommandError>> + Send;
+}
+
+/// Why the control socket could not be bound.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// A live daemon already answers on this socket.
+    #[error("another scv-bridge daemon is already running on {0}; stop it first (one daemon per state directory)")]
+    InUse(PathBuf),
+    /// The socket's directory can be entered by other users.
+    #[error("the socket directory {0} is accessible by other users; use a private (0700) directory for `socket`")]
+    NotPrivate(PathBuf),
+    /// Creating or binding failed.
+    #[error("cannot create the control socket {path}: {source}")]
+    Io {
+        /// The socket path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Binds the socket 0600 in a 0700 directory, replacing a stale socket from a crashed daemon.
+pub async fn bind(path: &Path) -> Result<UnixListener, BindError> {
+    let io = |source| BindError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    }
+    let mode = std::fs::metadata(dir).map_err(io)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        return Err(BindError::NotPrivate(dir.to_path_buf()));
+    }
+    if path.exists() {
+        if UnixStream::connect(path).await.is_ok() {
+            return Err(BindError::InUse(path.to_path_buf()));
+        }
+        tracing::info!(socket = %path.display(), "replacing a stale control socket");
+        std::fs::remove_file(path).map_err(io)?;
+    }
+    let listener = UnixListener::bind(path).map_err(io)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+    Ok(listener)
+}
+
+/// Accepts clients until `shutdown` fires, then waits for their tasks to end.
+pub async fn serve<H: Handler>(listener: UnixListener, handler: Arc<H>, shutdown: CancellationToken) {
+    let tracker = TaskTracker::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let (h, s) = (handler.clone(), shutdown.clone());
+                    tracker.spawn(async move {
+                        tokio::select! {
+                            _ = s.cancelled() => {}
+                            _ = connection(stream, h) => {}
+                        }
+                    });
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a moment instead of spinning.
+                    tracing::warn!(error = %e, "control socket accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            },
+        }
+    }
+    tracker.close();
+    tracker.wait().await;
+}
+
+/// Serves one client until it hangs up or sends something fatal.
+async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
+    let (read, mut write) = stream.into_split();
+    let peer_ok = write
+        .as_ref()
+        .peer_cred()
+        .map(|c| c.uid() == current_uid())
+        .unwrap_or(false);
+    if !peer_ok {
+        let e = ServerEvent::error(None, ErrorCode::InvalidRequest, "permission denied: the control socket serves only its own user", true);
+        let _ = write_frame(&mut write, &e, MAX_SERVER_FRAME_BYTES).await;
+        return;
+    }
+    let mut frames = FrameReader::new(BufReader::new(read), MAX_CLIENT_FRAME_BYTES);
+    loop {
+        let (answer, fatal) = match frames.next_frame().await {
+            Ok(None) | Err(FrameError::Io(_)) => return,
+            Ok(Some(line)) => (answer(&line, handler.as_ref()).await, false),
+            Err(FrameError::TooLarge { limit }) => {
+                let msg = format!("frame larger than {limit} bytes; closing the connection");
+                (ServerEvent::error(None, ErrorCode::InvalidRequest, msg, true), true)
+            }
+            Err(FrameError::NotUtf8) => {
+                let msg = "frame is not valid UTF-8";
+                (ServerEvent::error(None, ErrorCode::InvalidRequest, msg, false), false)
+            }
+        };
+        if write_frame(&mut write, &answer, MAX_SERVER_FRAME_BYTES).await.is_err() || fatal {
+            return;
+        }
+    }
+}
+
+/// The answer to one frame.
+async fn answer<H: Handler>(line: &str, handler: &H) -> ServerEvent {
+    let value: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => {
+            let msg = format!("malformed JSON: {e}");
+            return ServerEvent::error(None, ErrorCode::InvalidRequest, msg, false);
+        }
+    };
+    let request_id = value.get("request_id").and_then(Value::as_str).map(str::to_string);
+    let message: ClientMessage = match serde_json::from_value(value.clone()) {
+        Ok(m) => m,
+        Err(e) => {
+            let known = matches!(value.get("type").and_then(Value::as_str), Some("initialize" | "daemon.control"));
+            let (code, msg) = if known {
+                (ErrorCode::InvalidRequest, format!("invalid request: {e}"))
+            } else {
+                let t = value.get("type").map(Value::to_string).unwrap_or_else(|| "none".into());
+                (ErrorCode::Unsupported, format!("unknown message type {t}"))
+            };
+            return ServerEvent::error(request_id, code, msg, false);
+        }
+    };
+    match message {
+        ClientMessage::Initialize { request_id, .. } => ServerEvent::Initialized {
+            request_id,
+            protocol_version: PROTOCOL_VERSION,
+            server: PeerInfo {
+                name: "scv-bridge".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+        },
+        ClientMessage::DaemonControl { request_id, command } => match handler.handle(command).await {
+            Ok(status) => ServerEvent::DaemonStatus { request_id, status },
+            Err(e) => ServerEvent::error(Some(request_id), e.code, e.message, false),
+        },
+    }
+}
+
+/// The effective uid of this process.
+pub fn current_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}

@@ -1,0 +1,372 @@
+//! The daemon: configuration, store, credentials, supervisor and control socket, wired together.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{AccountKey, AccountSpec, Channel, ChannelSettings, Config, FeishuSettings, WechatSettings};
+use crate::control::{self, CommandError, Handler};
+use crate::protocol::{DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode, Purpose, RemoteTools, Senders};
+use crate::secrets::CredentialStore;
+use crate::store::{SettingsOverride, Store, StoreGuard};
+use crate::supervisor::{ComponentFactory, DesiredAccount, LifecyclePolicy, ReloadReport, Supervisor};
+
+/// The state every control command works on.
+pub struct Core {
+    config: Mutex<Config>,
+    store: Store,
+    credentials: CredentialStore,
+    supervisor: Supervisor,
+}
+
+impl Core {
+    /// The status report: one health entry per configured account, sorted by id.
+    pub fn status(&self) -> DaemonStatus {
+        DaemonStatus {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            pid: std::process::id(),
+            components: self.supervisor.registry().snapshot(),
+            delegations: DelegationSummary::default(),
+            restart: None,
+            confirm: None,
+            project: None,
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The credential store.
+    pub fn credentials(&self) -> &CredentialStore {
+        &self.credentials
+    }
+
+    /// Rereads the configuration file and reconciles.
+    pub async fn reload(&self) -> Result<ReloadReport, CommandError> {
+        let mut config = self.config.lock().await;
+        let new = Config::load(&config.path)
+            .map_err(|e| CommandError::new(ErrorCode::InvalidRequest, format!("reload refused: {e}")))?;
+        let fixed = config.unreloadable_changes(&new);
+        if !fixed.is_empty() {
+            let msg = format!("reload refused: {} cannot change while the daemon runs; restart it", fixed.join(", "));
+            return Err(CommandError::new(ErrorCode::Conflict, msg));
+        }
+        *config = new;
+        let report = self.reconcile(&config, &[]).await?;
+        tracing::info!(started = ?report.started, stopped = ?report.stopped, restarted = ?report.restarted, "configuration reloaded");
+        Ok(report)
+    }
+
+    /// Applies `channel_set`: stores the override and restarts that account.
+    pub async fn channel_set(&self, cmd: ChannelSet) -> Result<ReloadReport, CommandError> {
+        let config = self.config.lock().await;
+        let key = account_key(&cmd.channel, &cmd.account)?;
+        if key.channel == Channel::Mail && !config.accounts.contains_key(&key) {
+            let msg = format!("{key}: mail accounts need their server settings in the configuration file first");
+            return Err(CommandError::new(ErrorCode::NotFound, msg));
+        }
+        if key.channel == Channel::Mail && (cmd.senders.is_some() || cmd.remote_tools.is_some() || cmd.purpose.is_some()) {
+            return Err(CommandError::new(ErrorCode::InvalidRequest, format!("{key}: mail accounts have no senders, remote_tools or purpose")));
+        }
+        let saved = self.overrides().await?.remove(&key);
+        let keep = |new: Option<String>, old: Option<String>| new.or(old);
+        let o = SettingsOverride {
+            account: key.to_string(),
+            enabled: cmd.enabled,
+            workspace: keep(cmd.workspace, saved.as_ref().and_then(|s| s.workspace.clone())),
+            senders: keep(cmd.senders.map(|s| wire(&s)), saved.as_ref().and_then(|s| s.senders.clone())),
+            remote_tools: keep(cmd.remote_tools.map(|s| wire(&s)), saved.as_ref().and_then(|s| s.remote_tools.clone())),
+            purpose: keep(cmd.purpose.map(|s| wire(&s)), saved.and_then(|s| s.purpose)),
+        };
+        self.store.put_settings(o).await.map_err(internal)?;
+        self.reconcile(&config, std::slice::from_ref(&key)).await
+    }
+
+    /// Applies `channel_logout`: removes credentials and every stored row, then restarts it (it will report `failed`).
+    pub async fn channel_logout(&self, channel: &str, account: &str) -> Result<ReloadReport, CommandError> {
+        let config = self.config.lock().await;
+        let key = account_key(channel, account)?;
+        let id = key.to_string();
+        let creds = self.credentials.clone();
+        let id2 = id.clone();
+        tokio::task::spawn_blocking(move || creds.delete(&id2))
+            .await
+            .map_err(|e| internal(e.to_string()))?
+            .map_err(|e| CommandError::new(ErrorCode::Internal, e.to_string()))?;
+        self.store.delete_account(&id).await.map_err(internal)?;
+        tracing::info!(account = %id, "logged out: credentials and state removed");
+        self.reconcile(&config, &[key]).await
+    }
+
+    /// Brings the supervisor in line with `config`, the stored overrides and the stored credentials.
+    async fn reconcile(&self, config: &Config, force: &[AccountKey]) -> Result<ReloadReport, CommandError> {
+        let desired = self.desired(config).await?;
+        Ok(self.supervisor.apply(desired, force).await)
+    }
+
+    async fn overrides(&self) -> Result<BTreeMap<AccountKey, SettingsOverride>, CommandError> {
+        let list = self.store.settings_overrides().await.map_err(internal)?;
+        Ok(list
+            .into_iter()
+            .filter_map(|o| AccountKey::parse(&o.account).map(|k| (k, o)))
+            .collect())
+    }
+
+    /// The accounts as they should run: the file's, changed by `channel_set`, with credential fingerprints.
+    async fn desired(&self, config: &Config) -> Result<BTreeMap<AccountKey, DesiredAccount>, CommandError> {
+        let mut specs = config.accounts.clone();
+        for (key, o) in self.overrides().await? {
+            if key.channel == Channel::Mail && !specs.contains_key(&key) {
+                continue;
+            }
+            let spec = specs.entry(key.clone()).or_insert_with(|| default_chat_spec(&key));
+            apply_override(spec, &o);
+        }
+        let creds = self.credentials.clone();
+        let ids: Vec<String> = specs.keys().map(|k| k.to_string()).collect();
+        let prints = tokio::task::spawn_blocking(move || {
+            ids.iter()
+                .map(|id| creds.load(id).ok().flatten().map(|c| c.fingerprint()))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| internal(e.to_string()))?;
+        Ok(specs
+            .into_iter()
+            .zip(prints)
+            .map(|((k, spec), credentials)| (k, DesiredAccount { spec, credentials }))
+            .collect())
+    }
+}
+
+/// The fields of a `channel_set` command.
+#[derive(Debug, Clone)]
+pub struct ChannelSet {
+    /// The channel name.
+    pub channel: String,
+    /// The account name.
+    pub account: String,
+    /// Whether it runs.
+    pub enabled: bool,
+    /// A new workspace, or keep.
+    pub workspace: Option<String>,
+    /// New senders, or keep.
+    pub senders: Option<Senders>,
+    /// New tool grant, or keep.
+    pub remote_tools: Option<RemoteTools>,
+    /// New purpose, or keep.
+    pub purpose: Option<Purpose>,
+}
+
+impl Handler for Core {
+    async fn handle(&self, command: DaemonCommand) -> Result<DaemonStatus, CommandError> {
+        match command {
+            DaemonCommand::Status => {}
+            DaemonCommand::Reload => {
+                self.reload().await?;
+            }
+            DaemonCommand::ChannelSet { channel, account, enabled, workspace, remote_tools, senders, purpose } => {
+                let cmd = ChannelSet { channel, account, enabled, workspace, senders, remote_tools, purpose };
+                self.channel_set(cmd).await?;
+            }
+            DaemonCommand::ChannelLogout { channel, account } => {
+                self.channel_logout(&channel, &account).await?;
+            }
+            DaemonCommand::ConfirmAsk { .. } | DaemonCommand::ConfirmStatus { .. } => {
+                return Err(CommandError::new(ErrorCode::Unsupported, "confirm questions are not available in this build yet"));
+            }
+            DaemonCommand::Delegations | DaemonCommand::DelegationKill | DaemonCommand::RestartWhenIdle => {
+                return Err(CommandError::new(ErrorCode::Unsupported, "delegations are not served by the bridge"));
+            }
+            DaemonCommand::Other => {
+                return Err(CommandError::new(ErrorCode::Unsupported, "project commands are not served by the bridge"));
+            }
+        }
+        Ok(self.status())
+    }
+}
+
+fn internal(e: impl ToString) -> CommandError {
+    CommandError::new(ErrorCode::Internal, e.to_string())
+}
+
+/// The snake_case wire spelling of a settings enum.
+fn wire<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn parse_wire<T: serde::de::DeserializeOwned>(s: &Option<String>) -> Option<T> {
+    s.as_ref().and_then(|s| serde_json::from_value(serde_json::Value::String(s.clone())).ok())
+}
+
+fn account_key(channel: &str, account: &str) -> Result<AccountKey, CommandError> {
+    AccountKey::parse(&format!("{channel}:{account}")).ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::InvalidRequest,
+            format!("expected channel wechat, feishu or mail and an account name of letters, digits, '-' or '_', found '{channel}:{account}'"),
+        )
+    })
+}
+
+/// A chat account created by `channel_set` alone: the safe defaults.
+fn default_chat_spec(key: &AccountKey) -> AccountSpec {
+    let settings = match key.channel {
+        Channel::Feishu => ChannelSettings::Feishu(FeishuSettings::default()),
+        _ => ChannelSettings::Wechat(WechatSettings::default()),
+    };
+    AccountSpec {
+        key: key.clone(),
+        enabled: true,
+        workspace: None,
+        senders: Senders::Owner,
+        remote_tools: RemoteTools::None,
+        purpose: Purpose::Chat,
+        settings,
+    }
+}
+
+fn apply_override(spec: &mut AccountSpec, o: &SettingsOverride) {
+    spec.enabled = o.enabled;
+    if let Some(w) = &o.workspace {
+        spec.workspace = Some(crate::config::expand_tilde(w));
+    }
+    if let Some(s) = parse_wire(&o.senders) {
+        spec.senders = s;
+    }
+    if let Some(t) = parse_wire(&o.remote_tools) {
+        spec.remote_tools = t;
+    }
+    if let Some(p) = parse_wire(&o.purpose) {
+        spec.purpose = p;
+    }
+}
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Another daemon holds this state directory.
+    #[error("another scv-bridge daemon is already running with state directory {0}; stop it first")]
+    Locked(PathBuf),
+    /// The state directory could not be prepared.
+    #[error("cannot prepare the state directory {path}: {source}")]
+    StateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The store could not be opened.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// No credential store works.
+    #[error(transparent)]
+    Secrets(#[from] crate::secrets::SecretsError),
+    /// The control socket could not be bound.
+    #[error(transparent)]
+    Bind(#[from] control::BindError),
+    /// The initial reconcile failed.
+    #[error("cannot start the accounts: {0}")]
+    Start(String),
+}
+
+/// A running daemon; `shutdown` then `wait` stops it.
+pub struct RunningDaemon {
+    /// The control socket.
+    pub socket: PathBuf,
+    /// Cancelling this stops the daemon.
+    pub shutdown: CancellationToken,
+    /// The shared state (for tests and in-process callers).
+    pub core: Arc<Core>,
+    task: JoinHandle<ReloadReport>,
+}
+
+impl RunningDaemon {
+    /// Waits until the daemon has stopped every account, flushed the store and removed its socket.
+    pub async fn wait(self) -> ReloadReport {
+        self.task.await.unwrap_or_default()
+    }
+
+    /// Stops the daemon and waits for it.
+    pub async fn stop(self) -> ReloadReport {
+        self.shutdown.cancel();
+        self.wait().await
+    }
+}
+
+/// Starts the daemon: takes the state directory's lock, opens the store, binds the socket, starts the accounts.
+///
+/// `make_factory` builds the component factory from the opened credential store and store.
+pub async fn start<F>(config: Config, make_factory: F, policy: LifecyclePolicy) -> Result<RunningDaemon, StartError>
+where
+    F: FnOnce(&CredentialStore, &Store) -> Arc<dyn ComponentFactory>,
+{
+    let lock = lock_state_dir(&config.state_dir)?;
+    let (store, store_guard) = Store::open(&config.state_dir.join("state.db"))?;
+    let credentials = {
+        let (mode, dir) = (config.credentials, config.state_dir.clone());
+        tokio::task::spawn_blocking(move || CredentialStore::open(mode, &dir))
+            .await
+            .map_err(|e| StartError::Start(e.to_string()))??
+    };
+    let listener = control::bind(&config.socket).await?;
+    let socket = config.socket.clone();
+    let factory = make_factory(&credentials, &store);
+    let core = Arc::new(Core {
+        config: Mutex::new(config.clone()),
+        store,
+        credentials,
+        supervisor: Supervisor::new(factory, policy),
+    });
+    core.reconcile(&config, &[]).await.map_err(|e| StartError::Start(e.message))?;
+    tracing::info!(socket = %socket.display(), accounts = config.accounts.len(), "scv-bridge is running");
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn(serve_until_shutdown(core.clone(), listener, shutdown.clone(), store_guard, lock, socket.clone()));
+    Ok(RunningDaemon { socket, shutdown, core, task })
+}
+
+async fn serve_until_shutdown(
+    core: Arc<Core>,
+    listener: tokio::net::UnixListener,
+    shutdown: CancellationToken,
+    store_guard: StoreGuard,
+    lock: std::fs::File,
+    socket: PathBuf,
+) -> ReloadReport {
+    control::serve(listener, core.clone(), shutdown).await;
+    let report = core.supervisor.shutdown().await;
+    let _ = tokio::task::spawn_blocking(move || store_guard.close()).await;
+    let _ = std::fs::remove_file(&socket);
+    drop(lock);
+    tracing::info!(abandoned = ?report.abandoned, "scv-bridge stopped");
+    report
+}
+
+/// Creates the state directory (0700) and takes its exclusive lock; held for the daemon's life.
+fn lock_state_dir(dir: &Path) -> Result<std::fs::File, StartError> {
+    let io = |source| StartError::StateDir { path: dir.to_path_buf(), source };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("daemon.lock"))
+        .map_err(io)?;
+    // SAFETY: flock on a descriptor we own; the lock is released when the file is closed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        return Err(StartError::Locked(dir.to_path_buf()));
+    }
+    Ok(file)
+}

@@ -1,0 +1,16 @@
+//! Wire types of the control socket (`daemon-protocol.md`) and its bounded JSON-lines framing.
+
+mod framing;
+mod messages;
+mod status;
+
+pub use framing::{
+    FrameError, FrameReader, MAX_CLIENT_FRAME_BYTES, MAX_SERVER_FRAME_BYTES, write_frame,
+};
+pub use messages::{
+    ClientMessage, DaemonCommand, ErrorCode, PROTOCOL_VERSION, PeerInfo, ServerEvent,
+};
+pub use status::{
+    ComponentHealth, ComponentState, ConfirmInfo, ConfirmState, DaemonStatus, DelegationSummary,
+    MailCounts, Purpose, RemoteTools, Senders,
+};

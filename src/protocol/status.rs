@@ -1,0 +1,258 @@
+//! The daemon's status report: `DaemonStatus`, `ComponentHealth`, `MailCounts`, `ConfirmInfo`.
+
+use serde::{Deserialize, Serialize};
+
+/// Everything `daemon.status` carries: the daemon and one health entry per account.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DaemonStatus {
+    /// The daemon's release.
+    pub version: String,
+    /// The daemon's process id.
+    pub pid: u32,
+    /// One entry per configured account, sorted by id.
+    #[serde(default)]
+    pub components: Vec<ComponentHealth>,
+    /// Always the default for the bridge (it runs no delegations).
+    #[serde(default)]
+    pub delegations: DelegationSummary,
+    /// A pending daemon restart; the bridge never sends one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart: Option<serde_json::Value>,
+    /// Present only in answers to `confirm_ask` / `confirm_status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<ConfirmInfo>,
+    /// Project information; the bridge never sends one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<serde_json::Value>,
+}
+
+/// Counts of delegated tasks; the bridge always reports zeros.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DelegationSummary {
+    /// Delegations running now.
+    #[serde(default)]
+    pub active: u64,
+    /// Delegations finished and collected.
+    #[serde(default)]
+    pub reaped: u64,
+}
+
+/// The health of one channel account.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentHealth {
+    /// `<channel>:<account>`, e.g. `wechat:phone`.
+    pub id: String,
+    /// `wechat`, `feishu` or `mail`; "" when absent.
+    #[serde(default)]
+    pub channel: String,
+    /// The account name in the configuration.
+    #[serde(default)]
+    pub account: String,
+    /// The platform's ID of the bot account, when known.
+    #[serde(default)]
+    pub bot_id: Option<String>,
+    /// The platform's ID of the account's owner, when known.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Whether the account should run.
+    #[serde(default)]
+    pub enabled: bool,
+    /// Where the account is in its lifecycle.
+    pub state: ComponentState,
+    /// When the platform last answered successfully.
+    #[serde(default)]
+    pub last_success_unix_seconds: Option<u64>,
+    /// The latest error, for people; never a secret.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Restarts since the daemon started.
+    #[serde(default)]
+    pub restarts: u64,
+    /// The effective tool grant (`owner` only when set so and the owner is known).
+    #[serde(default)]
+    pub remote_tools: RemoteTools,
+    /// Who the account answers, as set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub senders: Option<Senders>,
+    /// `mail` for chats that carry mail reports; omitted for ordinary chats and mail accounts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<Purpose>,
+    /// Mail counters; email accounts only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail: Option<MailCounts>,
+    /// Extension: when the account entered its current state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_unix_seconds: Option<u64>,
+    /// Extension: when the next restart is due (state `backoff`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_retry_unix_seconds: Option<u64>,
+    /// Extension: restarts in the last hour (the restart budget counts these).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts_last_hour: Option<u64>,
+    /// Extension: the one thing a person can do to fix a `failed` account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+}
+
+impl ComponentHealth {
+    /// A fresh entry for an account that has not started yet.
+    pub fn new(channel: &str, account: &str, enabled: bool) -> Self {
+        ComponentHealth {
+            id: format!("{channel}:{account}"),
+            channel: channel.to_string(),
+            account: account.to_string(),
+            bot_id: None,
+            user_id: None,
+            enabled,
+            state: if enabled {
+                ComponentState::Starting
+            } else {
+                ComponentState::Disabled
+            },
+            last_success_unix_seconds: None,
+            error: None,
+            restarts: 0,
+            remote_tools: RemoteTools::None,
+            senders: None,
+            purpose: None,
+            mail: None,
+            since_unix_seconds: None,
+            next_retry_unix_seconds: None,
+            restarts_last_hour: None,
+            action: None,
+        }
+    }
+}
+
+/// The lifecycle state of an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ComponentState {
+    /// Off in the configuration.
+    Disabled,
+    /// Starting up, not yet connected.
+    Starting,
+    /// Running and connected to its platform.
+    Connected,
+    /// Running, not connected.
+    Disconnected,
+    /// Waiting before a restart after a failure.
+    Backoff,
+    /// Shutting down.
+    Stopping,
+    /// Shut down.
+    Stopped,
+    /// Stopped after an error it cannot recover from; not restarted until config or credentials change.
+    Failed,
+    /// A state this client does not know (a newer daemon).
+    #[serde(other)]
+    Unknown,
+}
+
+impl ComponentState {
+    /// The snake_case spelling used on the wire and in the status table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ComponentState::Disabled => "disabled",
+            ComponentState::Starting => "starting",
+            ComponentState::Connected => "connected",
+            ComponentState::Disconnected => "disconnected",
+            ComponentState::Backoff => "backoff",
+            ComponentState::Stopping => "stopping",
+            ComponentState::Stopped => "stopped",
+            ComponentState::Failed => "failed",
+            ComponentState::Unknown => "unknown",
+        }
+    }
+}
+
+/// Who an account answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Senders {
+    /// Only the authenticated owner (the default).
+    #[default]
+    Owner,
+    /// Anyone who can reach the bot; everyone but the owner stays tool-free.
+    Anyone,
+}
+
+/// Who may use tools through an account.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RemoteTools {
+    /// Every remote session is tool-free (the default).
+    #[default]
+    None,
+    /// The authenticated owner gets full, auto-approved tools.
+    Owner,
+}
+
+/// What a chat account is for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// Conversations with a model (the default).
+    #[default]
+    Chat,
+    /// Carries only mail reports; no model, no tools, never logged.
+    Mail,
+}
+
+/// Mail counters of an email account; counts only, never mail text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MailCounts {
+    /// Mail claimed and not yet decided.
+    pub claimed: u64,
+    /// Report items waiting to be sent to the mail chat.
+    pub queued: u64,
+    /// Mail decided today (the account's local day).
+    pub seen_today: u64,
+    /// Of those, mail a model triaged.
+    pub triaged_today: u64,
+    /// Of those, mail reported to the owner.
+    pub reported_today: u64,
+    /// Model tokens spent today.
+    pub tokens_today: u64,
+    /// The daily token budget.
+    pub token_budget: u64,
+    /// Digest messages sent to the mail chat in the last 24 hours.
+    pub messages_24h: u64,
+    /// When the mailbox was last checked.
+    pub last_check_unix_seconds: Option<u64>,
+}
+
+/// Where one confirm question stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfirmInfo {
+    /// The question's id.
+    pub id: String,
+    /// Its state.
+    pub state: ConfirmState,
+    /// `<channel>:<account>` whose owner was asked.
+    pub chat: String,
+    /// When no answer counts as no.
+    pub deadline_unix_seconds: u64,
+}
+
+/// The state of a confirm question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmState {
+    /// Sent, or being stored for sending; waiting.
+    Pending,
+    /// The owner said yes.
+    Yes,
+    /// The owner said no.
+    No,
+    /// No answer before the deadline (counts as no).
+    Expired,
+    /// Nobody asked about it for a minute.
+    Withdrawn,
+    /// Could not be handed to the chat, or its answer was lost.
+    Failed,
+    /// A state this client does not know.
+    #[serde(other)]
+    Unknown,
+}

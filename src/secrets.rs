@@ -1,0 +1,314 @@
+//! Credentials: the OS keyring where one works, else 0600 files in a 0700 directory.
+//!
+//! An account's credentials are one JSON object of named fields, written atomically, so a
+//! second login replaces the first as a whole and a reader never sees half of each.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use digest::fingerprint;
+
+use crate::config::CredentialsMode;
+
+/// The keyring service name every entry is stored under.
+const SERVICE: &str = "scv-bridge";
+
+/// A secret value; prints `[redacted]` in Debug and Display.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(s: impl Into<String>) -> Self {
+        Secret(s.into())
+    }
+
+    /// The secret itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// One account's credentials: named fields (e.g. `bot_token`, `owner_id`), all treated as secret.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Credentials {
+    fields: BTreeMap<String, Secret>,
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.fields.keys().map(|k| (k, "[redacted]")))
+            .finish()
+    }
+}
+
+impl Credentials {
+    /// Sets one field.
+    pub fn with(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.fields.insert(name.to_string(), Secret::new(value));
+        self
+    }
+
+    /// One field, if present.
+    pub fn get(&self, name: &str) -> Option<&Secret> {
+        self.fields.get(name)
+    }
+
+    /// Whether no field is set.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// A short digest that changes whenever any field changes; safe to log and compare.
+    pub fn fingerprint(&self) -> String {
+        fingerprint(&self.to_json())
+    }
+
+    fn to_json(&self) -> String {
+        let map: BTreeMap<&str, &str> = self
+            .fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.expose()))
+            .collect();
+        serde_json::to_string(&map).unwrap_or_default()
+    }
+
+    fn from_json(s: &str) -> Result<Self, SecretsError> {
+        let map: BTreeMap<String, String> =
+            serde_json::from_str(s).map_err(|_| SecretsError::Corrupt)?;
+        Ok(Credentials {
+            fields: map.into_iter().map(|(k, v)| (k, Secret(v))).collect(),
+        })
+    }
+}
+
+/// Why credentials could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretsError {
+    /// The OS keyring refused or is absent.
+    #[error("keyring: {0}; set credentials = \"file\" to keep them in 0600 files instead")]
+    Keyring(String),
+    /// A credentials file could not be read or written.
+    #[error("credentials file {path}: {source}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A stored entry is not what this program writes.
+    #[error("stored credentials are corrupt; run the account's `scv-bridge login` again")]
+    Corrupt,
+}
+
+/// Where credentials live, chosen once at start.
+#[derive(Debug, Clone)]
+pub enum CredentialStore {
+    /// The OS keyring (Secret Service, Keychain, Credential Manager).
+    Keyring,
+    /// 0600 files under this 0700 directory.
+    Files(PathBuf),
+}
+
+impl CredentialStore {
+    /// Chooses the store for `mode`; `auto` falls back to files (with one info line) where no keyring works.
+    pub fn open(mode: CredentialsMode, state_dir: &Path) -> Result<CredentialStore, SecretsError> {
+        let files = CredentialStore::Files(state_dir.join("credentials"));
+        match mode {
+            CredentialsMode::File => Ok(files),
+            CredentialsMode::Keyring => {
+                keyring_probe()?;
+                Ok(CredentialStore::Keyring)
+            }
+            CredentialsMode::Auto => match keyring_probe() {
+                Ok(()) => Ok(CredentialStore::Keyring),
+                Err(e) => {
+                    tracing::info!(reason = %e, dir = %state_dir.join("credentials").display(),
+                        "no OS keyring works here; keeping credentials in 0600 files");
+                    Ok(files)
+                }
+            },
+        }
+    }
+
+    /// The credentials of `account` (`<channel>:<account>`), or `None` when there are none.
+    pub fn load(&self, account: &str) -> Result<Option<Credentials>, SecretsError> {
+        match self {
+            CredentialStore::Keyring => {
+                let entry = keyring_entry(account)?;
+                match entry.get_password() {
+                    Ok(s) => Credentials::from_json(&s).map(Some),
+                    Err(keyring::Error::NoEntry) => Ok(None),
+                    Err(e) => Err(SecretsError::Keyring(e.to_string())),
+                }
+            }
+            CredentialStore::Files(dir) => {
+                let path = file_for(dir, account);
+                match std::fs::read_to_string(&path) {
+                    Ok(s) => Credentials::from_json(&s).map(Some),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(source) => Err(SecretsError::File { path, source }),
+                }
+            }
+        }
+    }
+
+    /// Replaces the credentials of `account` as a whole.
+    pub fn save(&self, account: &str, creds: &Credentials) -> Result<(), SecretsError> {
+        match self {
+            CredentialStore::Keyring => keyring_entry(account)?
+                .set_password(&creds.to_json())
+                .map_err(|e| SecretsError::Keyring(e.to_string())),
+            CredentialStore::Files(dir) => write_private(dir, &file_for(dir, account), &creds.to_json()),
+        }
+    }
+
+    /// Removes the credentials of `account`; absent credentials are not an error.
+    pub fn delete(&self, account: &str) -> Result<(), SecretsError> {
+        match self {
+            CredentialStore::Keyring => match keyring_entry(account)?.delete_credential() {
+                Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+                Err(e) => Err(SecretsError::Keyring(e.to_string())),
+            },
+            CredentialStore::Files(dir) => {
+                let path = file_for(dir, account);
+                match std::fs::remove_file(&path) {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Err(source) => Err(SecretsError::File { path, source }),
+                }
+            }
+        }
+    }
+}
+
+fn keyring_entry(account: &str) -> Result<keyring::Entry, SecretsError> {
+    keyring::Entry::new(SERVICE, account).map_err(|e| SecretsError::Keyring(e.to_string()))
+}
+
+/// Writes, reads back and deletes a probe entry: a keyring that cannot do all three does not work.
+fn keyring_probe() -> Result<(), SecretsError> {
+    let entry = keyring_entry("probe:probe")?;
+    let err = |e: keyring::Error| SecretsError::Keyring(e.to_string());
+    entry.set_password("probe").map_err(err)?;
+    let back = entry.get_password().map_err(err)?;
+    let _ = entry.delete_credential();
+    if back == "probe" {
+        Ok(())
+    } else {
+        Err(SecretsError::Keyring("the keyring returned a different value".into()))
+    }
+}
+
+/// `wechat:phone` is stored as `wechat-phone.json`; account names are restricted to safe characters.
+fn file_for(dir: &Path, account: &str) -> PathBuf {
+    let safe: String = account
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })
+        .collect();
+    dir.join(format!("{safe}.json"))
+}
+
+/// Creates `dir` 0700 (tightening it if it exists) and atomically writes `path` 0600.
+fn write_private(dir: &Path, path: &Path, contents: &str) -> Result<(), SecretsError> {
+    let io = |source| SecretsError::File {
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io)?;
+    f.write_all(contents.as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// A small dependency-free digest for fingerprints (FNV-1a, 64 bit): not for security, only change detection.
+mod digest {
+    /// Hex of the FNV-1a hash of `s`.
+    pub fn fingerprint(s: &str) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in s.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_print() {
+        let c = Credentials::default().with("bot_token", "tok-123").with("owner_id", "o1");
+        let shown = format!("{c:?} {:?} {}", c.get("bot_token"), Secret::new("pw"));
+        assert!(!shown.contains("tok-123") && !shown.contains("pw\"") && !shown.contains("o1\""), "{shown}");
+        assert!(shown.contains("[redacted]"));
+    }
+
+    #[test]
+    fn file_store_is_private_atomic_and_replaceable() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = CredentialStore::open(CredentialsMode::File, dir.path()).expect("open");
+        assert_eq!(store.load("wechat:phone").expect("load"), None);
+        let first = Credentials::default().with("bot_token", "a");
+        store.save("wechat:phone", &first).expect("save");
+        let second = Credentials::default().with("bot_token", "b").with("owner_id", "o");
+        store.save("wechat:phone", &second).expect("replace");
+        assert_eq!(store.load("wechat:phone").expect("load"), Some(second.clone()));
+        assert_ne!(first.fingerprint(), second.fingerprint());
+        let cred_dir = dir.path().join("credentials");
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode(&cred_dir), 0o700);
+        assert_eq!(mode(&cred_dir.join("wechat-phone.json")), 0o600);
+        let leftovers = std::fs::read_dir(&cred_dir).expect("list").count();
+        assert_eq!(leftovers, 1, "no temporary files left behind");
+        store.delete("wechat:phone").expect("delete");
+        store.delete("wechat:phone").expect("deleting twice is fine");
+        assert_eq!(store.load("wechat:phone").expect("load"), None);
+    }
+
+    #[test]
+    fn corrupt_file_is_reported_not_panicked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = CredentialStore::Files(dir.path().to_path_buf());
+        std::fs::write(dir.path().join("mail-x.json"), "{not json").expect("write");
+        assert!(matches!(store.load("mail:x"), Err(SecretsError::Corrupt)));
+    }
+
+    #[test]
+    fn auto_works_on_a_headless_machine() {
+        // No session bus here (CI, servers): auto must still give a working store.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = CredentialStore::open(CredentialsMode::Auto, dir.path()).expect("auto opens");
+        store.save("feishu:w", &Credentials::default().with("app_secret", "s")).expect("save");
+        assert!(store.load("feishu:w").expect("load").is_some());
+        store.delete("feishu:w").expect("delete");
+    }
+}

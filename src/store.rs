@@ -1,0 +1,326 @@
+//! SQLite state behind one writer thread that batches commits (group commit).
+//!
+//! Every call runs on the store's own thread inside a shared transaction with its own savepoint,
+//! and its answer is released only after the transaction commits: what a caller was told is stored,
+//! is stored. The async runtime's workers never wait on SQLite.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use tokio::sync::oneshot;
+
+mod migrations;
+
+pub use migrations::SCHEMA_VERSION;
+
+/// The most calls one transaction carries.
+const MAX_BATCH: usize = 512;
+
+/// Why a store call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite refused.
+    #[error("store: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The store was closed.
+    #[error("store: closed")]
+    Closed,
+    /// Opening the file failed.
+    #[error("store: cannot open {path}: {source}")]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// Why.
+        source: rusqlite::Error,
+    },
+}
+
+type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
+type Job = Box<dyn FnOnce(&Transaction<'_>) -> Reply + Send>;
+
+/// What the writer thread receives.
+enum Msg {
+    /// Run a call.
+    Job(Job),
+    /// Commit what is queued before this and stop.
+    Close,
+}
+
+/// A handle to the store; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    jobs: mpsc::Sender<Msg>,
+    path: PathBuf,
+}
+
+/// Settings changed by `channel_set`, stored so they survive restarts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsOverride {
+    /// `<channel>:<account>`.
+    pub account: String,
+    /// Whether the account runs.
+    pub enabled: bool,
+    /// The saved workspace, if any.
+    pub workspace: Option<String>,
+    /// `owner` / `anyone`, if set.
+    pub senders: Option<String>,
+    /// `none` / `owner`, if set.
+    pub remote_tools: Option<String>,
+    /// `chat` / `mail`, if set.
+    pub purpose: Option<String>,
+}
+
+/// Closes the writer thread when the last handle that owns it is dropped.
+pub struct StoreGuard {
+    thread: Option<JoinHandle<()>>,
+    store: Option<Store>,
+}
+
+impl StoreGuard {
+    /// Drains every queued call, commits, and stops the writer thread.
+    pub fn close(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(store) = self.store.take() {
+            let _ = store.jobs.send(Msg::Close);
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for StoreGuard {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl Store {
+    /// Opens (creating and migrating) the store at `path`.
+    ///
+    /// The writer thread runs until the guard is closed or dropped; later calls fail with `Closed`.
+    pub fn open(path: &Path) -> Result<(Store, StoreGuard), StoreError> {
+        let conn = Connection::open(path).map_err(|source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Store::start(conn, path.to_path_buf())
+    }
+
+    /// An in-memory store for tests and benchmarks.
+    pub fn open_in_memory() -> Result<(Store, StoreGuard), StoreError> {
+        Store::start(Connection::open_in_memory()?, PathBuf::from(":memory:"))
+    }
+
+    fn start(mut conn: Connection, path: PathBuf) -> Result<(Store, StoreGuard), StoreError> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // NORMAL with WAL: a commit survives a process crash (kill -9); only power loss can undo the last one.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        migrations::migrate(&mut conn)?;
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let thread = std::thread::Builder::new()
+            .name("scv-store".into())
+            .spawn(move || writer(conn, rx))
+            .map_err(|e| StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
+        let store = Store { jobs: tx, path };
+        let guard = StoreGuard {
+            thread: Some(thread),
+            store: Some(store.clone()),
+        };
+        Ok((store, guard))
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` on the writer thread; resolves after the transaction holding it has committed.
+    pub async fn call<R, F>(&self, f: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel::<Result<R, StoreError>>();
+        let job: Job = Box::new(move |t| {
+            let result = run_in_savepoint(t, f);
+            Box::new(move |commit: Result<(), String>| {
+                let out = match (result, commit) {
+                    (Ok(r), Ok(())) => Ok(r),
+                    (Err(e), _) => Err(StoreError::Sqlite(e)),
+                    (Ok(_), Err(e)) => Err(StoreError::Sqlite(rusqlite::Error::InvalidParameterName(e))),
+                };
+                let _ = tx.send(out);
+            })
+        });
+        self.jobs.send(Msg::Job(job)).map_err(|_| StoreError::Closed)?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Reads one per-account value (a cursor, a token's fingerprint, ...).
+    pub async fn get_state(&self, account: &str, name: &str) -> Result<Option<String>, StoreError> {
+        let (account, name) = (account.to_string(), name.to_string());
+        self.call(move |t| {
+            t.query_row(
+                "SELECT value FROM account_state WHERE account = ?1 AND name = ?2",
+                params![account, name],
+                |r| r.get(0),
+            )
+            .optional()
+        })
+        .await
+    }
+
+    /// Writes one per-account value.
+    pub async fn set_state(&self, account: &str, name: &str, value: &str) -> Result<(), StoreError> {
+        let (account, name, value) = (account.to_string(), name.to_string(), value.to_string());
+        self.call(move |t| {
+            t.execute(
+                "INSERT INTO account_state (account, name, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(account, name) DO UPDATE SET value = excluded.value",
+                params![account, name, value],
+            )
+            .map(drop)
+        })
+        .await
+    }
+
+    /// Every stored `channel_set` override.
+    pub async fn settings_overrides(&self) -> Result<Vec<SettingsOverride>, StoreError> {
+        self.call(|t| {
+            let mut st = t.prepare(
+                "SELECT account, enabled, workspace, senders, remote_tools, purpose FROM account_settings ORDER BY account",
+            )?;
+            let rows = st.query_map([], |r| {
+                Ok(SettingsOverride {
+                    account: r.get(0)?,
+                    enabled: r.get(1)?,
+                    workspace: r.get(2)?,
+                    senders: r.get(3)?,
+                    remote_tools: r.get(4)?,
+                    purpose: r.get(5)?,
+                })
+            })?;
+            rows.collect()
+        })
+        .await
+    }
+
+    /// Stores a `channel_set` override, replacing the previous one.
+    pub async fn put_settings(&self, o: SettingsOverride) -> Result<(), StoreError> {
+        self.call(move |t| {
+            t.execute(
+                "INSERT INTO account_settings (account, enabled, workspace, senders, remote_tools, purpose)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(account) DO UPDATE SET enabled = excluded.enabled, workspace = excluded.workspace,
+                   senders = excluded.senders, remote_tools = excluded.remote_tools, purpose = excluded.purpose",
+                params![o.account, o.enabled, o.workspace, o.senders, o.remote_tools, o.purpose],
+            )
+            .map(drop)
+        })
+        .await
+    }
+
+    /// Removes every row of `account` from every table that has an `account` column.
+    pub async fn delete_account(&self, account: &str) -> Result<usize, StoreError> {
+        let account = account.to_string();
+        self.call(move |t| {
+            let mut removed = 0;
+            for table in account_tables(t)? {
+                removed += t.execute(&format!("DELETE FROM \"{table}\" WHERE account = ?1"), [&account])?;
+            }
+            Ok(removed)
+        })
+        .await
+    }
+
+    /// Runs SQLite's own consistency check; `ok` when the file is sound.
+    pub async fn integrity_check(&self) -> Result<String, StoreError> {
+        self.call(|t| t.query_row("PRAGMA integrity_check", [], |r| r.get(0))).await
+    }
+}
+
+/// The tables that hold per-account rows (those with an `account` column).
+pub fn account_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut st = conn.prepare(
+        "SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c
+         WHERE m.type = 'table' AND c.name = 'account' ORDER BY m.name",
+    )?;
+    let names = st.query_map([], |r| r.get(0))?;
+    names.collect()
+}
+
+/// Runs one call inside its own savepoint so its failure undoes only its own writes.
+fn run_in_savepoint<R>(
+    t: &Transaction<'_>,
+    f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<R>,
+) -> rusqlite::Result<R> {
+    t.execute_batch("SAVEPOINT call")?;
+    match f(t) {
+        Ok(r) => {
+            t.execute_batch("RELEASE call")?;
+            Ok(r)
+        }
+        Err(e) => {
+            let _ = t.execute_batch("ROLLBACK TO call; RELEASE call");
+            Err(e)
+        }
+    }
+}
+
+/// The writer thread: take every queued call, run them in one transaction, commit, then answer.
+fn writer(mut conn: Connection, rx: mpsc::Receiver<Msg>) {
+    let mut closing = false;
+    while !closing {
+        let Ok(first) = rx.recv() else { break };
+        let mut batch = Vec::new();
+        let mut next = Some(first);
+        while let Some(msg) = next.take() {
+            match msg {
+                Msg::Job(job) => batch.push(job),
+                Msg::Close => {
+                    closing = true;
+                    break;
+                }
+            }
+            if batch.len() < MAX_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        if !batch.is_empty() {
+            run_batch(&mut conn, batch);
+        }
+    }
+    // Checkpoint so the WAL does not outlive a clean shutdown.
+    let _ = conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
+}
+
+/// Runs a batch of calls in one transaction and answers them after the commit.
+fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
+    let tx = match conn.transaction() {
+        Ok(tx) => tx,
+        Err(e) => {
+            // Dropping the jobs answers each caller with `Closed`; the reason goes to the log.
+            tracing::error!(error = %e, "store: cannot begin a transaction");
+            return;
+        }
+    };
+    let replies: Vec<Reply> = batch.into_iter().map(|job| job(&tx)).collect();
+    let commit = tx.commit().map_err(|e| e.to_string());
+    if let Err(e) = &commit {
+        tracing::error!(error = %e, "store: commit failed");
+    }
+    for reply in replies {
+        reply(commit.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests;

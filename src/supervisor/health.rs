@@ -1,0 +1,207 @@
+//! Health snapshots: written by the supervisor and components, read lock-free by the control socket.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use arc_swap::ArcSwap;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::config::{AccountSpec, Channel};
+use crate::protocol::{ComponentHealth, ComponentState, MailCounts, Purpose, RemoteTools};
+
+/// Seconds since the Unix epoch, by the wall clock.
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// One account's health: a snapshot swapped atomically on every change.
+pub struct HealthCell {
+    snapshot: ArcSwap<ComponentHealth>,
+    configured_tools: RemoteTools,
+    connected_since: Mutex<Option<Instant>>,
+    changed: watch::Sender<u64>,
+}
+
+impl HealthCell {
+    /// A cell for `spec`, in `starting` (or `disabled`).
+    pub fn new(spec: &AccountSpec) -> Arc<HealthCell> {
+        let mut h = ComponentHealth::new(spec.key.channel.as_str(), &spec.key.account, spec.enabled);
+        if spec.key.channel != Channel::Mail {
+            h.senders = Some(spec.senders);
+            if spec.purpose == Purpose::Mail {
+                h.purpose = Some(Purpose::Mail);
+            }
+        } else {
+            h.senders = Some(spec.senders);
+            h.mail = Some(MailCounts::default());
+        }
+        h.since_unix_seconds = Some(unix_now());
+        Arc::new(HealthCell {
+            snapshot: ArcSwap::from_pointee(h),
+            configured_tools: spec.remote_tools,
+            connected_since: Mutex::new(None),
+            changed: watch::channel(0).0,
+        })
+    }
+
+    /// The current snapshot; never blocks.
+    pub fn get(&self) -> Arc<ComponentHealth> {
+        self.snapshot.load_full()
+    }
+
+    /// Waits until the snapshot changes after `subscribe`.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Applies `f` to a copy of the snapshot and publishes it.
+    pub fn update(&self, f: impl Fn(&mut ComponentHealth)) {
+        self.snapshot.rcu(|old| {
+            let mut h = ComponentHealth::clone(old);
+            f(&mut h);
+            h
+        });
+        self.changed.send_modify(|v| *v = v.wrapping_add(1));
+    }
+
+    /// Moves to `state`, stamping when it happened (a repeat of the same state keeps its stamp).
+    pub fn set_state(&self, state: ComponentState) {
+        if state != ComponentState::Connected {
+            if let Ok(mut c) = self.connected_since.lock() {
+                *c = None;
+            }
+        }
+        let now = unix_now();
+        self.update(|h| {
+            if h.state != state {
+                h.state = state;
+                h.since_unix_seconds = Some(now);
+            }
+            if state != ComponentState::Backoff {
+                h.next_retry_unix_seconds = None;
+            }
+        });
+    }
+
+    /// How long the account has been connected without interruption.
+    pub fn connected_for(&self) -> Duration {
+        self.connected_since
+            .lock()
+            .ok()
+            .and_then(|c| *c)
+            .map_or(Duration::ZERO, |t| t.elapsed())
+    }
+
+    fn mark_connected(&self) {
+        if let Ok(mut c) = self.connected_since.lock()
+            && c.is_none()
+        {
+            *c = Some(Instant::now());
+        }
+    }
+}
+
+/// What a component uses to report its health; clones share the cell.
+#[derive(Clone)]
+pub struct HealthHandle {
+    cell: Arc<HealthCell>,
+}
+
+impl HealthHandle {
+    /// A handle onto `cell`.
+    pub fn new(cell: Arc<HealthCell>) -> Self {
+        HealthHandle { cell }
+    }
+
+    /// The platform answered (a completed poll, a pong, an event): connected, error cleared.
+    pub fn connected(&self) {
+        self.cell.mark_connected();
+        let now = unix_now();
+        self.cell.update(|h| {
+            if h.state != ComponentState::Connected {
+                h.state = ComponentState::Connected;
+                h.since_unix_seconds = Some(now);
+            }
+            h.last_success_unix_seconds = Some(now);
+            h.error = None;
+            h.action = None;
+        });
+    }
+
+    /// Running but not connected, with the reason.
+    pub fn disconnected(&self, reason: impl Into<String>) {
+        let reason = reason.into();
+        self.cell.set_state(ComponentState::Disconnected);
+        self.cell.update(|h| h.error = Some(reason.clone()));
+    }
+
+    /// A note for people without a state change (e.g. "3 messages wait for WeChat's send window").
+    pub fn note(&self, message: Option<String>) {
+        self.cell.update(|h| h.error = message.clone());
+    }
+
+    /// The bot's and the owner's platform ids; the effective tool grant follows the owner.
+    pub fn set_ids(&self, bot_id: Option<String>, user_id: Option<String>) {
+        let tools = if user_id.is_some() {
+            self.cell.configured_tools
+        } else {
+            RemoteTools::None
+        };
+        self.cell.update(|h| {
+            h.bot_id = bot_id.clone();
+            h.user_id = user_id.clone();
+            h.remote_tools = tools;
+        });
+    }
+
+    /// Replaces the mail counters.
+    pub fn set_mail(&self, counts: MailCounts) {
+        self.cell.update(|h| h.mail = Some(counts.clone()));
+    }
+
+    /// The current snapshot.
+    pub fn get(&self) -> Arc<ComponentHealth> {
+        self.cell.get()
+    }
+}
+
+/// Every account's cell, swapped as a whole on reconcile so readers never lock.
+#[derive(Default)]
+pub struct HealthRegistry {
+    cells: ArcSwap<BTreeMap<String, Arc<HealthCell>>>,
+}
+
+impl HealthRegistry {
+    /// Every account's snapshot, sorted by id.
+    pub fn snapshot(&self) -> Vec<ComponentHealth> {
+        self.cells.load().values().map(|c| ComponentHealth::clone(&c.get())).collect()
+    }
+
+    /// One account's cell.
+    pub fn cell(&self, id: &str) -> Option<Arc<HealthCell>> {
+        self.cells.load().get(id).cloned()
+    }
+
+    /// Adds or replaces one account's cell.
+    pub fn insert(&self, id: String, cell: Arc<HealthCell>) {
+        self.cells.rcu(|m| {
+            let mut m = BTreeMap::clone(m);
+            m.insert(id.clone(), cell.clone());
+            m
+        });
+    }
+
+    /// Removes one account's cell.
+    pub fn remove(&self, id: &str) {
+        self.cells.rcu(|m| {
+            let mut m = BTreeMap::clone(m);
+            m.remove(id);
+            m
+        });
+    }
+}

@@ -1,0 +1,182 @@
+//! One account's lifecycle: start, watch, classify the failure, back off or fail, stop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::backoff::BackoffPolicy;
+use super::budget::RestartBudget;
+use super::component::{Component, ComponentError, ErrorClass};
+use super::health::{HealthCell, HealthHandle, unix_now};
+use crate::protocol::ComponentState;
+
+/// The knobs of every account's lifecycle.
+#[derive(Clone)]
+pub struct LifecyclePolicy {
+    /// Restart delays.
+    pub backoff: BackoffPolicy,
+    /// Connected this long resets the backoff.
+    pub healthy_after: Duration,
+    /// More restarts than this within `budget_window` means `failed`.
+    pub budget_max: usize,
+    /// The restart budget's window.
+    pub budget_window: Duration,
+    /// How long a stopping component may take before it is abandoned.
+    pub stop_grace: Duration,
+    /// The jitter source: a draw in `[0, 1]`.
+    pub jitter: Arc<dyn Fn() -> f64 + Send + Sync>,
+}
+
+impl Default for LifecyclePolicy {
+    fn default() -> Self {
+        LifecyclePolicy {
+            backoff: BackoffPolicy::default(),
+            healthy_after: Duration::from_secs(60),
+            budget_max: 10,
+            budget_window: Duration::from_secs(3600),
+            stop_grace: Duration::from_secs(5),
+            jitter: Arc::new(super::backoff::random_jitter),
+        }
+    }
+}
+
+/// How an account's task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopOutcome {
+    /// It stopped within the grace period (or was not running).
+    Stopped,
+    /// It did not stop in time and was abandoned (aborted).
+    Abandoned,
+}
+
+/// Runs `component` under the lifecycle until `cancel` fires.
+pub async fn run_account(
+    component: Arc<dyn Component>,
+    cell: Arc<HealthCell>,
+    policy: LifecyclePolicy,
+    cancel: CancellationToken,
+) -> StopOutcome {
+    let mut attempt: u32 = 0;
+    let mut budget = RestartBudget::new(policy.budget_max, policy.budget_window);
+    loop {
+        cell.set_state(ComponentState::Starting);
+        let child = cancel.child_token();
+        let handle = HealthHandle::new(cell.clone());
+        let mut task = tokio::spawn(component.clone().run(handle, child.clone()));
+        let ended = tokio::select! {
+            r = &mut task => r,
+            _ = cancel.cancelled() => return stop(task, child, &cell, policy.stop_grace).await,
+        };
+        let err = match ended {
+            Ok(Ok(())) => ComponentError::transient("stopped by itself without being asked"),
+            Ok(Err(e)) => e,
+            Err(join) => ComponentError::transient(panic_message(join)),
+        };
+        if err.class == ErrorClass::Fatal {
+            tracing::warn!(account = %cell.get().id, error = %err, "account failed; it will not restart until its configuration or credentials change");
+            return fail(&cell, err.message, err.action, &cancel).await;
+        }
+        if cell.connected_for() >= policy.healthy_after {
+            attempt = 0;
+        }
+        let now = Instant::now();
+        let within_budget = budget.record(now);
+        let recent = budget.recent(now) as u64;
+        cell.update(|h| {
+            h.restarts += 1;
+            h.restarts_last_hour = Some(recent);
+        });
+        if !within_budget {
+            let msg = format!(
+                "restarted more than {} times within an hour; last error: {}",
+                policy.budget_max, err.message
+            );
+            let action = "fix the cause, then run `scv-bridge reload`".to_string();
+            tracing::warn!(account = %cell.get().id, "restart budget spent; account failed");
+            return fail(&cell, msg, Some(action), &cancel).await;
+        }
+        let delay = match err.class {
+            ErrorClass::SlowDown(d) => d,
+            _ => {
+                let d = policy.backoff.delay(attempt, (policy.jitter)());
+                attempt = attempt.saturating_add(1);
+                d
+            }
+        };
+        tracing::info!(account = %cell.get().id, error = %err.message, delay_ms = delay.as_millis() as u64, "account restarts after a delay");
+        cell.set_state(ComponentState::Backoff);
+        let retry_at = unix_now() + delay.as_secs_f64().ceil() as u64;
+        cell.update(|h| {
+            h.error = Some(err.message.clone());
+            h.next_retry_unix_seconds = Some(retry_at);
+        });
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = cancel.cancelled() => {
+                cell.set_state(ComponentState::Stopped);
+                return StopOutcome::Stopped;
+            }
+        }
+    }
+}
+
+/// Parks the account in `failed` until it is stopped.
+async fn fail(
+    cell: &HealthCell,
+    message: String,
+    action: Option<String>,
+    cancel: &CancellationToken,
+) -> StopOutcome {
+    cell.set_state(ComponentState::Failed);
+    cell.update(|h| {
+        h.error = Some(message.clone());
+        h.action = action.clone();
+    });
+    cancel.cancelled().await;
+    StopOutcome::Stopped
+}
+
+/// Asks the running task to stop and waits at most `grace`; a task that overstays is aborted.
+async fn stop(
+    mut task: JoinHandle<Result<(), ComponentError>>,
+    child: CancellationToken,
+    cell: &HealthCell,
+    grace: Duration,
+) -> StopOutcome {
+    cell.set_state(ComponentState::Stopping);
+    child.cancel();
+    match tokio::time::timeout(grace, &mut task).await {
+        Ok(_) => {
+            cell.set_state(ComponentState::Stopped);
+            StopOutcome::Stopped
+        }
+        Err(_) => {
+            task.abort();
+            let msg = format!("did not stop within {} s and was abandoned", grace.as_secs());
+            tracing::warn!(account = %cell.get().id, "{msg}");
+            cell.set_state(ComponentState::Stopped);
+            cell.update(|h| h.error = Some(msg.clone()));
+            StopOutcome::Abandoned
+        }
+    }
+}
+
+/// A person-readable description of a task that panicked or was cancelled.
+///
+/// The panic payload may quote input (message or mail text), so it goes to debug logs only.
+fn panic_message(join: tokio::task::JoinError) -> String {
+    if !join.is_panic() {
+        return "task was cancelled".to_string();
+    }
+    let payload = join.into_panic();
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    tracing::debug!(panic = %text, "component panicked");
+    "crashed (a bug; please report it); restarting".to_string()
+}

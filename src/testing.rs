@@ -1,0 +1,149 @@
+//! A scriptable fake component and factory for tests; configuration can never select them.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{AccountKey, AccountSpec};
+use crate::supervisor::{Component, ComponentError, ComponentFactory, HealthHandle};
+
+/// What one run of a [`FakeComponent`] does.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Report connected and run until cancelled.
+    Connect,
+    /// Fail at once with this error.
+    Fail(ComponentError),
+    /// Report connected, run this long, then fail with this error.
+    ConnectThenFail(Duration, ComponentError),
+    /// Panic at once.
+    Panic,
+    /// Report connected, then ignore cancellation forever.
+    HangOnStop,
+}
+
+/// A component that follows a script, one step per run, then its default step.
+pub struct FakeComponent {
+    script: Mutex<VecDeque<Step>>,
+    default: Step,
+    runs: watch::Sender<u32>,
+}
+
+impl FakeComponent {
+    /// A component that runs `script`, then `Connect` forever.
+    pub fn new(script: impl IntoIterator<Item = Step>) -> Arc<Self> {
+        Arc::new(FakeComponent {
+            script: Mutex::new(script.into_iter().collect()),
+            default: Step::Connect,
+            runs: watch::channel(0).0,
+        })
+    }
+
+    /// Appends steps to the script.
+    pub fn push(&self, steps: impl IntoIterator<Item = Step>) {
+        if let Ok(mut s) = self.script.lock() {
+            s.extend(steps);
+        }
+    }
+
+    /// How many times `run` has been called.
+    pub fn runs(&self) -> u32 {
+        *self.runs.borrow()
+    }
+
+    /// Waits until `run` has been called at least `n` times.
+    pub async fn wait_runs(&self, n: u32) {
+        let mut rx = self.runs.subscribe();
+        let _ = rx.wait_for(|r| *r >= n).await;
+    }
+
+    fn next_step(&self) -> Step {
+        self.script
+            .lock()
+            .ok()
+            .and_then(|mut s| s.pop_front())
+            .unwrap_or_else(|| self.default.clone())
+    }
+}
+
+impl Component for FakeComponent {
+    fn run(
+        self: Arc<Self>,
+        health: HealthHandle,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<(), ComponentError>> {
+        let step = self.next_step();
+        self.runs.send_modify(|r| *r += 1);
+        async move {
+            match step {
+                Step::Connect => {
+                    health.connected();
+                    cancel.cancelled().await;
+                    Ok(())
+                }
+                Step::Fail(e) => Err(e),
+                Step::ConnectThenFail(after, e) => {
+                    health.connected();
+                    tokio::select! {
+                        _ = tokio::time::sleep(after) => Err(e),
+                        _ = cancel.cancelled() => Ok(()),
+                    }
+                }
+                Step::Panic => panic!("scripted panic"),
+                Step::HangOnStop => {
+                    health.connected();
+                    std::future::pending::<()>().await;
+                    Ok(())
+                }
+            }
+        }
+        .boxed()
+    }
+}
+
+/// Hands out one [`FakeComponent`] per account (created on first use, kept across restarts).
+#[derive(Default)]
+pub struct FakeFactory {
+    components: Mutex<BTreeMap<AccountKey, Arc<FakeComponent>>>,
+    builds: Mutex<BTreeMap<AccountKey, u32>>,
+}
+
+impl FakeFactory {
+    /// An empty factory; every account connects unless scripted otherwise.
+    pub fn new() -> Arc<Self> {
+        Arc::new(FakeFactory::default())
+    }
+
+    /// The account's component, created with an empty script if needed.
+    pub fn component(&self, key: &AccountKey) -> Arc<FakeComponent> {
+        let mut map = match self.components.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        map.entry(key.clone()).or_insert_with(|| FakeComponent::new([])).clone()
+    }
+
+    /// Scripts the account's next runs.
+    pub fn script(&self, key: &AccountKey, steps: impl IntoIterator<Item = Step>) {
+        self.component(key).push(steps);
+    }
+
+    /// How many times the account's component was built (once per start or restart by reconcile).
+    pub fn builds(&self, key: &AccountKey) -> u32 {
+        self.builds.lock().map(|b| b.get(key).copied().unwrap_or(0)).unwrap_or(0)
+    }
+}
+
+impl ComponentFactory for FakeFactory {
+    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
+        if let Ok(mut b) = self.builds.lock() {
+            *b.entry(spec.key.clone()).or_insert(0) += 1;
+        }
+        self.component(&spec.key)
+    }
+}
