@@ -17,7 +17,7 @@ pub enum Error {
         status: u16,
     },
     /// HTTP 200 with a non-zero `ret`/`errcode` in the body.
-    #[error("wechat {endpoint}: platform refused (ret {ret:?}, errcode {errcode:?}): {errmsg:?}")]
+    #[error("wechat {endpoint}: platform refused ({}): {errmsg:?}", codes(*.ret, *.errcode))]
     Api {
         /// The endpoint called.
         endpoint: Endpoint,
@@ -123,6 +123,16 @@ impl Error {
             Error::IncompleteLogin { .. } => Some(Endpoint::GetQrcodeStatus),
             Error::InvalidBaseUrl { .. } => None,
         }
+    }
+}
+
+/// "ret -2", "errcode -14" or "ret -14, errcode -14": only the codes that were present.
+fn codes(ret: Option<i64>, errcode: Option<i64>) -> String {
+    match (ret, errcode) {
+        (Some(r), Some(e)) => format!("ret {r}, errcode {e}"),
+        (Some(r), None) => format!("ret {r}"),
+        (None, Some(e)) => format!("errcode {e}"),
+        (None, None) => "no code".to_owned(),
     }
 }
 
