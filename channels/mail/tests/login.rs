@@ -1,0 +1,120 @@
+//! Logging in against a real Dovecot over every transport, and how failures classify.
+
+mod support;
+
+use scv_mail::{ErrorClass, ImapAuth, ImapSession, MailError, Password, Security};
+use support::MailServer;
+
+#[tokio::test]
+async fn plain_to_loopback_logs_in_and_sees_capabilities() {
+    let server = MailServer::start(&["--smtp-port", "off"]);
+    let session = ImapSession::connect(&server.imap(Security::Plain))
+        .await
+        .expect("login");
+    assert!(!session.is_tls());
+    // Asked again after login: the greeting's list lacks these.
+    for cap in ["IDLE", "UIDPLUS", "SPECIAL-USE", "ID"] {
+        assert!(
+            session.has_capability(cap),
+            "{cap} missing: {:?}",
+            session.capabilities()
+        );
+    }
+    session.logout().await;
+}
+
+#[tokio::test]
+async fn starttls_and_implicit_tls_verify_against_the_test_ca() {
+    let server = MailServer::start(&["--smtp-port", "off"]);
+    for security in [Security::StartTls, Security::Tls] {
+        let mut session = ImapSession::connect(&server.imap(security))
+            .await
+            .expect("login");
+        assert!(session.is_tls(), "{security:?}");
+        session.noop().await.expect("noop");
+        session.logout().await;
+    }
+}
+
+#[tokio::test]
+async fn login_and_authenticate_plain_both_work() {
+    let server = MailServer::start(&["--smtp-port", "off"]);
+    for auth in [ImapAuth::Login, ImapAuth::Plain, ImapAuth::Auto] {
+        let mut settings = server.imap(Security::StartTls);
+        settings.auth = auth;
+        let mut session = ImapSession::connect(&settings).await.expect("login");
+        session.noop().await.expect("noop");
+        session.logout().await;
+    }
+}
+
+#[tokio::test]
+async fn id_is_sent_when_advertised() {
+    let server = MailServer::start(&["--smtp-port", "off", "--rawlog"]);
+    let session = server.login().await;
+    assert!(session.has_capability("ID"));
+    session.logout().await;
+    let lines = wait_for_rawlog(&server, |l| l.contains("ID (")).await;
+    let id = lines
+        .iter()
+        .find(|l| l.contains("ID ("))
+        .expect("ID command in rawlog");
+    assert!(id.contains("\"name\" \"scv-bridge\""), "{id}");
+}
+
+#[tokio::test]
+async fn wrong_password_is_fatal_auth() {
+    let server = MailServer::start(&["--smtp-port", "off"]);
+    for auth in [ImapAuth::Login, ImapAuth::Plain] {
+        let mut settings = server.imap(Security::StartTls);
+        settings.password = Password::new("wrong");
+        settings.auth = auth;
+        let err = ImapSession::connect(&settings)
+            .await
+            .expect_err("must be refused");
+        assert!(matches!(err, MailError::AuthRejected(_)), "{auth:?}: {err}");
+        assert_eq!(err.classify(), ErrorClass::Fatal { auth: true });
+        assert!(!err.to_string().contains("wrong"), "password leaked: {err}");
+    }
+}
+
+#[tokio::test]
+async fn untrusted_certificate_is_fatal_but_not_auth() {
+    let server = MailServer::start(&["--smtp-port", "off"]);
+    for security in [Security::Tls, Security::StartTls] {
+        let mut settings = server.imap(security);
+        settings.tls_ca = None; // only the system roots: the test CA is unknown
+        let err = ImapSession::connect(&settings)
+            .await
+            .expect_err("must be refused");
+        assert!(
+            matches!(err, MailError::Certificate(_)),
+            "{security:?}: {err}"
+        );
+        assert_eq!(err.classify(), ErrorClass::Fatal { auth: false });
+    }
+}
+
+#[tokio::test]
+async fn server_gone_is_transient() {
+    let server = MailServer::start(&["--smtp-port", "off"]);
+    let settings = server.imap(Security::Plain);
+    drop(server); // stops Dovecot at once
+    let err = ImapSession::connect(&settings)
+        .await
+        .expect_err("nothing listens");
+    assert_eq!(err.classify(), ErrorClass::Transient, "{err}");
+}
+
+/// Dovecot writes the rawlog as the session runs; wait (briefly, event by event) until the
+/// wanted line is there.
+async fn wait_for_rawlog(server: &MailServer, want: impl Fn(&str) -> bool) -> Vec<String> {
+    for _ in 0..200 {
+        let lines = server.rawlog_client_lines();
+        if lines.iter().any(|l| want(l)) {
+            return lines;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    server.rawlog_client_lines()
+}
