@@ -2,6 +2,7 @@
 //! every size is capped, nothing here panics on malformed bytes, and control characters
 //! (terminal escapes, bidi overrides) are removed from every string kept.
 
+use mail_parser::decoders::html::html_to_text;
 use mail_parser::{Address, HeaderValue, Message, MessageParser};
 
 use crate::item::{MailAddress, MailItem};
@@ -33,13 +34,71 @@ pub(crate) fn parse_parts(
     }
     if let Some(prefix) = prefix {
         if let Some(msg) = MessageParser::default().parse(prefix) {
-            let text = msg.body_text(0).unwrap_or_default();
+            let text = body_text(&msg);
             let (excerpt, cut) = clean_text(&text, limits.max_excerpt_bytes);
             item.excerpt = excerpt;
             item.excerpt_truncated = cut || prefix_truncated;
         }
     }
     item
+}
+
+/// The first text body. HTML gets `<br>` before block elements first, because mail-parser's
+/// converter breaks lines only at `<br>` and `</p>`, running `<h1>Title</h1><div>Text`
+/// together as `Title Text`.
+fn body_text(msg: &Message<'_>) -> String {
+    match msg.text_part(0) {
+        Some(part) if part.is_text_html() => {
+            let html = part.text_contents().unwrap_or_default();
+            html_to_text(&break_blocks(html))
+        }
+        _ => msg.body_text(0).map(|t| t.into_owned()).unwrap_or_default(),
+    }
+}
+
+/// Inserts `<br>` before every block-level tag (opening or closing) other than `p` and `br`,
+/// which the converter already breaks at. Blank-line runs are folded later by `clean_text`.
+fn break_blocks(html: &str) -> String {
+    const BLOCKS: &[&str] = &[
+        "div",
+        "li",
+        "tr",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "table",
+        "ul",
+        "ol",
+        "blockquote",
+        "pre",
+        "hr",
+        "section",
+        "article",
+        "header",
+        "footer",
+    ];
+    let mut out = String::with_capacity(html.len() + html.len() / 16);
+    let mut rest = html;
+    while let Some(pos) = rest.find('<') {
+        out.push_str(&rest[..pos]);
+        let tag = &rest[pos + 1..];
+        let name_start = tag.strip_prefix('/').unwrap_or(tag);
+        let name_len = name_start
+            .bytes()
+            .take_while(u8::is_ascii_alphanumeric)
+            .count();
+        let name = &name_start[..name_len];
+        if BLOCKS.iter().any(|b| b.eq_ignore_ascii_case(name)) {
+            out.push_str("<br>");
+        }
+        out.push('<');
+        rest = tag;
+    }
+    out.push_str(rest);
+    out
 }
 
 fn fill_headers(item: &mut MailItem, msg: &Message<'_>, limits: &ParseLimits) {
@@ -229,6 +288,16 @@ mod tests {
         assert_eq!(cut_at_line(b"A: 1\r\nB: 2\r\n", 8), b"A: 1\r\n");
         assert_eq!(cut_at_line(b"A: 1\r\n", 100), b"A: 1\r\n");
         assert_eq!(cut_at_line(b"AAAAAAAA", 4), b"");
+    }
+
+    #[test]
+    fn block_tags_get_line_breaks() {
+        assert_eq!(
+            break_blocks("<h1>T</H1><p>x<b>y</b>"),
+            "<br><h1>T<br></H1><p>x<b>y</b>"
+        );
+        assert_eq!(break_blocks("a < b <"), "a < b <");
+        assert_eq!(break_blocks(""), "");
     }
 
     #[test]
