@@ -17,8 +17,8 @@ use crate::message::WeixinMessage;
 use crate::token::BotToken;
 use crate::types::{
     ApiStatus, BOT_TYPE, DEFAULT_POLL_HOLD, GetBotQrcodeRequest, GetConfigBody, GetConfigRequest,
-    GetUpdatesBody, GetUpdatesRequest, LoginCredentials, NotifyRequest, QrCodeTicket, QrStatus,
-    QrStatusBody, SendMessageRequest, SendTypingRequest, TypingStatus, TypingTicket, Updates,
+    GetUpdatesBody, GetUpdatesRequest, NotifyRequest, QrCodeTicket, QrStatus, SendMessageRequest,
+    SendTypingRequest, TypingStatus, TypingTicket, Updates,
 };
 
 /// What the client adds to the server's suggested hold before it gives up on a long poll,
@@ -192,7 +192,7 @@ impl Client {
             }
             Err(e) => return Err(e),
         };
-        qr_status_from(decode(endpoint, &bytes)?)
+        crate::login::parse_qr_status(decode(endpoint, &bytes)?)
     }
 
     /// `getupdates`: one long poll from cursor `buf` (`""` at first). A client timeout is an
@@ -504,43 +504,6 @@ fn decode<T: DeserializeOwned>(endpoint: Endpoint, bytes: &[u8]) -> Result<T, Er
     })
 }
 
-fn qr_status_from(body: QrStatusBody) -> Result<QrStatus, Error> {
-    let word = body.status.clone().unwrap_or_default();
-    Ok(match word.as_str() {
-        "wait" => QrStatus::Wait,
-        "scaned" => QrStatus::Scanned,
-        "confirmed" => QrStatus::Confirmed(credentials(body)?),
-        "expired" => QrStatus::Expired,
-        "scaned_but_redirect" => QrStatus::Redirect {
-            host: body.redirect_host.filter(|h| !h.trim().is_empty()),
-        },
-        "need_verifycode" => QrStatus::NeedVerifyCode,
-        "verify_code_blocked" => QrStatus::VerifyCodeBlocked,
-        "binded_redirect" => QrStatus::AlreadyBound,
-        _ => QrStatus::Unknown(word),
-    })
-}
-
-fn credentials(body: QrStatusBody) -> Result<LoginCredentials, Error> {
-    let bot_token = body
-        .bot_token
-        .filter(|t| !t.trim().is_empty())
-        .ok_or(Error::IncompleteLogin { field: "bot_token" })?;
-    // The plugin treats a missing bot id as a failed login; so do we.
-    let bot_id = body
-        .ilink_bot_id
-        .filter(|b| !b.is_empty())
-        .ok_or(Error::IncompleteLogin {
-            field: "ilink_bot_id",
-        })?;
-    Ok(LoginCredentials {
-        bot_token: BotToken::new(bot_token),
-        bot_id,
-        base_url: body.baseurl.filter(|u| !u.is_empty()),
-        owner_user_id: body.ilink_user_id.filter(|u| !u.is_empty()),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -585,69 +548,6 @@ mod tests {
         assert_eq!(c.poll_timeout(), Duration::from_secs(45));
         c.suggested_hold_ms.store(20_000, Ordering::Relaxed);
         assert_eq!(c.poll_timeout(), Duration::from_secs(30));
-    }
-
-    #[test]
-    fn every_qr_status_word_maps() {
-        let body = |status: &str| QrStatusBody {
-            status: Some(status.into()),
-            ..Default::default()
-        };
-        assert_eq!(qr_status_from(body("wait")).ok(), Some(QrStatus::Wait));
-        assert_eq!(qr_status_from(body("scaned")).ok(), Some(QrStatus::Scanned));
-        assert_eq!(
-            qr_status_from(body("expired")).ok(),
-            Some(QrStatus::Expired)
-        );
-        assert_eq!(
-            qr_status_from(body("need_verifycode")).ok(),
-            Some(QrStatus::NeedVerifyCode)
-        );
-        assert_eq!(
-            qr_status_from(body("verify_code_blocked")).ok(),
-            Some(QrStatus::VerifyCodeBlocked)
-        );
-        assert_eq!(
-            qr_status_from(body("binded_redirect")).ok(),
-            Some(QrStatus::AlreadyBound)
-        );
-        assert_eq!(
-            qr_status_from(body("scaned_but_redirect")).ok(),
-            Some(QrStatus::Redirect { host: None })
-        );
-        let mut r = body("scaned_but_redirect");
-        r.redirect_host = Some("idc2.example".into());
-        assert_eq!(
-            qr_status_from(r).ok(),
-            Some(QrStatus::Redirect {
-                host: Some("idc2.example".into())
-            })
-        );
-        assert_eq!(
-            qr_status_from(body("brand_new")).ok(),
-            Some(QrStatus::Unknown("brand_new".into()))
-        );
-        // Confirmed without a bot id is a failed login, as in the plugin.
-        let mut c = body("confirmed");
-        c.bot_token = Some("tok".into());
-        assert!(matches!(
-            qr_status_from(c.clone()),
-            Err(Error::IncompleteLogin {
-                field: "ilink_bot_id"
-            })
-        ));
-        c.ilink_bot_id = Some("b@im.bot".into());
-        let Ok(QrStatus::Confirmed(creds)) = qr_status_from(c) else {
-            panic!("confirmed")
-        };
-        assert_eq!(
-            (creds.bot_token.expose(), creds.bot_id.as_str()),
-            ("tok", "b@im.bot")
-        );
-        assert!(matches!(
-            qr_status_from(body("confirmed")),
-            Err(Error::IncompleteLogin { field: "bot_token" })
-        ));
     }
 
     #[test]

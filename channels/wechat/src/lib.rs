@@ -15,6 +15,8 @@
 //! - [`endpoint`]: [`Endpoint`], paths and client timeouts.
 //! - [`headers`]: the §1.1 headers (fresh `X-WECHAT-UIN` per request, client version) and `base_info`.
 //! - [`types`]: request/response bodies, [`QrStatus`], [`LoginCredentials`], [`Updates`].
+//! - [`login`]: [`login::run_login`], the whole QR login walk, and the status parsing.
+//! - [`media`]: image/voice/file/video item payloads.
 //! - [`message`]: [`WeixinMessage`] and its items, body text, own-message filter, dedupe key.
 //! - [`token`]: [`BotToken`], which never prints.
 //! - [`qr`]: the terminal QR renderer for `scv-bridge login wechat`.
@@ -26,6 +28,8 @@ pub mod endpoint;
 pub mod error;
 pub mod headers;
 mod lenient;
+pub mod login;
+pub mod media;
 pub mod message;
 pub mod qr;
 pub mod token;

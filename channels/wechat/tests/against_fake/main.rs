@@ -3,6 +3,7 @@
 
 mod headers;
 mod login;
+mod login_flow;
 mod poll;
 mod send;
 

@@ -1,0 +1,293 @@
+//! QR login: typing the status answers, and [`run_login`], the whole walk of spec §2
+//! (fetch, show, poll, redirect, verify code, refresh on expiry) for `scv-bridge login wechat`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::client::Client;
+use crate::error::Error;
+use crate::token::BotToken;
+use crate::types::{
+    LOGIN_TIMEOUT, LoginCredentials, MAX_QR_CODES, QR_POLL_INTERVAL, QrStatus, QrStatusBody,
+};
+
+/// Knobs of a login; the defaults are the plugin's (tests shorten the interval).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginOptions {
+    /// Pause between two status polls.
+    pub poll_interval: Duration,
+    /// Give up after this long in total.
+    pub deadline: Duration,
+    /// QR codes to show in total (the first plus refreshes).
+    pub max_codes: u32,
+}
+
+impl Default for LoginOptions {
+    fn default() -> Self {
+        LoginOptions {
+            poll_interval: QR_POLL_INTERVAL,
+            deadline: LOGIN_TIMEOUT,
+            max_codes: MAX_QR_CODES,
+        }
+    }
+}
+
+/// What the login tells the user as it goes (each reported when it changes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoginEvent {
+    /// Show this URL as a QR code (see [`crate::render_qr_terminal`]); code `number` of `of`.
+    ShowQr {
+        /// The URL to encode (`qrcode_img_content`).
+        image_url: String,
+        /// 1 for the first code, 2 after the first refresh, ...
+        number: u32,
+        /// The most codes this login will show.
+        of: u32,
+    },
+    /// Waiting for a scan.
+    Waiting,
+    /// Scanned; waiting for the user to confirm on the phone.
+    Scanned,
+    /// The code expired (a new one follows if any are left).
+    Expired,
+    /// Too many wrong verify codes: the code is dropped (a new one follows if any are left).
+    VerifyCodeBlocked,
+    /// The server moved polling to another host.
+    Redirected {
+        /// The new base URL.
+        base_url: String,
+    },
+    /// The verify code just sent was wrong; another is asked for.
+    WrongVerifyCode,
+}
+
+/// The side of a login that talks to the user.
+pub trait LoginUi {
+    /// Reports progress.
+    fn event(&mut self, event: LoginEvent);
+    /// Asks for the digits shown on the phone; `None` cancels the login.
+    fn verify_code(&mut self) -> impl Future<Output = Option<String>> + Send;
+}
+
+/// How a login ended well.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoginOutcome {
+    /// New credentials: store them all (the owner too).
+    Confirmed(LoginCredentials),
+    /// The bot is already bound to this client: keep the stored credentials.
+    AlreadyBound,
+}
+
+/// How a login failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    /// Every QR code allowed expired (or was blocked) without a confirmation.
+    #[error("wechat login: {0} QR codes expired without a confirmation; run the login again")]
+    TooManyCodes(u32),
+    /// The overall deadline passed.
+    #[error("wechat login: not confirmed within {0:?}")]
+    TimedOut(Duration),
+    /// The user gave no verify code.
+    #[error("wechat login: cancelled (no verify code given)")]
+    Cancelled,
+    /// A call failed in a way that polling again cannot fix.
+    #[error(transparent)]
+    Call(#[from] Error),
+}
+
+/// Runs a whole QR login with `client` (no token needed; its base URL is where login starts,
+/// normally [`crate::types::DEFAULT_BASE_URL`]). `recent_tokens` (newest first) lets the
+/// server answer "already bound". Timeouts, network errors and gateway 5xx during polling
+/// count as "wait", as the spec says.
+pub async fn run_login(
+    client: &Client,
+    recent_tokens: &[BotToken],
+    options: &LoginOptions,
+    ui: &mut impl LoginUi,
+) -> Result<LoginOutcome, LoginError> {
+    tokio::time::timeout(
+        options.deadline,
+        login_loop(client, recent_tokens, options, ui),
+    )
+    .await
+    .map_err(|_| LoginError::TimedOut(options.deadline))?
+}
+
+async fn login_loop(
+    client: &Client,
+    recent_tokens: &[BotToken],
+    options: &LoginOptions,
+    ui: &mut impl LoginUi,
+) -> Result<LoginOutcome, LoginError> {
+    for number in 1..=options.max_codes {
+        let ticket = client.get_qrcode(recent_tokens).await?;
+        ui.event(LoginEvent::ShowQr {
+            image_url: ticket.qrcode_img_content.clone(),
+            number,
+            of: options.max_codes,
+        });
+        let mut poller = client.clone();
+        let mut verify_code: Option<String> = None;
+        // Waiting/Scanned come back on every poll; the user needs to hear each once.
+        let mut last: Option<LoginEvent> = None;
+        let mut report = |ui: &mut dyn FnMut(LoginEvent), event: LoginEvent| {
+            if last.as_ref() != Some(&event) {
+                last = Some(event.clone());
+                ui(event);
+            }
+        };
+        loop {
+            let status = poller
+                .qrcode_status(&ticket.qrcode, verify_code.as_deref())
+                .await?;
+            match status {
+                QrStatus::Wait | QrStatus::Unknown(_) => {
+                    report(&mut |e| ui.event(e), LoginEvent::Waiting)
+                }
+                QrStatus::Scanned => {
+                    verify_code = None;
+                    report(&mut |e| ui.event(e), LoginEvent::Scanned);
+                }
+                QrStatus::Confirmed(credentials) => {
+                    return Ok(LoginOutcome::Confirmed(credentials));
+                }
+                QrStatus::AlreadyBound => return Ok(LoginOutcome::AlreadyBound),
+                QrStatus::Expired => {
+                    ui.event(LoginEvent::Expired);
+                    break;
+                }
+                QrStatus::VerifyCodeBlocked => {
+                    ui.event(LoginEvent::VerifyCodeBlocked);
+                    break;
+                }
+                QrStatus::Redirect { host } => {
+                    if let Some(host) = host {
+                        poller = poller.redirected(&host)?;
+                        ui.event(LoginEvent::Redirected {
+                            base_url: poller.base_url().to_owned(),
+                        });
+                    }
+                }
+                QrStatus::NeedVerifyCode => {
+                    if verify_code.is_some() {
+                        ui.event(LoginEvent::WrongVerifyCode);
+                    }
+                    verify_code = Some(ui.verify_code().await.ok_or(LoginError::Cancelled)?);
+                    // The spec says to poll again at once with the code.
+                    continue;
+                }
+            }
+            tokio::time::sleep(options.poll_interval).await;
+        }
+    }
+    Err(LoginError::TooManyCodes(options.max_codes))
+}
+
+/// Types a `get_qrcode_status` body.
+pub(crate) fn parse_qr_status(body: QrStatusBody) -> Result<QrStatus, Error> {
+    let word = body.status.clone().unwrap_or_default();
+    Ok(match word.as_str() {
+        "wait" => QrStatus::Wait,
+        "scaned" => QrStatus::Scanned,
+        "confirmed" => QrStatus::Confirmed(credentials(body)?),
+        "expired" => QrStatus::Expired,
+        "scaned_but_redirect" => QrStatus::Redirect {
+            host: body.redirect_host.filter(|h| !h.trim().is_empty()),
+        },
+        "need_verifycode" => QrStatus::NeedVerifyCode,
+        "verify_code_blocked" => QrStatus::VerifyCodeBlocked,
+        "binded_redirect" => QrStatus::AlreadyBound,
+        _ => QrStatus::Unknown(word),
+    })
+}
+
+fn credentials(body: QrStatusBody) -> Result<LoginCredentials, Error> {
+    let bot_token = body
+        .bot_token
+        .filter(|t| !t.trim().is_empty())
+        .ok_or(Error::IncompleteLogin { field: "bot_token" })?;
+    // The plugin treats a missing bot id as a failed login; so do we.
+    let bot_id = body
+        .ilink_bot_id
+        .filter(|b| !b.is_empty())
+        .ok_or(Error::IncompleteLogin {
+            field: "ilink_bot_id",
+        })?;
+    Ok(LoginCredentials {
+        bot_token: BotToken::new(bot_token),
+        bot_id,
+        base_url: body.baseurl.filter(|u| !u.is_empty()),
+        owner_user_id: body.ilink_user_id.filter(|u| !u.is_empty()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_qr_status_word_maps() {
+        let body = |status: &str| QrStatusBody {
+            status: Some(status.into()),
+            ..Default::default()
+        };
+        assert_eq!(parse_qr_status(body("wait")).ok(), Some(QrStatus::Wait));
+        assert_eq!(
+            parse_qr_status(body("scaned")).ok(),
+            Some(QrStatus::Scanned)
+        );
+        assert_eq!(
+            parse_qr_status(body("expired")).ok(),
+            Some(QrStatus::Expired)
+        );
+        assert_eq!(
+            parse_qr_status(body("need_verifycode")).ok(),
+            Some(QrStatus::NeedVerifyCode)
+        );
+        assert_eq!(
+            parse_qr_status(body("verify_code_blocked")).ok(),
+            Some(QrStatus::VerifyCodeBlocked)
+        );
+        assert_eq!(
+            parse_qr_status(body("binded_redirect")).ok(),
+            Some(QrStatus::AlreadyBound)
+        );
+        assert_eq!(
+            parse_qr_status(body("scaned_but_redirect")).ok(),
+            Some(QrStatus::Redirect { host: None })
+        );
+        let mut r = body("scaned_but_redirect");
+        r.redirect_host = Some("idc2.example".into());
+        assert_eq!(
+            parse_qr_status(r).ok(),
+            Some(QrStatus::Redirect {
+                host: Some("idc2.example".into())
+            })
+        );
+        assert_eq!(
+            parse_qr_status(body("brand_new")).ok(),
+            Some(QrStatus::Unknown("brand_new".into()))
+        );
+        // Confirmed without a bot id is a failed login, as in the plugin.
+        let mut c = body("confirmed");
+        c.bot_token = Some("tok".into());
+        assert!(matches!(
+            parse_qr_status(c.clone()),
+            Err(Error::IncompleteLogin {
+                field: "ilink_bot_id"
+            })
+        ));
+        c.ilink_bot_id = Some("b@im.bot".into());
+        let Ok(QrStatus::Confirmed(creds)) = parse_qr_status(c) else {
+            panic!("confirmed")
+        };
+        assert_eq!(
+            (creds.bot_token.expose(), creds.bot_id.as_str()),
+            ("tok", "b@im.bot")
+        );
+        assert!(matches!(
+            parse_qr_status(body("confirmed")),
+            Err(Error::IncompleteLogin { field: "bot_token" })
+        ));
+    }
+}
