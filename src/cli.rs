@@ -30,7 +30,10 @@ fn note(h: &ComponentHealth, now: u64) -> String {
     if h.state == ComponentState::Backoff
         && let Some(t) = h.next_retry_unix_seconds
     {
-        parts.push(format!("retry in {}", human_duration(t.saturating_sub(now))));
+        parts.push(format!(
+            "retry in {}",
+            human_duration(t.saturating_sub(now))
+        ));
     }
     if let Some(a) = &h.action {
         parts.push(format!("fix: {a}"));
@@ -110,13 +113,46 @@ mod tests {
         let t = status_table(&status, 10_000);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[0], "scv-bridge 0.1.0 (pid 7)");
-        let words = |l: &str| l.split("  ").map(str::trim).filter(|w| !w.is_empty()).map(String::from).collect::<Vec<_>>();
-        assert_eq!(words(lines[1]), ["ACCOUNT", "STATE", "FOR", "RESTARTS", "LAST SUCCESS", "NOTE"]);
+        let words = |l: &str| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|w| !w.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            words(lines[1]),
+            [
+                "ACCOUNT",
+                "STATE",
+                "FOR",
+                "RESTARTS",
+                "LAST SUCCESS",
+                "NOTE"
+            ]
+        );
         assert_eq!(
             words(lines[2]),
-            ["wechat:phone", "failed", "2 min", "0", "never", "session expired; fix: run `scv-bridge login wechat phone`"]
+            [
+                "wechat:phone",
+                "failed",
+                "2 min",
+                "0",
+                "never",
+                "session expired; fix: run `scv-bridge login wechat phone`"
+            ]
         );
-        assert_eq!(words(lines[3]), ["mail:work", "backoff", "5 s", "3", "2 h ago", "retry in 42 s"]);
+        assert_eq!(
+            words(lines[3]),
+            [
+                "mail:work",
+                "backoff",
+                "5 s",
+                "3",
+                "2 h ago",
+                "retry in 42 s"
+            ]
+        );
         // Columns line up: every row's STATE starts where the header's does.
         let col = lines[1].find("STATE").expect("header");
         assert_eq!(lines[2].find("failed"), Some(col));

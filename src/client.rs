@@ -70,8 +70,12 @@ impl Client {
             .ok_or_else(|| ClientError::Protocol("the daemon closed the connection".into()))?;
         match serde_json::from_str::<ServerEvent>(&line) {
             Ok(ServerEvent::DaemonStatus { status, .. }) => Ok(status),
-            Ok(ServerEvent::Error { code, message, .. }) => Err(ClientError::Daemon { code, message }),
-            Ok(other) => Err(ClientError::Protocol(format!("unexpected answer: {other:?}"))),
+            Ok(ServerEvent::Error { code, message, .. }) => {
+                Err(ClientError::Daemon { code, message })
+            }
+            Ok(other) => Err(ClientError::Protocol(format!(
+                "unexpected answer: {other:?}"
+            ))),
             Err(e) => Err(ClientError::Protocol(format!("unreadable answer: {e}"))),
         }
     }

@@ -279,7 +279,13 @@ pub fn socket_path(configured: Option<&str>, state_dir: &Path) -> PathBuf {
 }
 
 /// A validation error located at `table.key` in `text`.
-pub(crate) fn located(path: &Path, text: &str, table: &str, key: Option<&str>, message: String) -> ConfigError {
+pub(crate) fn located(
+    path: &Path,
+    text: &str,
+    table: &str,
+    key: Option<&str>,
+    message: String,
+) -> ConfigError {
     let dotted = match key {
         Some(k) if table.is_empty() => k.to_string(),
         Some(k) => format!("{table}.{k}"),

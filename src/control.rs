@@ -49,10 +49,14 @@ pub trait Handler: Send + Sync + 'static {
 #[derive(Debug, thiserror::Error)]
 pub enum BindError {
     /// A live daemon already answers on this socket.
-    #[error("another scv-bridge daemon is already running on {0}; stop it first (one daemon per state directory)")]
+    #[error(
+        "another scv-bridge daemon is already running on {0}; stop it first (one daemon per state directory)"
+    )]
     InUse(PathBuf),
     /// The socket's directory can be entered by other users.
-    #[error("the socket directory {0} is accessible by other users; use a private (0700) directory for `socket`")]
+    #[error(
+        "the socket directory {0} is accessible by other users; use a private (0700) directory for `socket`"
+    )]
     NotPrivate(PathBuf),
     /// Creating or binding failed.
     #[error("cannot create the control socket {path}: {source}")]
@@ -92,7 +96,11 @@ pub async fn bind(path: &Path) -> Result<UnixListener, BindError> {
 }
 
 /// Accepts clients until `shutdown` fires, then waits for their tasks to end.
-pub async fn serve<H: Handler>(listener: UnixListener, handler: Arc<H>, shutdown: CancellationToken) {
+pub async fn serve<H: Handler>(
+    listener: UnixListener,
+    handler: Arc<H>,
+    shutdown: CancellationToken,
+) {
     let tracker = TaskTracker::new();
     loop {
         tokio::select! {
@@ -128,7 +136,12 @@ async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
         .map(|c| c.uid() == current_uid())
         .unwrap_or(false);
     if !peer_ok {
-        let e = ServerEvent::error(None, ErrorCode::InvalidRequest, "permission denied: the control socket serves only its own user", true);
+        let e = ServerEvent::error(
+            None,
+            ErrorCode::InvalidRequest,
+            "permission denied: the control socket serves only its own user",
+            true,
+        );
         let _ = write_frame(&mut write, &e, MAX_SERVER_FRAME_BYTES).await;
         return;
     }
@@ -139,14 +152,24 @@ async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
             Ok(Some(line)) => (answer(&line, handler.as_ref()).await, false),
             Err(FrameError::TooLarge { limit }) => {
                 let msg = format!("frame larger than {limit} bytes; closing the connection");
-                (ServerEvent::error(None, ErrorCode::InvalidRequest, msg, true), true)
+                (
+                    ServerEvent::error(None, ErrorCode::InvalidRequest, msg, true),
+                    true,
+                )
             }
             Err(FrameError::NotUtf8) => {
                 let msg = "frame is not valid UTF-8";
-                (ServerEvent::error(None, ErrorCode::InvalidRequest, msg, false), false)
+                (
+                    ServerEvent::error(None, ErrorCode::InvalidRequest, msg, false),
+                    false,
+                )
             }
         };
-        if write_frame(&mut write, &answer, MAX_SERVER_FRAME_BYTES).await.is_err() || fatal {
+        if write_frame(&mut write, &answer, MAX_SERVER_FRAME_BYTES)
+            .await
+            .is_err()
+            || fatal
+        {
             return;
         }
     }
@@ -161,15 +184,24 @@ async fn answer<H: Handler>(line: &str, handler: &H) -> ServerEvent {
             return ServerEvent::error(None, ErrorCode::InvalidRequest, msg, false);
         }
     };
-    let request_id = value.get("request_id").and_then(Value::as_str).map(str::to_string);
+    let request_id = value
+        .get("request_id")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let message: ClientMessage = match serde_json::from_value(value.clone()) {
         Ok(m) => m,
         Err(e) => {
-            let known = matches!(value.get("type").and_then(Value::as_str), Some("initialize" | "daemon.control"));
+            let known = matches!(
+                value.get("type").and_then(Value::as_str),
+                Some("initialize" | "daemon.control")
+            );
             let (code, msg) = if known {
                 (ErrorCode::InvalidRequest, format!("invalid request: {e}"))
             } else {
-                let t = value.get("type").map(Value::to_string).unwrap_or_else(|| "none".into());
+                let t = value
+                    .get("type")
+                    .map(Value::to_string)
+                    .unwrap_or_else(|| "none".into());
                 (ErrorCode::Unsupported, format!("unknown message type {t}"))
             };
             return ServerEvent::error(request_id, code, msg, false);
@@ -184,7 +216,10 @@ async fn answer<H: Handler>(line: &str, handler: &H) -> ServerEvent {
                 version: env!("CARGO_PKG_VERSION").into(),
             },
         },
-        ClientMessage::DaemonControl { request_id, command } => match handler.handle(command).await {
+        ClientMessage::DaemonControl {
+            request_id,
+            command,
+        } => match handler.handle(command).await {
             Ok(status) => ServerEvent::DaemonStatus { request_id, status },
             Err(e) => ServerEvent::error(Some(request_id), e.code, e.message, false),
         },

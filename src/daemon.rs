@@ -10,12 +10,18 @@ use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{AccountKey, AccountSpec, Channel, ChannelSettings, Config, FeishuSettings, WechatSettings};
+use crate::config::{
+    AccountKey, AccountSpec, Channel, ChannelSettings, Config, FeishuSettings, WechatSettings,
+};
 use crate::control::{self, CommandError, Handler};
-use crate::protocol::{DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode, Purpose, RemoteTools, Senders};
+use crate::protocol::{
+    DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode, Purpose, RemoteTools, Senders,
+};
 use crate::secrets::CredentialStore;
 use crate::store::{SettingsOverride, Store, StoreGuard};
-use crate::supervisor::{ComponentFactory, DesiredAccount, LifecyclePolicy, ReloadReport, Supervisor};
+use crate::supervisor::{
+    ComponentFactory, DesiredAccount, LifecyclePolicy, ReloadReport, Supervisor,
+};
 
 /// The state every control command works on.
 pub struct Core {
@@ -39,6 +45,11 @@ impl Core {
         }
     }
 
+    /// The health registry (read lock-free).
+    pub fn registry(&self) -> Arc<crate::supervisor::HealthRegistry> {
+        self.supervisor.registry()
+    }
+
     /// The store.
     pub fn store(&self) -> &Store {
         &self.store
@@ -52,11 +63,15 @@ impl Core {
     /// Rereads the configuration file and reconciles.
     pub async fn reload(&self) -> Result<ReloadReport, CommandError> {
         let mut config = self.config.lock().await;
-        let new = Config::load(&config.path)
-            .map_err(|e| CommandError::new(ErrorCode::InvalidRequest, format!("reload refused: {e}")))?;
+        let new = Config::load(&config.path).map_err(|e| {
+            CommandError::new(ErrorCode::InvalidRequest, format!("reload refused: {e}"))
+        })?;
         let fixed = config.unreloadable_changes(&new);
         if !fixed.is_empty() {
-            let msg = format!("reload refused: {} cannot change while the daemon runs; restart it", fixed.join(", "));
+            let msg = format!(
+                "reload refused: {} cannot change while the daemon runs; restart it",
+                fixed.join(", ")
+            );
             return Err(CommandError::new(ErrorCode::Conflict, msg));
         }
         *config = new;
@@ -70,20 +85,36 @@ impl Core {
         let config = self.config.lock().await;
         let key = account_key(&cmd.channel, &cmd.account)?;
         if key.channel == Channel::Mail && !config.accounts.contains_key(&key) {
-            let msg = format!("{key}: mail accounts need their server settings in the configuration file first");
+            let msg = format!(
+                "{key}: mail accounts need their server settings in the configuration file first"
+            );
             return Err(CommandError::new(ErrorCode::NotFound, msg));
         }
-        if key.channel == Channel::Mail && (cmd.senders.is_some() || cmd.remote_tools.is_some() || cmd.purpose.is_some()) {
-            return Err(CommandError::new(ErrorCode::InvalidRequest, format!("{key}: mail accounts have no senders, remote_tools or purpose")));
+        if key.channel == Channel::Mail
+            && (cmd.senders.is_some() || cmd.remote_tools.is_some() || cmd.purpose.is_some())
+        {
+            return Err(CommandError::new(
+                ErrorCode::InvalidRequest,
+                format!("{key}: mail accounts have no senders, remote_tools or purpose"),
+            ));
         }
         let saved = self.overrides().await?.remove(&key);
         let keep = |new: Option<String>, old: Option<String>| new.or(old);
         let o = SettingsOverride {
             account: key.to_string(),
             enabled: cmd.enabled,
-            workspace: keep(cmd.workspace, saved.as_ref().and_then(|s| s.workspace.clone())),
-            senders: keep(cmd.senders.map(|s| wire(&s)), saved.as_ref().and_then(|s| s.senders.clone())),
-            remote_tools: keep(cmd.remote_tools.map(|s| wire(&s)), saved.as_ref().and_then(|s| s.remote_tools.clone())),
+            workspace: keep(
+                cmd.workspace,
+                saved.as_ref().and_then(|s| s.workspace.clone()),
+            ),
+            senders: keep(
+                cmd.senders.map(|s| wire(&s)),
+                saved.as_ref().and_then(|s| s.senders.clone()),
+            ),
+            remote_tools: keep(
+                cmd.remote_tools.map(|s| wire(&s)),
+                saved.as_ref().and_then(|s| s.remote_tools.clone()),
+            ),
             purpose: keep(cmd.purpose.map(|s| wire(&s)), saved.and_then(|s| s.purpose)),
         };
         self.store.put_settings(o).await.map_err(internal)?;
@@ -91,7 +122,11 @@ impl Core {
     }
 
     /// Applies `channel_logout`: removes credentials and every stored row, then restarts it (it will report `failed`).
-    pub async fn channel_logout(&self, channel: &str, account: &str) -> Result<ReloadReport, CommandError> {
+    pub async fn channel_logout(
+        &self,
+        channel: &str,
+        account: &str,
+    ) -> Result<ReloadReport, CommandError> {
         let config = self.config.lock().await;
         let key = account_key(channel, account)?;
         let id = key.to_string();
@@ -107,7 +142,11 @@ impl Core {
     }
 
     /// Brings the supervisor in line with `config`, the stored overrides and the stored credentials.
-    async fn reconcile(&self, config: &Config, force: &[AccountKey]) -> Result<ReloadReport, CommandError> {
+    async fn reconcile(
+        &self,
+        config: &Config,
+        force: &[AccountKey],
+    ) -> Result<ReloadReport, CommandError> {
         let desired = self.desired(config).await?;
         Ok(self.supervisor.apply(desired, force).await)
     }
@@ -121,13 +160,18 @@ impl Core {
     }
 
     /// The accounts as they should run: the file's, changed by `channel_set`, with credential fingerprints.
-    async fn desired(&self, config: &Config) -> Result<BTreeMap<AccountKey, DesiredAccount>, CommandError> {
+    async fn desired(
+        &self,
+        config: &Config,
+    ) -> Result<BTreeMap<AccountKey, DesiredAccount>, CommandError> {
         let mut specs = config.accounts.clone();
         for (key, o) in self.overrides().await? {
             if key.channel == Channel::Mail && !specs.contains_key(&key) {
                 continue;
             }
-            let spec = specs.entry(key.clone()).or_insert_with(|| default_chat_spec(&key));
+            let spec = specs
+                .entry(key.clone())
+                .or_insert_with(|| default_chat_spec(&key));
             apply_override(spec, &o);
         }
         let creds = self.credentials.clone();
@@ -173,21 +217,48 @@ impl Handler for Core {
             DaemonCommand::Reload => {
                 self.reload().await?;
             }
-            DaemonCommand::ChannelSet { channel, account, enabled, workspace, remote_tools, senders, purpose } => {
-                let cmd = ChannelSet { channel, account, enabled, workspace, senders, remote_tools, purpose };
+            DaemonCommand::ChannelSet {
+                channel,
+                account,
+                enabled,
+                workspace,
+                remote_tools,
+                senders,
+                purpose,
+            } => {
+                let cmd = ChannelSet {
+                    channel,
+                    account,
+                    enabled,
+                    workspace,
+                    senders,
+                    remote_tools,
+                    purpose,
+                };
                 self.channel_set(cmd).await?;
             }
             DaemonCommand::ChannelLogout { channel, account } => {
                 self.channel_logout(&channel, &account).await?;
             }
             DaemonCommand::ConfirmAsk { .. } | DaemonCommand::ConfirmStatus { .. } => {
-                return Err(CommandError::new(ErrorCode::Unsupported, "confirm questions are not available in this build yet"));
+                return Err(CommandError::new(
+                    ErrorCode::Unsupported,
+                    "confirm questions are not available in this build yet",
+                ));
             }
-            DaemonCommand::Delegations | DaemonCommand::DelegationKill | DaemonCommand::RestartWhenIdle => {
-                return Err(CommandError::new(ErrorCode::Unsupported, "delegations are not served by the bridge"));
+            DaemonCommand::Delegations
+            | DaemonCommand::DelegationKill
+            | DaemonCommand::RestartWhenIdle => {
+                return Err(CommandError::new(
+                    ErrorCode::Unsupported,
+                    "delegations are not served by the bridge",
+                ));
             }
             DaemonCommand::Other => {
-                return Err(CommandError::new(ErrorCode::Unsupported, "project commands are not served by the bridge"));
+                return Err(CommandError::new(
+                    ErrorCode::Unsupported,
+                    "project commands are not served by the bridge",
+                ));
             }
         }
         Ok(self.status())
@@ -207,7 +278,8 @@ fn wire<T: serde::Serialize>(v: &T) -> String {
 }
 
 fn parse_wire<T: serde::de::DeserializeOwned>(s: &Option<String>) -> Option<T> {
-    s.as_ref().and_then(|s| serde_json::from_value(serde_json::Value::String(s.clone())).ok())
+    s.as_ref()
+        .and_then(|s| serde_json::from_value(serde_json::Value::String(s.clone())).ok())
 }
 
 fn account_key(channel: &str, account: &str) -> Result<AccountKey, CommandError> {
@@ -307,7 +379,11 @@ impl RunningDaemon {
 /// Starts the daemon: takes the state directory's lock, opens the store, binds the socket, starts the accounts.
 ///
 /// `make_factory` builds the component factory from the opened credential store and store.
-pub async fn start<F>(config: Config, make_factory: F, policy: LifecyclePolicy) -> Result<RunningDaemon, StartError>
+pub async fn start<F>(
+    config: Config,
+    make_factory: F,
+    policy: LifecyclePolicy,
+) -> Result<RunningDaemon, StartError>
 where
     F: FnOnce(&CredentialStore, &Store) -> Arc<dyn ComponentFactory>,
 {
@@ -328,11 +404,25 @@ where
         credentials,
         supervisor: Supervisor::new(factory, policy),
     });
-    core.reconcile(&config, &[]).await.map_err(|e| StartError::Start(e.message))?;
+    core.reconcile(&config, &[])
+        .await
+        .map_err(|e| StartError::Start(e.message))?;
     tracing::info!(socket = %socket.display(), accounts = config.accounts.len(), "scv-bridge is running");
     let shutdown = CancellationToken::new();
-    let task = tokio::spawn(serve_until_shutdown(core.clone(), listener, shutdown.clone(), store_guard, lock, socket.clone()));
-    Ok(RunningDaemon { socket, shutdown, core, task })
+    let task = tokio::spawn(serve_until_shutdown(
+        core.clone(),
+        listener,
+        shutdown.clone(),
+        store_guard,
+        lock,
+        socket.clone(),
+    ));
+    Ok(RunningDaemon {
+        socket,
+        shutdown,
+        core,
+        task,
+    })
 }
 
 async fn serve_until_shutdown(
@@ -354,7 +444,10 @@ async fn serve_until_shutdown(
 
 /// Creates the state directory (0700) and takes its exclusive lock; held for the daemon's life.
 fn lock_state_dir(dir: &Path) -> Result<std::fs::File, StartError> {
-    let io = |source| StartError::StateDir { path: dir.to_path_buf(), source };
+    let io = |source| StartError::StateDir {
+        path: dir.to_path_buf(),
+        source,
+    };
     std::fs::create_dir_all(dir).map_err(io)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
     let file = std::fs::OpenOptions::new()

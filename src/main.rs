@@ -97,7 +97,10 @@ enum PurposeArg {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("scv-bridge: cannot start the async runtime: {e}");
@@ -116,7 +119,9 @@ fn main() -> ExitCode {
 fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     match format {
         LogFormat::Pretty => builder.init(),
         LogFormat::Json => builder.json().init(),
@@ -132,7 +137,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
                 .await
                 .map_err(|e| e.to_string())?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&status).map_err(|e| e.to_string())?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&status).map_err(|e| e.to_string())?
+                );
             } else {
                 print!("{}", scv_bridge::cli::status_table(&status, unix_now()));
             }
@@ -142,7 +150,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             let status = client::request(&socket_of(&config_path)?, DaemonCommand::Reload)
                 .await
                 .map_err(|e| e.to_string())?;
-            println!("reloaded; {} account(s) configured", status.components.len());
+            println!(
+                "reloaded; {} account(s) configured",
+                status.components.len()
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Channel { action } => channel(&config_path, action).await,
@@ -151,7 +162,9 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
 
 /// The socket path every client command uses, found the same way as the daemon finds it.
 fn socket_of(config_path: &Path) -> Result<PathBuf, String> {
-    Config::load(config_path).map(|c| c.socket).map_err(|e| e.to_string())
+    Config::load(config_path)
+        .map(|c| c.socket)
+        .map_err(|e| e.to_string())
 }
 
 async fn run(config_path: &Path) -> Result<ExitCode, String> {
@@ -172,14 +185,20 @@ async fn run(config_path: &Path) -> Result<ExitCode, String> {
     if report.abandoned.is_empty() {
         Ok(ExitCode::SUCCESS)
     } else {
-        eprintln!("scv-bridge: abandoned while stopping: {}", report.abandoned.join(", "));
+        eprintln!(
+            "scv-bridge: abandoned while stopping: {}",
+            report.abandoned.join(", ")
+        );
         Ok(ExitCode::from(1))
     }
 }
 
 async fn wait_for_signal() {
     use tokio::signal::unix::{SignalKind, signal};
-    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
         (Ok(mut term), Ok(mut int)) => {
             tokio::select! {
                 _ = term.recv() => {}
@@ -205,27 +224,35 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
     let command = match action {
         ChannelAction::Enable { channel, account } => set(channel, account, true),
         ChannelAction::Disable { channel, account } => set(channel, account, false),
-        ChannelAction::Set { channel, account, senders, remote_tools, purpose, workspace, disabled } => {
-            DaemonCommand::ChannelSet {
-                channel,
-                account,
-                enabled: !disabled,
-                workspace,
-                senders: senders.map(|s| match s {
-                    SendersArg::Owner => Senders::Owner,
-                    SendersArg::Anyone => Senders::Anyone,
-                }),
-                remote_tools: remote_tools.map(|t| match t {
-                    ToolsArg::None => RemoteTools::None,
-                    ToolsArg::Owner => RemoteTools::Owner,
-                }),
-                purpose: purpose.map(|p| match p {
-                    PurposeArg::Chat => Purpose::Chat,
-                    PurposeArg::Mail => Purpose::Mail,
-                }),
-            }
+        ChannelAction::Set {
+            channel,
+            account,
+            senders,
+            remote_tools,
+            purpose,
+            workspace,
+            disabled,
+        } => DaemonCommand::ChannelSet {
+            channel,
+            account,
+            enabled: !disabled,
+            workspace,
+            senders: senders.map(|s| match s {
+                SendersArg::Owner => Senders::Owner,
+                SendersArg::Anyone => Senders::Anyone,
+            }),
+            remote_tools: remote_tools.map(|t| match t {
+                ToolsArg::None => RemoteTools::None,
+                ToolsArg::Owner => RemoteTools::Owner,
+            }),
+            purpose: purpose.map(|p| match p {
+                PurposeArg::Chat => Purpose::Chat,
+                PurposeArg::Mail => Purpose::Mail,
+            }),
+        },
+        ChannelAction::Logout { channel, account } => {
+            DaemonCommand::ChannelLogout { channel, account }
         }
-        ChannelAction::Logout { channel, account } => DaemonCommand::ChannelLogout { channel, account },
     };
     let status = client::request(&socket_of(config_path)?, command)
         .await

@@ -175,7 +175,9 @@ impl CredentialStore {
             CredentialStore::Keyring => keyring_entry(account)?
                 .set_password(&creds.to_json())
                 .map_err(|e| SecretsError::Keyring(e.to_string())),
-            CredentialStore::Files(dir) => write_private(dir, &file_for(dir, account), &creds.to_json()),
+            CredentialStore::Files(dir) => {
+                write_private(dir, &file_for(dir, account), &creds.to_json())
+            }
         }
     }
 
@@ -212,7 +214,9 @@ fn keyring_probe() -> Result<(), SecretsError> {
     if back == "probe" {
         Ok(())
     } else {
-        Err(SecretsError::Keyring("the keyring returned a different value".into()))
+        Err(SecretsError::Keyring(
+            "the keyring returned a different value".into(),
+        ))
     }
 }
 
@@ -220,7 +224,13 @@ fn keyring_probe() -> Result<(), SecretsError> {
 fn file_for(dir: &Path, account: &str) -> PathBuf {
     let safe: String = account
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     dir.join(format!("{safe}.json"))
 }
@@ -266,9 +276,14 @@ mod tests {
 
     #[test]
     fn secrets_never_print() {
-        let c = Credentials::default().with("bot_token", "tok-123").with("owner_id", "o1");
+        let c = Credentials::default()
+            .with("bot_token", "tok-123")
+            .with("owner_id", "o1");
         let shown = format!("{c:?} {:?} {}", c.get("bot_token"), Secret::new("pw"));
-        assert!(!shown.contains("tok-123") && !shown.contains("pw\"") && !shown.contains("o1\""), "{shown}");
+        assert!(
+            !shown.contains("tok-123") && !shown.contains("pw\"") && !shown.contains("o1\""),
+            "{shown}"
+        );
         assert!(shown.contains("[redacted]"));
     }
 
@@ -279,9 +294,14 @@ mod tests {
         assert_eq!(store.load("wechat:phone").expect("load"), None);
         let first = Credentials::default().with("bot_token", "a");
         store.save("wechat:phone", &first).expect("save");
-        let second = Credentials::default().with("bot_token", "b").with("owner_id", "o");
+        let second = Credentials::default()
+            .with("bot_token", "b")
+            .with("owner_id", "o");
         store.save("wechat:phone", &second).expect("replace");
-        assert_eq!(store.load("wechat:phone").expect("load"), Some(second.clone()));
+        assert_eq!(
+            store.load("wechat:phone").expect("load"),
+            Some(second.clone())
+        );
         assert_ne!(first.fingerprint(), second.fingerprint());
         let cred_dir = dir.path().join("credentials");
         let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
@@ -290,7 +310,9 @@ mod tests {
         let leftovers = std::fs::read_dir(&cred_dir).expect("list").count();
         assert_eq!(leftovers, 1, "no temporary files left behind");
         store.delete("wechat:phone").expect("delete");
-        store.delete("wechat:phone").expect("deleting twice is fine");
+        store
+            .delete("wechat:phone")
+            .expect("deleting twice is fine");
         assert_eq!(store.load("wechat:phone").expect("load"), None);
     }
 
@@ -307,7 +329,9 @@ mod tests {
         // No session bus here (CI, servers): auto must still give a working store.
         let dir = tempfile::tempdir().expect("tempdir");
         let store = CredentialStore::open(CredentialsMode::Auto, dir.path()).expect("auto opens");
-        store.save("feishu:w", &Credentials::default().with("app_secret", "s")).expect("save");
+        store
+            .save("feishu:w", &Credentials::default().with("app_secret", "s"))
+            .expect("save");
         assert!(store.load("feishu:w").expect("load").is_some());
         store.delete("feishu:w").expect("delete");
     }

@@ -128,7 +128,9 @@ impl Store {
         let thread = std::thread::Builder::new()
             .name("scv-store".into())
             .spawn(move || writer(conn, rx))
-            .map_err(|e| StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
+            .map_err(|e| {
+                StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+            })?;
         let store = Store { jobs: tx, path };
         let guard = StoreGuard {
             thread: Some(thread),
@@ -155,12 +157,16 @@ impl Store {
                 let out = match (result, commit) {
                     (Ok(r), Ok(())) => Ok(r),
                     (Err(e), _) => Err(StoreError::Sqlite(e)),
-                    (Ok(_), Err(e)) => Err(StoreError::Sqlite(rusqlite::Error::InvalidParameterName(e))),
+                    (Ok(_), Err(e)) => {
+                        Err(StoreError::Sqlite(rusqlite::Error::InvalidParameterName(e)))
+                    }
                 };
                 let _ = tx.send(out);
             })
         });
-        self.jobs.send(Msg::Job(job)).map_err(|_| StoreError::Closed)?;
+        self.jobs
+            .send(Msg::Job(job))
+            .map_err(|_| StoreError::Closed)?;
         rx.await.map_err(|_| StoreError::Closed)?
     }
 
@@ -179,7 +185,12 @@ impl Store {
     }
 
     /// Writes one per-account value.
-    pub async fn set_state(&self, account: &str, name: &str, value: &str) -> Result<(), StoreError> {
+    pub async fn set_state(
+        &self,
+        account: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<(), StoreError> {
         let (account, name, value) = (account.to_string(), name.to_string(), value.to_string());
         self.call(move |t| {
             t.execute(
@@ -234,7 +245,10 @@ impl Store {
         self.call(move |t| {
             let mut removed = 0;
             for table in account_tables(t)? {
-                removed += t.execute(&format!("DELETE FROM \"{table}\" WHERE account = ?1"), [&account])?;
+                removed += t.execute(
+                    &format!("DELETE FROM \"{table}\" WHERE account = ?1"),
+                    [&account],
+                )?;
             }
             Ok(removed)
         })
@@ -243,7 +257,8 @@ impl Store {
 
     /// Runs SQLite's own consistency check; `ok` when the file is sound.
     pub async fn integrity_check(&self) -> Result<String, StoreError> {
-        self.call(|t| t.query_row("PRAGMA integrity_check", [], |r| r.get(0))).await
+        self.call(|t| t.query_row("PRAGMA integrity_check", [], |r| r.get(0)))
+            .await
     }
 }
 

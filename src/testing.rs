@@ -10,7 +10,32 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{AccountKey, AccountSpec};
-use crate::supervisor::{Component, ComponentError, ComponentFactory, HealthHandle};
+use crate::protocol::ComponentState;
+use crate::supervisor::{
+    Component, ComponentError, ComponentFactory, HealthHandle, HealthRegistry,
+};
+
+/// Waits (on change notifications, not a timer) until account `id` is in `state`.
+pub async fn wait_for_state(registry: &HealthRegistry, id: &str, state: ComponentState) {
+    let mut members = registry.subscribe();
+    loop {
+        members.borrow_and_update();
+        let cell = registry.cell(id);
+        let mut rx = cell.as_ref().map(|c| c.subscribe());
+        if cell.as_ref().is_some_and(|c| c.get().state == state) {
+            return;
+        }
+        tokio::select! {
+            _ = members.changed() => {}
+            _ = async {
+                match rx.as_mut() {
+                    Some(rx) => { let _ = rx.changed().await; }
+                    None => std::future::pending::<()>().await,
+                }
+            } => {}
+        }
+    }
+}
 
 /// What one run of a [`FakeComponent`] does.
 #[derive(Debug, Clone)]
@@ -125,7 +150,9 @@ impl FakeFactory {
             Ok(m) => m,
             Err(p) => p.into_inner(),
         };
-        map.entry(key.clone()).or_insert_with(|| FakeComponent::new([])).clone()
+        map.entry(key.clone())
+            .or_insert_with(|| FakeComponent::new([]))
+            .clone()
     }
 
     /// Scripts the account's next runs.
@@ -135,7 +162,10 @@ impl FakeFactory {
 
     /// How many times the account's component was built (once per start or restart by reconcile).
     pub fn builds(&self, key: &AccountKey) -> u32 {
-        self.builds.lock().map(|b| b.get(key).copied().unwrap_or(0)).unwrap_or(0)
+        self.builds
+            .lock()
+            .map(|b| b.get(key).copied().unwrap_or(0))
+            .unwrap_or(0)
     }
 }
 

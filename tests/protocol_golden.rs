@@ -81,7 +81,13 @@ fn unknown_enum_values_read_as_unknown() {
     let e: ServerEvent =
         serde_json::from_str(r#"{"type":"error","code":"teapot","message":"m","fatal":false}"#)
             .expect("parses");
-    assert!(matches!(e, ServerEvent::Error { code: ErrorCode::Unknown, .. }));
+    assert!(matches!(
+        e,
+        ServerEvent::Error {
+            code: ErrorCode::Unknown,
+            ..
+        }
+    ));
     let c: ConfirmInfo = serde_json::from_str(
         r#"{"id":"q","state":"reconsidering","chat":"feishu:w","deadline_unix_seconds":1}"#,
     )
@@ -101,7 +107,10 @@ fn unknown_fields_are_ignored_and_mail_counts_default() {
     .expect("parses");
     assert_eq!(
         m,
-        ClientMessage::DaemonControl { request_id: "r".into(), command: DaemonCommand::Status }
+        ClientMessage::DaemonControl {
+            request_id: "r".into(),
+            command: DaemonCommand::Status
+        }
     );
     let counts: MailCounts = serde_json::from_str(r#"{"queued":2,"new_thing":5}"#).expect("parses");
     assert_eq!(counts.queued, 2);
@@ -113,9 +122,18 @@ fn unknown_fields_are_ignored_and_mail_counts_default() {
 fn out_of_scope_actions_parse_to_unsupported_variants() {
     for (action, want) in [
         (r#"{"action":"delegations"}"#, DaemonCommand::Delegations),
-        (r#"{"action":"delegation_kill","id":"d1"}"#, DaemonCommand::DelegationKill),
-        (r#"{"action":"restart_when_idle"}"#, DaemonCommand::RestartWhenIdle),
-        (r#"{"action":"project_open","path":"/x"}"#, DaemonCommand::Other),
+        (
+            r#"{"action":"delegation_kill","id":"d1"}"#,
+            DaemonCommand::DelegationKill,
+        ),
+        (
+            r#"{"action":"restart_when_idle"}"#,
+            DaemonCommand::RestartWhenIdle,
+        ),
+        (
+            r#"{"action":"project_open","path":"/x"}"#,
+            DaemonCommand::Other,
+        ),
     ] {
         let c: DaemonCommand = serde_json::from_str(action).expect(action);
         assert_eq!(c, want);

@@ -39,7 +39,10 @@ struct Unavailable {
 
 /// The command that stores credentials for an account.
 pub fn login_hint(spec: &AccountSpec) -> String {
-    format!("run `scv-bridge login {} {}`", spec.key.channel, spec.key.account)
+    format!(
+        "run `scv-bridge login {} {}`",
+        spec.key.channel, spec.key.account
+    )
 }
 
 impl Component for Unavailable {
@@ -55,10 +58,19 @@ impl Component for Unavailable {
                 .await
                 .map_err(|e| ComponentError::transient(e.to_string()))?;
             match loaded {
-                Ok(None) => Err(ComponentError::fatal("not logged in", login_hint(&self.spec))),
-                Err(e) => Err(ComponentError::fatal(format!("cannot read credentials: {e}"), login_hint(&self.spec))),
+                Ok(None) => Err(ComponentError::fatal(
+                    "not logged in",
+                    login_hint(&self.spec),
+                )),
+                Err(e) => Err(ComponentError::fatal(
+                    format!("cannot read credentials: {e}"),
+                    login_hint(&self.spec),
+                )),
                 Ok(Some(_)) => Err(ComponentError::fatal(
-                    format!("the {} channel is not available in this build", channel_name(self.spec.key.channel)),
+                    format!(
+                        "the {} channel is not available in this build",
+                        channel_name(self.spec.key.channel)
+                    ),
                     "upgrade scv-bridge, or disable the account with `scv-bridge channel disable`",
                 )),
             }

@@ -88,7 +88,10 @@ mod tests {
     fn finds_paths_and_lines() {
         let off = TEXT.find("senders").expect("present");
         assert_eq!(line_col(TEXT, off), (5, 1));
-        assert_eq!(key_path_at(TEXT, off).as_deref(), Some("feishu.work.senders"));
+        assert_eq!(
+            key_path_at(TEXT, off).as_deref(),
+            Some("feishu.work.senders")
+        );
         assert_eq!(key_path_at(TEXT, 0).as_deref(), Some("state_dir"));
         assert_eq!(line_of_key(TEXT, "feishu.work", Some("senders")), Some(5));
         assert_eq!(line_of_key(TEXT, "mail.home", Some("imap_host")), Some(7));

@@ -212,13 +212,22 @@ pub(super) struct RawConfig {
 impl RawConfig {
     /// Checks what serde cannot and builds the [`Config`].
     pub(super) fn validate(self, path: &Path, text: &str) -> Result<Config, ConfigError> {
-        let err = |table: &str, key: Option<&str>, msg: String| located(path, text, table, key, msg);
-        let state_dir = expand_tilde(self.state_dir.as_deref().unwrap_or("~/.local/state/scv-bridge"));
+        let err =
+            |table: &str, key: Option<&str>, msg: String| located(path, text, table, key, msg);
+        let state_dir = expand_tilde(
+            self.state_dir
+                .as_deref()
+                .unwrap_or("~/.local/state/scv-bridge"),
+        );
         let socket = socket_path(self.socket.as_deref(), &state_dir);
         let timezone = match &self.timezone {
             None => None,
             Some(tz) => Some(tz.parse::<chrono_tz::Tz>().map_err(|_| {
-                err("", Some("timezone"), format!("expected an IANA time zone such as Asia/Shanghai, found '{tz}'"))
+                err(
+                    "",
+                    Some("timezone"),
+                    format!("expected an IANA time zone such as Asia/Shanghai, found '{tz}'"),
+                )
             })?),
         };
         let mut accounts = BTreeMap::new();
@@ -262,7 +271,8 @@ impl RawConfig {
                 ("purpose", shared.purpose.is_some()),
             ] {
                 if set {
-                    let msg = "mail accounts have no such setting; their reports go to report_to".to_string();
+                    let msg = "mail accounts have no such setting; their reports go to report_to"
+                        .to_string();
                     return Err(err(&table, Some(key), msg));
                 }
             }
@@ -289,15 +299,23 @@ impl RawConfig {
                     return Err(err(
                         &spec.key.to_string().replace(':', "."),
                         Some("report_to"),
-                        format!("expected a configured wechat or feishu account with purpose = \"mail\", found '{to}'"),
+                        format!(
+                            "expected a configured wechat or feishu account with purpose = \"mail\", found '{to}'"
+                        ),
                     ));
                 }
             }
         }
         if let Some(n) = &self.notify
-            && !accounts.get(n).is_some_and(|a| a.key.channel != Channel::Mail)
+            && accounts
+                .get(n)
+                .is_none_or(|a| a.key.channel == Channel::Mail)
         {
-            return Err(err("", Some("notify"), format!("expected a configured wechat or feishu account, found '{n}'")));
+            return Err(err(
+                "",
+                Some("notify"),
+                format!("expected a configured wechat or feishu account, found '{n}'"),
+            ));
         }
         Ok(Config {
             path: path.to_path_buf(),
@@ -325,26 +343,48 @@ fn check_name(name: &str) -> Result<(), String> {
 /// Checks a mail account; the error names the key.
 fn check_mail(m: &MailSettings) -> Result<(), (&'static str, String)> {
     if m.imap_host.trim().is_empty() {
-        return Err(("imap_host", "expected a host name, found an empty string".into()));
+        return Err((
+            "imap_host",
+            "expected a host name, found an empty string".into(),
+        ));
     }
     if m.username.trim().is_empty() {
-        return Err(("username", "expected the mailbox login, found an empty string".into()));
+        return Err((
+            "username",
+            "expected the mailbox login, found an empty string".into(),
+        ));
     }
-    let loopback = |h: &str| matches!(h, "127.0.0.1" | "::1" | "localhost") || h.starts_with("127.");
+    let loopback =
+        |h: &str| matches!(h, "127.0.0.1" | "::1" | "localhost") || h.starts_with("127.");
     if m.tls == MailTls::None && !loopback(&m.imap_host) {
-        return Err(("tls", format!("tls = \"none\" is allowed only for loopback hosts, not '{}'; expected implicit or starttls", m.imap_host)));
+        return Err((
+            "tls",
+            format!(
+                "tls = \"none\" is allowed only for loopback hosts, not '{}'; expected implicit or starttls",
+                m.imap_host
+            ),
+        ));
     }
     if m.smtp_tls.unwrap_or(m.tls) == MailTls::None
         && let Some(h) = &m.smtp_host
         && !loopback(h)
     {
-        return Err(("smtp_tls", format!("no TLS is allowed only for loopback hosts, not '{h}'")));
+        return Err((
+            "smtp_tls",
+            format!("no TLS is allowed only for loopback hosts, not '{h}'"),
+        ));
     }
     if m.token_budget == Some(0) {
-        return Err(("token_budget", "expected a positive number of tokens a day".into()));
+        return Err((
+            "token_budget",
+            "expected a positive number of tokens a day".into(),
+        ));
     }
     if m.digest_interval_minutes == Some(0) {
-        return Err(("digest_interval_minutes", "expected at least 1 minute".into()));
+        return Err((
+            "digest_interval_minutes",
+            "expected at least 1 minute".into(),
+        ));
     }
     Ok(())
 }

@@ -15,10 +15,21 @@ fn example_config_parses_with_every_account() {
     let text = include_str!("../../config/example.toml");
     let cfg = parse(text).expect("example parses");
     let ids: Vec<String> = cfg.accounts.keys().map(|k| k.to_string()).collect();
-    assert_eq!(ids, ["wechat:inbox", "wechat:phone", "feishu:work", "mail:personal"]);
+    assert_eq!(
+        ids,
+        [
+            "wechat:inbox",
+            "wechat:phone",
+            "feishu:work",
+            "mail:personal"
+        ]
+    );
     let inbox = &cfg.accounts[&AccountKey::new(Channel::Wechat, "inbox")];
     assert_eq!(inbox.purpose, Purpose::Mail);
-    assert!(inbox.enabled, "accounts are enabled unless they say otherwise");
+    assert!(
+        inbox.enabled,
+        "accounts are enabled unless they say otherwise"
+    );
     assert_eq!(cfg.notify, Some(AccountKey::new(Channel::Feishu, "work")));
     assert_eq!(cfg.timezone, Some(chrono_tz::Asia::Shanghai));
 }
@@ -35,7 +46,10 @@ fn bad_enum_value_names_file_line_key_and_choices() {
 #[test]
 fn unknown_keys_are_errors_that_name_the_key() {
     let e = err("[wechat.phone]\nsender = \"owner\"\n");
-    assert!(e.starts_with("/etc/scv/config.toml:2: wechat.phone.sender: unknown field `sender`"), "{e}");
+    assert!(
+        e.starts_with("/etc/scv/config.toml:2: wechat.phone.sender: unknown field `sender`"),
+        "{e}"
+    );
     let e = err("stat_dir = \"/x\"\n");
     assert!(e.contains(":1: stat_dir: unknown field `stat_dir`"), "{e}");
     let e = err("[slack.x]\n");
@@ -45,19 +59,33 @@ fn unknown_keys_are_errors_that_name_the_key() {
 #[test]
 fn semantic_errors_are_located() {
     let e = err("[mail.m]\nimap_host = \"imap.example.com\"\nusername = \"u\"\ntls = \"none\"\n");
-    assert!(e.starts_with("/etc/scv/config.toml:4: mail.m.tls: tls = \"none\" is allowed only for loopback"), "{e}");
+    assert!(
+        e.starts_with(
+            "/etc/scv/config.toml:4: mail.m.tls: tls = \"none\" is allowed only for loopback"
+        ),
+        "{e}"
+    );
     let e = err("[mail.m]\nimap_host = \"h\"\nusername = \"u\"\nreport_to = \"wechat:nope\"\n");
-    assert!(e.contains(":4: mail.m.report_to: expected a configured wechat or feishu account"), "{e}");
+    assert!(
+        e.contains(":4: mail.m.report_to: expected a configured wechat or feishu account"),
+        "{e}"
+    );
     let e = err("notify = \"feishu:work\"\n");
     assert!(e.contains(":1: notify: expected a configured"), "{e}");
     let e = err("[wechat.inbox]\npurpose = \"mail\"\nremote_tools = \"owner\"\n");
     assert!(e.contains(":3: wechat.inbox.remote_tools:"), "{e}");
     let e = err("[mail.m]\nimap_host = \"h\"\nusername = \"u\"\nsenders = \"anyone\"\n");
-    assert!(e.contains(":4: mail.m.senders: mail accounts have no such setting"), "{e}");
+    assert!(
+        e.contains(":4: mail.m.senders: mail accounts have no such setting"),
+        "{e}"
+    );
     let e = err("[wechat.\"bad name\"]\n");
     assert!(e.contains("account names use letters"), "{e}");
     let e = err("timezone = \"Mars/Olympus\"\n");
-    assert!(e.contains(":1: timezone: expected an IANA time zone"), "{e}");
+    assert!(
+        e.contains(":1: timezone: expected an IANA time zone"),
+        "{e}"
+    );
     let e = err("[mail.m]\nimap_host = \"h\"\n");
     assert!(e.contains("username"), "{e}");
 }
@@ -66,7 +94,10 @@ fn semantic_errors_are_located() {
 fn defaults_are_owner_only_and_tool_free() {
     let cfg = parse("[wechat.a]\n[feishu.b]\nenabled = false\n").expect("parses");
     let a = &cfg.accounts[&AccountKey::new(Channel::Wechat, "a")];
-    assert_eq!((a.senders, a.remote_tools, a.purpose), (Senders::Owner, RemoteTools::None, Purpose::Chat));
+    assert_eq!(
+        (a.senders, a.remote_tools, a.purpose),
+        (Senders::Owner, RemoteTools::None, Purpose::Chat)
+    );
     assert!(!cfg.accounts[&AccountKey::new(Channel::Feishu, "b")].enabled);
     assert_eq!(cfg.credentials, CredentialsMode::Auto);
 }
@@ -76,7 +107,10 @@ fn socket_and_state_paths_resolve() {
     let cfg = parse("state_dir = \"/srv/scv\"\nsocket = \"/run/scv.sock\"\n").expect("parses");
     assert_eq!(cfg.state_dir, PathBuf::from("/srv/scv"));
     assert_eq!(cfg.socket, PathBuf::from("/run/scv.sock"));
-    assert_eq!(socket_path(None, Path::new("/s")).file_name(), Some("daemon.sock".as_ref()));
+    assert_eq!(
+        socket_path(None, Path::new("/s")).file_name(),
+        Some("daemon.sock".as_ref())
+    );
     let old = parse("state_dir = \"/a\"\nsocket = \"/s.sock\"\n").expect("parses");
     let new = parse("state_dir = \"/b\"\nsocket = \"/s.sock\"\n").expect("parses");
     assert_eq!(old.unreloadable_changes(&new), vec!["state_dir"]);
@@ -84,7 +118,10 @@ fn socket_and_state_paths_resolve() {
 
 #[test]
 fn account_keys_parse_strictly() {
-    assert_eq!(AccountKey::parse("wechat:phone"), Some(AccountKey::new(Channel::Wechat, "phone")));
+    assert_eq!(
+        AccountKey::parse("wechat:phone"),
+        Some(AccountKey::new(Channel::Wechat, "phone"))
+    );
     for bad in ["wechat", "slack:x", "mail:", "feishu:a b", "wechat:a:b"] {
         assert_eq!(AccountKey::parse(bad), None, "{bad}");
     }

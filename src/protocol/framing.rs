@@ -59,7 +59,9 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 return Ok(None);
             }
             let line = std::mem::take(&mut self.buf);
-            return String::from_utf8(line).map(Some).map_err(|_| FrameError::NotUtf8);
+            return String::from_utf8(line)
+                .map(Some)
+                .map_err(|_| FrameError::NotUtf8);
         }
     }
 
@@ -147,7 +149,10 @@ mod tests {
         let got = frames(&input, 99).await;
         assert_eq!(got, vec![Err("frame larger than 99 bytes".into())]);
         let got = frames(&input, 100).await;
-        assert_eq!(got[0].as_ref().map(|f| f.as_ref().map(|s| s.len())), Ok(Some(100)));
+        assert_eq!(
+            got[0].as_ref().map(|f| f.as_ref().map(|s| s.len())),
+            Ok(Some(100))
+        );
     }
 
     #[tokio::test]
@@ -173,7 +178,9 @@ mod tests {
     #[tokio::test]
     async fn write_frame_appends_newline_and_respects_limit() {
         let mut out = Vec::new();
-        write_frame(&mut out, &serde_json::json!({"k": "v"}), 64).await.expect("write");
+        write_frame(&mut out, &serde_json::json!({"k": "v"}), 64)
+            .await
+            .expect("write");
         assert_eq!(out, b"{\"k\":\"v\"}\n");
         let big = "z".repeat(100);
         assert!(write_frame(&mut Vec::new(), &big, 50).await.is_err());

@@ -79,7 +79,12 @@ pub enum ServerEvent {
 
 impl ServerEvent {
     /// An `error` event.
-    pub fn error(request_id: Option<String>, code: ErrorCode, message: impl Into<String>, fatal: bool) -> Self {
+    pub fn error(
+        request_id: Option<String>,
+        code: ErrorCode,
+        message: impl Into<String>,
+        fatal: bool,
+    ) -> Self {
         ServerEvent::Error {
             request_id,
             code,

@@ -8,13 +8,29 @@ async fn state_round_trips_and_survives_reopen() {
     let path = dir.path().join("state.db");
     {
         let (store, guard) = Store::open(&path).expect("open");
-        store.set_state("wechat:a", "cursor", "c1").await.expect("set");
-        store.set_state("wechat:a", "cursor", "c2").await.expect("overwrite");
+        store
+            .set_state("wechat:a", "cursor", "c1")
+            .await
+            .expect("set");
+        store
+            .set_state("wechat:a", "cursor", "c2")
+            .await
+            .expect("overwrite");
         guard.close();
     }
     let (store, _guard) = Store::open(&path).expect("reopen");
-    assert_eq!(store.get_state("wechat:a", "cursor").await.expect("get").as_deref(), Some("c2"));
-    assert_eq!(store.get_state("wechat:b", "cursor").await.expect("get"), None);
+    assert_eq!(
+        store
+            .get_state("wechat:a", "cursor")
+            .await
+            .expect("get")
+            .as_deref(),
+        Some("c2")
+    );
+    assert_eq!(
+        store.get_state("wechat:b", "cursor").await.expect("get"),
+        None
+    );
     assert_eq!(store.integrity_check().await.expect("check"), "ok");
 }
 
@@ -24,13 +40,21 @@ async fn a_failing_call_undoes_only_its_own_writes() {
     let ok = store.set_state("a", "k", "1");
     let bad = store.call(|t| {
         t.execute("INSERT INTO account_state VALUES ('a', 'x', 'y')", [])?;
-        t.execute("INSERT INTO no_such_table VALUES (1)", []).map(drop)
+        t.execute("INSERT INTO no_such_table VALUES (1)", [])
+            .map(drop)
     });
     let (ok, bad) = tokio::join!(ok, bad);
     ok.expect("the good call commits");
     assert!(bad.is_err());
-    assert_eq!(store.get_state("a", "x").await.expect("get"), None, "the bad call's first write is undone");
-    assert_eq!(store.get_state("a", "k").await.expect("get").as_deref(), Some("1"));
+    assert_eq!(
+        store.get_state("a", "x").await.expect("get"),
+        None,
+        "the bad call's first write is undone"
+    );
+    assert_eq!(
+        store.get_state("a", "k").await.expect("get").as_deref(),
+        Some("1")
+    );
 }
 
 #[tokio::test]
@@ -53,8 +77,14 @@ async fn many_concurrent_calls_all_commit() {
 #[tokio::test]
 async fn delete_account_removes_every_row_of_that_account_only() {
     let (store, _g) = Store::open_in_memory().expect("open");
-    store.set_state("wechat:a", "cursor", "1").await.expect("set");
-    store.set_state("wechat:b", "cursor", "1").await.expect("set");
+    store
+        .set_state("wechat:a", "cursor", "1")
+        .await
+        .expect("set");
+    store
+        .set_state("wechat:b", "cursor", "1")
+        .await
+        .expect("set");
     store
         .put_settings(SettingsOverride {
             account: "wechat:a".into(),
@@ -68,16 +98,29 @@ async fn delete_account_removes_every_row_of_that_account_only() {
         .expect("put");
     assert_eq!(store.delete_account("wechat:a").await.expect("delete"), 2);
     assert!(store.settings_overrides().await.expect("list").is_empty());
-    assert_eq!(store.get_state("wechat:b", "cursor").await.expect("get").as_deref(), Some("1"));
+    assert_eq!(
+        store
+            .get_state("wechat:b", "cursor")
+            .await
+            .expect("get")
+            .as_deref(),
+        Some("1")
+    );
     let tables = store.call(|t| account_tables(t)).await.expect("tables");
-    assert!(tables.contains(&"account_state".to_string()) && tables.contains(&"account_settings".to_string()));
+    assert!(
+        tables.contains(&"account_state".to_string())
+            && tables.contains(&"account_settings".to_string())
+    );
 }
 
 #[tokio::test]
 async fn calls_after_close_fail_cleanly() {
     let (store, guard) = Store::open_in_memory().expect("open");
     guard.close();
-    assert!(matches!(store.get_state("a", "b").await, Err(StoreError::Closed)));
+    assert!(matches!(
+        store.get_state("a", "b").await,
+        Err(StoreError::Closed)
+    ));
 }
 
 #[test]
@@ -91,6 +134,9 @@ fn a_newer_schema_is_refused() {
 #[tokio::test]
 async fn a_new_store_is_at_the_current_schema_version() {
     let (store, _g) = Store::open_in_memory().expect("open");
-    let v: i64 = store.call(|t| t.query_row("PRAGMA user_version", [], |r| r.get(0))).await.expect("read");
+    let v: i64 = store
+        .call(|t| t.query_row("PRAGMA user_version", [], |r| r.get(0)))
+        .await
+        .expect("read");
     assert_eq!(v as usize, SCHEMA_VERSION);
 }

@@ -30,7 +30,8 @@ pub struct HealthCell {
 impl HealthCell {
     /// A cell for `spec`, in `starting` (or `disabled`).
     pub fn new(spec: &AccountSpec) -> Arc<HealthCell> {
-        let mut h = ComponentHealth::new(spec.key.channel.as_str(), &spec.key.account, spec.enabled);
+        let mut h =
+            ComponentHealth::new(spec.key.channel.as_str(), &spec.key.account, spec.enabled);
         if spec.key.channel != Channel::Mail {
             h.senders = Some(spec.senders);
             if spec.purpose == Purpose::Mail {
@@ -171,20 +172,38 @@ impl HealthHandle {
 }
 
 /// Every account's cell, swapped as a whole on reconcile so readers never lock.
-#[derive(Default)]
 pub struct HealthRegistry {
     cells: ArcSwap<BTreeMap<String, Arc<HealthCell>>>,
+    membership: watch::Sender<u64>,
+}
+
+impl Default for HealthRegistry {
+    fn default() -> Self {
+        HealthRegistry {
+            cells: ArcSwap::default(),
+            membership: watch::channel(0).0,
+        }
+    }
 }
 
 impl HealthRegistry {
     /// Every account's snapshot, sorted by id.
     pub fn snapshot(&self) -> Vec<ComponentHealth> {
-        self.cells.load().values().map(|c| ComponentHealth::clone(&c.get())).collect()
+        self.cells
+            .load()
+            .values()
+            .map(|c| ComponentHealth::clone(&c.get()))
+            .collect()
     }
 
     /// One account's cell.
     pub fn cell(&self, id: &str) -> Option<Arc<HealthCell>> {
         self.cells.load().get(id).cloned()
+    }
+
+    /// Notified whenever a cell is added, replaced or removed.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.membership.subscribe()
     }
 
     /// Adds or replaces one account's cell.
@@ -194,6 +213,7 @@ impl HealthRegistry {
             m.insert(id.clone(), cell.clone());
             m
         });
+        self.membership.send_modify(|v| *v = v.wrapping_add(1));
     }
 
     /// Removes one account's cell.
@@ -203,5 +223,6 @@ impl HealthRegistry {
             m.remove(id);
             m
         });
+        self.membership.send_modify(|v| *v = v.wrapping_add(1));
     }
 }

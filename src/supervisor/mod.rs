@@ -123,11 +123,17 @@ impl Supervisor {
     fn spawn(&self, desired: DesiredAccount, restarts: u64) -> Running {
         let cell = HealthCell::new(&desired.spec);
         cell.update(|h| h.restarts = restarts);
-        self.registry.insert(desired.spec.key.to_string(), cell.clone());
+        self.registry
+            .insert(desired.spec.key.to_string(), cell.clone());
         let cancel = self.root.child_token();
         let task = desired.spec.enabled.then(|| {
             let component = self.factory.build(&desired.spec);
-            tokio::spawn(run_account(component, cell, self.policy.clone(), cancel.clone()))
+            tokio::spawn(run_account(
+                component,
+                cell,
+                self.policy.clone(),
+                cancel.clone(),
+            ))
         });
         Running {
             desired,

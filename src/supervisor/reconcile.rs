@@ -44,7 +44,11 @@ pub fn diff(
             Some(_) => {}
         }
     }
-    d.remove = old.keys().filter(|k| !new.contains_key(k)).cloned().collect();
+    d.remove = old
+        .keys()
+        .filter(|k| !new.contains_key(k))
+        .cloned()
+        .collect();
     d
 }
 
@@ -65,7 +69,13 @@ mod tests {
             purpose: Purpose::Chat,
             settings: ChannelSettings::Wechat(WechatSettings::default()),
         };
-        (key, DesiredAccount { spec, credentials: Some("fp1".into()) })
+        (
+            key,
+            DesiredAccount {
+                spec,
+                credentials: Some("fp1".into()),
+            },
+        )
     }
 
     fn set(names: &[&str]) -> BTreeMap<AccountKey, DesiredAccount> {
@@ -88,7 +98,9 @@ mod tests {
     fn one_changed_setting_changes_one_account() {
         let old = set(&["a", "b", "c"]);
         let mut new = old.clone();
-        let b = new.get_mut(&AccountKey::new(Channel::Wechat, "b")).expect("b");
+        let b = new
+            .get_mut(&AccountKey::new(Channel::Wechat, "b"))
+            .expect("b");
         b.spec.senders = Senders::Anyone;
         let d = diff(&old, &new);
         assert_eq!(d.change, vec![AccountKey::new(Channel::Wechat, "b")]);

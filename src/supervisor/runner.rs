@@ -155,7 +155,10 @@ async fn stop(
         }
         Err(_) => {
             task.abort();
-            let msg = format!("did not stop within {} s and was abandoned", grace.as_secs());
+            let msg = format!(
+                "did not stop within {} s and was abandoned",
+                grace.as_secs()
+            );
             tracing::warn!(account = %cell.get().id, "{msg}");
             cell.set_state(ComponentState::Stopped);
             cell.update(|h| h.error = Some(msg.clone()));

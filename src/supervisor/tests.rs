@@ -31,7 +31,10 @@ fn desired(name: &str, enabled: bool) -> DesiredAccount {
 }
 
 fn set(accounts: &[DesiredAccount]) -> BTreeMap<AccountKey, DesiredAccount> {
-    accounts.iter().map(|d| (d.spec.key.clone(), d.clone())).collect()
+    accounts
+        .iter()
+        .map(|d| (d.spec.key.clone(), d.clone()))
+        .collect()
 }
 
 fn policy(jitter: f64) -> LifecyclePolicy {
@@ -91,7 +94,10 @@ async fn jittered_delays_stay_within_their_ceilings() {
     let gaps = run_gaps(&f, "a", 9).await;
     for (attempt, gap) in gaps.iter().enumerate() {
         let ceiling = BackoffPolicy::default().ceiling(attempt as u32).as_millis() as u64;
-        assert!(*gap <= ceiling + 1, "attempt {attempt}: {gap} ms > {ceiling} ms");
+        assert!(
+            *gap <= ceiling + 1,
+            "attempt {attempt}: {gap} ms > {ceiling} ms"
+        );
     }
 }
 
@@ -106,7 +112,14 @@ async fn backoff_state_shows_error_and_next_retry() {
     assert_eq!(h.error.as_deref(), Some("network down"));
     assert!(h.next_retry_unix_seconds.is_some());
     wait_state(&sup, "a", ComponentState::Connected).await;
-    assert_eq!(sup.registry().cell("wechat:a").expect("cell").get().next_retry_unix_seconds, None);
+    assert_eq!(
+        sup.registry()
+            .cell("wechat:a")
+            .expect("cell")
+            .get()
+            .next_retry_unix_seconds,
+        None
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -134,7 +147,10 @@ async fn slow_down_is_honoured_exactly_without_raising_the_attempt() {
         &key("a"),
         [
             Step::Fail(transient()),
-            Step::Fail(ComponentError::slow_down("throttled", Duration::from_secs(30))),
+            Step::Fail(ComponentError::slow_down(
+                "throttled",
+                Duration::from_secs(30),
+            )),
             Step::Fail(transient()),
         ],
     );
@@ -178,7 +194,9 @@ async fn more_than_ten_restarts_in_an_hour_fails_the_account() {
     wait_state(&sup, "a", ComponentState::Failed).await;
     let h = sup.registry().cell("wechat:a").expect("cell").get();
     assert_eq!(f.component(&key("a")).runs(), 11);
-    assert!(h.error.as_deref().is_some_and(|e| e.starts_with("restarted more than 10 times within an hour; last error: network down")));
+    assert!(h.error.as_deref().is_some_and(|e| {
+        e.starts_with("restarted more than 10 times within an hour; last error: network down")
+    }));
     assert!(h.action.is_some());
 }
 
@@ -187,11 +205,19 @@ async fn a_panic_is_a_transient_failure_and_other_accounts_run_on() {
     let f = FakeFactory::new();
     f.script(&key("a"), [Step::Panic]);
     let sup = Supervisor::new(f.clone(), policy(1.0));
-    sup.apply(set(&[desired("a", true), desired("b", true)]), &[]).await;
+    sup.apply(set(&[desired("a", true), desired("b", true)]), &[])
+        .await;
     wait_state(&sup, "b", ComponentState::Connected).await;
     f.component(&key("a")).wait_runs(2).await;
     wait_state(&sup, "a", ComponentState::Connected).await;
-    assert_eq!(sup.registry().cell("wechat:a").expect("cell").get().restarts, 1);
+    assert_eq!(
+        sup.registry()
+            .cell("wechat:a")
+            .expect("cell")
+            .get()
+            .restarts,
+        1
+    );
     assert_eq!(f.component(&key("b")).runs(), 1);
 }
 
@@ -206,7 +232,10 @@ async fn disable_and_enable() {
     sup.apply(set(&[desired("a", true)]), &[]).await;
     wait_state(&sup, "a", ComponentState::Connected).await;
     sup.apply(set(&[desired("a", false)]), &[]).await;
-    assert_eq!(sup.registry().cell("wechat:a").expect("cell").get().state, ComponentState::Disabled);
+    assert_eq!(
+        sup.registry().cell("wechat:a").expect("cell").get().state,
+        ComponentState::Disabled
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -224,7 +253,14 @@ async fn a_reload_that_changes_one_of_three_restarts_only_that_one() {
     assert_eq!(report.restarted, ["wechat:b"]);
     assert!(report.started.is_empty() && report.stopped.is_empty());
     wait_state(&sup, "b", ComponentState::Connected).await;
-    assert_eq!([f.builds(&key("a")), f.builds(&key("b")), f.builds(&key("c"))], [1, 2, 1]);
+    assert_eq!(
+        [
+            f.builds(&key("a")),
+            f.builds(&key("b")),
+            f.builds(&key("c"))
+        ],
+        [1, 2, 1]
+    );
     assert_eq!(f.component(&key("a")).runs(), 1);
     // Removing one stops it and drops it from status.
     let report = sup.apply(set(&changed[..2]), &[]).await;
@@ -237,7 +273,8 @@ async fn a_component_that_hangs_on_stop_is_abandoned_after_the_grace_period() {
     let f = FakeFactory::new();
     f.script(&key("a"), [Step::HangOnStop]);
     let sup = Supervisor::new(f.clone(), policy(1.0));
-    sup.apply(set(&[desired("a", true), desired("b", true)]), &[]).await;
+    sup.apply(set(&[desired("a", true), desired("b", true)]), &[])
+        .await;
     wait_state(&sup, "a", ComponentState::Connected).await;
     wait_state(&sup, "b", ComponentState::Connected).await;
     let started = Instant::now();
@@ -247,7 +284,10 @@ async fn a_component_that_hangs_on_stop_is_abandoned_after_the_grace_period() {
     let a = sup.registry().cell("wechat:a").expect("cell").get();
     assert_eq!(a.state, ComponentState::Stopped);
     assert!(a.error.as_deref().is_some_and(|e| e.contains("abandoned")));
-    assert_eq!(sup.registry().cell("wechat:b").expect("cell").get().state, ComponentState::Stopped);
+    assert_eq!(
+        sup.registry().cell("wechat:b").expect("cell").get().state,
+        ComponentState::Stopped
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -258,7 +298,11 @@ async fn effective_tools_need_a_known_owner() {
     d.spec.remote_tools = RemoteTools::Owner;
     sup.apply(set(&[d]), &[]).await;
     let cell = sup.registry().cell("wechat:a").expect("cell");
-    assert_eq!(cell.get().remote_tools, RemoteTools::None, "owner unknown: no tools");
+    assert_eq!(
+        cell.get().remote_tools,
+        RemoteTools::None,
+        "owner unknown: no tools"
+    );
     HealthHandle::new(cell.clone()).set_ids(Some("bot".into()), Some("owner".into()));
     assert_eq!(cell.get().remote_tools, RemoteTools::Owner);
 }
