@@ -69,6 +69,13 @@ impl ImapSession {
         Ok(uids)
     }
 
+    /// UIDs of messages whose internal date is on or after `date` (server's time zone),
+    /// ascending: for an opt-in backfill of the last N days.
+    pub async fn uids_since(&mut self, date: chrono::NaiveDate) -> Result<Vec<u32>> {
+        self.uid_search(&format!("SINCE {}", date.format("%-d-%b-%Y")))
+            .await
+    }
+
     /// Fetches the given UIDs of the selected mailbox, one `UID FETCH` per
     /// `settings.fetch_batch` UIDs. Returns items in UID order; expunged UIDs are absent.
     pub async fn fetch_items(&mut self, uids: &[u32]) -> Result<Vec<MailItem>> {

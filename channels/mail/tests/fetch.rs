@@ -197,3 +197,19 @@ async fn recreated_mailbox_has_a_new_uidvalidity() {
     assert_eq!(second.exists, 0);
     assert_eq!(second.uid_next, Some(1));
 }
+
+#[tokio::test]
+async fn backfill_search_by_date() {
+    let server = MailServer::start(&[]);
+    server.deliver("test@mail.test", "today", "x").await;
+    let mut session = server.login().await;
+    session.examine("INBOX").await.expect("examine");
+    let today = chrono::Local::now().date_naive();
+    let week_ago = today - chrono::Days::new(7);
+    let tomorrow = today + chrono::Days::new(2);
+    assert_eq!(session.uids_since(week_ago).await.expect("search"), vec![1]);
+    assert_eq!(
+        session.uids_since(tomorrow).await.expect("search"),
+        Vec::<u32>::new()
+    );
+}
