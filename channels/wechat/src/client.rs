@@ -484,16 +484,10 @@ fn insert(h: &mut HeaderMap, name: &'static str, value: &str) {
 }
 
 fn network(endpoint: Endpoint, e: reqwest::Error) -> Error {
-    if e.is_timeout() {
-        Error::Timeout {
-            endpoint,
-            after: Duration::ZERO,
-        }
-    } else {
-        Error::Network {
-            endpoint,
-            source: e.without_url(),
-        }
+    // Our timeouts are tokio's (see `execute`), so a reqwest error is never one of ours.
+    Error::Network {
+        endpoint,
+        source: e.without_url(),
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! - [`client`]: [`Client`], one async method per endpoint; every body's `ret`/`errcode` is
 //!   checked, a long-poll timeout is an empty poll.
-//! - [`classify`]: [`classify()`] maps each outcome to [`ErrorClass`]: transient,
+//! - [`classify`](mod@classify): [`classify()`] maps each outcome to [`ErrorClass`]: transient,
 //!   fatal (re-login or not), or slow down.
 //! - [`error`]: [`Error`], which says what failed and exposes [`Error::class`].
 //! - [`endpoint`]: [`Endpoint`], paths and client timeouts.
@@ -21,6 +21,24 @@
 //! - [`token`]: [`BotToken`], which never prints.
 //! - [`qr`]: the terminal QR renderer for `scv-bridge login wechat`.
 //! - `fake` (feature `fake`): [`fake::FakeServer`] and its test handle.
+//!
+//! # Using it from an account task
+//!
+//! 1. Login: [`login::run_login`] with a token-less [`Client`] on
+//!    [`types::DEFAULT_BASE_URL`]; store every field of the [`LoginCredentials`] (the token
+//!    secret, `owner_user_id` is the owner).
+//! 2. Run: `Client::new(creds.base_url(), Some(token))`, [`Client::notify_start`] (errors
+//!    ignorable), then loop [`Client::get_updates`] with the stored cursor. For each batch:
+//!    drop [`WeixinMessage::is_from_bot`], dedupe on [`WeixinMessage::dedupe_key`] (plus a
+//!    short sender+text window for copies with new ids), store the messages and each
+//!    sender's latest `context_token`, and only then store [`Updates::cursor`]: the server
+//!    never replays. A `timed_out` result is a normal empty poll.
+//! 3. Errors: [`Error::class`]. `Fatal { relogin: true }` (-14) means stop polling and ask
+//!    for `login`; `SlowDown(d)` (send refused, `ret=-2`) means hold sends at least `d`;
+//!    `Transient` means back off and retry with the same cursor.
+//! 4. Send: [`Client::send_text`] with the peer's latest context token and a fresh
+//!    [`new_client_id`] per chunk (the platform refuses a `client_id` it already accepted).
+//! 5. Stop: drop the in-flight poll, then [`Client::notify_stop`].
 
 pub mod classify;
 pub mod client;

@@ -130,23 +130,17 @@ async fn login_loop(
         let mut verify_code: Option<String> = None;
         // Waiting/Scanned come back on every poll; the user needs to hear each once.
         let mut last: Option<LoginEvent> = None;
-        let mut report = |ui: &mut dyn FnMut(LoginEvent), event: LoginEvent| {
-            if last.as_ref() != Some(&event) {
-                last = Some(event.clone());
-                ui(event);
-            }
-        };
         loop {
             let status = poller
                 .qrcode_status(&ticket.qrcode, verify_code.as_deref())
                 .await?;
             match status {
                 QrStatus::Wait | QrStatus::Unknown(_) => {
-                    report(&mut |e| ui.event(e), LoginEvent::Waiting)
+                    report_once(ui, &mut last, LoginEvent::Waiting)
                 }
                 QrStatus::Scanned => {
                     verify_code = None;
-                    report(&mut |e| ui.event(e), LoginEvent::Scanned);
+                    report_once(ui, &mut last, LoginEvent::Scanned);
                 }
                 QrStatus::Confirmed(credentials) => {
                     return Ok(LoginOutcome::Confirmed(credentials));
@@ -181,6 +175,13 @@ async fn login_loop(
         }
     }
     Err(LoginError::TooManyCodes(options.max_codes))
+}
+
+fn report_once(ui: &mut impl LoginUi, last: &mut Option<LoginEvent>, event: LoginEvent) {
+    if last.as_ref() != Some(&event) {
+        *last = Some(event.clone());
+        ui.event(event);
+    }
 }
 
 /// Types a `get_qrcode_status` body.
