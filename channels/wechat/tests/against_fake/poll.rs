@@ -291,3 +291,28 @@ async fn shutdown_releases_a_held_poll() {
         .expect("joins");
     assert!(result.is_ok_and(|u| u.messages.is_empty()));
 }
+
+#[tokio::test]
+async fn a_poll_the_client_gave_up_on_consumes_nothing() {
+    let config = FakeConfig {
+        hold: Duration::from_secs(30),
+        suggested_hold_ms: Some(100),
+        ..FakeConfig::default()
+    };
+    let (_fake, handle, client) = start_with(config).await;
+    let client = client.with_poll_margin(Duration::from_millis(50));
+    handle.push_text(USER, "learn the hold");
+    let first = client.get_updates("").await.expect("poll");
+    // The fake holds for 30 s; the client gives up after 150 ms and hangs up.
+    let abandoned = client.get_updates(&first.cursor).await.expect("poll");
+    assert!(abandoned.timed_out);
+    // The fake must notice the hang-up: a message pushed now goes to the next poll, not to
+    // the dead socket of the abandoned one.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    handle.push_text(USER, "after the timeout");
+    let next = client.get_updates(&abandoned.cursor).await.expect("poll");
+    assert_eq!(
+        next.messages.first().and_then(|m| m.text()),
+        Some("after the timeout")
+    );
+}
