@@ -1,1 +1,436 @@
+//! A fake Feishu open platform for tests (feature `fake`), served on `127.0.0.1:0`.
+//!
+//! It speaks the real wire formats: the token endpoint (expiry, revocation), endpoint
+//! discovery with one-time tickets, a WebSocket server exchanging protobuf `pbbp2.Frame`s
+//! (refusing frames missing fields 1-4, answering pings with pongs carrying ClientConfig,
+//! re-pushing with a new `event_id` when an ACK does not come within `ack_timeout`), and the
+//! IM, card, bot and application endpoints with size limits, `uuid` dedupe and a per-receiver
+//! rate limit.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use scv_feishu::fake::{FakeConfig, FakeFeishu};
+//! let fake = FakeFeishu::start(FakeConfig::default()).await?;
+//! let client = scv_feishu::Client::new(scv_feishu::ClientOptions::new(fake.domain(), fake.credentials()))
+//!     .expect("client");
+//! // ... run a LongConnection with `client`, then:
+//! let pushed = fake.push_p2p_text("ou_owner", "hello");
+//! assert!(fake.wait_until(std::time::Duration::from_secs(5), |f| !f.acks().is_empty()).await);
+//! assert_eq!(fake.acks()[0].event_id.as_deref(), Some(pushed.event_id.as_str()));
+//! # Ok(()) }
+//! ```
+//!
+//! Times are `tokio::time`, so a test may pause the clock; defaults mirror the platform
+//! (3 s ACK deadline, 1 s rate window) and every one is a [`FakeConfig`] field.
 
+mod http;
+mod records;
+mod state;
+mod ws;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::{get, patch, post};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+pub use records::*;
+use state::{ConnCtl, PendingPush, Shared, Stored, card_event, message_event};
+
+use crate::domain::Domain;
+use crate::frame::FrameType;
+use crate::secret::Credentials;
+
+/// The fake's settings.
+#[derive(Debug, Clone)]
+pub struct FakeConfig {
+    /// Accepted app id.
+    pub app_id: String,
+    /// Accepted app secret.
+    pub app_secret: String,
+    /// The bot's open_id (bot info, mentions).
+    pub bot_open_id: String,
+    /// The bot's name.
+    pub bot_name: String,
+    /// The app owner's open_id (application API).
+    pub owner_open_id: String,
+    /// `service_id` in socket URLs.
+    pub service_id: i32,
+    /// Lifetime of a minted tenant token.
+    pub token_expire: Duration,
+    /// How long an ACK may take before the event is re-pushed.
+    pub ack_timeout: Duration,
+    /// `ClientConfig` returned by endpoint discovery and in pongs (seconds; fractions allowed).
+    pub client_config: Value,
+    /// Messages per `qps_window` per receiving chat.
+    pub qps_per_receiver: usize,
+    /// Rate window.
+    pub qps_window: Duration,
+    /// How a rate limit is signalled.
+    pub rate_limit: RateLimitStyle,
+}
+
+impl Default for FakeConfig {
+    fn default() -> Self {
+        Self {
+            app_id: "cli_a1b2c3d4e5f60718".into(),
+            app_secret: "fake-app-secret".into(),
+            bot_open_id: "ou_bot".into(),
+            bot_name: "Fake Bot".into(),
+            owner_open_id: "ou_owner".into(),
+            service_id: 33554678,
+            token_expire: Duration::from_secs(7200),
+            ack_timeout: Duration::from_secs(3),
+            client_config: json!({"ReconnectCount": -1, "ReconnectInterval": 1, "ReconnectNonce": 1, "PingInterval": 90}),
+            qps_per_receiver: 5,
+            qps_window: Duration::from_secs(1),
+            rate_limit: RateLimitStyle::Http429,
+        }
+    }
+}
+
+impl FakeConfig {
+    /// Settings for fast tests: 200 ms ACK deadline, 100 ms pings, 50 ms reconnect jitter.
+    pub fn fast() -> Self {
+        Self {
+            ack_timeout: Duration::from_millis(200),
+            client_config: json!({"ReconnectCount": -1, "ReconnectInterval": 0.05, "ReconnectNonce": 0.05, "PingInterval": 0.1}),
+            ..Self::default()
+        }
+    }
+}
+
+/// A running fake; dropping it stops the server.
+#[derive(Debug)]
+pub struct FakeFeishu {
+    shared: Arc<Shared>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for FakeFeishu {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl FakeFeishu {
+    /// Binds `127.0.0.1:0` and serves.
+    pub async fn start(config: FakeConfig) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let base_url = format!("http://{}", listener.local_addr()?);
+        let shared = Shared::new(config, base_url);
+        let app = Router::new()
+            .route(
+                "/open-apis/auth/v3/tenant_access_token/internal",
+                post(http::token),
+            )
+            .route("/callback/ws/endpoint", post(http::endpoint))
+            .route("/ws/v2", get(ws::upgrade))
+            .route("/open-apis/im/v1/messages", post(http::send))
+            .route("/open-apis/im/v1/messages/{id}/reply", post(http::reply_to))
+            .route("/open-apis/im/v1/messages/{id}", patch(http::patch))
+            .route("/open-apis/bot/v3/info", get(http::bot_info))
+            .route(
+                "/open-apis/application/v6/applications/{id}",
+                get(http::app_info),
+            )
+            .route(
+                "/open-apis/interactive/v1/card/update",
+                post(http::card_update),
+            )
+            .with_state(shared.clone());
+        let server = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::warn!(error = %e, "fake feishu server stopped");
+            }
+        });
+        let watcher = tokio::spawn(ws::ack_watcher(shared.clone()));
+        Ok(Self {
+            shared,
+            tasks: vec![server, watcher],
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> &str {
+        &self.shared.base_url
+    }
+
+    /// A [`Domain::Custom`] pointing at the fake.
+    pub fn domain(&self) -> Domain {
+        Domain::Custom(self.shared.base_url.clone())
+    }
+
+    /// The credentials the fake accepts.
+    pub fn credentials(&self) -> Credentials {
+        Credentials::new(
+            self.shared.config.app_id.clone(),
+            self.shared.config.app_secret.clone(),
+        )
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &FakeConfig {
+        &self.shared.config
+    }
+
+    /// Pushes a p2p text message from `from_open_id`.
+    pub fn push_p2p_text(&self, from_open_id: &str, text: &str) -> Pushed {
+        let chat = format!("oc_p2p_{from_open_id}");
+        self.push_message(
+            from_open_id,
+            &chat,
+            "p2p",
+            text,
+            false,
+            PushOptions::default(),
+        )
+    }
+
+    /// Pushes a group text message; `mention_bot` prefixes `@_user_1` resolving to the bot.
+    pub fn push_group_text(
+        &self,
+        chat_id: &str,
+        from_open_id: &str,
+        text: &str,
+        mention_bot: bool,
+    ) -> Pushed {
+        self.push_message(
+            from_open_id,
+            chat_id,
+            "group",
+            text,
+            mention_bot,
+            PushOptions::default(),
+        )
+    }
+
+    /// Pushes a text message with full control over chat type and delivery.
+    pub fn push_message(
+        &self,
+        from_open_id: &str,
+        chat_id: &str,
+        chat_type: &str,
+        text: &str,
+        mention_bot: bool,
+        options: PushOptions,
+    ) -> Pushed {
+        let mut st = self.shared.lock();
+        let message_id = format!("om_in{}", st.next());
+        let (text, mentions) = if mention_bot {
+            let m = json!([{"key": "@_user_1", "id": {"open_id": self.shared.config.bot_open_id, "union_id": "on_bot"},
+                            "name": self.shared.config.bot_name, "tenant_key": "fake-tenant"}]);
+            (format!("@_user_1 {text}"), m)
+        } else {
+            (text.to_string(), json!([]))
+        };
+        st.messages.insert(
+            message_id.clone(),
+            Stored {
+                chat_id: chat_id.to_string(),
+                msg_type: "text".into(),
+                content: json!({"text": text}),
+            },
+        );
+        let event = message_event(
+            from_open_id,
+            &message_id,
+            chat_id,
+            chat_type,
+            &text,
+            mentions,
+        );
+        let event_id = format!("ev_{}", st.next());
+        drop(st);
+        self.shared.enqueue(PendingPush {
+            event_id: event_id.clone(),
+            event_type: crate::event::MESSAGE_RECEIVE.into(),
+            event,
+            im_message_id: Some(message_id.clone()),
+            options,
+            attempt: 0,
+        });
+        Pushed {
+            event_id,
+            message_id,
+        }
+    }
+
+    /// Pushes a click on card `message_id` by `operator_open_id`, delivered as `kind`.
+    pub fn push_card_click(
+        &self,
+        operator_open_id: &str,
+        message_id: &str,
+        value: Value,
+        kind: FrameType,
+    ) -> Pushed {
+        let mut st = self.shared.lock();
+        let chat = st
+            .messages
+            .get(message_id)
+            .map(|m| m.chat_id.clone())
+            .unwrap_or_default();
+        let token = format!("c-fake{}", st.next());
+        st.click_tokens
+            .insert(token.clone(), message_id.to_string());
+        let event_id = format!("ev_{}", st.next());
+        drop(st);
+        self.shared.enqueue(PendingPush {
+            event_id: event_id.clone(),
+            event_type: crate::event::CARD_ACTION.into(),
+            event: card_event(operator_open_id, &token, message_id, &chat, &value),
+            im_message_id: None,
+            options: PushOptions {
+                kind,
+                ..PushOptions::default()
+            },
+            attempt: 0,
+        });
+        Pushed {
+            event_id,
+            message_id: message_id.to_string(),
+        }
+    }
+
+    /// Pushes any event body under `event_type`.
+    pub fn push_event(&self, event_type: &str, event: Value, options: PushOptions) -> Pushed {
+        let event_id = format!("ev_{}", self.shared.lock().next());
+        self.shared.enqueue(PendingPush {
+            event_id: event_id.clone(),
+            event_type: event_type.into(),
+            event,
+            im_message_id: None,
+            options,
+            attempt: 0,
+        });
+        Pushed {
+            event_id,
+            message_id: String::new(),
+        }
+    }
+
+    /// Invalidates the current tenant token; the next fetch mints a new one.
+    pub fn revoke_token(&self) {
+        let mut st = self.shared.lock();
+        if let Some((t, _)) = st.token.take() {
+            st.valid_tokens.remove(&t);
+        }
+    }
+
+    /// While set, every API call answers 99991663 whatever the token.
+    pub fn reject_all_tokens(&self, on: bool) {
+        self.shared.lock().reject_all_tokens = on;
+    }
+
+    /// Makes endpoint discovery fail (or succeed again with `None`).
+    pub fn set_endpoint_failure(&self, failure: Option<EndpointFailure>) {
+        self.shared.lock().endpoint_failure = failure;
+    }
+
+    /// Makes WebSocket handshakes fail (or succeed again with `None`).
+    pub fn set_handshake_failure(&self, failure: Option<HandshakeFailure>) {
+        self.shared.lock().handshake_failure = failure;
+    }
+
+    /// Sets the ClientConfig JSON carried by later pongs.
+    pub fn set_pong_config(&self, config: Value) {
+        self.shared.lock().pong_config = Some(config);
+    }
+
+    /// Closes every live connection (server-initiated close).
+    pub fn close_connections(&self) {
+        self.control(ConnCtl::Close);
+    }
+
+    /// Live connections stop sending anything (no pongs, no pushes); new ones are normal.
+    pub fn stall(&self) {
+        self.control(ConnCtl::Stall);
+    }
+
+    fn control(&self, cmd: ConnCtl) {
+        let mut st = self.shared.lock();
+        st.conns.retain(|_, tx| tx.send(cmd).is_ok());
+    }
+
+    /// Polls `cond` every 5 ms until it holds (true) or `timeout` passes (false).
+    pub async fn wait_until(&self, timeout: Duration, cond: impl Fn(&Self) -> bool) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if cond(self) {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Messages sent or replied.
+    pub fn sent(&self) -> Vec<SentRecord> {
+        self.shared.lock().sent.clone()
+    }
+
+    /// Card patches applied (PATCH, card/update, or a click response card).
+    pub fn patches(&self) -> Vec<PatchRecord> {
+        self.shared.lock().patches.clone()
+    }
+
+    /// ACK frames received, in order.
+    pub fn acks(&self) -> Vec<AckRecord> {
+        self.shared.lock().acks.clone()
+    }
+
+    /// Events pushed (re-pushes included), in order.
+    pub fn pushes(&self) -> Vec<PushRecord> {
+        self.shared.lock().pushes.clone()
+    }
+
+    /// Accepted WebSocket connections, in order.
+    pub fn connections(&self) -> Vec<ConnectionRecord> {
+        self.shared.lock().connections.clone()
+    }
+
+    /// Connections currently open.
+    pub fn live_connections(&self) -> usize {
+        self.shared.lock().conns.len()
+    }
+
+    /// Token endpoint calls.
+    pub fn token_requests(&self) -> usize {
+        self.shared.lock().token_requests
+    }
+
+    /// Endpoint discovery calls.
+    pub fn endpoint_requests(&self) -> usize {
+        self.shared.lock().endpoint_requests
+    }
+
+    /// Handshakes refused (used or unknown ticket, or a set failure).
+    pub fn refused_handshakes(&self) -> usize {
+        self.shared.lock().refused_handshakes
+    }
+
+    /// Pings received.
+    pub fn pings(&self) -> usize {
+        self.shared.lock().pings
+    }
+
+    /// Frames refused for missing fields 1-4 or a wrong service id.
+    pub fn rejected_frames(&self) -> usize {
+        self.shared.lock().rejected_frames
+    }
+
+    /// The current content of a stored message (e.g. a card after a click).
+    pub fn message_content(&self, message_id: &str) -> Option<Value> {
+        self.shared
+            .lock()
+            .messages
+            .get(message_id)
+            .map(|m| m.content.clone())
+    }
+}

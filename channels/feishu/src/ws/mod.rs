@@ -39,6 +39,8 @@ pub struct WsOptions {
     pub max_message_bytes: usize,
     /// Reconnect after a transient failure; when false, `run` returns the first error.
     pub reconnect: bool,
+    /// Reconnect and ping settings used until the server sends its own.
+    pub initial_config: ClientConfig,
 }
 
 impl Default for WsOptions {
@@ -48,6 +50,7 @@ impl Default for WsOptions {
             watchdog_factor: 3,
             max_message_bytes: 8 << 20,
             reconnect: true,
+            initial_config: ClientConfig::default(),
         }
     }
 }
@@ -119,7 +122,7 @@ impl LongConnection {
         deliveries: mpsc::Sender<Delivery>,
         cancel: CancellationToken,
     ) -> Result<(), Error> {
-        let mut config = ClientConfig::default();
+        let mut config = self.options.initial_config;
         let mut failures: i64 = 0;
         loop {
             if cancel.is_cancelled() {

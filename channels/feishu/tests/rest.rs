@@ -1,0 +1,264 @@
+//! Token cache, REST calls and error classes against the fake.
+#![cfg(feature = "fake")]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{client_for, client_with};
+use scv_feishu::card::YesNoCard;
+use scv_feishu::fake::{FakeConfig, FakeFeishu, RateLimitStyle};
+use scv_feishu::{
+    Client, ClientOptions, Credentials, Error, ErrorClass, FatalReason, MessageContent, ReceiveId,
+    classify,
+};
+use serde_json::json;
+
+fn owner() -> ReceiveId {
+    ReceiveId::OpenId("ou_owner".into())
+}
+
+#[tokio::test]
+async fn token_is_cached_then_refreshed_ahead_of_expiry() {
+    let fake = FakeFeishu::start(FakeConfig {
+        token_expire: Duration::from_secs(10),
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let mut opts = ClientOptions::new(fake.domain(), fake.credentials());
+    // Stale 150 ms after the fetch, long before the server's 10 s expiry.
+    opts.token_margin = Duration::from_millis(9850);
+    let client = Client::new(opts).unwrap();
+    let t1 = client.tenant_token().await.unwrap();
+    client.bot_info().await.unwrap();
+    client.bot_info().await.unwrap();
+    assert_eq!(fake.token_requests(), 1, "cached while fresh");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    client.bot_info().await.unwrap();
+    assert_eq!(fake.token_requests(), 2, "refreshed ahead of expiry");
+    let t2 = client.tenant_token().await.unwrap();
+    assert_ne!(t1, t2, "under 30 min left, the server mints a new token");
+}
+
+#[tokio::test]
+async fn revoked_token_is_dropped_refetched_and_retried_once() {
+    let fake = FakeFeishu::start(FakeConfig::default()).await.unwrap();
+    let client = client_for(&fake);
+    client.bot_info().await.unwrap();
+    fake.revoke_token();
+    let info = client.bot_info().await.expect("retried with a new token");
+    assert_eq!(info.open_id, "ou_bot");
+    assert_eq!(fake.token_requests(), 2);
+}
+
+#[tokio::test]
+async fn a_token_rejected_twice_is_not_retried_in_a_loop() {
+    let fake = FakeFeishu::start(FakeConfig::default()).await.unwrap();
+    fake.reject_all_tokens(true);
+    let client = client_for(&fake);
+    let err = client.bot_info().await.unwrap_err();
+    assert!(matches!(err, Error::Api { code: 99991663, .. }), "{err:?}");
+    assert_eq!(
+        fake.token_requests(),
+        2,
+        "first fetch plus exactly one refetch"
+    );
+    assert_eq!(classify(&err), ErrorClass::Transient);
+}
+
+#[tokio::test]
+async fn bad_app_secret_is_fatal() {
+    let fake = FakeFeishu::start(FakeConfig::default()).await.unwrap();
+    let client = client_with(
+        &fake,
+        Credentials::new(fake.config().app_id.clone(), "wrong"),
+    );
+    let err = client.bot_info().await.unwrap_err();
+    assert!(matches!(err, Error::Token { code: 10014, .. }), "{err:?}");
+    assert_eq!(
+        classify(&err),
+        ErrorClass::Fatal {
+            reason: FatalReason::BadCredentials
+        }
+    );
+    assert!(
+        !format!("{err} {err:?} {client:?}").contains("wrong"),
+        "secret never printed"
+    );
+    let other_app = client_with(&fake, Credentials::new("cli_0000000000000000", "x"));
+    let err = other_app.tenant_token().await.unwrap_err();
+    assert_eq!(
+        classify(&err),
+        ErrorClass::Fatal {
+            reason: FatalReason::BadCredentials
+        }
+    );
+}
+
+#[tokio::test]
+async fn send_reply_patch_and_uuid_dedupe() {
+    let fake = FakeFeishu::start(FakeConfig::default()).await.unwrap();
+    let client = client_for(&fake);
+    let a = client
+        .send(&owner(), &MessageContent::Text("hi".into()), "u-1")
+        .await
+        .unwrap();
+    let b = client
+        .send(&owner(), &MessageContent::Text("hi".into()), "u-1")
+        .await
+        .unwrap();
+    assert_eq!(a.message_id, b.message_id, "same uuid, sent once");
+    assert_eq!(fake.sent().len(), 1);
+    let rec = &fake.sent()[0];
+    assert_eq!(
+        (rec.receive_id_type.as_str(), rec.receive_id.as_str()),
+        ("open_id", "ou_owner")
+    );
+    assert_eq!(rec.content, json!({"text": "hi"}));
+    assert_eq!(rec.uuid.as_deref(), Some("u-1"));
+
+    let group = ReceiveId::ChatId("oc_team".into());
+    let post = MessageContent::post_markdown("Report", "**all good**");
+    let p = client.send(&group, &post, "u-2").await.unwrap();
+    assert_eq!(p.chat_id.as_deref(), Some("oc_team"));
+    let r = client
+        .reply(
+            &p.message_id,
+            &MessageContent::Text("in thread".into()),
+            true,
+            "u-3",
+        )
+        .await
+        .unwrap();
+    assert!(r.thread_id.is_some());
+    assert_eq!(fake.sent()[2].reply_to, Some((p.message_id.clone(), true)));
+
+    let q = YesNoCard::new("q-5", "Confirm", "Go?");
+    let c = client
+        .send(&owner(), &MessageContent::Card(q.build()), "u-4")
+        .await
+        .unwrap();
+    let done = q.resolved(&scv_feishu::card::Resolution::Withdrawn);
+    client.patch_card(&c.message_id, &done).await.unwrap();
+    assert_eq!(fake.patches()[0].card, done);
+    let err = client.patch_card(&a.message_id, &done).await.unwrap_err();
+    assert!(
+        matches!(classify(&err), ErrorClass::Rejected { .. }),
+        "a text message is not a card"
+    );
+    assert!(matches!(
+        client.patch_card("../x", &done).await,
+        Err(Error::Invalid(_))
+    ));
+}
+
+#[tokio::test]
+async fn oversize_messages_are_rejected() {
+    let fake = FakeFeishu::start(FakeConfig::default()).await.unwrap();
+    let client = client_for(&fake);
+    let text = MessageContent::Text("a".repeat(151 * 1024));
+    let err = client.send(&owner(), &text, "big-1").await.unwrap_err();
+    assert_eq!(classify(&err), ErrorClass::Rejected { code: 230025 });
+    let card = MessageContent::Card(YesNoCard::new("q", "T", "b".repeat(31 * 1024)).build());
+    let err = client.send(&owner(), &card, "big-2").await.unwrap_err();
+    assert_eq!(classify(&err), ErrorClass::Rejected { code: 230025 });
+    // The same text size is fine as text under 150 KB.
+    client
+        .send(
+            &owner(),
+            &MessageContent::Text("a".repeat(100 * 1024)),
+            "ok-1",
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn five_per_receiver_then_slow_down_honoured() {
+    let fake = FakeFeishu::start(FakeConfig {
+        qps_window: Duration::from_millis(300),
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let client = client_for(&fake);
+    for i in 0..5 {
+        client
+            .send(
+                &owner(),
+                &MessageContent::Text(format!("{i}")),
+                &format!("q-{i}"),
+            )
+            .await
+            .unwrap();
+    }
+    let err = client
+        .send(&owner(), &MessageContent::Text("6".into()), "q-6")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Api {
+                code: 99991400,
+                http_status: 429,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let ErrorClass::SlowDown(wait) = classify(&err) else {
+        panic!("not slow-down: {err:?}")
+    };
+    assert!(
+        wait > Duration::ZERO && wait <= Duration::from_millis(300),
+        "{wait:?}"
+    );
+    // Another receiver has its own budget.
+    client
+        .send(
+            &ReceiveId::ChatId("oc_other".into()),
+            &MessageContent::Text("x".into()),
+            "q-o",
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(wait).await;
+    client
+        .send(&owner(), &MessageContent::Text("6".into()), "q-6")
+        .await
+        .expect("after the reset delay");
+    assert_eq!(fake.sent().len(), 7);
+}
+
+#[tokio::test]
+async fn per_chat_limit_230020_is_slow_down() {
+    let fake = FakeFeishu::start(FakeConfig {
+        qps_per_receiver: 1,
+        rate_limit: RateLimitStyle::Code230020,
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let client = client_for(&fake);
+    client
+        .send(&owner(), &MessageContent::Text("1".into()), "a")
+        .await
+        .unwrap();
+    let err = client
+        .send(&owner(), &MessageContent::Text("2".into()), "b")
+        .await
+        .unwrap_err();
+    assert!(matches!(classify(&err), ErrorClass::SlowDown(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn bot_info_and_app_owner() {
+    let fake = FakeFeishu::start(FakeConfig::default()).await.unwrap();
+    let client = client_for(&fake);
+    let bot = client.bot_info().await.unwrap();
+    assert_eq!((bot.open_id.as_str(), bot.activate_status), ("ou_bot", 2));
+    let owner = client.app_owner().await.unwrap();
+    assert_eq!(owner.open_id(), Some("ou_owner"));
+}
