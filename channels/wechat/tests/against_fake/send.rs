@@ -232,3 +232,29 @@ async fn typing_and_notify_calls_are_checked_and_recorded() {
         [Endpoint::NotifyStart, Endpoint::NotifyStop]
     );
 }
+
+/// The daemon's tests run with a paused tokio clock; the fake's window follows it.
+#[tokio::test(start_paused = true)]
+async fn window_follows_a_paused_tokio_clock() {
+    let (_fake, handle, client) = start().await;
+    let ctx = handle.push_text(OWNER, "hi").context_token;
+    client
+        .send_text(OWNER, ctx.as_deref(), "now", &new_client_id())
+        .await
+        .expect("open");
+    tokio::time::advance(Duration::from_secs(25 * 3600)).await;
+    assert_slow_down(
+        client
+            .send_text(OWNER, ctx.as_deref(), "late", &new_client_id())
+            .await,
+    );
+    // An idle long poll ends on the paused clock at once, not after real time.
+    let updates = client.get_updates("").await.expect("poll");
+    assert_eq!(
+        updates.messages.len(),
+        1,
+        "the pushed message is still delivered"
+    );
+    let idle = client.get_updates(&updates.cursor).await.expect("poll");
+    assert!(idle.messages.is_empty());
+}
