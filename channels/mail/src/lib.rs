@@ -39,6 +39,20 @@
 //! # }
 //! ```
 
+//! # Testing
+//!
+//! `tests/` runs against a real Dovecot and SMTP receiver that `scripts/mailserver` starts
+//! per test (`tests/support`). CI needs the Debian packages `dovecot-imapd` and
+//! `python3-aiosmtpd`: `scripts/mailserver install` installs them (as root).
+//!
+//! # Limits
+//!
+//! Decoding is bounded by [`ParseLimits`], and fetches ask only for a bounded prefix, but
+//! async-imap buffers whatever one response carries: a hostile server can still send a huge
+//! literal. Use servers you chose.
+
+#![warn(missing_docs)]
+
 mod classify;
 mod connect;
 mod error;

@@ -161,7 +161,7 @@ impl ImapSession {
         self.keep_if_sound(r)
     }
 
-    /// Saves a sent message (e.g. [`crate::SentMessage::raw`]) to the Sent folder, marked
+    /// Saves a sent message (e.g. [`crate::BuiltMessage::raw`]) to the Sent folder, marked
     /// `\Seen`. Returns the folder used, or `None` when the account has no Sent folder.
     pub async fn append_to_sent(&mut self, raw: &[u8]) -> Result<Option<String>> {
         let Some(folder) = self.find_sent_folder().await? else {

@@ -195,6 +195,7 @@ pub fn build_message(mail: &OutgoingMail) -> Result<BuiltMessage> {
 #[derive(Clone)]
 pub struct SmtpSender {
     transport: AsyncSmtpTransport<Tokio1Executor>,
+    timeout_secs: u64,
 }
 
 impl fmt::Debug for SmtpSender {
@@ -223,6 +224,7 @@ impl SmtpSender {
         }
         Ok(SmtpSender {
             transport: builder.build(),
+            timeout_secs: settings.timeout.as_secs(),
         })
     }
 
@@ -234,7 +236,7 @@ impl SmtpSender {
                 op: "smtp",
                 detail: "not ready".into(),
             }),
-            Err(e) => Err(smtp_error(&e)),
+            Err(e) => Err(smtp_error(&e, self.timeout_secs)),
         }
     }
 
@@ -255,13 +257,13 @@ impl SmtpSender {
             .send_raw(&envelope, &message.raw)
             .await
             .map(|_| ())
-            .map_err(|e| smtp_error(&e))
+            .map_err(|e| smtp_error(&e, self.timeout_secs))
     }
 }
 
 fn tls_parameters(settings: &SmtpSettings) -> Result<TlsParameters> {
     let mut builder = TlsParameters::builder(settings.host.clone());
-    if rustls_native_certs::load_native_certs().certs.is_empty() {
+    if !tls::system_roots_available() {
         // Minimal containers ship no CA bundle; the Mozilla set keeps public servers working.
         builder = builder.certificate_store(CertificateStore::WebpkiRoots);
     }
@@ -278,7 +280,7 @@ fn tls_parameters(settings: &SmtpSettings) -> Result<TlsParameters> {
 }
 
 /// Converts a lettre error. Reply texts are dropped: they often echo addresses.
-pub(crate) fn smtp_error(e: &lettre::transport::smtp::Error) -> MailError {
+pub(crate) fn smtp_error(e: &lettre::transport::smtp::Error, timeout_secs: u64) -> MailError {
     if let Some(code) = e.status() {
         let code = u16::from(code);
         return match code {
@@ -294,7 +296,7 @@ pub(crate) fn smtp_error(e: &lettre::transport::smtp::Error) -> MailError {
     if e.is_timeout() {
         return MailError::Timeout {
             op: "smtp",
-            secs: 0,
+            secs: timeout_secs,
         };
     }
     if e.is_tls() {

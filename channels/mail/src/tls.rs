@@ -16,9 +16,10 @@ use tokio_rustls::rustls::{
 use crate::error::{MailError, Result};
 use crate::settings::Security;
 
-/// The system's trusted roots, loaded once: reading /etc/ssl on every reconnect is wasteful.
-fn base_roots() -> &'static RootCertStore {
-    static ROOTS: OnceLock<RootCertStore> = OnceLock::new();
+/// The trusted roots and whether they came from the system, loaded once: reading /etc/ssl
+/// on every reconnect is wasteful.
+fn roots() -> &'static (RootCertStore, bool) {
+    static ROOTS: OnceLock<(RootCertStore, bool)> = OnceLock::new();
     ROOTS.get_or_init(|| {
         let mut roots = RootCertStore::empty();
         let native = rustls_native_certs::load_native_certs();
@@ -27,8 +28,13 @@ fn base_roots() -> &'static RootCertStore {
             // Minimal containers ship no CA bundle; the Mozilla set keeps public servers working.
             roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         }
-        roots
+        (roots, added > 0)
     })
+}
+
+/// Whether the system has a CA bundle (otherwise the webpki roots stand in for it).
+pub(crate) fn system_roots_available() -> bool {
+    roots().1
 }
 
 /// Reads every certificate in a PEM file; an empty or unreadable file is a settings error.
@@ -49,7 +55,7 @@ pub(crate) fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>> 
 
 /// Builds a rustls client configuration trusting the system roots plus `tls_ca`.
 pub(crate) fn client_config(tls_ca: Option<&Path>) -> Result<Arc<ClientConfig>> {
-    let mut roots = base_roots().clone();
+    let mut roots = roots().0.clone();
     if let Some(path) = tls_ca {
         for cert in read_ca_file(path)? {
             roots

@@ -64,8 +64,9 @@ async fn id_is_sent_when_advertised() {
 
 #[tokio::test]
 async fn wrong_password_is_fatal_auth() {
-    let server = MailServer::start(&["--smtp-port", "off"]);
-    for auth in [ImapAuth::Login, ImapAuth::Plain] {
+    for auth in [ImapAuth::Plain, ImapAuth::Login] {
+        // An instance each: Dovecot adds a penalty of seconds to a second failure from one IP.
+        let server = MailServer::start(&["--smtp-port", "off"]);
         let mut settings = server.imap(Security::StartTls);
         settings.password = Password::new("wrong");
         settings.auth = auth;
@@ -93,6 +94,17 @@ async fn untrusted_certificate_is_fatal_but_not_auth() {
         );
         assert_eq!(err.classify(), ErrorClass::Fatal { auth: false });
     }
+}
+
+#[tokio::test]
+async fn starttls_refused_by_the_server_is_fatal_not_auth() {
+    // With TLS off, Dovecot does not offer STARTTLS and refuses the command.
+    let server = MailServer::start(&["--smtp-port", "off", "--imaps-port", "off"]);
+    let mut settings = server.imap(Security::StartTls);
+    settings.tls_ca = None; // no test CA without TLS
+    let err = ImapSession::connect(&settings).await.expect_err("no TLS");
+    assert!(matches!(err, MailError::Unsupported(_)), "{err}");
+    assert_eq!(err.classify(), ErrorClass::Fatal { auth: false });
 }
 
 #[tokio::test]
