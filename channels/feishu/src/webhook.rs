@@ -76,11 +76,15 @@ pub fn handle(
     let encrypted = outer.get("encrypt").and_then(Value::as_str);
     let plain: Value = match (encrypted, &config.encrypt_key) {
         (Some(ct), Some(key)) => {
+            // Check a signature before decrypting; only url_verification comes unsigned.
+            let signed = header(HEADER_SIGNATURE).is_some();
+            if signed {
+                check_signature(key, &header, body)?;
+            }
             let bytes = decrypt(key, ct)?;
             let v: Value = serde_json::from_slice(&bytes).map_err(|_| WebhookError::NotJson)?;
-            // url_verification is not signed; everything else must be.
-            if v.get("type").and_then(Value::as_str) != Some("url_verification") {
-                check_signature(key, &header, body)?;
+            if !signed && v.get("type").and_then(Value::as_str) != Some("url_verification") {
+                return Err(WebhookError::MissingSignature);
             }
             v
         }

@@ -23,6 +23,7 @@
 //! Times are `tokio::time`, so a test may pause the clock; defaults mirror the platform
 //! (3 s ACK deadline, 1 s rate window) and every one is a [`FakeConfig`] field.
 
+mod callback;
 mod http;
 mod records;
 mod state;
@@ -36,6 +37,7 @@ use axum::routing::{get, patch, post};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
+pub use callback::callback_request;
 pub use records::*;
 use state::{ConnCtl, PendingPush, Shared, Stored, card_event, message_event};
 
@@ -92,11 +94,11 @@ impl Default for FakeConfig {
 }
 
 impl FakeConfig {
-    /// Settings for fast tests: 200 ms ACK deadline, 100 ms pings, 50 ms reconnect jitter.
+    /// Settings for fast tests: 500 ms ACK deadline, 200 ms pings, 50 ms reconnect jitter.
     pub fn fast() -> Self {
         Self {
-            ack_timeout: Duration::from_millis(200),
-            client_config: json!({"ReconnectCount": -1, "ReconnectInterval": 0.05, "ReconnectNonce": 0.05, "PingInterval": 0.1}),
+            ack_timeout: Duration::from_millis(500),
+            client_config: json!({"ReconnectCount": -1, "ReconnectInterval": 0.05, "ReconnectNonce": 0.05, "PingInterval": 0.2}),
             ..Self::default()
         }
     }
@@ -398,6 +400,12 @@ impl FakeFeishu {
     /// Connections currently open.
     pub fn live_connections(&self) -> usize {
         self.shared.lock().conns.len()
+    }
+
+    /// Pushed events still waiting for their ACK (0 = nothing will be re-pushed).
+    pub fn in_flight(&self) -> usize {
+        let st = self.shared.lock();
+        st.inflight.len() + st.queue.len()
     }
 
     /// Token endpoint calls.

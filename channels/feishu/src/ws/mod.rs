@@ -25,6 +25,7 @@ pub use endpoint::{ClientConfig, Endpoint, discover};
 use crate::classify::{ErrorClass, classify};
 use crate::error::Error;
 use crate::rest::Client;
+use crate::secret::Secret;
 use session::SessionEnd;
 
 /// Tuning of the long connection (server values in [`ClientConfig`] take precedence for pings
@@ -41,6 +42,9 @@ pub struct WsOptions {
     pub reconnect: bool,
     /// Reconnect and ping settings used until the server sends its own.
     pub initial_config: ClientConfig,
+    /// Encrypt Key, if the app has one: pushes are plaintext on this path, but a payload that
+    /// arrives as `{"encrypt":…}` is decrypted with it rather than handed over unreadable.
+    pub encrypt_key: Option<Secret>,
 }
 
 impl Default for WsOptions {
@@ -51,6 +55,7 @@ impl Default for WsOptions {
             max_message_bytes: 8 << 20,
             reconnect: true,
             initial_config: ClientConfig::default(),
+            encrypt_key: None,
         }
     }
 }

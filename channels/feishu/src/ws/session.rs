@@ -76,7 +76,7 @@ pub(crate) async fn run(
     let mut next_ping = Instant::now() + config.ping_interval;
     let mut last_inbound = Instant::now();
     loop {
-        let window = config.ping_interval * options.watchdog_factor;
+        let window = config.ping_interval * options.watchdog_factor.max(1);
         let purge_at = reasm.next_deadline();
         tokio::select! {
             _ = cancel.cancelled() => {
@@ -126,7 +126,7 @@ pub(crate) async fn run(
                     }
                     Some(kind @ (FrameType::Event | FrameType::Card)) if frame.method == METHOD_DATA => {
                         if let Some((done, payload)) = reasm.push(frame, Instant::now())
-                            && deliver(kind, done, payload, &ack_tx, deliveries).is_err()
+                            && deliver(kind, done, plaintext(payload, options), &ack_tx, deliveries).is_err()
                         {
                             return Ok(SessionEnd::ReceiverGone);
                         }
@@ -159,6 +159,28 @@ fn adopt_config(config: &mut ClientConfig, pong: &Frame, status: &watch::Sender<
     }
 }
 
+/// Decrypts a `{"encrypt":…}` payload when a key is configured; other payloads pass through.
+fn plaintext(payload: Vec<u8>, options: &WsOptions) -> Vec<u8> {
+    let Some(key) = &options.encrypt_key else {
+        return payload;
+    };
+    let encrypted = serde_json::from_slice::<serde_json::Value>(&payload)
+        .ok()
+        .and_then(|v| {
+            v.get("encrypt")
+                .and_then(|e| e.as_str())
+                .map(str::to_string)
+        });
+    match encrypted.map(|ct| crate::webhook::decrypt(key, &ct)) {
+        Some(Ok(plain)) => plain,
+        Some(Err(e)) => {
+            tracing::warn!(error = %e, "encrypted push does not decrypt; passing it on as is");
+            payload
+        }
+        None => payload,
+    }
+}
+
 /// Hands a complete event to the caller; `Err` only when the receiver is gone.
 fn deliver(
     kind: FrameType,
@@ -185,5 +207,35 @@ fn deliver(
             Ok(())
         }
         Err(mpsc::error::TrySendError::Closed(_)) => Err(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::secret::Secret;
+
+    #[test]
+    fn encrypted_push_is_decrypted_only_with_a_key() {
+        let key = Secret::new("ek");
+        let body =
+            serde_json::json!({"encrypt": crate::webhook::encrypt(&key, br#"{"schema":"2.0"}"#)});
+        let raw = body.to_string().into_bytes();
+        let with_key = WsOptions {
+            encrypt_key: Some(key),
+            ..WsOptions::default()
+        };
+        assert_eq!(plaintext(raw.clone(), &with_key), br#"{"schema":"2.0"}"#);
+        assert_eq!(plaintext(raw.clone(), &WsOptions::default()), raw);
+        assert_eq!(plaintext(b"{}".to_vec(), &with_key), b"{}");
+    }
+
+    #[test]
+    fn public_handles_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Delivery>();
+        check::<AckHandle>();
+        check::<super::super::LongConnection>();
+        check::<crate::rest::Client>();
     }
 }
