@@ -242,3 +242,53 @@ pub(crate) fn now_ms() -> u128 {
 pub(crate) fn kind_str(kind: FrameType) -> &'static str {
     kind.as_str()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn default_ack_deadline_is_three_seconds_then_a_new_event_id() {
+        let cfg = FakeConfig::default();
+        let mut st = State::default();
+        let push = PendingPush {
+            event_id: "ev_first".into(),
+            event_type: "im.message.receive_v1".into(),
+            event: json!({}),
+            im_message_id: Some("om_1".into()),
+            options: PushOptions::default(),
+            attempt: 0,
+        };
+        let sent = Instant::now();
+        st.inflight.insert(
+            "fm_1".into(),
+            Inflight {
+                push,
+                last_frame: Frame::default(),
+                deadline: sent + cfg.ack_timeout,
+            },
+        );
+        tokio::time::advance(Duration::from_millis(2999)).await;
+        assert_eq!(st.repush_expired(Instant::now()), 0);
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert_eq!(st.repush_expired(Instant::now()), 1);
+        let again = st.queue.pop_front().unwrap();
+        assert_ne!(again.event_id, "ev_first");
+        assert_eq!(again.im_message_id.as_deref(), Some("om_1"));
+        assert_eq!(again.attempt, 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn rate_window_slides() {
+        let mut st = State::default();
+        let w = Duration::from_secs(1);
+        for _ in 0..5 {
+            assert!(st.rate_check("oc", 5, w, Instant::now()).is_ok());
+        }
+        let reset = st.rate_check("oc", 5, w, Instant::now()).unwrap_err();
+        assert_eq!(reset, w);
+        assert!(st.rate_check("oc2", 5, w, Instant::now()).is_ok());
+        tokio::time::advance(w).await;
+        assert!(st.rate_check("oc", 5, w, Instant::now()).is_ok());
+    }
+}

@@ -6,6 +6,31 @@
 //! written only when the caller calls [`AckHandle::ack`] (journal first, then ACK, within 3 s).
 //! Liveness evidence (pongs, inbound frames) is published on a `watch` channel of
 //! [`LinkStatus`], so `connected` can come from protocol evidence only.
+//!
+//! ```no_run
+//! use scv_feishu::event::EventBody;
+//! use scv_feishu::ws::{AckResponse, LongConnection, WsOptions};
+//! # async fn demo(client: scv_feishu::Client) -> Result<(), scv_feishu::Error> {
+//! let conn = std::sync::Arc::new(LongConnection::new(client, WsOptions::default()));
+//! let (tx, mut rx) = tokio::sync::mpsc::channel(256);
+//! let cancel = tokio_util::sync::CancellationToken::new();
+//! let runner = tokio::spawn({
+//!     let (conn, cancel) = (conn.clone(), cancel.clone());
+//!     async move { conn.run(tx, cancel).await }
+//! });
+//! while let Some(delivery) = rx.recv().await {
+//!     match delivery.parse() {
+//!         Ok(event) => {
+//!             // journal(event) first, then:
+//!             let _ = delivery.ack.ack(AckResponse::Ok);
+//!             if let EventBody::Message(m) = event.body { /* process m after the ACK */ }
+//!         }
+//!         // Unreadable: ACK it anyway, or it is re-pushed for ever.
+//!         Err(_) => { let _ = delivery.ack.ack(AckResponse::Ok); }
+//!     }
+//! }
+//! # cancel.cancel(); let _ = runner.await; Ok(()) }
+//! ```
 
 mod ack;
 pub mod endpoint;
@@ -112,6 +137,11 @@ impl LongConnection {
             options,
             status,
         }
+    }
+
+    /// The REST client this connection discovers endpoints with (shares its token cache).
+    pub fn client(&self) -> &Client {
+        &self.client
     }
 
     /// Subscribes to link status changes (read without locks).
