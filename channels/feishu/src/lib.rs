@@ -18,6 +18,8 @@
 //! - [`webhook`]: the HTTP callback mode (url_verification, decryption, signatures).
 //! - `fake` (feature `fake`): a fake Feishu server with a test handle.
 
+#![warn(missing_docs)]
+
 pub mod card;
 pub mod classify;
 pub mod domain;
