@@ -16,6 +16,7 @@
 //! - [`event`]: parsing of the v2 event envelope, `im.message.receive_v1`, `card.action.trigger`.
 //! - [`card`]: the yes/no card and its answered / expired / withdrawn variants.
 //! - [`webhook`]: the HTTP callback mode (url_verification, decryption, signatures).
+//! - `webhook_server` (feature `webhook-server`): an axum router serving the callback mode.
 //! - `fake` (feature `fake`): a fake Feishu server with a test handle.
 
 #![warn(missing_docs)]
@@ -34,6 +35,8 @@ pub mod ws;
 
 #[cfg(feature = "fake")]
 pub mod fake;
+#[cfg(feature = "webhook-server")]
+pub mod webhook_server;
 
 pub use classify::{ErrorClass, FatalReason, classify};
 pub use domain::Domain;
