@@ -8,7 +8,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::protocol::{
     ClientMessage, DaemonCommand, DaemonStatus, ErrorCode, FrameReader, MAX_CLIENT_FRAME_BYTES,
-    MAX_SERVER_FRAME_BYTES, ServerEvent, write_frame,
+    MAX_SERVER_FRAME_BYTES, write_frame,
 };
 
 /// Why a request got no status back.
@@ -28,6 +28,16 @@ pub enum ClientError {
     /// The connection broke or the answer made no sense.
     #[error("control socket: {0}")]
     Protocol(String),
+}
+
+/// A server event as the client reads it: every field of every answer, optional.
+#[derive(serde::Deserialize)]
+struct Answer {
+    #[serde(rename = "type")]
+    kind: String,
+    status: Option<DaemonStatus>,
+    code: Option<ErrorCode>,
+    message: Option<String>,
 }
 
 /// One connection to the daemon.
@@ -68,15 +78,19 @@ impl Client {
             .await
             .map_err(|e| ClientError::Protocol(e.to_string()))?
             .ok_or_else(|| ClientError::Protocol("the daemon closed the connection".into()))?;
-        match serde_json::from_str::<ServerEvent>(&line) {
-            Ok(ServerEvent::DaemonStatus { status, .. }) => Ok(status),
-            Ok(ServerEvent::Error { code, message, .. }) => {
-                Err(ClientError::Daemon { code, message })
-            }
-            Ok(other) => Err(ClientError::Protocol(format!(
-                "unexpected answer: {other:?}"
+        // One pass into a flat envelope: an internally tagged enum would buffer the whole
+        // (possibly large) status before deserializing it a second time.
+        let answer: Answer = serde_json::from_str(&line)
+            .map_err(|e| ClientError::Protocol(format!("unreadable answer: {e}")))?;
+        match (answer.kind.as_str(), answer.status) {
+            ("daemon.status", Some(status)) => Ok(status),
+            ("error", _) => Err(ClientError::Daemon {
+                code: answer.code.unwrap_or(ErrorCode::Unknown),
+                message: answer.message.unwrap_or_default(),
+            }),
+            (other, _) => Err(ClientError::Protocol(format!(
+                "unexpected answer type '{other}'"
             ))),
-            Err(e) => Err(ClientError::Protocol(format!("unreadable answer: {e}"))),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::io::BufReader;
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -43,6 +43,17 @@ pub trait Handler: Send + Sync + 'static {
         &self,
         command: DaemonCommand,
     ) -> impl Future<Output = Result<DaemonStatus, CommandError>> + Send;
+
+    /// The whole `daemon.status` line answering a plain `status`, when the handler can build it cheaper.
+    fn status_line(&self, _request_id: &str) -> Option<String> {
+        None
+    }
+}
+
+/// One answer: an event to serialize, or a line already serialized.
+enum Reply {
+    Event(ServerEvent),
+    Line(String),
 }
 
 /// Why the control socket could not be bound.
@@ -149,7 +160,16 @@ async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
     loop {
         let (answer, fatal) = match frames.next_frame().await {
             Ok(None) | Err(FrameError::Io(_)) => return,
-            Ok(Some(line)) => (answer(&line, handler.as_ref()).await, false),
+            Ok(Some(line)) => match answer(&line, handler.as_ref()).await {
+                Reply::Event(e) => (e, false),
+                Reply::Line(mut l) => {
+                    l.push('\n');
+                    if write.write_all(l.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            },
             Err(FrameError::TooLarge { limit }) => {
                 let msg = format!("frame larger than {limit} bytes; closing the connection");
                 (
@@ -176,12 +196,34 @@ async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
 }
 
 /// The answer to one frame.
-async fn answer<H: Handler>(line: &str, handler: &H) -> ServerEvent {
+async fn answer<H: Handler>(line: &str, handler: &H) -> Reply {
+    let message = match parse(line) {
+        Ok(m) => m,
+        Err(e) => return Reply::Event(e),
+    };
+    if let ClientMessage::DaemonControl {
+        request_id,
+        command: DaemonCommand::Status,
+    } = &message
+        && let Some(l) = handler.status_line(request_id)
+    {
+        return Reply::Line(l);
+    }
+    Reply::Event(respond(message, handler).await)
+}
+
+/// Parses one frame, or says why it is not a request.
+fn parse(line: &str) -> Result<ClientMessage, ServerEvent> {
     let value: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => {
             let msg = format!("malformed JSON: {e}");
-            return ServerEvent::error(None, ErrorCode::InvalidRequest, msg, false);
+            return Err(ServerEvent::error(
+                None,
+                ErrorCode::InvalidRequest,
+                msg,
+                false,
+            ));
         }
     };
     let request_id = value
@@ -204,9 +246,14 @@ async fn answer<H: Handler>(line: &str, handler: &H) -> ServerEvent {
                     .unwrap_or_else(|| "none".into());
                 (ErrorCode::Unsupported, format!("unknown message type {t}"))
             };
-            return ServerEvent::error(request_id, code, msg, false);
+            return Err(ServerEvent::error(request_id, code, msg, false));
         }
     };
+    Ok(message)
+}
+
+/// Answers a parsed request.
+async fn respond<H: Handler>(message: ClientMessage, handler: &H) -> ServerEvent {
     match message {
         ClientMessage::Initialize { request_id, .. } => ServerEvent::Initialized {
             request_id,

@@ -34,10 +34,14 @@ pub struct Core {
 impl Core {
     /// The status report: one health entry per configured account, sorted by id.
     pub fn status(&self) -> DaemonStatus {
+        self.status_with(self.supervisor.registry().snapshot())
+    }
+
+    fn status_with(&self, components: Vec<crate::protocol::ComponentHealth>) -> DaemonStatus {
         DaemonStatus {
             version: env!("CARGO_PKG_VERSION").to_string(),
             pid: std::process::id(),
-            components: self.supervisor.registry().snapshot(),
+            components,
             delegations: DelegationSummary::default(),
             restart: None,
             confirm: None,
@@ -211,6 +215,12 @@ pub struct ChannelSet {
 }
 
 impl Handler for Core {
+    fn status_line(&self, request_id: &str) -> Option<String> {
+        let head = self.status_with(Vec::new());
+        let components = self.supervisor.registry().snapshot_json();
+        Some(crate::protocol::status_line(request_id, &head, &components))
+    }
+
     async fn handle(&self, command: DaemonCommand) -> Result<DaemonStatus, CommandError> {
         match command {
             DaemonCommand::Status => {}

@@ -3,6 +3,7 @@
 mod framing;
 mod messages;
 mod status;
+mod status_frame;
 
 pub use framing::{
     FrameError, FrameReader, MAX_CLIENT_FRAME_BYTES, MAX_SERVER_FRAME_BYTES, write_frame,
@@ -14,3 +15,4 @@ pub use status::{
     ComponentHealth, ComponentState, ConfirmInfo, ConfirmState, DaemonStatus, DelegationSummary,
     MailCounts, Purpose, RemoteTools, Senders,
 };
+pub use status_frame::status_line;

@@ -19,9 +19,19 @@ pub fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
+/// Serializes a snapshot; plain data always serializes.
+fn to_json(h: &ComponentHealth) -> String {
+    serde_json::to_string(h)
+        .unwrap_or_else(|_| format!("{{\"id\":{:?},\"state\":\"unknown\"}}", h.id))
+}
+
 /// One account's health: a snapshot swapped atomically on every change.
 pub struct HealthCell {
     snapshot: ArcSwap<ComponentHealth>,
+    /// The snapshot as wire JSON, so a status request copies bytes instead of serializing.
+    json: ArcSwap<String>,
+    /// Serializes writers so `json` always matches the latest snapshot.
+    write: Mutex<()>,
     configured_tools: RemoteTools,
     connected_since: Mutex<Option<Instant>>,
     changed: watch::Sender<u64>,
@@ -43,7 +53,9 @@ impl HealthCell {
         }
         h.since_unix_seconds = Some(unix_now());
         Arc::new(HealthCell {
+            json: ArcSwap::from_pointee(to_json(&h)),
             snapshot: ArcSwap::from_pointee(h),
+            write: Mutex::new(()),
             configured_tools: spec.remote_tools,
             connected_since: Mutex::new(None),
             changed: watch::channel(0).0,
@@ -55,6 +67,11 @@ impl HealthCell {
         self.snapshot.load_full()
     }
 
+    /// The snapshot as wire JSON; never blocks.
+    pub fn json(&self) -> Arc<String> {
+        self.json.load_full()
+    }
+
     /// Waits until the snapshot changes after `subscribe`.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changed.subscribe()
@@ -62,11 +79,11 @@ impl HealthCell {
 
     /// Applies `f` to a copy of the snapshot and publishes it.
     pub fn update(&self, f: impl Fn(&mut ComponentHealth)) {
-        self.snapshot.rcu(|old| {
-            let mut h = ComponentHealth::clone(old);
-            f(&mut h);
-            h
-        });
+        let _writer = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        let mut h = ComponentHealth::clone(&self.snapshot.load());
+        f(&mut h);
+        self.json.store(Arc::new(to_json(&h)));
+        self.snapshot.store(Arc::new(h));
         self.changed.send_modify(|v| *v = v.wrapping_add(1));
     }
 
@@ -194,6 +211,11 @@ impl HealthRegistry {
             .values()
             .map(|c| ComponentHealth::clone(&c.get()))
             .collect()
+    }
+
+    /// Every account's snapshot as wire JSON, sorted by id.
+    pub fn snapshot_json(&self) -> Vec<Arc<String>> {
+        self.cells.load().values().map(|c| c.json()).collect()
     }
 
     /// One account's cell.
