@@ -199,7 +199,7 @@ async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
 async fn answer<H: Handler>(line: &str, handler: &H) -> Reply {
     let message = match parse(line) {
         Ok(m) => m,
-        Err(e) => return Reply::Event(e),
+        Err(e) => return Reply::Event(*e),
     };
     if let ClientMessage::DaemonControl {
         request_id,
@@ -213,7 +213,7 @@ async fn answer<H: Handler>(line: &str, handler: &H) -> Reply {
 }
 
 /// Parses one frame, or says why it is not a request.
-fn parse(line: &str) -> Result<ClientMessage, ServerEvent> {
+fn parse(line: &str) -> Result<ClientMessage, Box<ServerEvent>> {
     let value: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => {
@@ -246,7 +246,7 @@ fn parse(line: &str) -> Result<ClientMessage, ServerEvent> {
                     .unwrap_or_else(|| "none".into());
                 (ErrorCode::Unsupported, format!("unknown message type {t}"))
             };
-            return Err(ServerEvent::error(request_id, code, msg, false));
+            return Err(Box::new(ServerEvent::error(request_id, code, msg, false)));
         }
     };
     Ok(message)
