@@ -218,12 +218,8 @@ fn parse(line: &str) -> Result<ClientMessage, Box<ServerEvent>> {
         Ok(v) => v,
         Err(e) => {
             let msg = format!("malformed JSON: {e}");
-            return Err(ServerEvent::error(
-                None,
-                ErrorCode::InvalidRequest,
-                msg,
-                false,
-            ));
+            let e = ServerEvent::error(None, ErrorCode::InvalidRequest, msg, false);
+            return Err(Box::new(e));
         }
     };
     let request_id = value
