@@ -8,6 +8,8 @@
 //! - [`store`]: SQLite state (settings, cursors, journal, outbox) behind one writer thread.
 //! - [`secrets`]: credentials in the OS keyring or in 0600 files; secrets redact themselves.
 //! - [`supervisor`]: the `Component` trait, lifecycle, backoff, health registry, reconcile.
+//! - [`conversation`]: inbound → journal → policy → agent → outbox, the same for every platform.
+//! - [`agent`]: agent backends (OpenAI-compatible HTTP, SCV agent server) behind one trait.
 //! - [`control`]: the `daemon.control` Unix socket server.
 //! - [`cli`]: command-line rendering (the status table, human durations).
 //! - [`client`]: the control socket client used by the command line.
@@ -16,10 +18,12 @@
 //! - [`testing`]: a scriptable fake component for tests (not reachable from configuration).
 
 pub mod adapters;
+pub mod agent;
 pub mod cli;
 pub mod client;
 pub mod config;
 pub mod control;
+pub mod conversation;
 pub mod daemon;
 pub mod protocol;
 pub mod secrets;

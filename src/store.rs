@@ -11,9 +11,9 @@ use std::thread::JoinHandle;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use tokio::sync::oneshot;
 
-mod migrations;
+mod schema;
 
-pub use migrations::SCHEMA_VERSION;
+pub use schema::versions as schema_versions;
 
 /// The most calls one transaction carries.
 const MAX_BATCH: usize = 512;
@@ -123,7 +123,7 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        migrations::migrate(&mut conn)?;
+        schema::migrate(&mut conn)?;
         let (tx, rx) = mpsc::channel::<Msg>();
         let thread = std::thread::Builder::new()
             .name("scv-store".into())

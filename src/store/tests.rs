@@ -126,17 +126,55 @@ async fn calls_after_close_fail_cleanly() {
 #[test]
 fn a_newer_schema_is_refused() {
     let mut conn = Connection::open_in_memory().expect("open");
-    conn.pragma_update(None, "user_version", 999).expect("set");
-    let err = migrations::migrate(&mut conn).expect_err("refused");
+    schema::migrate(&mut conn).expect("migrate");
+    conn.execute(
+        "UPDATE schema_versions SET version = 999 WHERE module = 'core'",
+        [],
+    )
+    .expect("bump");
+    let err = schema::migrate(&mut conn).expect_err("refused");
     assert!(err.to_string().contains("newer than this build"));
 }
 
 #[tokio::test]
-async fn a_new_store_is_at_the_current_schema_version() {
+async fn a_new_store_records_every_module_with_steps_at_its_current_version() {
     let (store, _g) = Store::open_in_memory().expect("open");
-    let v: i64 = store
-        .call(|t| t.query_row("PRAGMA user_version", [], |r| r.get(0)))
+    let got: Vec<(String, i64)> = store
+        .call(|t| {
+            let mut st =
+                t.prepare("SELECT module, version FROM schema_versions ORDER BY module")?;
+            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })
         .await
         .expect("read");
-    assert_eq!(v as usize, SCHEMA_VERSION);
+    let mut want: Vec<(String, i64)> = schema_versions()
+        .into_iter()
+        .filter(|(_, v)| *v > 0)
+        .map(|(m, v)| (m.to_string(), v as i64))
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+}
+
+#[tokio::test]
+async fn every_per_account_table_is_covered_by_logout() {
+    // A table with per-account rows but no `account` column would survive `channel_logout`.
+    let (store, _g) = Store::open_in_memory().expect("open");
+    let missing: Vec<String> = store
+        .call(|t| {
+            let mut st = t.prepare(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('schema_versions')
+                 AND name NOT LIKE 'sqlite_%'
+                 AND name NOT IN (SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE c.name = 'account')",
+            )?;
+            let rows = st.query_map([], |r| r.get(0))?;
+            rows.collect()
+        })
+        .await
+        .expect("query");
+    assert!(
+        missing.is_empty(),
+        "tables without an account column: {missing:?}"
+    );
 }

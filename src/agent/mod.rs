@@ -1,0 +1,139 @@
+//! Agent backends behind one trait: an OpenAI-compatible HTTP endpoint, or an SCV agent server.
+//!
+//! The conversation pipeline calls [`Agent::turn`] once per inbound message (one turn at a time per
+//! chat) and sends the returned text; it never branches on the backend.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::AccountKey;
+use crate::conversation::ChatId;
+
+/// One conversation with the agent: an account's chat.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionKey {
+    /// The account.
+    pub account: AccountKey,
+    /// The chat on that account.
+    pub chat: ChatId,
+}
+
+impl SessionKey {
+    /// `<channel>:<account>:<chat>`: the `SCV_PARENT` value naming this chat to agent processes.
+    pub fn parent(&self) -> String {
+        format!("{}:{}", self.account, self.chat)
+    }
+}
+
+/// One prompt to answer.
+#[derive(Clone)]
+pub struct TurnRequest {
+    /// Whose conversation.
+    pub session: SessionKey,
+    /// The user's text.
+    pub prompt: String,
+    /// The policy's decision: this session must not use tools.
+    pub no_tools: bool,
+    /// The policy's decision: approve every tool request without asking.
+    pub auto_approve: bool,
+    /// The account's workspace (the agent's cwd).
+    pub workspace: Option<PathBuf>,
+    /// "WeChat" / "Feishu": tells the model the reader sees short plain text.
+    pub channel_label: &'static str,
+}
+
+impl std::fmt::Debug for TurnRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnRequest")
+            .field("session", &self.session)
+            .field("prompt_chars", &self.prompt.chars().count())
+            .field("no_tools", &self.no_tools)
+            .field("auto_approve", &self.auto_approve)
+            .finish()
+    }
+}
+
+/// Model token usage of one turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Tokens of the prompt (history included).
+    pub prompt_tokens: u64,
+    /// Tokens of the answer.
+    pub completion_tokens: u64,
+    /// Both.
+    pub total_tokens: u64,
+    /// True when the server reported none and these are estimates from text length.
+    pub estimated: bool,
+}
+
+/// The agent's answer to one turn.
+#[derive(Clone, Default)]
+pub struct TurnOutput {
+    /// The complete answer text.
+    pub text: String,
+    /// Token usage, when known.
+    pub usage: Option<Usage>,
+}
+
+/// How a turn failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentErrorKind {
+    /// The agent is not reachable or overloaded (connection refused, 5xx, 429, dead child):
+    /// the message is kept and retried later.
+    Unavailable,
+    /// The agent refused our credentials (401/403): the owner is told; status shows it.
+    Auth,
+    /// The turn was cancelled (`/stop`, shutdown).
+    Cancelled,
+    /// This turn failed for a reason retrying will not fix (bad request, the agent's own error).
+    Failed,
+}
+
+/// A failed turn, with a message for people (never the prompt or answer text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentError {
+    /// What kind of failure.
+    pub kind: AgentErrorKind,
+    /// For people: what failed.
+    pub message: String,
+    /// The agent asked us to wait this long before trying again.
+    pub retry_after: Option<Duration>,
+}
+
+impl AgentError {
+    /// An error of `kind`.
+    pub fn new(kind: AgentErrorKind, message: impl Into<String>) -> Self {
+        AgentError {
+            kind,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+}
+
+impl std::fmt::Display for AgentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// An agent backend. Implementations keep per-session state (history, child processes) themselves.
+pub trait Agent: Send + Sync + 'static {
+    /// Answers one prompt. Returns promptly with `Cancelled` when `cancel` fires.
+    fn turn(
+        &self,
+        req: TurnRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>>;
+
+    /// Forgets the session's history (`/new`).
+    fn reset<'a>(&'a self, session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>>;
+
+    /// Releases everything (child processes, connections) at shutdown.
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}

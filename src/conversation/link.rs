@@ -1,0 +1,82 @@
+//! The interface between a running account (its adapter) and the conversation pipeline.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+use super::ids::{ChatId, SenderId};
+use super::message::{Outbound, ReplyContext};
+use crate::config::AccountKey;
+use crate::protocol::{Purpose, RemoteTools, Senders};
+use crate::supervisor::{Capabilities, HealthHandle};
+
+/// How a platform limits what one send may carry and how fast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendLimits {
+    /// The most characters one message may have (WeChat 2,000).
+    pub max_chars: usize,
+    /// The least time between two sends to the same chat.
+    pub min_interval: Duration,
+}
+
+/// Why a send did not go through; classified by the adapter, acted on by the outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendError {
+    /// Network, 5xx, timeout: retry later with backoff.
+    Transient(String),
+    /// The platform asked to wait this long; the chat's sends pause, nothing is retried sooner.
+    SlowDown(Duration, String),
+    /// The platform will not take a message for this chat now (WeChat's window); it waits in the
+    /// outbox until the peer writes again. The text says so in plain words for the health note.
+    WindowClosed(String),
+    /// This message can never be sent (too long, recalled chat); it is marked failed, not retried.
+    Rejected(String),
+    /// The account cannot send at all (credentials gone); the account's run loop will fail.
+    Fatal(String),
+}
+
+/// What an adapter gives the pipeline to send with. Methods may do network IO; none holds a lock across it.
+pub trait ChatSender: Send + Sync + 'static {
+    /// The platform's limits.
+    fn limits(&self) -> SendLimits;
+
+    /// Sends one outbox item. Must use `msg.idempotency_key` as the platform's dedupe key.
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<(), SendError>>;
+
+    /// Shows (`on`) or clears a typing indicator; adapters without one do nothing.
+    fn typing<'a>(
+        &'a self,
+        _chat: &'a ChatId,
+        _reply: &'a ReplyContext,
+        _on: bool,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// Everything the pipeline needs to know about a running account.
+#[derive(Clone)]
+pub struct AccountLink {
+    /// Which account.
+    pub account: AccountKey,
+    /// Who it answers.
+    pub senders: Senders,
+    /// Who may use tools (as configured; effective only with a known owner).
+    pub remote_tools: RemoteTools,
+    /// Chat or mail chat.
+    pub purpose: Purpose,
+    /// The authenticated owner's platform id, when known. Unknown means nobody is the owner.
+    pub owner: Option<SenderId>,
+    /// The agent's working directory for this account.
+    pub workspace: Option<PathBuf>,
+    /// How the channel is named to the agent and to people ("WeChat", "Feishu").
+    pub channel_label: &'static str,
+    /// What the account can do.
+    pub capabilities: Capabilities,
+    /// The account's health, for notes such as "3 messages wait for WeChat's send window".
+    pub health: HealthHandle,
+    /// How to send.
+    pub sender: Arc<dyn ChatSender>,
+}

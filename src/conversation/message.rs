@@ -1,0 +1,101 @@
+//! The one inbound and one outbound message type every adapter produces and consumes.
+
+use serde::{Deserialize, Serialize};
+
+use super::ids::{ChatId, PlatformMsgId, SenderId};
+use crate::config::AccountKey;
+
+/// One message from a platform, normalized by its adapter.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inbound {
+    /// The account it arrived on.
+    #[serde(with = "account_key_str")]
+    pub account: AccountKey,
+    /// The conversation.
+    pub chat: ChatId,
+    /// Who wrote it.
+    pub sender: SenderId,
+    /// The platform's id of the message (deduplication key).
+    pub msg_id: PlatformMsgId,
+    /// The text (non-text items as a short bracketed description, e.g. "[image]").
+    pub text: String,
+    /// When the platform says it was sent, in Unix milliseconds.
+    pub at_unix_ms: u64,
+    /// Adapter-private data needed to answer it (WeChat `context_token`, Feishu message id for
+    /// in-thread replies). Opaque to the pipeline; stored with the message and handed back.
+    pub reply: ReplyContext,
+}
+
+impl std::fmt::Debug for Inbound {
+    // Message text never reaches logs through Debug.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inbound")
+            .field("account", &self.account.to_string())
+            .field("chat", &self.chat)
+            .field("sender", &self.sender)
+            .field("msg_id", &self.msg_id)
+            .field("text_chars", &self.text.chars().count())
+            .finish()
+    }
+}
+
+/// Adapter-private reply data, stored as JSON text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ReplyContext(pub String);
+
+/// What kind of outbound message this is; decides whether a platform's send window applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutboundKind {
+    /// An answer to an inbound message.
+    Reply,
+    /// Written by the bridge on its own (mail digest, confirm question, notices).
+    Proactive,
+}
+
+/// One piece of text to send, as stored in the outbox.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Outbound {
+    /// The outbox row.
+    pub id: i64,
+    /// The sending account.
+    pub account: AccountKey,
+    /// The conversation.
+    pub chat: ChatId,
+    /// The text, already within the platform's size limit.
+    pub text: String,
+    /// Stable across retries and restarts: WeChat `client_id`, Feishu `uuid`.
+    pub idempotency_key: String,
+    /// The reply context of the message this answers (or the chat's latest, for proactive ones).
+    pub reply: ReplyContext,
+    /// Reply or proactive.
+    pub kind: OutboundKind,
+}
+
+impl std::fmt::Debug for Outbound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outbound")
+            .field("id", &self.id)
+            .field("account", &self.account.to_string())
+            .field("chat", &self.chat)
+            .field("kind", &self.kind)
+            .field("text_chars", &self.text.chars().count())
+            .finish()
+    }
+}
+
+mod account_key_str {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::config::AccountKey;
+
+    pub fn serialize<S: Serializer>(k: &AccountKey, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&k.to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<AccountKey, D::Error> {
+        let s = String::deserialize(d)?;
+        AccountKey::parse(&s).ok_or_else(|| serde::de::Error::custom(format!("bad account '{s}'")))
+    }
+}
