@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //!
+//! - [`policy`]: who may do what (drop, answer with or without tools, mail chat), one pure function.
 //! - [`protocol`]: wire types of the control socket and its bounded JSON-lines framing.
 //! - [`config`]: the TOML configuration, validated with errors that name file, line and key.
 //! - [`store`]: SQLite state (settings, cursors, journal, outbox) behind one writer thread.
@@ -14,6 +15,7 @@
 //! - [`cli`]: command-line rendering (the status table, human durations).
 //! - [`client`]: the control socket client used by the command line.
 //! - [`daemon`]: wires configuration, store, supervisor and control socket into `run`.
+//! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: store credentials, tell the daemon.
 //! - [`adapters`]: glue from each platform crate to the `Component` trait.
 //! - [`testing`]: a scriptable fake component for tests (not reachable from configuration).
 
@@ -25,6 +27,8 @@ pub mod config;
 pub mod control;
 pub mod conversation;
 pub mod daemon;
+pub mod login;
+pub mod policy;
 pub mod protocol;
 pub mod secrets;
 pub mod store;

@@ -4,12 +4,20 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use scv_bridge::adapters::PlatformFactory;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use scv_bridge::adapters::{AdapterContext, PlatformFactory};
+use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::client;
 use scv_bridge::config::Config;
+use scv_bridge::conversation::Conversation;
+use scv_bridge::login::LoginArgs;
 use scv_bridge::protocol::{DaemonCommand, Purpose, RemoteTools, Senders};
 use scv_bridge::secrets::CredentialStore;
+use scv_bridge::store::Store;
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy, unix_now};
+use tokio_util::sync::CancellationToken;
 
 /// A supervised bridge from WeChat, Feishu and mail to your agent.
 #[derive(Parser)]
@@ -48,6 +56,31 @@ enum Command {
         #[command(subcommand)]
         action: ChannelAction,
     },
+    /// Store an account's credentials (a running daemon picks them up).
+    Login {
+        #[command(subcommand)]
+        target: LoginTarget,
+    },
+}
+
+#[derive(Subcommand)]
+enum LoginTarget {
+    /// Scan a QR code with WeChat; the scanner becomes the account's owner.
+    Wechat {
+        account: String,
+        /// The iLink endpoint to log in against.
+        #[arg(long)]
+        base_url: Option<String>,
+    },
+    /// Store the Feishu app ID and secret, then pair the owner.
+    Feishu {
+        account: String,
+        /// The app ID (the secret is prompted, or read from stdin).
+        #[arg(long)]
+        app_id: Option<String>,
+    },
+    /// Store the mailbox password (prompted, or read from stdin).
+    Mail { account: String },
 }
 
 #[derive(Subcommand)]
@@ -157,6 +190,29 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Channel { action } => channel(&config_path, action).await,
+        Command::Login { target } => {
+            let config = Config::load(&config_path).map_err(|e| e.to_string())?;
+            let result = match target {
+                LoginTarget::Wechat { account, base_url } => {
+                    let args = LoginArgs {
+                        base_url,
+                        ..LoginArgs::default()
+                    };
+                    scv_bridge::login::wechat::run(&config, &account, &args).await
+                }
+                LoginTarget::Feishu { account, app_id } => {
+                    let args = LoginArgs {
+                        app_id,
+                        ..LoginArgs::default()
+                    };
+                    scv_bridge::login::feishu::run(&config, &account, &args).await
+                }
+                LoginTarget::Mail { account } => {
+                    scv_bridge::login::mail::run(&config, &account, &LoginArgs::default()).await
+                }
+            };
+            result.map(|()| ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -169,8 +225,15 @@ fn socket_of(config_path: &Path) -> Result<PathBuf, String> {
 
 async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
-    let factory = |creds: &CredentialStore, _: &_| -> std::sync::Arc<dyn ComponentFactory> {
-        PlatformFactory::new(creds.clone())
+    let agent_config = config.agent.clone();
+    let factory = move |creds: &CredentialStore, store: &Store| -> Arc<dyn ComponentFactory> {
+        let agent: Arc<dyn Agent> = Arc::new(UnconfiguredAgent);
+        PlatformFactory::new(AdapterContext {
+            credentials: creds.clone(),
+            store: store.clone(),
+            conversation: Conversation::new(store.clone(), agent),
+            agent: agent_config,
+        })
     };
     let daemon = scv_bridge::daemon::start(config, factory, LifecyclePolicy::default())
         .await
@@ -259,4 +322,26 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
         .map_err(|e| e.to_string())?;
     print!("{}", scv_bridge::cli::status_table(&status, unix_now()));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Answers every turn with "unavailable" until an agent backend is configured.
+struct UnconfiguredAgent;
+
+impl Agent for UnconfiguredAgent {
+    fn turn(
+        &self,
+        _req: TurnRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
+        Box::pin(async {
+            Err(AgentError::new(
+                AgentErrorKind::Unavailable,
+                "no agent backend is available in this build",
+            ))
+        })
+    }
+
+    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
+        Box::pin(async { Ok(()) })
+    }
 }

@@ -1,34 +1,63 @@
 //! Glue from each platform crate to the `Component` trait, and the factory that picks one per account.
 
+pub mod feishu;
+pub mod mail;
+pub mod memory;
+pub mod wechat;
+
 use std::sync::Arc;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{AccountSpec, Channel};
+use crate::config::{AccountSpec, AgentConfig, Channel};
+use crate::conversation::Conversation;
 use crate::secrets::CredentialStore;
+use crate::store::Store;
 use crate::supervisor::{Component, ComponentError, ComponentFactory, HealthHandle};
+
+/// What every adapter gets to work with.
+#[derive(Clone)]
+pub struct AdapterContext {
+    /// Where credentials (tokens, secrets, the owner id) are kept.
+    pub credentials: CredentialStore,
+    /// The state store (cursors, dedupe keys, adapter tables).
+    pub store: Store,
+    /// The conversation pipeline: `attach` while running, `accept` every inbound batch.
+    pub conversation: Arc<Conversation>,
+    /// The agent configuration (the mail triage's model endpoint).
+    pub agent: AgentConfig,
+}
 
 /// Builds the real component for each account.
 pub struct PlatformFactory {
-    credentials: CredentialStore,
+    ctx: AdapterContext,
 }
 
 impl PlatformFactory {
-    /// A factory reading credentials from `credentials`.
-    pub fn new(credentials: CredentialStore) -> Arc<Self> {
-        Arc::new(PlatformFactory { credentials })
+    /// A factory handing `ctx` to every adapter.
+    pub fn new(ctx: AdapterContext) -> Arc<Self> {
+        Arc::new(PlatformFactory { ctx })
     }
 }
 
 impl ComponentFactory for PlatformFactory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        Arc::new(Unavailable {
-            spec: spec.clone(),
-            credentials: self.credentials.clone(),
-        })
+        match spec.key.channel {
+            Channel::Wechat => wechat::build(spec, &self.ctx),
+            Channel::Feishu => feishu::build(spec, &self.ctx),
+            Channel::Mail => mail::build(spec, &self.ctx),
+        }
     }
+}
+
+/// A component for an account whose channel has no adapter in this build.
+pub fn unavailable(spec: &AccountSpec, ctx: &AdapterContext) -> Arc<dyn Component> {
+    Arc::new(Unavailable {
+        spec: spec.clone(),
+        credentials: ctx.credentials.clone(),
+    })
 }
 
 /// An account whose channel has no adapter in this build: it says so truthfully and stays `failed`.

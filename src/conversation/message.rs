@@ -67,10 +67,16 @@ pub struct Outbound {
     pub text: String,
     /// Stable across retries and restarts: WeChat `client_id`, Feishu `uuid`.
     pub idempotency_key: String,
-    /// The reply context of the message this answers (or the chat's latest, for proactive ones).
+    /// The reply context of the message this answers (empty for proactive messages).
     pub reply: ReplyContext,
+    /// The chat's most recent inbound reply context (WeChat sends with the latest context token).
+    pub latest_reply: ReplyContext,
     /// Reply or proactive.
     pub kind: OutboundKind,
+    /// Platform-specific rich content (e.g. a Feishu card as JSON); `text` is the plain fallback.
+    pub rich: Option<String>,
+    /// Earlier attempts to send this item (a retry after a crash or a transient error is > 0).
+    pub attempts: u32,
 }
 
 impl std::fmt::Debug for Outbound {

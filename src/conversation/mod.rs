@@ -1,11 +1,385 @@
 //! The conversation pipeline: inbound → journal → policy → agent → outbox → platform.
 //!
 //! No code here branches on the platform: adapters produce [`Inbound`] and consume [`Outbound`].
+//! Every message is journaled before [`Conversation::accept`] returns, so an adapter advances its
+//! platform cursor (or ACKs) only after that; work is then pulled from the journal and the outbox
+//! by one turn worker and one sender per chat, so order holds per chat, chats run in parallel, and
+//! a crash at any point resumes from what was stored.
 
+mod chunk;
+mod commands;
+mod hooks;
 mod ids;
+mod journal;
 mod link;
 mod message;
+mod sender;
+mod stats;
+mod turns;
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+pub use chunk::split;
+pub use hooks::{AnswerInterceptor, MailChatHandler};
 pub use ids::{ChatId, PlatformMsgId, SenderId};
+pub use journal::DEDUPE_WINDOW_SECS;
 pub use link::{AccountLink, ChatSender, SendError, SendLimits};
 pub use message::{Inbound, Outbound, OutboundKind, ReplyContext};
+pub use stats::Stats;
+
+use crate::agent::Agent;
+use crate::config::AccountKey;
+use crate::policy::{Decision, decide};
+use crate::store::{Store, StoreError};
+use journal::{Entry, JournalState, NewOutbound};
+
+/// What [`Conversation::accept`] did with a batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Accepted {
+    /// Messages journaled for the first time.
+    pub new: usize,
+    /// Messages already journaled (redeliveries): ignored.
+    pub duplicates: usize,
+}
+
+/// The pipeline shared by every account.
+pub struct Conversation {
+    store: Store,
+    agent: Arc<dyn Agent>,
+    accounts: Mutex<HashMap<AccountKey, Arc<AccountRuntime>>>,
+    mail_chat: RwLock<Option<Arc<dyn MailChatHandler>>>,
+    answers: RwLock<Option<Arc<dyn AnswerInterceptor>>>,
+    status_line: RwLock<Option<Arc<dyn Fn() -> String + Send + Sync>>>,
+    stats: Stats,
+}
+
+/// One attached account: its link and its chats' workers.
+struct AccountRuntime {
+    link: AccountLink,
+    cancel: CancellationToken,
+    chats: Mutex<HashMap<ChatId, Arc<ChatRuntime>>>,
+}
+
+/// One chat's wake-ups and its running turn.
+pub(crate) struct ChatRuntime {
+    chat: ChatId,
+    /// A new message waits in the journal.
+    turn_wake: Notify,
+    /// A new item waits in the outbox.
+    send_wake: Notify,
+    /// The peer wrote: a closed send window may have opened.
+    window_wake: Notify,
+    /// Cancels the running agent turn (`/stop`).
+    current_turn: Mutex<Option<CancellationToken>>,
+}
+
+/// Keeps an account attached; dropping it stops the account's workers (journaled work stays).
+pub struct Attachment {
+    conversation: Arc<Conversation>,
+    account: AccountKey,
+    cancel: CancellationToken,
+}
+
+impl Drop for Attachment {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        if let Ok(mut map) = self.conversation.accounts.lock()
+            && map
+                .get(&self.account)
+                .is_some_and(|rt| rt.cancel.is_cancelled())
+        {
+            map.remove(&self.account);
+        }
+    }
+}
+
+impl Conversation {
+    /// A pipeline over `store` answering with `agent`.
+    pub fn new(store: Store, agent: Arc<dyn Agent>) -> Arc<Self> {
+        Arc::new(Conversation {
+            store,
+            agent,
+            accounts: Mutex::new(HashMap::new()),
+            mail_chat: RwLock::new(None),
+            answers: RwLock::new(None),
+            status_line: RwLock::new(None),
+            stats: Stats::default(),
+        })
+    }
+
+    /// Counters of what happened (received, dropped by reason, answered, sent, failures).
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Sets who handles the owner's messages in `purpose = "mail"` chats (the mail triage).
+    pub fn set_mail_chat_handler(&self, h: Arc<dyn MailChatHandler>) {
+        if let Ok(mut slot) = self.mail_chat.write() {
+            *slot = Some(h);
+        }
+    }
+
+    /// Sets who may claim a message as an answer before it reaches the agent (confirm questions).
+    pub fn set_answer_interceptor(&self, h: Arc<dyn AnswerInterceptor>) {
+        if let Ok(mut slot) = self.answers.write() {
+            *slot = Some(h);
+        }
+    }
+
+    /// Sets what `/status` reports about the whole bridge (its second line).
+    pub fn set_status_line(&self, f: Arc<dyn Fn() -> String + Send + Sync>) {
+        if let Ok(mut slot) = self.status_line.write() {
+            *slot = Some(f);
+        }
+    }
+
+    /// Attaches a running account: its chats' workers start, and work left by a crash resumes.
+    pub fn attach(self: &Arc<Self>, link: AccountLink) -> Attachment {
+        let cancel = CancellationToken::new();
+        let account = link.account.clone();
+        let rt = Arc::new(AccountRuntime {
+            link,
+            cancel: cancel.clone(),
+            chats: Mutex::new(HashMap::new()),
+        });
+        if let Ok(mut map) = self.accounts.lock()
+            && let Some(old) = map.insert(account.clone(), rt.clone())
+        {
+            old.cancel.cancel();
+        }
+        let me = self.clone();
+        tokio::spawn(async move { me.resume(rt).await });
+        Attachment {
+            conversation: self.clone(),
+            account,
+            cancel,
+        }
+    }
+
+    /// Starts workers for every chat with open work, and replays fast-lane messages.
+    async fn resume(self: Arc<Self>, rt: Arc<AccountRuntime>) {
+        let account = rt.link.account.clone();
+        let a = account.clone();
+        let loaded = self
+            .store
+            .call(move |t| {
+                journal::purge_old(t)?;
+                Ok((
+                    journal::open_chats(t, &a)?,
+                    journal::all_in_state(t, &a, JournalState::Fast)?,
+                ))
+            })
+            .await;
+        match loaded {
+            Ok((chats, fast)) => {
+                for chat in chats {
+                    self.chat(&rt, &chat);
+                }
+                for p in fast {
+                    self.clone().spawn_fast(rt.clone(), p.inbound);
+                }
+            }
+            Err(e) => {
+                tracing::error!(account = %account, error = %e, "cannot resume journaled work")
+            }
+        }
+    }
+
+    /// Journals a batch and returns once it is stored; then the adapter may advance its cursor.
+    ///
+    /// Redeliveries (same account and platform message id within the dedupe window) are ignored.
+    pub async fn accept(self: &Arc<Self>, batch: Vec<Inbound>) -> Result<Accepted, StoreError> {
+        if batch.is_empty() {
+            return Ok(Accepted::default());
+        }
+        let entries: Vec<Entry> = batch.into_iter().map(|m| self.classify(m)).collect();
+        let total = entries.len();
+        let (entries, fresh) = self
+            .store
+            .call(move |t| journal::insert(t, &entries).map(|fresh| (entries, fresh)))
+            .await?;
+        for i in &fresh {
+            self.route(&entries[*i]);
+        }
+        Ok(Accepted {
+            new: fresh.len(),
+            duplicates: total - fresh.len(),
+        })
+    }
+
+    /// Decides a message's path before it is journaled.
+    fn classify(&self, m: Inbound) -> Entry {
+        let Some(rt) = self.runtime(&m.account) else {
+            // Not attached (should not happen): keep it for the next attach, decided then.
+            return Entry {
+                inbound: m,
+                state: JournalState::New,
+                tools: false,
+            };
+        };
+        let l = &rt.link;
+        let owner = l.owner.as_ref().map(SenderId::as_str);
+        let is_owner = owner == Some(m.sender.as_str());
+        let decision = decide(
+            l.senders,
+            l.remote_tools,
+            l.purpose,
+            owner,
+            m.sender.as_str(),
+        );
+        let answer = self.answers.read().ok().and_then(|a| a.clone());
+        let (state, tools) = match decision {
+            Decision::Drop(reason) => {
+                self.stats.dropped(&m.account, reason.as_str());
+                (JournalState::Dropped, false)
+            }
+            Decision::MailChat => (JournalState::Fast, false),
+            Decision::Answer { tools } => {
+                if answer.is_some_and(|a| a.wants(&m.account, &m.chat, is_owner, &m.text)) {
+                    (JournalState::Fast, false)
+                } else if commands::parse(&m.text).is_some() {
+                    if is_owner {
+                        (JournalState::Fast, false)
+                    } else {
+                        self.stats.dropped(&m.account, "command_not_owner");
+                        (JournalState::Dropped, false)
+                    }
+                } else {
+                    (JournalState::New, tools)
+                }
+            }
+        };
+        Entry {
+            inbound: m,
+            state,
+            tools,
+        }
+    }
+
+    /// Wakes whatever must handle a freshly journaled message.
+    fn route(self: &Arc<Self>, e: &Entry) {
+        let m = &e.inbound;
+        self.stats.received(&m.account);
+        let Some(rt) = self.runtime(&m.account) else {
+            return;
+        };
+        if e.state == JournalState::Dropped {
+            return;
+        }
+        let chat = self.chat(&rt, &m.chat);
+        chat.window_wake.notify_one();
+        match e.state {
+            JournalState::New => chat.turn_wake.notify_one(),
+            JournalState::Fast => self.clone().spawn_fast(rt, m.clone()),
+            _ => {}
+        }
+    }
+
+    /// Queues text the bridge writes on its own (a digest, a question); idempotent by `key`.
+    pub async fn send_proactive(
+        self: &Arc<Self>,
+        account: &AccountKey,
+        chat: &ChatId,
+        text: &str,
+        rich: Option<&str>,
+        key: &str,
+    ) -> Result<(), StoreError> {
+        let rt = self.runtime(account);
+        let max = rt
+            .as_ref()
+            .map_or(2000, |r| r.link.sender.limits().max_chars);
+        self.enqueue(
+            account,
+            chat,
+            &split(text, max),
+            rich,
+            key,
+            &ReplyContext::default(),
+            OutboundKind::Proactive,
+        )
+        .await?;
+        if let Some(rt) = rt {
+            self.chat(&rt, chat).send_wake.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Where the outbox item queued under `key` (piece 0) stands: `pending`, `sent`, `failed`.
+    pub async fn delivery_state(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let k = format!("{key}/0");
+        self.store.call(move |t| journal::outbox_state(t, &k)).await
+    }
+
+    /// Stores pieces in the outbox under `key/<n>`; the rich payload rides on the first piece.
+    #[allow(clippy::too_many_arguments)]
+    async fn enqueue(
+        &self,
+        account: &AccountKey,
+        chat: &ChatId,
+        pieces: &[String],
+        rich: Option<&str>,
+        key: &str,
+        reply: &ReplyContext,
+        kind: OutboundKind,
+    ) -> Result<usize, StoreError> {
+        let (account, chat, pieces, rich, key, reply) = (
+            account.clone(),
+            chat.clone(),
+            pieces.to_vec(),
+            rich.map(str::to_string),
+            key.to_string(),
+            reply.clone(),
+        );
+        self.store
+            .call(move |t| {
+                let items: Vec<NewOutbound<'_>> = pieces
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| NewOutbound {
+                        chat: &chat,
+                        text: p,
+                        rich: if i == 0 { rich.as_deref() } else { None },
+                        key: format!("{key}/{i}"),
+                        reply: &reply,
+                        kind,
+                    })
+                    .collect();
+                journal::enqueue(t, &account, &items)
+            })
+            .await
+    }
+
+    fn runtime(&self, account: &AccountKey) -> Option<Arc<AccountRuntime>> {
+        self.accounts.lock().ok()?.get(account).cloned()
+    }
+
+    /// The chat's runtime, starting its turn worker and sender on first use.
+    fn chat(self: &Arc<Self>, rt: &Arc<AccountRuntime>, chat: &ChatId) -> Arc<ChatRuntime> {
+        let mut chats = match rt.chats.lock() {
+            Ok(c) => c,
+            Err(p) => p.into_inner(),
+        };
+        if let Some(c) = chats.get(chat) {
+            return c.clone();
+        }
+        let c = Arc::new(ChatRuntime {
+            chat: chat.clone(),
+            turn_wake: Notify::new(),
+            send_wake: Notify::new(),
+            window_wake: Notify::new(),
+            current_turn: Mutex::new(None),
+        });
+        chats.insert(chat.clone(), c.clone());
+        tokio::spawn(turns::run(self.clone(), rt.clone(), c.clone()));
+        tokio::spawn(sender::run(self.clone(), rt.clone(), c.clone()));
+        c
+    }
+
+    fn spawn_fast(self: Arc<Self>, rt: Arc<AccountRuntime>, m: Inbound) {
+        tokio::spawn(async move { commands::handle_fast(self, rt, m).await });
+    }
+}

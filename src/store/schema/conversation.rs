@@ -1,4 +1,47 @@
-//! Tables of the conversation module (append steps; every per-account table has an `account` column).
+//! Tables of the conversation pipeline: the inbound journal, each chat's latest reply context, the outbox.
 
 /// The conversation module's migrations.
-pub(super) const STEPS: &[&str] = &[];
+pub(super) const STEPS: &[&str] = &[
+    // 1: journal (dedupe + crash replay), chat state, outbox (idempotent sends).
+    "CREATE TABLE inbound_journal (
+        account TEXT NOT NULL,
+        msg_id TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        text TEXT NOT NULL,
+        at_unix_ms INTEGER NOT NULL,
+        reply TEXT NOT NULL,
+        -- new: waits for an agent turn; fast: a command or answer to handle at once;
+        -- done / dropped: finished (text cleared).
+        state TEXT NOT NULL,
+        tools INTEGER NOT NULL DEFAULT 0,
+        journaled_unix INTEGER NOT NULL,
+        PRIMARY KEY (account, msg_id)
+     );
+     CREATE INDEX inbound_journal_open ON inbound_journal (account, chat, state);
+     CREATE INDEX inbound_journal_age ON inbound_journal (journaled_unix);
+     CREATE TABLE chat_state (
+        account TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        reply TEXT NOT NULL,
+        last_inbound_unix INTEGER NOT NULL,
+        PRIMARY KEY (account, chat)
+     );
+     CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        idem_key TEXT NOT NULL UNIQUE,
+        text TEXT NOT NULL,
+        rich TEXT,
+        reply TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        -- pending | sent | failed
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created_unix INTEGER NOT NULL,
+        sent_unix INTEGER,
+        error TEXT
+     );
+     CREATE INDEX outbox_open ON outbox (account, chat, state, id);",
+];

@@ -1,0 +1,174 @@
+//! The fast lane: built-in commands, confirm answers and mail-chat messages, handled at once.
+
+use std::sync::Arc;
+
+use super::journal;
+use super::message::{Inbound, OutboundKind};
+use super::{AccountRuntime, Conversation};
+use crate::agent::SessionKey;
+use crate::policy::{Decision, decide};
+use crate::protocol::ComponentState;
+
+/// A built-in command; owner only, never sent to the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Start a fresh conversation.
+    New,
+    /// Cancel the running turn.
+    Stop,
+    /// This bridge's health in two lines.
+    Status,
+    /// What the commands do.
+    Help,
+}
+
+/// The command `text` is, if it is exactly one (`/new`, `/stop`, `/status`, `/help`).
+pub fn parse(text: &str) -> Option<Command> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "/new" => Some(Command::New),
+        "/stop" => Some(Command::Stop),
+        "/status" => Some(Command::Status),
+        "/help" => Some(Command::Help),
+        _ => None,
+    }
+}
+
+const HELP: &str = "Commands: /new starts a fresh conversation, /stop cancels the running answer, \
+/status shows the bridge's health, /help shows this.";
+
+/// Handles a fast-lane message, then marks it done.
+pub(super) async fn handle_fast(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, m: Inbound) {
+    let l = &rt.link;
+    let owner = l.owner.as_ref().map(|o| o.as_str());
+    let from_owner = owner == Some(m.sender.as_str());
+    let decision = decide(
+        l.senders,
+        l.remote_tools,
+        l.purpose,
+        owner,
+        m.sender.as_str(),
+    );
+    let answers = conv.answers.read().ok().and_then(|a| a.clone());
+    if decision == Decision::MailChat {
+        let handler = conv.mail_chat.read().ok().and_then(|h| h.clone());
+        match handler {
+            Some(h) => h.handle(l, m.clone()).await,
+            None => {
+                tracing::warn!(account = %l.account, "a mail chat message arrived but no mail account reports here")
+            }
+        }
+    } else if let Some(a) = answers.filter(|a| a.wants(&m.account, &m.chat, from_owner, &m.text)) {
+        a.handle(l, m.clone()).await;
+    } else if let (Some(cmd), true) = (parse(&m.text), from_owner) {
+        let answer = run_command(&conv, &rt, &m, cmd).await;
+        let key = format!("{}/{}/cmd", m.account, m.msg_id);
+        let pieces = super::split(&answer, l.sender.limits().max_chars);
+        if let Err(e) = conv
+            .enqueue(
+                &m.account,
+                &m.chat,
+                &pieces,
+                None,
+                &key,
+                &m.reply,
+                OutboundKind::Reply,
+            )
+            .await
+        {
+            tracing::error!(account = %m.account, error = %e, "cannot queue a command's answer");
+            return;
+        }
+        conv.chat(&rt, &m.chat).send_wake.notify_one();
+    } else if matches!(decision, Decision::Drop(_)) {
+        // The policy changed since it was journaled (reattached with other settings): drop it.
+    } else {
+        // It was journaled as fast but no longer is (the question was answered meanwhile): let the agent have it.
+        let (a, id) = (m.account.clone(), m.msg_id.clone());
+        let moved = conv
+            .store
+            .call(move |t| {
+                t.execute(
+                    "UPDATE inbound_journal SET state = 'new' WHERE account = ?1 AND msg_id = ?2",
+                    [a.to_string(), id.0],
+                )
+            })
+            .await;
+        if moved.is_ok() {
+            conv.chat(&rt, &m.chat).turn_wake.notify_one();
+        }
+        return;
+    }
+    let (a, id) = (m.account.clone(), m.msg_id.clone());
+    if let Err(e) = conv.store.call(move |t| journal::finish(t, &a, &id)).await {
+        tracing::error!(account = %m.account, error = %e, "cannot mark a message done");
+    }
+}
+
+async fn run_command(
+    conv: &Conversation,
+    rt: &AccountRuntime,
+    m: &Inbound,
+    cmd: Command,
+) -> String {
+    match cmd {
+        Command::Help => HELP.to_string(),
+        Command::Stop => {
+            let token = rt
+                .chats
+                .lock()
+                .ok()
+                .and_then(|c| c.get(&m.chat).cloned())
+                .and_then(|c| c.current_turn.lock().ok().and_then(|t| t.clone()));
+            match token {
+                Some(t) => {
+                    t.cancel();
+                    "Stopped.".to_string()
+                }
+                None => "Nothing is running.".to_string(),
+            }
+        }
+        Command::New => {
+            let session = SessionKey {
+                account: m.account.clone(),
+                chat: m.chat.clone(),
+            };
+            match conv.agent.reset(&session).await {
+                Ok(()) => "Started a fresh conversation.".to_string(),
+                Err(e) => format!("Could not start a fresh conversation: {e}"),
+            }
+        }
+        Command::Status => {
+            let h = rt.link.health.get();
+            let mut first = format!("{}: {}", h.id, h.state.as_str());
+            if h.state != ComponentState::Connected
+                && let Some(e) = &h.error
+            {
+                first.push_str(&format!(" ({e})"));
+            }
+            let second = conv
+                .status_line
+                .read()
+                .ok()
+                .and_then(|f| f.clone())
+                .map(|f| f())
+                .unwrap_or_else(|| "bridge: running".to_string());
+            format!("{first}\n{second}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exact_commands_parse() {
+        assert_eq!(parse("/new"), Some(Command::New));
+        assert_eq!(parse(" /STOP \n"), Some(Command::Stop));
+        assert_eq!(parse("/status"), Some(Command::Status));
+        assert_eq!(parse("/help"), Some(Command::Help));
+        assert_eq!(parse("/new please"), None);
+        assert_eq!(parse("what is /new"), None);
+        assert_eq!(parse("/reboot"), None);
+    }
+}

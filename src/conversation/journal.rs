@@ -1,0 +1,308 @@
+//! The inbound journal and the outbox in SQLite: what must survive a crash.
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::ids::{ChatId, PlatformMsgId, SenderId};
+use super::message::{Inbound, Outbound, OutboundKind, ReplyContext};
+use crate::config::AccountKey;
+use crate::supervisor::unix_now;
+
+/// How long journal rows are kept for deduplication.
+pub const DEDUPE_WINDOW_SECS: u64 = 8 * 24 * 3600;
+
+/// Where a journaled message stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalState {
+    /// Waits for an agent turn.
+    New,
+    /// A command or answer to handle at once.
+    Fast,
+    /// Finished.
+    Done,
+    /// Dropped by the policy.
+    Dropped,
+}
+
+impl JournalState {
+    fn as_str(self) -> &'static str {
+        match self {
+            JournalState::New => "new",
+            JournalState::Fast => "fast",
+            JournalState::Done => "done",
+            JournalState::Dropped => "dropped",
+        }
+    }
+}
+
+/// One message to journal, with what the pipeline decided for it.
+pub struct Entry {
+    /// The message.
+    pub inbound: Inbound,
+    /// Its initial state.
+    pub state: JournalState,
+    /// Whether its agent turn may use tools.
+    pub tools: bool,
+}
+
+/// Journals `entries`, skipping any already journaled; returns the indexes of the new ones.
+pub fn insert(t: &Transaction<'_>, entries: &[Entry]) -> rusqlite::Result<Vec<usize>> {
+    let now = unix_now() as i64;
+    let mut ins = t.prepare_cached(
+        "INSERT OR IGNORE INTO inbound_journal
+         (account, msg_id, chat, sender, text, at_unix_ms, reply, state, tools, journaled_unix)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    let mut chat = t.prepare_cached(
+        "INSERT INTO chat_state (account, chat, reply, last_inbound_unix) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(account, chat) DO UPDATE SET reply = excluded.reply, last_inbound_unix = excluded.last_inbound_unix",
+    )?;
+    let mut fresh = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let m = &e.inbound;
+        // Dropped messages keep only their id: their text is never stored.
+        let text = if e.state == JournalState::Dropped {
+            ""
+        } else {
+            m.text.as_str()
+        };
+        let n = ins.execute(params![
+            m.account.to_string(),
+            m.msg_id.as_str(),
+            m.chat.as_str(),
+            m.sender.as_str(),
+            text,
+            m.at_unix_ms as i64,
+            m.reply.0,
+            e.state.as_str(),
+            e.tools,
+            now
+        ])?;
+        if n == 1 {
+            fresh.push(i);
+            if e.state != JournalState::Dropped {
+                chat.execute(params![
+                    m.account.to_string(),
+                    m.chat.as_str(),
+                    m.reply.0,
+                    now
+                ])?;
+            }
+        }
+    }
+    Ok(fresh)
+}
+
+/// A journaled message waiting for work.
+pub struct Pending {
+    /// The message.
+    pub inbound: Inbound,
+    /// Whether its turn may use tools.
+    pub tools: bool,
+}
+
+fn row_to_pending(account: &AccountKey, r: &rusqlite::Row<'_>) -> rusqlite::Result<Pending> {
+    Ok(Pending {
+        inbound: Inbound {
+            account: account.clone(),
+            msg_id: PlatformMsgId(r.get(0)?),
+            chat: ChatId(r.get(1)?),
+            sender: SenderId(r.get(2)?),
+            text: r.get(3)?,
+            at_unix_ms: r.get::<_, i64>(4)? as u64,
+            reply: ReplyContext(r.get(5)?),
+        },
+        tools: r.get(6)?,
+    })
+}
+
+/// The oldest message of `chat` in `state`.
+pub fn next_in_chat(
+    t: &Transaction<'_>,
+    account: &AccountKey,
+    chat: &ChatId,
+    state: JournalState,
+) -> rusqlite::Result<Option<Pending>> {
+    t.prepare_cached(
+        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools FROM inbound_journal
+         WHERE account = ?1 AND chat = ?2 AND state = ?3 ORDER BY rowid LIMIT 1",
+    )?
+    .query_row(
+        params![account.to_string(), chat.as_str(), state.as_str()],
+        |r| row_to_pending(account, r),
+    )
+    .optional()
+}
+
+/// Every message of the account in `state`, oldest first (crash replay).
+pub fn all_in_state(
+    t: &Transaction<'_>,
+    account: &AccountKey,
+    state: JournalState,
+) -> rusqlite::Result<Vec<Pending>> {
+    let mut st = t.prepare_cached(
+        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools FROM inbound_journal
+         WHERE account = ?1 AND state = ?2 ORDER BY rowid",
+    )?;
+    let rows = st.query_map(params![account.to_string(), state.as_str()], |r| {
+        row_to_pending(account, r)
+    })?;
+    rows.collect()
+}
+
+/// Marks a message finished and forgets its text.
+pub fn finish(
+    t: &Transaction<'_>,
+    account: &AccountKey,
+    msg: &PlatformMsgId,
+) -> rusqlite::Result<()> {
+    t.prepare_cached(
+        "UPDATE inbound_journal SET state = ?3, text = '' WHERE account = ?1 AND msg_id = ?2",
+    )?
+    .execute(params![
+        account.to_string(),
+        msg.as_str(),
+        JournalState::Done.as_str()
+    ])
+    .map(drop)
+}
+
+/// Chats of the account that have open journal rows or pending outbox items.
+pub fn open_chats(t: &Transaction<'_>, account: &AccountKey) -> rusqlite::Result<Vec<ChatId>> {
+    let mut st = t.prepare_cached(
+        "SELECT chat FROM inbound_journal WHERE account = ?1 AND state IN ('new', 'fast')
+         UNION SELECT chat FROM outbox WHERE account = ?1 AND state = 'pending'",
+    )?;
+    let rows = st.query_map([account.to_string()], |r| Ok(ChatId(r.get(0)?)))?;
+    rows.collect()
+}
+
+/// Forgets finished journal rows older than the dedupe window.
+pub fn purge_old(t: &Transaction<'_>) -> rusqlite::Result<usize> {
+    let cutoff = unix_now().saturating_sub(DEDUPE_WINDOW_SECS) as i64;
+    t.execute(
+        "DELETE FROM inbound_journal WHERE journaled_unix < ?1 AND state IN ('done', 'dropped')",
+        [cutoff],
+    )
+}
+
+/// One piece to put in the outbox.
+pub struct NewOutbound<'a> {
+    /// The chat.
+    pub chat: &'a ChatId,
+    /// The text.
+    pub text: &'a str,
+    /// Rich content, if any.
+    pub rich: Option<&'a str>,
+    /// Stable key: a second insert with the same key is ignored.
+    pub key: String,
+    /// The triggering message's reply context.
+    pub reply: &'a ReplyContext,
+    /// Reply or proactive.
+    pub kind: OutboundKind,
+}
+
+/// Queues pieces for sending; returns how many were new (the rest were already queued or sent).
+pub fn enqueue(
+    t: &Transaction<'_>,
+    account: &AccountKey,
+    items: &[NewOutbound<'_>],
+) -> rusqlite::Result<usize> {
+    let now = unix_now() as i64;
+    let mut st = t.prepare_cached(
+        "INSERT OR IGNORE INTO outbox (account, chat, idem_key, text, rich, reply, kind, state, created_unix)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8)",
+    )?;
+    let mut n = 0;
+    for o in items {
+        let kind = match o.kind {
+            OutboundKind::Reply => "reply",
+            OutboundKind::Proactive => "proactive",
+        };
+        n += st.execute(params![
+            account.to_string(),
+            o.chat.as_str(),
+            o.key,
+            o.text,
+            o.rich,
+            o.reply.0,
+            kind,
+            now
+        ])?;
+    }
+    Ok(n)
+}
+
+/// The oldest pending outbox item of a chat, with the chat's latest reply context.
+pub fn next_outbound(
+    t: &Transaction<'_>,
+    account: &AccountKey,
+    chat: &ChatId,
+) -> rusqlite::Result<Option<Outbound>> {
+    t.prepare_cached(
+        "SELECT o.id, o.text, o.rich, o.idem_key, o.reply, o.kind, o.attempts, COALESCE(c.reply, '')
+         FROM outbox o LEFT JOIN chat_state c ON c.account = o.account AND c.chat = o.chat
+         WHERE o.account = ?1 AND o.chat = ?2 AND o.state = 'pending' ORDER BY o.id LIMIT 1",
+    )?
+    .query_row(params![account.to_string(), chat.as_str()], |r| {
+        Ok(Outbound {
+            id: r.get(0)?,
+            account: account.clone(),
+            chat: chat.clone(),
+            text: r.get(1)?,
+            rich: r.get(2)?,
+            idempotency_key: r.get(3)?,
+            reply: ReplyContext(r.get(4)?),
+            kind: if r.get::<_, String>(5)? == "proactive" {
+                OutboundKind::Proactive
+            } else {
+                OutboundKind::Reply
+            },
+            attempts: r.get::<_, i64>(6)? as u32,
+            latest_reply: ReplyContext(r.get(7)?),
+        })
+    })
+    .optional()
+}
+
+/// Pending outbox items of a chat.
+pub fn pending_count(
+    t: &Transaction<'_>,
+    account: &AccountKey,
+    chat: &ChatId,
+) -> rusqlite::Result<u64> {
+    t.prepare_cached(
+        "SELECT count(*) FROM outbox WHERE account = ?1 AND chat = ?2 AND state = 'pending'",
+    )?
+    .query_row(params![account.to_string(), chat.as_str()], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map(|n| n as u64)
+}
+
+/// Records a send attempt before it is made, so a retry after a crash knows it may be a repeat.
+pub fn count_attempt(t: &Transaction<'_>, id: i64) -> rusqlite::Result<()> {
+    t.prepare_cached("UPDATE outbox SET attempts = attempts + 1 WHERE id = ?1")?
+        .execute([id])
+        .map(drop)
+}
+
+/// Marks an item sent (its text is forgotten) or failed for good.
+pub fn settle(t: &Transaction<'_>, id: i64, error: Option<&str>) -> rusqlite::Result<()> {
+    match error {
+        None => t
+            .prepare_cached("UPDATE outbox SET state = 'sent', text = '', rich = NULL, sent_unix = ?2 WHERE id = ?1")?
+            .execute(params![id, unix_now() as i64]),
+        Some(e) => t
+            .prepare_cached("UPDATE outbox SET state = 'failed', text = '', rich = NULL, error = ?2 WHERE id = ?1")?
+            .execute(params![id, e]),
+    }
+    .map(drop)
+}
+
+/// Where the outbox item with `key` stands: `pending`, `sent` or `failed`.
+pub fn outbox_state(t: &Transaction<'_>, key: &str) -> rusqlite::Result<Option<String>> {
+    t.query_row("SELECT state FROM outbox WHERE idem_key = ?1", [key], |r| {
+        r.get(0)
+    })
+    .optional()
+}

@@ -1,0 +1,150 @@
+//! One chat's sender: drains its outbox in order, paced, within the platform's rules.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::journal;
+use super::link::SendError;
+use super::{AccountRuntime, ChatRuntime, Conversation};
+use crate::supervisor::{BackoffPolicy, random_jitter};
+
+/// How long a closed send window is left alone before trying again without news from the peer.
+const WINDOW_RECHECK: Duration = Duration::from_secs(600);
+/// How long a fatal send error waits (the account's own loop fails and restarts meanwhile).
+const FATAL_PAUSE: Duration = Duration::from_secs(30);
+
+/// Runs until the account detaches.
+pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: Arc<ChatRuntime>) {
+    let cancel = rt.cancel.clone();
+    let limits = rt.link.sender.limits();
+    let mut last_sent: Option<Instant> = None;
+    let mut attempt: u32 = 0;
+    let mut window_note = false;
+    loop {
+        let (a, c) = (rt.link.account.clone(), chat.chat.clone());
+        let next = conv
+            .store
+            .call(move |t| journal::next_outbound(t, &a, &c))
+            .await;
+        let msg = match next {
+            Ok(Some(m)) => m,
+            Ok(None) => {
+                tokio::select! {
+                    _ = chat.send_wake.notified() => continue,
+                    _ = cancel.cancelled() => return,
+                }
+            }
+            Err(e) => {
+                tracing::error!(account = %rt.link.account, error = %e, "cannot read the outbox");
+                if pause(Duration::from_secs(1), &cancel).await {
+                    return;
+                }
+                continue;
+            }
+        };
+        // Pace: queue, never drop.
+        if let Some(t) = last_sent
+            && pause_until(t + limits.min_interval, &cancel).await
+        {
+            return;
+        }
+        let id = msg.id;
+        if let Err(e) = conv
+            .store
+            .call(move |t| journal::count_attempt(t, id))
+            .await
+        {
+            tracing::error!(account = %rt.link.account, error = %e, "cannot record a send attempt");
+            continue;
+        }
+        let result = rt.link.sender.send(&msg).await;
+        let delay = match result {
+            Ok(()) => {
+                conv.stats.sent(&rt.link.account);
+                last_sent = Some(Instant::now());
+                attempt = 0;
+                if window_note {
+                    window_note = false;
+                    rt.link.health.note(None);
+                }
+                if let Err(e) = conv.store.call(move |t| journal::settle(t, id, None)).await {
+                    tracing::error!(account = %rt.link.account, error = %e, "cannot mark a message sent");
+                }
+                continue;
+            }
+            Err(SendError::Transient(e)) => {
+                conv.stats.send_failed(&rt.link.account, "transient");
+                tracing::info!(account = %rt.link.account, error = %e, "send failed; retrying");
+                let d = BackoffPolicy::default().delay(attempt, 0.5 + random_jitter() / 2.0);
+                attempt = attempt.saturating_add(1);
+                d
+            }
+            Err(SendError::SlowDown(d, e)) => {
+                // Honour the platform's delay exactly; retrying sooner only extends the penalty.
+                conv.stats.send_failed(&rt.link.account, "slow_down");
+                tracing::info!(account = %rt.link.account, error = %e, delay_ms = d.as_millis() as u64, "platform asked to slow down");
+                d
+            }
+            Err(SendError::WindowClosed(reason)) => {
+                conv.stats.send_failed(&rt.link.account, "window_closed");
+                let (a, c) = (rt.link.account.clone(), chat.chat.clone());
+                let n = conv
+                    .store
+                    .call(move |t| journal::pending_count(t, &a, &c))
+                    .await
+                    .unwrap_or(1);
+                let plural = if n == 1 {
+                    "message waits"
+                } else {
+                    "messages wait"
+                };
+                rt.link.health.note(Some(format!("{n} {plural}: {reason}")));
+                window_note = true;
+                tokio::select! {
+                    _ = chat.window_wake.notified() => {}
+                    _ = tokio::time::sleep(WINDOW_RECHECK) => {}
+                    _ = cancel.cancelled() => return,
+                }
+                continue;
+            }
+            Err(SendError::Rejected(e)) => {
+                conv.stats.send_failed(&rt.link.account, "rejected");
+                tracing::warn!(account = %rt.link.account, error = %e, "the platform refused a message for good");
+                if let Err(e) = conv
+                    .store
+                    .call(move |t| journal::settle(t, id, Some(&e)))
+                    .await
+                {
+                    tracing::error!(account = %rt.link.account, error = %e, "cannot mark a message failed");
+                }
+                continue;
+            }
+            Err(SendError::Fatal(e)) => {
+                conv.stats.send_failed(&rt.link.account, "fatal");
+                tracing::warn!(account = %rt.link.account, error = %e, "the account cannot send");
+                FATAL_PAUSE
+            }
+        };
+        if pause(delay, &cancel).await {
+            return;
+        }
+    }
+}
+
+/// Sleeps `d`; true when cancelled first.
+async fn pause(d: Duration, cancel: &tokio_util::sync::CancellationToken) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(d) => false,
+        _ = cancel.cancelled() => true,
+    }
+}
+
+/// Sleeps until `t`; true when cancelled first.
+async fn pause_until(t: Instant, cancel: &tokio_util::sync::CancellationToken) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep_until(t) => false,
+        _ = cancel.cancelled() => true,
+    }
+}

@@ -1,0 +1,211 @@
+//! One chat's turn worker: takes journaled messages in order and runs one agent turn at a time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::journal::{self, JournalState, Pending};
+use super::message::OutboundKind;
+use super::{AccountRuntime, ChatRuntime, Conversation};
+use crate::agent::{AgentError, AgentErrorKind, SessionKey, TurnRequest};
+use crate::supervisor::{BackoffPolicy, random_jitter};
+
+/// How often a typing indicator is refreshed while the agent works.
+const TYPING_EVERY: Duration = Duration::from_secs(5);
+
+/// Runs until the account detaches.
+pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: Arc<ChatRuntime>) {
+    let cancel = rt.cancel.clone();
+    let mut outage: Option<u32> = None;
+    loop {
+        let (a, c) = (rt.link.account.clone(), chat.chat.clone());
+        let next = conv
+            .store
+            .call(move |t| journal::next_in_chat(t, &a, &c, JournalState::New))
+            .await;
+        let pending = match next {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                tokio::select! {
+                    _ = chat.turn_wake.notified() => continue,
+                    _ = cancel.cancelled() => return,
+                }
+            }
+            Err(e) => {
+                tracing::error!(account = %rt.link.account, error = %e, "cannot read the journal");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                    _ = cancel.cancelled() => return,
+                }
+            }
+        };
+        match turn(&conv, &rt, &chat, &pending).await {
+            TurnEnd::Done => {
+                if outage.take().is_some() {
+                    rt.link.health.note(None);
+                }
+            }
+            TurnEnd::Shutdown => return,
+            TurnEnd::Unavailable(err) => {
+                let attempt = outage.map_or(0, |a| a + 1);
+                if outage.is_none() {
+                    tell_owner_once(&conv, &rt, &pending, &err).await;
+                }
+                outage = Some(attempt);
+                rt.link
+                    .health
+                    .note(Some(format!("the agent is not answering: {}", err.message)));
+                let delay = err.retry_after.unwrap_or_else(|| {
+                    BackoffPolicy::default().delay(attempt, 0.5 + random_jitter() / 2.0)
+                });
+                tracing::info!(account = %rt.link.account, delay_ms = delay.as_millis() as u64, "agent unavailable; the message is kept and retried");
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = cancel.cancelled() => return,
+                }
+            }
+        }
+    }
+}
+
+/// How one turn ended.
+enum TurnEnd {
+    /// Answered (or failed for good and told so): the message is done.
+    Done,
+    /// The account is detaching: the message stays journaled for the next start.
+    Shutdown,
+    /// The agent could not be reached: keep the message and try again later.
+    Unavailable(AgentError),
+}
+
+async fn turn(
+    conv: &Arc<Conversation>,
+    rt: &Arc<AccountRuntime>,
+    chat: &Arc<ChatRuntime>,
+    p: &Pending,
+) -> TurnEnd {
+    let m = &p.inbound;
+    let turn_cancel = rt.cancel.child_token();
+    if let Ok(mut cur) = chat.current_turn.lock() {
+        *cur = Some(turn_cancel.clone());
+    }
+    let req = TurnRequest {
+        session: SessionKey {
+            account: m.account.clone(),
+            chat: m.chat.clone(),
+        },
+        prompt: m.text.clone(),
+        no_tools: !p.tools,
+        auto_approve: p.tools,
+        workspace: rt.link.workspace.clone(),
+        channel_label: rt.link.channel_label,
+    };
+    let result = with_typing(rt, m, conv.agent.turn(req, turn_cancel.clone())).await;
+    if let Ok(mut cur) = chat.current_turn.lock() {
+        *cur = None;
+    }
+    if rt.cancel.is_cancelled() {
+        return TurnEnd::Shutdown;
+    }
+    let text = match result {
+        Ok(out) => {
+            conv.stats.answered(&m.account);
+            out.text
+        }
+        Err(e) if e.kind == AgentErrorKind::Cancelled => String::new(),
+        Err(e) if matches!(e.kind, AgentErrorKind::Unavailable | AgentErrorKind::Auth) => {
+            return TurnEnd::Unavailable(e);
+        }
+        Err(e) => format!("The agent could not answer: {}", e.message),
+    };
+    let pieces = super::split(&text, rt.link.sender.limits().max_chars);
+    let key = format!("{}/{}", m.account, m.msg_id);
+    let (a, id, reply, chat_id) = (
+        m.account.clone(),
+        m.msg_id.clone(),
+        m.reply.clone(),
+        m.chat.clone(),
+    );
+    let stored = conv
+        .store
+        .call(move |t| {
+            let items: Vec<journal::NewOutbound<'_>> = pieces
+                .iter()
+                .enumerate()
+                .map(|(i, piece)| journal::NewOutbound {
+                    chat: &chat_id,
+                    text: piece,
+                    rich: None,
+                    key: format!("{key}/{i}"),
+                    reply: &reply,
+                    kind: OutboundKind::Reply,
+                })
+                .collect();
+            journal::enqueue(t, &a, &items)?;
+            journal::finish(t, &a, &id)
+        })
+        .await;
+    match stored {
+        Ok(()) => chat.send_wake.notify_one(),
+        Err(e) => {
+            tracing::error!(account = %m.account, error = %e, "cannot store an answer; it will be produced again")
+        }
+    }
+    TurnEnd::Done
+}
+
+/// Runs `fut` while refreshing the chat's typing indicator.
+async fn with_typing<F: std::future::Future>(
+    rt: &AccountRuntime,
+    m: &super::Inbound,
+    fut: F,
+) -> F::Output {
+    if !rt.link.capabilities.typing {
+        return fut.await;
+    }
+    let sender = rt.link.sender.clone();
+    tokio::pin!(fut);
+    sender.typing(&m.chat, &m.reply, true).await;
+    let out = loop {
+        tokio::select! {
+            out = &mut fut => break out,
+            _ = tokio::time::sleep(TYPING_EVERY) => sender.typing(&m.chat, &m.reply, true).await,
+        }
+    };
+    sender.typing(&m.chat, &m.reply, false).await;
+    out
+}
+
+/// Tells the owner, once per outage, that the agent is down and the message is kept.
+async fn tell_owner_once(
+    conv: &Arc<Conversation>,
+    rt: &Arc<AccountRuntime>,
+    p: &Pending,
+    err: &AgentError,
+) {
+    let m = &p.inbound;
+    let owner_chat = rt.link.owner.as_ref().is_some_and(|o| o == &m.sender);
+    if !owner_chat {
+        return;
+    }
+    let text = format!(
+        "The agent is not answering: {}. Your message is kept and will be answered when it is back.",
+        err.message
+    );
+    let key = format!("{}/{}/unavailable", m.account, m.msg_id);
+    let pieces = super::split(&text, rt.link.sender.limits().max_chars);
+    if conv
+        .enqueue(
+            &m.account,
+            &m.chat,
+            &pieces,
+            None,
+            &key,
+            &m.reply,
+            OutboundKind::Reply,
+        )
+        .await
+        .is_ok()
+    {
+        conv.chat(rt, &m.chat).send_wake.notify_one();
+    }
+}

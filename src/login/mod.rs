@@ -1,0 +1,41 @@
+//! `scv-bridge login CHANNEL ACCOUNT`: store an account's credentials, then tell a running daemon.
+
+pub mod feishu;
+pub mod mail;
+pub mod wechat;
+
+use crate::client;
+use crate::config::Config;
+use crate::protocol::DaemonCommand;
+use crate::secrets::CredentialStore;
+
+/// Options the login commands take (each channel uses what applies to it).
+#[derive(Debug, Clone, Default)]
+pub struct LoginArgs {
+    /// WeChat: the iLink base URL to log in against.
+    pub base_url: Option<String>,
+    /// Feishu: the app ID (the secret is prompted, or read from stdin).
+    pub app_id: Option<String>,
+}
+
+/// The credential store the daemon with `config` uses.
+pub async fn credential_store(config: &Config) -> Result<CredentialStore, String> {
+    let (mode, dir) = (config.credentials, config.state_dir.clone());
+    tokio::task::spawn_blocking(move || CredentialStore::open(mode, &dir))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+}
+
+/// Asks a running daemon to pick up new credentials (a reload restarts only that account).
+///
+/// Returns a line for people: picked up, or no daemon running.
+pub async fn notify_daemon(config: &Config) -> String {
+    match client::request(&config.socket, DaemonCommand::Reload).await {
+        Ok(_) => "the running daemon picked up the new credentials".to_string(),
+        Err(client::ClientError::NotRunning(_)) => {
+            "no daemon is running; start it with `scv-bridge run`".to_string()
+        }
+        Err(e) => format!("the daemon did not reload: {e}; run `scv-bridge reload`"),
+    }
+}
