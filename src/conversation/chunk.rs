@@ -88,7 +88,11 @@ fn blocks(text: &str) -> Vec<Block> {
 fn fit(block: &Block, max: usize) -> Vec<String> {
     match block {
         Block::Prose(p) if chars(p) <= max => vec![p.clone()],
-        Block::Prose(p) => pack(sentences(p), max, " "),
+        Block::Prose(p) => pack(sentences(p), max, "")
+            .into_iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
         Block::Code { fence, body } => {
             let whole = format!("{fence}\n{}\n```", body.join("\n"));
             if chars(&whole) <= max {
@@ -105,29 +109,30 @@ fn fit(block: &Block, max: usize) -> Vec<String> {
     }
 }
 
-/// Sentences of a paragraph, each keeping its terminator; newlines also end a sentence.
+/// Sentences of a paragraph, each keeping its terminator and the whitespace after it, so
+/// joining them gives the paragraph back; newlines also end a sentence.
 fn sentences(p: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut it = p.chars().peekable();
     while let Some(c) = it.next() {
-        if c == '\n' {
-            if !cur.trim().is_empty() {
-                out.push(cur.trim().to_string());
-            }
-            cur.clear();
-            continue;
-        }
         cur.push(c);
-        let ends = matches!(c, '。' | '！' | '？' | '；')
+        let ends = c == '\n'
+            || matches!(c, '。' | '！' | '？' | '；')
             || (matches!(c, '.' | '!' | '?' | ';') && it.peek().is_none_or(|n| n.is_whitespace()));
         if ends {
-            out.push(cur.trim().to_string());
-            cur.clear();
+            while let Some(&n) = it.peek() {
+                if !n.is_whitespace() {
+                    break;
+                }
+                cur.push(n);
+                it.next();
+            }
+            out.push(std::mem::take(&mut cur));
         }
     }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
+    if !cur.is_empty() {
+        out.push(cur);
     }
     out
 }
