@@ -1,10 +1,236 @@
-//! `scv-bridge login feishu ACCOUNT` (replaced by the real flow as it lands).
+//! `scv-bridge login feishu ACCOUNT [--app-id ID]`: verify the app's credentials (token and bot
+//! info), store them, and start pairing the owner with a one-time code.
+//!
+//! The code is stored with the credentials (valid 10 minutes); the running daemon picks it up
+//! on reload, and the first person who sends exactly that code to the bot in a private chat
+//! becomes the owner. With `owner = ...` in the configuration there is nothing to pair.
 
-use crate::config::Config;
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use scv_feishu::{Client, ClientOptions, Domain, ErrorClass, classify};
+
+use crate::adapters::feishu::pairing::{
+    CODE_FIELD, CODE_TTL_SECS, EXPIRES_FIELD, OWNER_FIELD, new_code,
+};
+use crate::config::{AccountKey, Channel, ChannelSettings, Config, FeishuSettings, valid_account_name};
+use crate::secrets::{CredentialStore, Credentials};
+use crate::supervisor::unix_now;
+
+/// How often the command looks whether the code was used.
+const PAIRING_POLL: Duration = Duration::from_secs(2);
+
+/// What a successful login stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginOutcome {
+    /// The bot's open_id.
+    pub bot_open_id: String,
+    /// The app's name.
+    pub bot_name: String,
+    /// The pairing code to send to the bot, unless the configuration names the owner.
+    pub code: Option<String>,
+    /// The owner already stored (kept until someone pairs with the new code).
+    pub previous_owner: Option<String>,
+}
 
 /// Runs the login flow for `account`; the error is for people.
-pub async fn run(_config: &Config, account: &str, _args: &super::LoginArgs) -> Result<(), String> {
-    Err(format!(
-        "login for feishu:{account} is not available in this build yet"
+pub async fn run(config: &Config, account: &str, args: &super::LoginArgs) -> Result<(), String> {
+    if !valid_account_name(account) {
+        return Err(format!("'{account}' is not a valid account name"));
+    }
+    let key = AccountKey::new(Channel::Feishu, account);
+    let settings = settings_of(config, &key);
+    let app_id = match &args.app_id {
+        Some(id) => id.trim().to_string(),
+        None => read_line("App ID (cli_…): ", false).await?,
+    };
+    let secret = read_line("App secret: ", true).await?;
+    if app_id.is_empty() || secret.is_empty() {
+        return Err("the app ID and secret must not be empty".into());
+    }
+    let store = super::credential_store(config).await?;
+    let out = store_credentials(&store, &key, &settings, &app_id, &secret, unix_now()).await?;
+    println!(
+        "Verified: bot \"{}\" ({}); credentials stored for {key}.",
+        out.bot_name, out.bot_open_id
+    );
+    println!("{}", super::notify_daemon(config).await);
+    let Some(code) = out.code else {
+        println!("The owner comes from `owner` in the configuration; nothing to pair.");
+        return Ok(());
+    };
+    println!(
+        "\nTo become the owner, send this code to the bot in a private chat within {} minutes:\n\n    {code}\n",
+        CODE_TTL_SECS / 60
+    );
+    println!("Waiting for it (Ctrl-C stops waiting; the code stays valid).");
+    match wait_for_pairing(&store, &key, out.previous_owner.as_deref()).await {
+        Some(owner) => {
+            println!("Paired: {owner} is the owner of {key}.");
+            Ok(())
+        }
+        None => Err(format!(
+            "the code expired unused; run `scv-bridge login feishu {account}` again"
+        )),
+    }
+}
+
+/// Verifies the credentials against the platform and stores them with a fresh pairing code.
+pub async fn store_credentials(
+    store: &CredentialStore,
+    key: &AccountKey,
+    settings: &FeishuSettings,
+    app_id: &str,
+    app_secret: &str,
+    now_unix: u64,
+) -> Result<LoginOutcome, String> {
+    let domain: Domain = settings
+        .domain
+        .as_deref()
+        .unwrap_or("feishu")
+        .parse()
+        .map_err(|e: scv_feishu::domain::DomainError| e.to_string())?;
+    let client = Client::new(ClientOptions::new(
+        domain,
+        scv_feishu::Credentials::new(app_id, app_secret),
     ))
+    .map_err(|e| explain(&e))?;
+    client.tenant_token().await.map_err(|e| explain(&e))?;
+    let bot = client.bot_info().await.map_err(|e| explain(&e))?;
+
+    let previous = load(store, key).await?;
+    let previous_owner = previous
+        .as_ref()
+        .and_then(|c| c.get(OWNER_FIELD))
+        .map(|s| s.expose().to_string());
+    let mut creds = Credentials::default()
+        .with("app_id", app_id)
+        .with("app_secret", app_secret);
+    if let Some(o) = &previous_owner {
+        creds = creds.with(OWNER_FIELD, o);
+    }
+    let configured_owner = settings
+        .owner
+        .as_deref()
+        .is_some_and(|o| !o.trim().is_empty());
+    let code = if configured_owner {
+        None
+    } else {
+        let c = new_code();
+        creds = creds
+            .with(CODE_FIELD, &c)
+            .with(EXPIRES_FIELD, (now_unix + CODE_TTL_SECS).to_string());
+        Some(c)
+    };
+    let (s, id) = (store.clone(), key.to_string());
+    tokio::task::spawn_blocking(move || s.save(&id, &creds))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("cannot store the credentials: {e}"))?;
+    Ok(LoginOutcome {
+        bot_open_id: bot.open_id,
+        bot_name: bot.app_name,
+        code,
+        previous_owner,
+    })
+}
+
+/// The account's Feishu settings (defaults when it is not configured yet).
+fn settings_of(config: &Config, key: &AccountKey) -> FeishuSettings {
+    match config.accounts.get(key).map(|s| &s.settings) {
+        Some(ChannelSettings::Feishu(f)) => f.clone(),
+        _ => FeishuSettings::default(),
+    }
+}
+
+/// A failure in words a person can act on.
+fn explain(e: &scv_feishu::Error) -> String {
+    match classify(e) {
+        ErrorClass::Fatal { reason } => format!("{}: {e}", reason.hint()),
+        _ => format!("cannot verify the credentials now (try again): {e}"),
+    }
+}
+
+async fn load(store: &CredentialStore, key: &AccountKey) -> Result<Option<Credentials>, String> {
+    let (s, id) = (store.clone(), key.to_string());
+    tokio::task::spawn_blocking(move || s.load(&id))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+}
+
+/// Waits until the stored owner changes from `previous` (the code was used) or the code expires.
+async fn wait_for_pairing(
+    store: &CredentialStore,
+    key: &AccountKey,
+    previous: Option<&str>,
+) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(CODE_TTL_SECS);
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(PAIRING_POLL).await;
+        let Ok(Some(c)) = load(store, key).await else {
+            continue;
+        };
+        let owner = c.get(OWNER_FIELD).map(|s| s.expose().to_string());
+        if c.get(CODE_FIELD).is_none() && owner.is_some() && owner.as_deref() != previous {
+            return owner;
+        }
+    }
+    None
+}
+
+/// Reads one line from stdin; `hidden` turns terminal echo off while typing.
+async fn read_line(prompt: &'static str, hidden: bool) -> Result<String, String> {
+    tokio::task::spawn_blocking(move || {
+        let tty = is_tty();
+        if tty {
+            eprint!("{prompt}");
+            let _ = std::io::stderr().flush();
+        }
+        let echo = (tty && hidden).then(EchoOff::new).flatten();
+        let mut line = String::new();
+        let read = std::io::stdin().lock().read_line(&mut line);
+        if echo.is_some() {
+            eprintln!();
+        }
+        drop(echo);
+        read.map_err(|e| format!("cannot read stdin: {e}"))?;
+        Ok(line.trim().to_string())
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+fn is_tty() -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    unsafe { libc::isatty(libc::STDIN_FILENO) == 1 }
+}
+
+/// Terminal echo off until dropped, so a typed secret does not stay on screen.
+struct EchoOff(libc::termios);
+
+impl EchoOff {
+    fn new() -> Option<EchoOff> {
+        // SAFETY: termios is plain data; tcgetattr fills it for stdin or fails.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        if unsafe { libc::tcgetattr(libc::STDIN_FILENO, &mut t) } != 0 {
+            return None;
+        }
+        let saved = t;
+        t.c_lflag &= !libc::ECHO;
+        // SAFETY: applies a copy of the settings just read, with ECHO cleared.
+        if unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &t) } != 0 {
+            return None;
+        }
+        Some(EchoOff(saved))
+    }
+}
+
+impl Drop for EchoOff {
+    fn drop(&mut self) {
+        // SAFETY: restores the settings read in `new`.
+        unsafe {
+            libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &self.0);
+        }
+    }
 }

@@ -343,6 +343,11 @@ impl FakeFeishu {
         self.shared.lock().pong_config = Some(config);
     }
 
+    /// Ignores the next `n` event ACKs as if they were lost on the wire (the events are re-pushed).
+    pub fn drop_next_acks(&self, n: usize) {
+        self.shared.lock().drop_acks += n;
+    }
+
     /// Closes every live connection (server-initiated close).
     pub fn close_connections(&self) {
         self.control(ConnCtl::Close);

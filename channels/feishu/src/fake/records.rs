@@ -49,6 +49,8 @@ pub struct AckRecord {
     pub code: Option<i64>,
     /// Decoded `data` (the callback response), if any.
     pub data: Option<Value>,
+    /// Time from the fake sending the (last fragment of the) push to receiving this ACK.
+    pub latency: Option<std::time::Duration>,
 }
 
 /// One event pushed over the long connection.

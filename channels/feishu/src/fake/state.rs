@@ -78,6 +78,8 @@ pub(crate) struct State {
     pub uuids: HashMap<String, (Value, Instant)>,
     pub rate: HashMap<String, VecDeque<Instant>>,
     pub click_tokens: HashMap<String, String>,
+    /// ACKs still to be ignored as if lost on the wire.
+    pub drop_acks: usize,
 }
 
 /// Everything the routes and connections share.

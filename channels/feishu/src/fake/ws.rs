@@ -134,15 +134,20 @@ fn on_frame(sh: &Shared, frame: Frame, stalled: bool) -> Option<Frame> {
                 ..Default::default()
             })
         }
+        (METHOD_DATA, _) if st.drop_acks > 0 => {
+            // Lost on the wire: the push stays in flight and is re-pushed after the deadline.
+            st.drop_acks -= 1;
+            None
+        }
         (METHOD_DATA, _) => {
-            record_ack(&mut st, frame);
+            record_ack(&mut st, frame, sh.config.ack_timeout);
             None
         }
         _ => None,
     }
 }
 
-fn record_ack(st: &mut super::state::State, ack: Frame) {
+fn record_ack(st: &mut super::state::State, ack: Frame, ack_timeout: Duration) {
     let id = ack.header("message_id").unwrap_or_default().to_string();
     let body: Value = ack
         .payload
@@ -156,6 +161,10 @@ fn record_ack(st: &mut super::state::State, ack: Frame) {
         .and_then(|d| B64.decode(d).ok())
         .and_then(|d| serde_json::from_slice::<Value>(&d).ok());
     let inflight = st.inflight.remove(&id);
+    let now = Instant::now();
+    let latency = inflight
+        .as_ref()
+        .map(|f| ack_timeout.saturating_sub(f.deadline.saturating_duration_since(now)));
     let echo_ok = inflight
         .as_ref()
         .is_some_and(|f| echoes(&f.last_frame, &ack));
@@ -171,6 +180,7 @@ fn record_ack(st: &mut super::state::State, ack: Frame) {
         echo_ok,
         code,
         data: data.clone(),
+        latency,
     });
     let Some(f) = inflight else { return };
     if code != Some(200) {

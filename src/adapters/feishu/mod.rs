@@ -1,0 +1,275 @@
+//! The Feishu / Lark account component: the long connection in, the IM API out.
+//!
+//! One run: load the credentials, fetch the bot's identity once (never polled), settle who the
+//! owner is (config `owner`, `app_owner`, or the paired owner in the credentials), attach to the
+//! conversation pipeline, then keep scv-feishu's long connection open. scv-feishu reconnects the
+//! socket by itself (fresh endpoint, jitter); a fatal outcome (bad secret, forbidden, connection
+//! limit) ends the run and is classified once, here, for the supervisor.
+//!
+//! Every event is journaled through [`Conversation::accept`](crate::conversation::Conversation)
+//! before its ACK is written, and answered later by the pipeline's workers, so a slow agent never
+//! makes Feishu re-push. `connected` comes only from pongs and frames.
+//!
+//! Layout: `session` (per-run event handling), `inbound` (event → `Inbound`), `sender`
+//! (`ChatSender` and the error table), `pairing` (one-time owner codes), `cards` (yes/no clicks).
+
+mod cards;
+mod inbound;
+pub(crate) mod pairing;
+mod sender;
+mod session;
+
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use scv_feishu::ws::{LongConnection, WsOptions};
+use scv_feishu::{Client, ClientOptions, Domain};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use cards::{CardAnswerHandler, CardClick, ClickOutcome, HANDLER_DEADLINE};
+pub use inbound::ReplyRef;
+pub use sender::{FeishuSender, MAX_CHARS, MIN_INTERVAL};
+
+use super::{AdapterContext, login_hint};
+use crate::config::{AccountSpec, ChannelSettings, FeishuMode, FeishuSettings};
+use crate::secrets::Credentials;
+use crate::supervisor::{Capabilities, Component, ComponentError, HealthHandle, unix_now};
+use pairing::{CODE_FIELD, EXPIRES_FIELD, OWNER_FIELD, Pairing};
+use sender::component_error;
+use session::{Session, SessionSetup};
+
+/// `owner = "app_owner"`: take the owner from the application API.
+pub const APP_OWNER: &str = "app_owner";
+
+/// Deliveries waiting for the session; when full, scv-feishu leaves events unACKed (re-pushed).
+const DELIVERY_QUEUE: usize = 1024;
+/// Deliveries journaled in one store transaction.
+const MAX_BATCH: usize = 64;
+
+/// The component for one Feishu account, without a card-answer handler.
+pub fn build(spec: &AccountSpec, ctx: &AdapterContext) -> Arc<dyn Component> {
+    build_with(spec, ctx, None)
+}
+
+/// The component for one Feishu account; `cards` receives the owner's yes/no clicks.
+pub fn build_with(
+    spec: &AccountSpec,
+    ctx: &AdapterContext,
+    cards: Option<Arc<dyn CardAnswerHandler>>,
+) -> Arc<dyn Component> {
+    let settings = match &spec.settings {
+        ChannelSettings::Feishu(s) => s.clone(),
+        _ => FeishuSettings::default(),
+    };
+    Arc::new(FeishuComponent {
+        spec: spec.clone(),
+        ctx: ctx.clone(),
+        settings,
+        cards,
+    })
+}
+
+/// One Feishu account.
+struct FeishuComponent {
+    spec: AccountSpec,
+    ctx: AdapterContext,
+    settings: FeishuSettings,
+    cards: Option<Arc<dyn CardAnswerHandler>>,
+}
+
+impl Component for FeishuComponent {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            typing: false,
+            buttons: true,
+            edit: true,
+        }
+    }
+
+    fn run(
+        self: Arc<Self>,
+        health: HealthHandle,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<(), ComponentError>> {
+        async move {
+            tokio::select! {
+                // Setup does network IO (token, bot info); shutdown must not wait for it.
+                _ = cancel.cancelled() => Ok(()),
+                r = self.clone().run_inner(health, cancel.clone()) => r,
+            }
+        }
+        .boxed()
+    }
+}
+
+impl FeishuComponent {
+    async fn run_inner(
+        self: Arc<Self>,
+        health: HealthHandle,
+        cancel: CancellationToken,
+    ) -> Result<(), ComponentError> {
+        let hint = login_hint(&self.spec);
+        let (client, setup) = self.setup(&hint).await?;
+        let mut session = Session::start(
+            setup,
+            client.clone(),
+            &self.ctx,
+            &self.spec,
+            health,
+            self.cards.clone(),
+        );
+        let conn = Arc::new(LongConnection::new(client, WsOptions::default()));
+        let (tx, mut rx) = mpsc::channel(DELIVERY_QUEUE);
+        let stop = cancel.child_token();
+        let mut runner = tokio::spawn({
+            let (conn, stop) = (conn.clone(), stop.clone());
+            async move { conn.run(tx, stop).await }
+        });
+        let mut status = conn.status();
+        let mut runner_done = false;
+        let result = loop {
+            tokio::select! {
+                _ = cancel.cancelled() => break Ok(()),
+                ended = &mut runner => {
+                    runner_done = true;
+                    break match ended {
+                        Ok(Ok(())) => Err(ComponentError::transient("the long connection stopped")),
+                        Ok(Err(e)) => Err(component_error(&e, &hint)),
+                        Err(e) => Err(ComponentError::transient(format!("the long connection task failed: {e}"))),
+                    };
+                }
+                changed = status.changed() => {
+                    if changed.is_ok() {
+                        let s = status.borrow_and_update().clone();
+                        session.link_status(&s);
+                    }
+                }
+                Some(first) = rx.recv() => {
+                    let mut batch = vec![first];
+                    while batch.len() < MAX_BATCH {
+                        match rx.try_recv() {
+                            Ok(d) => batch.push(d),
+                            Err(_) => break,
+                        }
+                    }
+                    session.handle(batch).await;
+                }
+            }
+        };
+        stop.cancel();
+        if !runner_done {
+            let _ = runner.await;
+        }
+        result
+    }
+
+    /// Loads credentials, checks settings, fetches the bot's identity and settles the owner.
+    async fn setup(&self, hint: &str) -> Result<(Client, SessionSetup), ComponentError> {
+        if self.settings.mode == FeishuMode::Webhook {
+            return Err(ComponentError::fatal(
+                "webhook mode is not available in this build",
+                "set mode = \"websocket\" (no public URL needed), then run `scv-bridge reload`",
+            ));
+        }
+        let creds = self.load_credentials(hint).await?;
+        let field = |k: &str| creds.get(k).map(|s| s.expose().to_string());
+        let (Some(app_id), Some(app_secret)) = (field("app_id"), field("app_secret")) else {
+            return Err(ComponentError::fatal(
+                "the stored credentials lack the app ID or secret",
+                hint,
+            ));
+        };
+        let domain: Domain = self
+            .settings
+            .domain
+            .as_deref()
+            .unwrap_or("feishu")
+            .parse()
+            .map_err(|e: scv_feishu::domain::DomainError| {
+                ComponentError::fatal(
+                    e.to_string(),
+                    "fix `domain` in the configuration, then run `scv-bridge reload`",
+                )
+            })?;
+        let options = ClientOptions::new(
+            domain,
+            scv_feishu::Credentials::new(app_id.clone(), app_secret),
+        );
+        let client = Client::new(options).map_err(|e| component_error(&e, hint))?;
+        // Once per start, never polled: the free API quota is small.
+        let bot = client
+            .bot_info()
+            .await
+            .map_err(|e| component_error(&e, hint))?;
+        let (owner, owner_from_config) = self.owner(&client, &creds, hint).await?;
+        let now = unix_now();
+        let pairing = match (owner_from_config, field(CODE_FIELD), field(EXPIRES_FIELD)) {
+            (false, Some(code), Some(exp)) => exp
+                .parse::<u64>()
+                .ok()
+                .map(|exp| Pairing::new(code, exp))
+                .filter(|p| p.is_open(now)),
+            _ => None,
+        };
+        Ok((
+            client,
+            SessionSetup {
+                app_id,
+                bot_open_id: bot.open_id,
+                owner,
+                pairing,
+                credentials: creds,
+            },
+        ))
+    }
+
+    async fn load_credentials(&self, hint: &str) -> Result<Credentials, ComponentError> {
+        let id = self.spec.key.to_string();
+        let store = self.ctx.credentials.clone();
+        let loaded = tokio::task::spawn_blocking(move || store.load(&id))
+            .await
+            .map_err(|e| ComponentError::transient(e.to_string()))?;
+        match loaded {
+            Ok(Some(c)) => Ok(c),
+            Ok(None) => Err(ComponentError::fatal("not logged in", hint)),
+            Err(e) => Err(ComponentError::fatal(
+                format!("cannot read credentials: {e}"),
+                hint,
+            )),
+        }
+    }
+
+    /// The owner's open_id and whether the configuration fixed it (then pairing is off).
+    async fn owner(
+        &self,
+        client: &Client,
+        creds: &Credentials,
+        hint: &str,
+    ) -> Result<(Option<String>, bool), ComponentError> {
+        match self.settings.owner.as_deref().map(str::trim) {
+            Some(APP_OWNER) => {
+                let app = client
+                    .app_owner()
+                    .await
+                    .map_err(|e| component_error(&e, hint))?;
+                match app.open_id() {
+                    Some(id) => Ok((Some(id.to_string()), true)),
+                    None => Err(ComponentError::fatal(
+                        "the application API names no owner for this app",
+                        "set owner = \"ou_…\" in the configuration, or remove it and pair with `scv-bridge login feishu`",
+                    )),
+                }
+            }
+            Some(id) if !id.is_empty() => Ok((Some(id.to_string()), true)),
+            _ => Ok((
+                creds
+                    .get(OWNER_FIELD)
+                    .map(|s| s.expose().to_string())
+                    .filter(|s| !s.is_empty()),
+                false,
+            )),
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Sending outbox items through the Feishu IM API, and the one mapping of platform errors.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use scv_feishu::rest::{MessageContent, ReceiveId};
+use scv_feishu::{Client, ErrorClass, FatalReason, classify};
+
+use super::inbound::ReplyRef;
+use crate::conversation::{ChatSender, Outbound, OutboundKind, SendError, SendLimits};
+use crate::supervisor::ComponentError;
+
+/// Characters per message: far below the 150 KB text / 30 KB post limits even for 4-byte
+/// characters plus JSON escaping, and a screenful that still reads well on a phone.
+pub const MAX_CHARS: usize = 4000;
+
+/// The platform allows 5 messages per second to one receiver; stay just under it.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(220);
+
+/// Feishu accepts `uuid` idempotency keys of at most 50 characters.
+const MAX_UUID: usize = 50;
+
+/// Sends one account's messages.
+pub struct FeishuSender {
+    client: Client,
+}
+
+impl FeishuSender {
+    /// A sender over `client` (shares its token cache).
+    pub fn new(client: Client) -> Self {
+        FeishuSender { client }
+    }
+}
+
+impl ChatSender for FeishuSender {
+    fn limits(&self) -> SendLimits {
+        SendLimits {
+            max_chars: MAX_CHARS,
+            min_interval: MIN_INTERVAL,
+        }
+    }
+
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            let content = content_of(msg)?;
+            let uuid = uuid_for(&msg.idempotency_key);
+            let reply = ReplyRef::parse(&msg.reply);
+            let sent = match (&reply.message_id, reply.group, msg.kind) {
+                // In groups an answer goes in the thread of the message that asked.
+                (Some(parent), true, OutboundKind::Reply) => {
+                    self.client.reply(parent, &content, true, &uuid).await
+                }
+                _ => {
+                    let to = ReceiveId::ChatId(msg.chat.as_str().to_string());
+                    self.client.send(&to, &content, &uuid).await
+                }
+            };
+            sent.map(drop).map_err(|e| send_error(&e))
+        })
+    }
+}
+
+/// The message body: the card when one rides along, a markdown post when the text uses
+/// markdown, plain text otherwise.
+fn content_of(msg: &Outbound) -> Result<MessageContent, SendError> {
+    if let Some(rich) = &msg.rich {
+        return serde_json::from_str(rich)
+            .map(MessageContent::Card)
+            .map_err(|_| SendError::Rejected("the card is not valid JSON".into()));
+    }
+    if looks_like_markdown(&msg.text) {
+        let post = MessageContent::post_markdown("", &msg.text);
+        if post.content_string().len() <= post.size_limit() {
+            return Ok(post);
+        }
+    }
+    Ok(MessageContent::Text(msg.text.clone()))
+}
+
+/// True when rendering as markdown helps: code fences, bold, headings, lists, links.
+fn looks_like_markdown(text: &str) -> bool {
+    if text.contains("```") || text.contains("**") || text.contains("](") {
+        return true;
+    }
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("# ")
+            || l.starts_with("## ")
+            || l.starts_with("- ")
+            || l.starts_with("* ")
+            || l.split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// The `uuid` for an outbox key: the key itself when it fits, else a stable 32-hex digest of it.
+pub fn uuid_for(key: &str) -> String {
+    if key.len() <= MAX_UUID {
+        return key.to_string();
+    }
+    // Two FNV-1a passes with different offsets: stable across builds, no dependency.
+    let fnv = |seed: u64| {
+        key.bytes().fold(seed, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    };
+    format!(
+        "{:016x}{:016x}",
+        fnv(0xcbf2_9ce4_8422_2325),
+        fnv(0x8422_2325_cbf2_9ce4)
+    )
+}
+
+/// Maps a send failure to what the outbox does with it.
+pub fn send_error(e: &scv_feishu::Error) -> SendError {
+    match classify(e) {
+        ErrorClass::Transient => SendError::Transient(e.to_string()),
+        ErrorClass::SlowDown(d) => SendError::SlowDown(d, e.to_string()),
+        ErrorClass::Rejected { .. } => SendError::Rejected(e.to_string()),
+        ErrorClass::Fatal { reason } => SendError::Fatal(reason.hint().to_string()),
+    }
+}
+
+/// Maps a connection or setup failure to what the supervisor does with it.
+pub fn component_error(e: &scv_feishu::Error, login_hint: &str) -> ComponentError {
+    match classify(e) {
+        ErrorClass::Transient | ErrorClass::Rejected { .. } => {
+            ComponentError::transient(e.to_string())
+        }
+        ErrorClass::SlowDown(d) => ComponentError::slow_down(e.to_string(), d),
+        ErrorClass::Fatal { reason } => {
+            ComponentError::fatal(reason.hint(), fatal_action(&reason, login_hint))
+        }
+    }
+}
+
+/// The one thing a person can do about a fatal reason.
+fn fatal_action(reason: &FatalReason, login_hint: &str) -> String {
+    match reason {
+        FatalReason::BadCredentials => {
+            format!("check the app ID and secret in the developer console, then {login_hint}")
+        }
+        FatalReason::ConnectionLimit => {
+            "close other long connections of this app (at most 50), then run `scv-bridge reload`"
+                .into()
+        }
+        _ => "fix it in the Feishu developer console, then run `scv-bridge reload`".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::supervisor::ErrorClass as Class;
+
+    fn api(code: i64, http_status: u16) -> scv_feishu::Error {
+        scv_feishu::Error::Api {
+            code,
+            msg: "m".into(),
+            http_status,
+            retry_after: Some(Duration::from_secs(2)),
+        }
+    }
+
+    #[test]
+    fn uuids_fit_and_are_stable() {
+        assert_eq!(uuid_for("short/1/0"), "short/1/0");
+        let long = "feishu:work/om_0123456789abcdef0123456789abcdef/0";
+        let u = uuid_for(long);
+        assert_eq!(u.len(), 32);
+        assert_eq!(u, uuid_for(long));
+        assert_ne!(u, uuid_for("feishu:work/om_0123456789abcdef0123456789abcdef/1"));
+    }
+
+    #[test]
+    fn send_errors_follow_the_table() {
+        assert!(matches!(send_error(&api(230020, 400)), SendError::SlowDown(d, _) if d == Duration::from_secs(2)));
+        assert!(matches!(send_error(&api(230025, 400)), SendError::Rejected(_)));
+        assert!(matches!(send_error(&api(1, 503)), SendError::Transient(_)));
+        assert!(matches!(send_error(&api(99991672, 400)), SendError::Fatal(h) if h.contains("scope")));
+        let net = scv_feishu::Error::Network("reset".into());
+        assert!(matches!(send_error(&net), SendError::Transient(_)));
+    }
+
+    #[test]
+    fn component_errors_follow_the_table() {
+        let bad = scv_feishu::Error::Token {
+            code: 10014,
+            msg: "app secret invalid".into(),
+        };
+        let e = component_error(&bad, "run `scv-bridge login feishu w`");
+        assert_eq!(e.class, Class::Fatal);
+        assert!(e.message.contains("app secret"), "{}", e.message);
+        assert!(e.action.as_deref().is_some_and(|a| a.contains("login feishu w")));
+        let e = component_error(&scv_feishu::Error::Closed, "x");
+        assert_eq!(e.class, Class::Transient);
+        let e = component_error(&api(99991400, 429), "x");
+        assert_eq!(e.class, Class::SlowDown(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn markdown_is_detected_only_when_it_helps() {
+        assert!(looks_like_markdown("use **this**"));
+        assert!(looks_like_markdown("steps:\n1. one\n2. two"));
+        assert!(looks_like_markdown("```rust\nfn x() {}\n```"));
+        assert!(looks_like_markdown("- a\n- b"));
+        assert!(!looks_like_markdown("just a sentence. Another one."));
+        assert!(!looks_like_markdown("2024. was a year"));
+    }
+}

@@ -1,0 +1,379 @@
+//! One run's event handling: journal, then ACK; pairing; card clicks; link status to health.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, RwLock};
+
+use scv_feishu::event::{CardAction, EventBody, parse_event};
+use scv_feishu::ws::{AckHandle, AckResponse, Delivery, LinkState, LinkStatus};
+
+use super::cards::{self, CardAnswerHandler, ClickCache};
+use super::inbound::{ReplyRef, to_inbound};
+use super::pairing::{Attempt, OWNER_FIELD, Pairing};
+use super::sender::FeishuSender;
+use super::{AdapterContext, login_hint};
+use crate::config::{AccountKey, AccountSpec};
+use crate::conversation::{AccountLink, Attachment, Inbound, SenderId};
+use crate::secrets::Credentials;
+use crate::supervisor::{HealthHandle, unix_now};
+
+/// Event ids remembered to drop re-pushes before they reach the store.
+const RECENT_EVENTS: usize = 4096;
+
+/// Credential fields kept when the pairing fields are dropped.
+const KEPT_FIELDS: &[&str] = &["app_id", "app_secret", "encrypt_key", "verification_token"];
+
+/// What `setup` found out before the connection opens.
+pub(super) struct SessionSetup {
+    /// The `cli_…` app id (events for another app are dropped).
+    pub app_id: String,
+    /// The bot's open_id (mentions, self-echo filter).
+    pub bot_open_id: String,
+    /// The owner's open_id, if known.
+    pub owner: Option<String>,
+    /// A pending pairing code.
+    pub pairing: Option<Pairing>,
+    /// The stored credentials (rewritten once when someone pairs).
+    pub credentials: Credentials,
+}
+
+/// One run of the account.
+pub(super) struct Session {
+    account: AccountKey,
+    spec: AccountSpec,
+    ctx: AdapterContext,
+    setup: SessionSetup,
+    /// Shared with click tasks, which answer while the session goes on.
+    owner: Arc<RwLock<Option<String>>>,
+    sender: Arc<FeishuSender>,
+    attachment: Attachment,
+    health: HealthHandle,
+    note: Option<String>,
+    connected: bool,
+    recent: RecentIds,
+    clicks: Arc<ClickCache>,
+    cards: Option<Arc<dyn CardAnswerHandler>>,
+}
+
+impl Session {
+    /// Attaches the account to the pipeline and reports who the bot and the owner are.
+    pub fn start(
+        setup: SessionSetup,
+        client: scv_feishu::Client,
+        ctx: &AdapterContext,
+        spec: &AccountSpec,
+        health: HealthHandle,
+        cards: Option<Arc<dyn CardAnswerHandler>>,
+    ) -> Self {
+        let sender = Arc::new(FeishuSender::new(client));
+        let attachment = ctx.conversation.attach(link(spec, &health, &sender, setup.owner.as_deref()));
+        health.set_ids(Some(setup.bot_open_id.clone()), setup.owner.clone());
+        let mut session = Session {
+            account: spec.key.clone(),
+            spec: spec.clone(),
+            ctx: ctx.clone(),
+            owner: Arc::new(RwLock::new(setup.owner.clone())),
+            setup,
+            sender,
+            attachment,
+            health,
+            note: None,
+            connected: false,
+            recent: RecentIds::default(),
+            clicks: Arc::new(ClickCache::default()),
+            cards,
+        };
+        session.refresh_note();
+        session
+    }
+
+    /// Follows the link: `connected` on protocol evidence, `disconnected` between sockets.
+    pub fn link_status(&mut self, s: &LinkStatus) {
+        match s.state {
+            LinkState::Connected if !self.connected => {
+                self.connected = true;
+                self.health.connected();
+                // `connected` clears the error line; the owner note must stay visible.
+                if self.note.is_some() {
+                    self.health.note(self.note.clone());
+                }
+            }
+            LinkState::Disconnected if self.connected => {
+                self.connected = false;
+                let why = s
+                    .last_error
+                    .clone()
+                    .unwrap_or_else(|| "the long connection dropped".into());
+                self.health.disconnected(format!("{why}; reconnecting"));
+            }
+            _ => {}
+        }
+    }
+
+    /// Handles a batch of deliveries: journal what the pipeline should see, then ACK each one.
+    pub async fn handle(&mut self, batch: Vec<Delivery>) {
+        let mut pending: Vec<(Inbound, AckHandle, String)> = Vec::new();
+        for d in batch {
+            let event = match parse_event(&d.payload) {
+                Ok(e) => e,
+                Err(e) => {
+                    // Unreadable: ACK it anyway, or it is re-pushed for ever.
+                    tracing::warn!(account = %self.account, error = %e, "ignoring an unreadable event");
+                    ack(d.ack, AckResponse::Ok);
+                    continue;
+                }
+            };
+            let event_id = event.header.event_id.clone();
+            let foreign = event
+                .header
+                .app_id
+                .as_deref()
+                .is_some_and(|a| a != self.setup.app_id);
+            if foreign || self.recent.contains(&event_id) {
+                ack(d.ack, AckResponse::Ok);
+                continue;
+            }
+            match event.body {
+                EventBody::Message(m) => {
+                    let now_ms = unix_now().saturating_mul(1000);
+                    match to_inbound(&self.account, &m, &self.setup.bot_open_id, now_ms) {
+                        Err(skip) => {
+                            tracing::debug!(account = %self.account, reason = skip.as_str(), "message not for the bot");
+                            ack(d.ack, AckResponse::Ok);
+                            self.recent.insert(event_id);
+                        }
+                        Ok(inbound) if self.is_pairing_attempt(&inbound) => {
+                            // Earlier messages first, so they are judged under the old owner.
+                            self.journal(std::mem::take(&mut pending)).await;
+                            self.pairing_attempt(&inbound).await;
+                            ack(d.ack, AckResponse::Ok);
+                            self.recent.insert(event_id);
+                        }
+                        Ok(inbound) => pending.push((inbound, d.ack, event_id)),
+                    }
+                }
+                EventBody::CardAction(click) => self.click(click, d.ack),
+                EventBody::Other(_) => {
+                    ack(d.ack, AckResponse::Ok);
+                    self.recent.insert(event_id);
+                }
+            }
+        }
+        self.journal(pending).await;
+    }
+
+    /// Journals messages, then ACKs them; a store failure ACKs 500 so Feishu re-pushes.
+    async fn journal(&mut self, pending: Vec<(Inbound, AckHandle, String)>) {
+        if pending.is_empty() {
+            return;
+        }
+        let (batch, rest): (Vec<Inbound>, Vec<(AckHandle, String)>) =
+            pending.into_iter().map(|(i, a, e)| (i, (a, e))).unzip();
+        match self.ctx.conversation.accept(batch).await {
+            Ok(_) => {
+                for (a, event_id) in rest {
+                    ack(a, AckResponse::Ok);
+                    self.recent.insert(event_id);
+                }
+            }
+            Err(e) => {
+                tracing::error!(account = %self.account, error = %e, "cannot journal events; asking Feishu to re-push");
+                for (a, _) in rest {
+                    ack(a, AckResponse::Failed);
+                }
+            }
+        }
+    }
+
+    /// A private, code-shaped message while a code is open, or a re-push of one already judged
+    /// (checked before any policy, so the code never reaches the agent).
+    fn is_pairing_attempt(&self, m: &Inbound) -> bool {
+        !ReplyRef::parse(&m.reply).group
+            && super::pairing::looks_like_code(&m.text)
+            && self.setup.pairing.as_ref().is_some_and(|p| {
+                p.is_open(unix_now()) || p.has_judged(m.msg_id.as_str())
+            })
+    }
+
+    async fn pairing_attempt(&mut self, m: &Inbound) {
+        let Some(p) = self.setup.pairing.as_mut() else {
+            return;
+        };
+        match p.attempt(m.sender.as_str(), m.msg_id.as_str(), &m.text, unix_now()) {
+            Attempt::NotAnAttempt => {}
+            Attempt::Wrong => {
+                tracing::info!(account = %self.account, "pairing: wrong code");
+            }
+            Attempt::Refused(why) => {
+                tracing::info!(account = %self.account, why, "pairing attempt refused");
+            }
+            Attempt::Paired => self.pair(m).await,
+        }
+        self.refresh_note();
+    }
+
+    /// Makes `m`'s sender the owner: stored first, then in force, then announced to them.
+    async fn pair(&mut self, m: &Inbound) {
+        let owner = m.sender.as_str().to_string();
+        let mut creds = Credentials::default();
+        for k in KEPT_FIELDS {
+            if let Some(v) = self.setup.credentials.get(k) {
+                creds = creds.with(k, v.expose());
+            }
+        }
+        let creds = creds.with(OWNER_FIELD, &owner);
+        let (store, id, saved) = (
+            self.ctx.credentials.clone(),
+            self.account.to_string(),
+            creds.clone(),
+        );
+        let stored = tokio::task::spawn_blocking(move || store.save(&id, &saved)).await;
+        match stored {
+            Ok(Ok(())) => self.setup.credentials = creds,
+            Ok(Err(e)) => {
+                tracing::error!(account = %self.account, error = %e, "paired, but cannot store the owner; it lasts until restart")
+            }
+            Err(e) => {
+                tracing::error!(account = %self.account, error = %e, "paired, but cannot store the owner; it lasts until restart")
+            }
+        }
+        tracing::info!(account = %self.account, owner = %owner, "owner paired");
+        self.setup.owner = Some(owner.clone());
+        if let Ok(mut o) = self.owner.write() {
+            *o = Some(owner.clone());
+        }
+        // A new link carries the new owner; the old attachment is dropped after it.
+        self.attachment = self.ctx.conversation.attach(link(
+            &self.spec,
+            &self.health,
+            &self.sender,
+            Some(&owner),
+        ));
+        self.health
+            .set_ids(Some(self.setup.bot_open_id.clone()), Some(owner));
+        let key = format!("{}/{}/paired", self.account, m.msg_id);
+        let text = "Paired: you are now the owner of this bot. What you write here goes to the agent.";
+        if let Err(e) = self
+            .ctx
+            .conversation
+            .send_proactive(&self.account, &m.chat, text, None, &key)
+            .await
+        {
+            tracing::warn!(account = %self.account, error = %e, "cannot queue the pairing announcement");
+        }
+    }
+
+    /// Answers a card click on its own task, so a slow handler never holds up messages.
+    fn click(&self, click: CardAction, handle: AckHandle) {
+        let (account, owner, cards, clicks) = (
+            self.account.clone(),
+            self.owner.clone(),
+            self.cards.clone(),
+            self.clicks.clone(),
+        );
+        tokio::spawn(async move {
+            let owner = owner.read().ok().and_then(|o| o.clone());
+            let response =
+                cards::respond(&account, owner.as_deref(), cards.as_deref(), &clicks, &click)
+                    .await;
+            ack(handle, AckResponse::card(&response));
+        });
+    }
+
+    /// Says why nobody is answered, when that is the case.
+    fn refresh_note(&mut self) {
+        let note = if self.setup.owner.is_some() || self.spec.senders != crate::protocol::Senders::Owner {
+            None
+        } else if self
+            .setup
+            .pairing
+            .as_ref()
+            .is_some_and(|p| p.is_open(unix_now()))
+        {
+            Some("no owner paired yet: send the pairing code to the bot in a private chat".to_string())
+        } else {
+            Some(format!(
+                "no owner paired: {}, then send the code to the bot in a private chat",
+                login_hint(&self.spec)
+            ))
+        };
+        if note != self.note {
+            self.note = note.clone();
+            self.health.note(note);
+        }
+    }
+}
+
+/// The pipeline's view of the account with `owner`.
+fn link(
+    spec: &AccountSpec,
+    health: &HealthHandle,
+    sender: &Arc<FeishuSender>,
+    owner: Option<&str>,
+) -> AccountLink {
+    AccountLink {
+        account: spec.key.clone(),
+        senders: spec.senders,
+        remote_tools: spec.remote_tools,
+        purpose: spec.purpose,
+        owner: owner.map(SenderId::new),
+        workspace: spec.workspace.clone(),
+        channel_label: "Feishu",
+        capabilities: crate::supervisor::Capabilities {
+            typing: false,
+            buttons: true,
+            edit: true,
+        },
+        health: health.clone(),
+        sender: sender.clone(),
+    }
+}
+
+/// Writes an ACK; a closed socket means Feishu re-pushes, which the journal dedupes.
+fn ack(handle: AckHandle, response: AckResponse) {
+    if handle.ack(response).is_err() {
+        tracing::debug!("the socket closed before the ACK; the event will be re-pushed");
+    }
+}
+
+/// A bounded set of recent event ids (oldest forgotten first).
+#[derive(Default)]
+struct RecentIds {
+    set: HashSet<String>,
+    order: VecDeque<String>,
+}
+
+impl RecentIds {
+    fn contains(&self, id: &str) -> bool {
+        !id.is_empty() && self.set.contains(id)
+    }
+
+    fn insert(&mut self, id: String) {
+        if id.is_empty() || !self.set.insert(id.clone()) {
+            return;
+        }
+        self.order.push_back(id);
+        while self.order.len() > RECENT_EVENTS {
+            if let Some(old) = self.order.pop_front() {
+                self.set.remove(&old);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_ids_are_bounded() {
+        let mut r = RecentIds::default();
+        for i in 0..(RECENT_EVENTS + 10) {
+            r.insert(format!("ev_{i}"));
+        }
+        assert!(!r.contains("ev_0"));
+        assert!(r.contains(&format!("ev_{}", RECENT_EVENTS + 9)));
+        assert_eq!(r.set.len(), RECENT_EVENTS);
+        r.insert(String::new());
+        assert!(!r.contains(""));
+    }
+}
