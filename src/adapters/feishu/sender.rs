@@ -165,11 +165,11 @@ mod tests {
     #[test]
     fn uuids_fit_and_are_stable() {
         assert_eq!(uuid_for("short/1/0"), "short/1/0");
-        let long = "feishu:work/om_0123456789abcdef0123456789abcdef/0";
+        let long = "feishu:work/om_0123456789abcdef0123456789abcdef01/0";
         let u = uuid_for(long);
         assert_eq!(u.len(), 32);
         assert_eq!(u, uuid_for(long));
-        assert_ne!(u, uuid_for("feishu:work/om_0123456789abcdef0123456789abcdef/1"));
+        assert_ne!(u, uuid_for("feishu:work/om_0123456789abcdef0123456789abcdef01/1"));
     }
 
     #[test]
