@@ -49,32 +49,45 @@ async fn owner_click_answers_stranger_click_changes_nothing() {
     assert_eq!(sent.msg_type, "interactive");
     assert_eq!(sent.chat_id, p2p_chat(OWNER));
     let card_id = sent.message_id.clone();
-    assert_eq!(buttons(&h.fake.message_content(&card_id).expect("stored")), 2);
+    assert_eq!(
+        buttons(&h.fake.message_content(&card_id).expect("stored")),
+        2
+    );
 
     // A stranger: an error toast, the card unchanged, the handler never asked.
     let yes = json!({"q": "q1", "a": "yes"});
     let click = h
         .fake
         .push_card_click("ou_stranger", &card_id, yes.clone(), FrameType::Event);
-    h.until("the stranger's answer", |_| response_to(&h, &click.event_id).is_some())
-        .await;
+    h.until("the stranger's answer", |_| {
+        response_to(&h, &click.event_id).is_some()
+    })
+    .await;
     let r = response_to(&h, &click.event_id).expect("response");
     assert_eq!(r["toast"]["type"], "error", "{r}");
     assert!(r.get("card").is_none());
-    assert_eq!(buttons(&h.fake.message_content(&card_id).expect("stored")), 2);
+    assert_eq!(
+        buttons(&h.fake.message_content(&card_id).expect("stored")),
+        2
+    );
     assert!(questions.clicks.lock().expect("lock").is_empty());
 
     // The owner, delivered as a `type=card` frame: recorded, the card loses its buttons.
     let click = h
         .fake
         .push_card_click(OWNER, &card_id, yes.clone(), FrameType::Card);
-    h.until("the owner's answer", |_| response_to(&h, &click.event_id).is_some())
-        .await;
+    h.until("the owner's answer", |_| {
+        response_to(&h, &click.event_id).is_some()
+    })
+    .await;
     let r = response_to(&h, &click.event_id).expect("response");
     assert_eq!(r["toast"]["type"], "success", "{r}");
     let now = h.fake.message_content(&card_id).expect("stored");
     assert_eq!(buttons(&now), 0, "{now}");
-    assert!(now.to_string().contains("Approved by you at 14:03"), "{now}");
+    assert!(
+        now.to_string().contains("Approved by you at 14:03"),
+        "{now}"
+    );
     {
         let clicks = questions.clicks.lock().expect("lock");
         assert_eq!(clicks.len(), 1);
@@ -86,9 +99,13 @@ async fn owner_click_answers_stranger_click_changes_nothing() {
     }
 
     // A double click gets the same answer and is not handed over twice.
-    let again = h.fake.push_card_click(OWNER, &card_id, yes, FrameType::Event);
-    h.until("the repeat's answer", |_| response_to(&h, &again.event_id).is_some())
-        .await;
+    let again = h
+        .fake
+        .push_card_click(OWNER, &card_id, yes, FrameType::Event);
+    h.until("the repeat's answer", |_| {
+        response_to(&h, &again.event_id).is_some()
+    })
+    .await;
     assert_eq!(response_to(&h, &again.event_id), Some(r));
     assert_eq!(questions.clicks.lock().expect("lock").len(), 1);
     assert_eq!(h.fake.in_flight(), 0);

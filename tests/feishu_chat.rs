@@ -33,7 +33,11 @@ async fn chat_round_trip_over_the_long_connection() {
     assert_eq!(acks.len(), 1);
     assert_eq!(acks[0].event_id.as_deref(), Some(pushed.event_id.as_str()));
     assert_eq!(acks[0].code, Some(200));
-    assert!(acks[0].echo_ok, "the ACK echoes the frame: {:?}", acks[0].headers);
+    assert!(
+        acks[0].echo_ok,
+        "the ACK echoes the frame: {:?}",
+        acks[0].headers
+    );
 
     // A stranger gets nothing at all on an owner-only account, but is still ACKed.
     h.fake.push_p2p_text("ou_stranger", "hi?");
@@ -57,7 +61,10 @@ async fn ack_precedes_processing_under_a_slow_agent() {
     let agent = h.agent.clone();
     let deadline = tokio::time::Instant::now() + WAIT;
     while agent.turns() == 0 {
-        assert!(tokio::time::Instant::now() < deadline, "the turn never started");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the turn never started"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     assert!(h.fake.sent().is_empty(), "the agent is still thinking");
@@ -84,8 +91,14 @@ async fn a_repush_after_a_dropped_ack_is_answered_once() {
     })
     .await;
     let pushes = h.fake.pushes();
-    assert_ne!(pushes[0].event_id, pushes[1].event_id, "a re-push has a new event_id");
-    assert_eq!(pushes[1].im_message_id.as_deref(), Some(pushed.message_id.as_str()));
+    assert_ne!(
+        pushes[0].event_id, pushes[1].event_id,
+        "a re-push has a new event_id"
+    );
+    assert_eq!(
+        pushes[1].im_message_id.as_deref(),
+        Some(pushed.message_id.as_str())
+    );
     h.until("the answer", |f| !f.sent().is_empty()).await;
     settle().await;
     assert_eq!(h.texts_to(&p2p_chat(OWNER)), ["echo: once please"]);
@@ -97,7 +110,8 @@ async fn a_repush_after_a_dropped_ack_is_answered_once() {
 async fn server_close_reconnects_with_a_fresh_ticket() {
     let h = Harness::start(Setup::owned()).await;
     h.wait_state(ComponentState::Connected).await;
-    h.until("one connection", |f| f.live_connections() == 1).await;
+    h.until("one connection", |f| f.live_connections() == 1)
+        .await;
     h.fake.close_connections();
     h.until("a second connection", |f| {
         f.connections().len() == 2 && f.live_connections() == 1
@@ -106,7 +120,11 @@ async fn server_close_reconnects_with_a_fresh_ticket() {
     let c = h.fake.connections();
     assert_ne!(c[0].ticket, c[1].ticket);
     assert_eq!(h.fake.refused_handshakes(), 0);
-    assert_eq!(h.health().restarts, 0, "the connection healed without a restart");
+    assert_eq!(
+        h.health().restarts,
+        0,
+        "the connection healed without a restart"
+    );
     h.wait_state(ComponentState::Connected).await;
 
     h.fake.push_p2p_text(OWNER, "still there?");

@@ -57,7 +57,11 @@ async fn pairing_wrong_code_group_right_code_then_reuse_refused() {
         .await;
     settle().await;
     assert_eq!(h.health().user_id, None);
-    assert!(h.fake.sent().is_empty(), "no answer to either: {:?}", h.fake.sent());
+    assert!(
+        h.fake.sent().is_empty(),
+        "no answer to either: {:?}",
+        h.fake.sent()
+    );
 
     // The right code in a private chat pairs, and the new owner is told.
     h.fake.push_p2p_text(OWNER, &code);
@@ -82,7 +86,11 @@ async fn pairing_wrong_code_group_right_code_then_reuse_refused() {
     assert_eq!(h.health().user_id.as_deref(), Some(OWNER));
     assert!(h.texts_to(&p2p_chat("ou_late")).is_empty());
     assert_eq!(h.texts_to(&p2p_chat(OWNER))[1], "echo: hello");
-    assert_eq!(h.agent.turns(), 1, "the code itself never reached the agent");
+    assert_eq!(
+        h.agent.turns(),
+        1,
+        "the code itself never reached the agent"
+    );
     h.stop().await;
 }
 

@@ -13,7 +13,9 @@ use scv_feishu::{Client, ClientOptions, Domain, ErrorClass, classify};
 use crate::adapters::feishu::pairing::{
     CODE_FIELD, CODE_TTL_SECS, EXPIRES_FIELD, OWNER_FIELD, new_code,
 };
-use crate::config::{AccountKey, Channel, ChannelSettings, Config, FeishuSettings, valid_account_name};
+use crate::config::{
+    AccountKey, Channel, ChannelSettings, Config, FeishuSettings, valid_account_name,
+};
 use crate::secrets::{CredentialStore, Credentials};
 use crate::supervisor::unix_now;
 

@@ -202,7 +202,15 @@ impl Harness {
         let fake = FakeFeishu::start(setup.fake).await.expect("fake");
         let dir = tempfile::tempdir().expect("tempdir");
         let config = write_config(dir.path(), &fake, &setup.table);
-        Self::start_with(fake, dir, config, setup.credentials, setup.agent, setup.cards).await
+        Self::start_with(
+            fake,
+            dir,
+            config,
+            setup.credentials,
+            setup.agent,
+            setup.cards,
+        )
+        .await
     }
 
     /// Starts the daemon on a prepared fake and configuration.
@@ -221,25 +229,30 @@ impl Harness {
         let slot: Arc<Mutex<Option<Arc<Conversation>>>> = Arc::default();
         let (agent_dyn, slot2, agent_config): (Arc<dyn Agent>, _, _) =
             (agent.clone(), slot.clone(), config.agent.clone());
-        let make = move |c: &CredentialStore, s: &scv_bridge::store::Store| -> Arc<dyn ComponentFactory> {
-            let conversation = Conversation::new(s.clone(), agent_dyn);
-            if let Ok(mut slot) = slot2.lock() {
-                *slot = Some(conversation.clone());
-            }
-            Arc::new(Factory {
-                ctx: AdapterContext {
-                    credentials: c.clone(),
-                    store: s.clone(),
-                    conversation,
-                    agent: agent_config,
-                },
-                cards,
-            })
-        };
+        let make =
+            move |c: &CredentialStore, s: &scv_bridge::store::Store| -> Arc<dyn ComponentFactory> {
+                let conversation = Conversation::new(s.clone(), agent_dyn);
+                if let Ok(mut slot) = slot2.lock() {
+                    *slot = Some(conversation.clone());
+                }
+                Arc::new(Factory {
+                    ctx: AdapterContext {
+                        credentials: c.clone(),
+                        store: s.clone(),
+                        conversation,
+                        agent: agent_config,
+                    },
+                    cards,
+                })
+            };
         let daemon = daemon::start(config.clone(), make, LifecyclePolicy::default())
             .await
             .expect("daemon starts");
-        let conversation = slot.lock().ok().and_then(|s| s.clone()).expect("conversation");
+        let conversation = slot
+            .lock()
+            .ok()
+            .and_then(|s| s.clone())
+            .expect("conversation");
         Harness {
             fake,
             daemon,
@@ -275,7 +288,10 @@ impl Harness {
 
     /// Waits until `cond` holds on the fake.
     pub async fn until(&self, what: &str, cond: impl Fn(&FakeFeishu) -> bool) {
-        assert!(self.fake.wait_until(WAIT, cond).await, "timed out waiting for {what}");
+        assert!(
+            self.fake.wait_until(WAIT, cond).await,
+            "timed out waiting for {what}"
+        );
     }
 
     /// Waits until `cond` holds on the account's health.
@@ -304,7 +320,11 @@ impl Harness {
     /// Stops the daemon; nothing may be abandoned.
     pub async fn stop(self) {
         let report = self.daemon.stop().await;
-        assert!(report.abandoned.is_empty(), "abandoned: {:?}", report.abandoned);
+        assert!(
+            report.abandoned.is_empty(),
+            "abandoned: {:?}",
+            report.abandoned
+        );
     }
 }
 

@@ -212,15 +212,43 @@ mod tests {
         let calls = Arc::new(AtomicUsize::new(0));
         let h = Counting(calls.clone());
         let cache = ClickCache::default();
-        let stranger = respond(&key(), Some("ou_o"), Some(&h), &cache, &click("ou_x", "c-1", "yes")).await;
+        let stranger = respond(
+            &key(),
+            Some("ou_o"),
+            Some(&h),
+            &cache,
+            &click("ou_x", "c-1", "yes"),
+        )
+        .await;
         assert_eq!(stranger, CardResponse::toast(ToastKind::Error, NOT_OWNER));
         assert_eq!(calls.load(Ordering::SeqCst), 0);
 
-        let first = respond(&key(), Some("ou_o"), Some(&h), &cache, &click("ou_o", "c-2", "yes")).await;
+        let first = respond(
+            &key(),
+            Some("ou_o"),
+            Some(&h),
+            &cache,
+            &click("ou_o", "c-2", "yes"),
+        )
+        .await;
         assert_eq!(first.card, Some(json!({"answered": "yes"})));
         // The re-push (same token) and a double click (new token, same value) repeat the answer.
-        let again = respond(&key(), Some("ou_o"), Some(&h), &cache, &click("ou_o", "c-2", "yes")).await;
-        let double = respond(&key(), Some("ou_o"), Some(&h), &cache, &click("ou_o", "c-3", "yes")).await;
+        let again = respond(
+            &key(),
+            Some("ou_o"),
+            Some(&h),
+            &cache,
+            &click("ou_o", "c-2", "yes"),
+        )
+        .await;
+        let double = respond(
+            &key(),
+            Some("ou_o"),
+            Some(&h),
+            &cache,
+            &click("ou_o", "c-3", "yes"),
+        )
+        .await;
         assert_eq!((again == first, double == first), (true, true));
         assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
@@ -230,7 +258,14 @@ mod tests {
         let cache = ClickCache::default();
         let r = respond(&key(), None, None, &cache, &click("ou_o", "c-1", "yes")).await;
         assert_eq!(r.toast, Some((ToastKind::Error, NOT_OWNER.to_string())));
-        let r = respond(&key(), Some("ou_o"), None, &cache, &click("ou_o", "c-1", "yes")).await;
+        let r = respond(
+            &key(),
+            Some("ou_o"),
+            None,
+            &cache,
+            &click("ou_o", "c-1", "yes"),
+        )
+        .await;
         assert_eq!(r, CardResponse::toast(ToastKind::Info, NOT_OPEN));
         let mut other = click("ou_o", "c-2", "yes");
         other.value = json!({"something": "else"});
@@ -252,9 +287,19 @@ mod tests {
     async fn a_slow_handler_still_gets_an_answer_in_time() {
         let cache = ClickCache::default();
         let started = tokio::time::Instant::now();
-        let r = respond(&key(), Some("ou_o"), Some(&Stuck), &cache, &click("ou_o", "c-1", "no")).await;
+        let r = respond(
+            &key(),
+            Some("ou_o"),
+            Some(&Stuck),
+            &cache,
+            &click("ou_o", "c-1", "no"),
+        )
+        .await;
         assert_eq!(r, CardResponse::toast(ToastKind::Warning, TOO_SLOW));
         assert!(started.elapsed() < Duration::from_secs(3));
-        assert!(cache.get(&click("ou_o", "c-1", "no")).is_none(), "not cached");
+        assert!(
+            cache.get(&click("ou_o", "c-1", "no")).is_none(),
+            "not cached"
+        );
     }
 }

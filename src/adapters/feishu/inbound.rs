@@ -155,7 +155,12 @@ mod tests {
             to_inbound(&key(), &m, "ou_bot", 0),
             Err(Skip::GroupWithoutMention)
         );
-        let m = msg(ChatType::Group, "ou_a", vec![bot_mention()], "@_user_1 status?");
+        let m = msg(
+            ChatType::Group,
+            "ou_a",
+            vec![bot_mention()],
+            "@_user_1 status?",
+        );
         let i = to_inbound(&key(), &m, "ou_bot", 0).expect("taken");
         assert_eq!(i.text, "status?");
         assert!(ReplyRef::parse(&i.reply).group);

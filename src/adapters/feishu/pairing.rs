@@ -43,7 +43,7 @@ pub fn looks_like_code(text: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Attempt {
     /// Not code-shaped, or no code pending: the message takes the normal path.
-    NotAnAttempt,
+    Ignored,
     /// The right code: the sender becomes the owner (the code is now spent).
     Paired,
     /// A wrong code (consumed, never answered: silence does not confirm the bot exists).
@@ -90,14 +90,14 @@ impl Pairing {
     /// Judges a private message `text` from `sender` (message `msg_id`) at `now_unix`.
     pub fn attempt(&mut self, sender: &str, msg_id: &str, text: &str, now_unix: u64) -> Attempt {
         if !looks_like_code(text) {
-            return Attempt::NotAnAttempt;
+            return Attempt::Ignored;
         }
         if self.has_judged(msg_id) {
             // A re-push of a message already judged: consumed again, counted once.
             return Attempt::Refused("already judged");
         }
         if self.spent {
-            return Attempt::NotAnAttempt;
+            return Attempt::Ignored;
         }
         self.seen.insert(msg_id.to_string());
         if now_unix >= self.expires_unix {
@@ -144,12 +144,12 @@ mod tests {
     #[test]
     fn right_code_pairs_once() {
         let mut p = Pairing::new("123456", 100);
-        assert_eq!(p.attempt("ou_a", "m0", "hello", 10), Attempt::NotAnAttempt);
+        assert_eq!(p.attempt("ou_a", "m0", "hello", 10), Attempt::Ignored);
         assert_eq!(p.attempt("ou_a", "m1", "654321", 10), Attempt::Wrong);
         assert_eq!(p.attempt("ou_a", "m2", " 123456 ", 10), Attempt::Paired);
         assert!(!p.is_open(10));
         // Spent: the same code from anyone else is an ordinary message now.
-        assert_eq!(p.attempt("ou_b", "m3", "123456", 10), Attempt::NotAnAttempt);
+        assert_eq!(p.attempt("ou_b", "m3", "123456", 10), Attempt::Ignored);
         // The pairing message itself, re-pushed, is still consumed.
         assert_eq!(
             p.attempt("ou_a", "m2", "123456", 11),
@@ -176,7 +176,10 @@ mod tests {
     fn attempts_are_rate_limited_per_sender_and_in_all() {
         let mut p = Pairing::new("123456", 1000);
         for i in 0..MAX_WRONG_PER_SENDER {
-            assert_eq!(p.attempt("ou_a", &format!("a{i}"), "000000", 1), Attempt::Wrong);
+            assert_eq!(
+                p.attempt("ou_a", &format!("a{i}"), "000000", 1),
+                Attempt::Wrong
+            );
         }
         assert_eq!(
             p.attempt("ou_a", "a-last", "123456", 1),
@@ -186,7 +189,10 @@ mod tests {
         let mut s = 0;
         while n < MAX_WRONG_TOTAL {
             let who = format!("ou_{s}");
-            assert_eq!(p.attempt(&who, &format!("b{n}"), "000000", 1), Attempt::Wrong);
+            assert_eq!(
+                p.attempt(&who, &format!("b{n}"), "000000", 1),
+                Attempt::Wrong
+            );
             n += 1;
             if n % MAX_WRONG_PER_SENDER == 0 {
                 s += 1;

@@ -88,8 +88,9 @@ fn looks_like_markdown(text: &str) -> bool {
             || l.starts_with("## ")
             || l.starts_with("- ")
             || l.starts_with("* ")
-            || l.split_once(". ")
-                .is_some_and(|(n, _)| !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()))
+            || l.split_once(". ").is_some_and(|(n, _)| {
+                !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit())
+            })
     })
 }
 
@@ -169,15 +170,25 @@ mod tests {
         let u = uuid_for(long);
         assert_eq!(u.len(), 32);
         assert_eq!(u, uuid_for(long));
-        assert_ne!(u, uuid_for("feishu:work/om_0123456789abcdef0123456789abcdef01/1"));
+        assert_ne!(
+            u,
+            uuid_for("feishu:work/om_0123456789abcdef0123456789abcdef01/1")
+        );
     }
 
     #[test]
     fn send_errors_follow_the_table() {
-        assert!(matches!(send_error(&api(230020, 400)), SendError::SlowDown(d, _) if d == Duration::from_secs(2)));
-        assert!(matches!(send_error(&api(230025, 400)), SendError::Rejected(_)));
+        assert!(
+            matches!(send_error(&api(230020, 400)), SendError::SlowDown(d, _) if d == Duration::from_secs(2))
+        );
+        assert!(matches!(
+            send_error(&api(230025, 400)),
+            SendError::Rejected(_)
+        ));
         assert!(matches!(send_error(&api(1, 503)), SendError::Transient(_)));
-        assert!(matches!(send_error(&api(99991672, 400)), SendError::Fatal(h) if h.contains("scope")));
+        assert!(
+            matches!(send_error(&api(99991672, 400)), SendError::Fatal(h) if h.contains("scope"))
+        );
         let net = scv_feishu::Error::Network("reset".into());
         assert!(matches!(send_error(&net), SendError::Transient(_)));
     }
@@ -191,7 +202,11 @@ mod tests {
         let e = component_error(&bad, "run `scv-bridge login feishu w`");
         assert_eq!(e.class, Class::Fatal);
         assert!(e.message.contains("app secret"), "{}", e.message);
-        assert!(e.action.as_deref().is_some_and(|a| a.contains("login feishu w")));
+        assert!(
+            e.action
+                .as_deref()
+                .is_some_and(|a| a.contains("login feishu w"))
+        );
         let e = component_error(&scv_feishu::Error::Closed, "x");
         assert_eq!(e.class, Class::Transient);
         let e = component_error(&api(99991400, 429), "x");

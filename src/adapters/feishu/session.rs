@@ -65,7 +65,9 @@ impl Session {
         cards: Option<Arc<dyn CardAnswerHandler>>,
     ) -> Self {
         let sender = Arc::new(FeishuSender::new(client));
-        let attachment = ctx.conversation.attach(link(spec, &health, &sender, setup.owner.as_deref()));
+        let attachment =
+            ctx.conversation
+                .attach(link(spec, &health, &sender, setup.owner.as_deref()));
         health.set_ids(Some(setup.bot_open_id.clone()), setup.owner.clone());
         let mut session = Session {
             account: spec.key.clone(),
@@ -189,9 +191,11 @@ impl Session {
     fn is_pairing_attempt(&self, m: &Inbound) -> bool {
         !ReplyRef::parse(&m.reply).group
             && super::pairing::looks_like_code(&m.text)
-            && self.setup.pairing.as_ref().is_some_and(|p| {
-                p.is_open(unix_now()) || p.has_judged(m.msg_id.as_str())
-            })
+            && self
+                .setup
+                .pairing
+                .as_ref()
+                .is_some_and(|p| p.is_open(unix_now()) || p.has_judged(m.msg_id.as_str()))
     }
 
     async fn pairing_attempt(&mut self, m: &Inbound) {
@@ -199,7 +203,7 @@ impl Session {
             return;
         };
         match p.attempt(m.sender.as_str(), m.msg_id.as_str(), &m.text, unix_now()) {
-            Attempt::NotAnAttempt => {}
+            Attempt::Ignored => {}
             Attempt::Wrong => {
                 tracing::info!(account = %self.account, "pairing: wrong code");
             }
@@ -251,7 +255,8 @@ impl Session {
         self.health
             .set_ids(Some(self.setup.bot_open_id.clone()), Some(owner));
         let key = format!("{}/{}/paired", self.account, m.msg_id);
-        let text = "Paired: you are now the owner of this bot. What you write here goes to the agent.";
+        let text =
+            "Paired: you are now the owner of this bot. What you write here goes to the agent.";
         if let Err(e) = self
             .ctx
             .conversation
@@ -272,30 +277,39 @@ impl Session {
         );
         tokio::spawn(async move {
             let owner = owner.read().ok().and_then(|o| o.clone());
-            let response =
-                cards::respond(&account, owner.as_deref(), cards.as_deref(), &clicks, &click)
-                    .await;
+            let response = cards::respond(
+                &account,
+                owner.as_deref(),
+                cards.as_deref(),
+                &clicks,
+                &click,
+            )
+            .await;
             ack(handle, AckResponse::card(&response));
         });
     }
 
     /// Says why nobody is answered, when that is the case.
     fn refresh_note(&mut self) {
-        let note = if self.setup.owner.is_some() || self.spec.senders != crate::protocol::Senders::Owner {
-            None
-        } else if self
-            .setup
-            .pairing
-            .as_ref()
-            .is_some_and(|p| p.is_open(unix_now()))
-        {
-            Some("no owner paired yet: send the pairing code to the bot in a private chat".to_string())
-        } else {
-            Some(format!(
-                "no owner paired: {}, then send the code to the bot in a private chat",
-                login_hint(&self.spec)
-            ))
-        };
+        let note =
+            if self.setup.owner.is_some() || self.spec.senders != crate::protocol::Senders::Owner {
+                None
+            } else if self
+                .setup
+                .pairing
+                .as_ref()
+                .is_some_and(|p| p.is_open(unix_now()))
+            {
+                Some(
+                    "no owner paired yet: send the pairing code to the bot in a private chat"
+                        .to_string(),
+                )
+            } else {
+                Some(format!(
+                    "no owner paired: {}, then send the code to the bot in a private chat",
+                    login_hint(&self.spec)
+                ))
+            };
         if note != self.note {
             self.note = note.clone();
             self.health.note(note);
