@@ -1,1 +1,268 @@
-fn main() {}
+//! Feishu figures through the fake over real sockets: messages per second one account sustains,
+//! ACK latency from frame receipt, and RSS with 50 Feishu accounts connected.
+//!
+//! Run with `cargo bench --bench feishu`. Prints figures; asserts nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use scv_bridge::adapters::{AdapterContext, PlatformFactory};
+use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::config::Config;
+use scv_bridge::conversation::Conversation;
+use scv_bridge::daemon::{self, RunningDaemon};
+use scv_bridge::protocol::ComponentState;
+use scv_bridge::secrets::{CredentialStore, Credentials};
+use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::wait_for_state;
+use scv_feishu::fake::{AckRecord, FakeConfig, FakeFeishu, PushOptions};
+use tokio_util::sync::CancellationToken;
+
+/// Accounts connected for the RSS figure.
+const RSS_ACCOUNTS: usize = 50;
+/// Messages in the throughput run, spread over `CHATS` private chats.
+const MESSAGES: usize = 2000;
+/// Chats in the throughput run (each chat is answered in order, paced at 5 per second).
+const CHATS: usize = 200;
+/// Messages in the idle latency run, one at a time.
+const IDLE_MESSAGES: usize = 300;
+
+/// Answers at once.
+struct Echo;
+
+impl Agent for Echo {
+    fn turn(
+        &self,
+        req: TurnRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
+        Box::pin(async move {
+            Ok(TurnOutput {
+                text: format!("echo: {}", req.prompt),
+                usage: None,
+            })
+        })
+    }
+
+    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A daemon with `n` Feishu accounts `b00..` against the fake at `base_url`.
+async fn start_daemon(dir: &Path, base_url: &str, n: usize, table: &str) -> RunningDaemon {
+    let mut text = format!(
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n",
+        dir.join("state").display(),
+        dir.join("state/daemon.sock").display()
+    );
+    for i in 0..n {
+        text.push_str(&format!(
+            "[feishu.b{i:02}]\ndomain = \"{base_url}\"\n{table}"
+        ));
+    }
+    let path = dir.join("c.toml");
+    std::fs::write(&path, text).expect("write config");
+    let config = Config::load(&path).expect("config");
+    let creds = CredentialStore::Files(config.state_dir.join("credentials"));
+    let fake = FakeConfig::default();
+    for i in 0..n {
+        let c = Credentials::default()
+            .with("app_id", &fake.app_id)
+            .with("app_secret", &fake.app_secret);
+        creds.save(&format!("feishu:b{i:02}"), &c).expect("save");
+    }
+    let agent_config = config.agent.clone();
+    let make =
+        move |c: &CredentialStore, s: &scv_bridge::store::Store| -> Arc<dyn ComponentFactory> {
+            let agent: Arc<dyn Agent> = Arc::new(Echo);
+            PlatformFactory::new(AdapterContext {
+                credentials: c.clone(),
+                store: s.clone(),
+                conversation: Conversation::new(s.clone(), agent),
+                agent: agent_config,
+            })
+        };
+    let d = daemon::start(config, make, LifecyclePolicy::default())
+        .await
+        .expect("daemon");
+    for i in 0..n {
+        wait_for_state(
+            &d.core.registry(),
+            &format!("feishu:b{i:02}"),
+            ComponentState::Connected,
+        )
+        .await;
+    }
+    d
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// p50 / p99 / max of the round trip (fake sent → ACK back) and of `biz_rt` (frame receipt →
+/// ACK written, as the client reports it in whole ms).
+fn latency_line(what: &str, acks: &[AckRecord]) {
+    let mut rtt: Vec<Duration> = acks.iter().filter_map(|a| a.latency).collect();
+    rtt.sort();
+    let mut biz: Vec<Duration> = acks
+        .iter()
+        .filter_map(|a| a.headers.iter().find(|(k, _)| k == "biz_rt"))
+        .filter_map(|(_, v)| v.parse().ok().map(Duration::from_millis))
+        .collect();
+    biz.sort();
+    println!(
+        "ACK latency, {what} ({} ACKs): from frame receipt (biz_rt) p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms; \
+         fake round trip p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        acks.len(),
+        ms(percentile(&biz, 0.5)),
+        ms(percentile(&biz, 0.99)),
+        ms(biz.last().copied().unwrap_or_default()),
+        ms(percentile(&rtt, 0.5)),
+        ms(percentile(&rtt, 0.99)),
+        ms(rtt.last().copied().unwrap_or_default()),
+    );
+}
+
+async fn wait(fake: &FakeFeishu, cond: impl Fn(&FakeFeishu) -> bool) -> bool {
+    fake.wait_until(Duration::from_secs(120), cond).await
+}
+
+/// One account, senders = anyone: idle latency, then a burst over many chats.
+async fn throughput_and_latency() {
+    let fake = FakeFeishu::start(FakeConfig::default())
+        .await
+        .expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = start_daemon(dir.path(), fake.base_url(), 1, "senders = \"anyone\"\n").await;
+
+    // Idle: one message at a time, each ACKed and answered before the next.
+    for i in 0..IDLE_MESSAGES {
+        fake.push_p2p_text(&format!("ou_idle{}", i % 20), "ping");
+        let want = i + 1;
+        wait(&fake, |f| f.acks().len() >= want && f.sent().len() >= want).await;
+    }
+    latency_line("one message at a time", &fake.acks());
+
+    // Burst: MESSAGES pushed at once over CHATS chats.
+    let (acks0, sent0) = (fake.acks().len(), fake.sent().len());
+    let t = Instant::now();
+    for i in 0..MESSAGES {
+        let who = format!("ou_u{}", i % CHATS);
+        fake.push_message(
+            &who,
+            &format!("oc_p2p_{who}"),
+            "p2p",
+            "hello",
+            false,
+            PushOptions::default(),
+        );
+    }
+    let acked = wait(&fake, |f| f.acks().len() >= acks0 + MESSAGES).await;
+    let ingest = t.elapsed();
+    let answered = wait(&fake, |f| f.sent().len() >= sent0 + MESSAGES).await;
+    let total = t.elapsed();
+    let repushes = fake.pushes().iter().filter(|p| p.attempt > 0).count();
+    // An ACK that arrives after its event was re-pushed matches nothing in flight.
+    let late = fake.acks()[acks0..]
+        .iter()
+        .filter(|a| a.event_id.is_none())
+        .count();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let extra = fake.sent().len().saturating_sub(sent0 + MESSAGES);
+    println!(
+        "Throughput, one account, {MESSAGES} messages over {CHATS} chats: journaled and ACKed {:.0} msg/s ({:.2} s{}), \
+         answered {:.0} msg/s ({:.2} s{}); re-pushes {repushes} (a full delivery queue leaves events unACKed), late ACKs {late}, answers beyond one per message {extra}",
+        MESSAGES as f64 / ingest.as_secs_f64(),
+        ingest.as_secs_f64(),
+        if acked { "" } else { ", INCOMPLETE" },
+        MESSAGES as f64 / total.as_secs_f64(),
+        total.as_secs_f64(),
+        if answered { "" } else { ", INCOMPLETE" },
+    );
+    latency_line("during the burst", &fake.acks()[acks0..]);
+    d.stop().await;
+}
+
+/// Child mode: a daemon with `n` accounts against the fake at `url`; prints RSS once connected.
+async fn child(url: &str, n: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = start_daemon(dir.path(), url, n, "senders = \"anyone\"\n").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    println!("{}", rss_kib());
+    d.stop().await;
+}
+
+fn child_rss(url: &str, n: usize) -> u64 {
+    let out = std::process::Command::new(std::env::current_exe().expect("exe"))
+        .args(["--child", url, &n.to_string()])
+        .output()
+        .expect("child");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
+}
+
+async fn rss() {
+    // The fake runs here; the daemon in a child process, so its RSS is the daemon's alone.
+    let fake = FakeFeishu::start(FakeConfig::default())
+        .await
+        .expect("fake");
+    let url = fake.base_url().to_string();
+    let (empty, full) =
+        tokio::task::spawn_blocking(move || (child_rss(&url, 0), child_rss(&url, RSS_ACCOUNTS)))
+            .await
+            .expect("children");
+    println!(
+        "RSS: daemon with no account {empty} KiB, with {RSS_ACCOUNTS} Feishu accounts connected {full} KiB: \
+         {:.0} KiB per account; connections the fake accepted: {}",
+        (full.saturating_sub(empty)) as f64 / RSS_ACCOUNTS as f64,
+        fake.connections().len()
+    );
+}
+
+fn main() {
+    // Warnings (a full delivery queue, a failed send) explain odd figures; RUST_LOG overrides.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let args: Vec<String> = std::env::args().collect();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        let url = args.get(i + 1).cloned().unwrap_or_default();
+        let n = args.get(i + 2).and_then(|n| n.parse().ok()).unwrap_or(0);
+        rt.block_on(child(&url, n));
+        return;
+    }
+    // `cargo bench` passes `--bench`; anything else is a filter we do not support.
+    rt.block_on(async {
+        throughput_and_latency().await;
+        rss().await;
+    });
+}

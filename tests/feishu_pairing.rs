@@ -126,6 +126,20 @@ async fn a_configured_owner_needs_no_pairing() {
 }
 
 #[tokio::test]
+async fn app_owner_comes_from_the_application_api() {
+    let mut setup = Setup::owned();
+    setup.credentials = Some(good_credentials(&setup.fake));
+    setup.table = "senders = \"owner\"\nowner = \"app_owner\"\n".into();
+    let h = Harness::start(setup).await;
+    h.wait_state(ComponentState::Connected).await;
+    assert_eq!(h.health().user_id.as_deref(), Some(OWNER));
+    h.fake.push_p2p_text(OWNER, "hi");
+    h.until("the echo", |f| !f.sent().is_empty()).await;
+    assert_eq!(h.texts_to(&p2p_chat(OWNER)), ["echo: hi"]);
+    h.stop().await;
+}
+
+#[tokio::test]
 async fn login_refuses_a_bad_secret_with_a_hint() {
     let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
     let dir = tempfile::tempdir().expect("tempdir");

@@ -65,8 +65,11 @@ pub async fn run(config: &Config, account: &str, args: &super::LoginArgs) -> Res
         "\nTo become the owner, send this code to the bot in a private chat within {} minutes:\n\n    {code}\n",
         CODE_TTL_SECS / 60
     );
+    if let Some(o) = &out.previous_owner {
+        println!("The current owner ({o}) stays the owner until someone pairs with this code.");
+    }
     println!("Waiting for it (Ctrl-C stops waiting; the code stays valid).");
-    match wait_for_pairing(&store, &key, out.previous_owner.as_deref()).await {
+    match wait_for_pairing(&store, &key).await {
         Some(owner) => {
             println!("Paired: {owner} is the owner of {key}.");
             Ok(())
@@ -161,20 +164,17 @@ async fn load(store: &CredentialStore, key: &AccountKey) -> Result<Option<Creden
         .map_err(|e| e.to_string())
 }
 
-/// Waits until the stored owner changes from `previous` (the code was used) or the code expires.
-async fn wait_for_pairing(
-    store: &CredentialStore,
-    key: &AccountKey,
-    previous: Option<&str>,
-) -> Option<String> {
+/// Waits until the code was used (the owner it paired) or expired (`None`).
+async fn wait_for_pairing(store: &CredentialStore, key: &AccountKey) -> Option<String> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(CODE_TTL_SECS);
     while tokio::time::Instant::now() < deadline {
         tokio::time::sleep(PAIRING_POLL).await;
         let Ok(Some(c)) = load(store, key).await else {
             continue;
         };
+        // The daemon drops the code when it pairs someone (possibly the previous owner again).
         let owner = c.get(OWNER_FIELD).map(|s| s.expose().to_string());
-        if c.get(CODE_FIELD).is_none() && owner.is_some() && owner.as_deref() != previous {
+        if c.get(CODE_FIELD).is_none() && owner.is_some() {
             return owner;
         }
     }

@@ -174,11 +174,17 @@ pub fn good_credentials(fake: &FakeConfig) -> Credentials {
 
 /// A running daemon with one Feishu account, its fake, and handles to look inside.
 pub struct Harness {
+    /// The fake Feishu.
     pub fake: FakeFeishu,
+    /// The daemon under test.
     pub daemon: RunningDaemon,
+    /// The agent answering.
     pub agent: Arc<TestAgent>,
+    /// The pipeline (to queue proactive messages and cards).
     pub conversation: Arc<Conversation>,
+    /// Where the account's credentials are.
     pub credentials: CredentialStore,
+    /// The loaded configuration.
     pub config: Config,
     _dir: tempfile::TempDir,
 }
