@@ -38,6 +38,21 @@ const HELP: &str = "Commands: /new starts a fresh conversation, /stop cancels th
 
 /// Handles a fast-lane message, then marks it done.
 pub(super) async fn handle_fast(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, m: Inbound) {
+    // Exactly one handler per message: the route that journaled it and the resume after an
+    // attach may both try; the claim decides.
+    let (a, id, run) = (m.account.clone(), m.msg_id.clone(), rt.run.clone());
+    match conv
+        .store
+        .call(move |t| journal::claim_fast(t, &a, &id, &run))
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => {
+            tracing::error!(account = %m.account, error = %e, "cannot claim a message");
+            return;
+        }
+    }
     let l = &rt.link;
     let owner = l.owner.as_ref().map(|o| o.as_str());
     let from_owner = owner == Some(m.sender.as_str());

@@ -60,6 +60,8 @@ pub struct Conversation {
 /// One attached account: its link and its chats' workers.
 struct AccountRuntime {
     link: AccountLink,
+    /// Tags fast-lane claims of this attachment, so a restart can tell its own from a crashed one's.
+    run: String,
     cancel: CancellationToken,
     chats: Mutex<HashMap<ChatId, Arc<ChatRuntime>>>,
 }
@@ -143,6 +145,7 @@ impl Conversation {
         let account = link.account.clone();
         let rt = Arc::new(AccountRuntime {
             link,
+            run: format!("{:016x}", rand::random::<u64>()),
             cancel: cancel.clone(),
             chats: Mutex::new(HashMap::new()),
         });
@@ -163,14 +166,14 @@ impl Conversation {
     /// Starts workers for every chat with open work, and replays fast-lane messages.
     async fn resume(self: Arc<Self>, rt: Arc<AccountRuntime>) {
         let account = rt.link.account.clone();
-        let a = account.clone();
+        let (a, run) = (account.clone(), rt.run.clone());
         let loaded = self
             .store
             .call(move |t| {
                 journal::purge_old(t)?;
                 Ok((
                     journal::open_chats(t, &a)?,
-                    journal::all_in_state(t, &a, JournalState::Fast)?,
+                    journal::fast_to_resume(t, &a, &run)?,
                 ))
             })
             .await;
@@ -271,7 +274,7 @@ impl Conversation {
             return;
         }
         let chat = self.chat(&rt, &m.chat);
-        chat.window_wake.notify_one();
+        chat.window_wake.notify_waiters();
         match e.state {
             JournalState::New => chat.turn_wake.notify_one(),
             JournalState::Fast => self.clone().spawn_fast(rt, m.clone()),

@@ -59,6 +59,10 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             tracing::error!(account = %rt.link.account, error = %e, "cannot record a send attempt");
             continue;
         }
+        // Listen for the peer before sending: a message arriving during the send reopens the window.
+        let peer_wrote = chat.window_wake.notified();
+        tokio::pin!(peer_wrote);
+        peer_wrote.as_mut().enable();
         let result = rt.link.sender.send(&msg).await;
         let delay = match result {
             Ok(()) => {
@@ -88,7 +92,6 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 d
             }
             Err(SendError::WindowClosed(reason)) => {
-                conv.stats.send_failed(&rt.link.account, "window_closed");
                 let (a, c) = (rt.link.account.clone(), chat.chat.clone());
                 let n = conv
                     .store
@@ -102,8 +105,9 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 };
                 rt.link.health.note(Some(format!("{n} {plural}: {reason}")));
                 window_note = true;
+                conv.stats.send_failed(&rt.link.account, "window_closed");
                 tokio::select! {
-                    _ = chat.window_wake.notified() => {}
+                    _ = peer_wrote => {}
                     _ = tokio::time::sleep(WINDOW_RECHECK) => {}
                     _ = cancel.cancelled() => return,
                 }
