@@ -14,6 +14,7 @@ use crate::config::{
     AccountKey, AccountSpec, Channel, ChannelSettings, Config, FeishuSettings, WechatSettings,
 };
 use crate::control::{self, CommandError, Handler};
+use crate::conversation::Conversation;
 use crate::protocol::{
     DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode, Purpose, RemoteTools, Senders,
 };
@@ -29,6 +30,25 @@ pub struct Core {
     store: Store,
     credentials: CredentialStore,
     supervisor: Supervisor,
+    conversation: Option<Arc<Conversation>>,
+}
+
+/// What the daemon runs: the component factory and, when accounts chat, the conversation pipeline.
+pub struct Wiring {
+    /// Builds each account's component.
+    pub factory: Arc<dyn ComponentFactory>,
+    /// The pipeline the components feed (for `/status`, confirm questions and shutdown).
+    pub conversation: Option<Arc<Conversation>>,
+}
+
+impl Wiring {
+    /// Components only, no conversation pipeline (tests of the lifecycle).
+    pub fn components(factory: Arc<dyn ComponentFactory>) -> Self {
+        Wiring {
+            factory,
+            conversation: None,
+        }
+    }
 }
 
 impl Core {
@@ -52,6 +72,11 @@ impl Core {
     /// The health registry (read lock-free).
     pub fn registry(&self) -> Arc<crate::supervisor::HealthRegistry> {
         self.supervisor.registry()
+    }
+
+    /// The conversation pipeline, when the daemon runs one.
+    pub fn conversation(&self) -> Option<&Arc<Conversation>> {
+        self.conversation.as_ref()
     }
 
     /// The store.
@@ -334,6 +359,29 @@ fn apply_override(spec: &mut AccountSpec, o: &SettingsOverride) {
     }
 }
 
+/// One line about the whole bridge: how many accounts are connected, and which are not.
+pub fn bridge_summary(components: &[crate::protocol::ComponentHealth]) -> String {
+    use crate::protocol::ComponentState;
+    let enabled: Vec<_> = components.iter().filter(|c| c.enabled).collect();
+    let connected = enabled
+        .iter()
+        .filter(|c| c.state == ComponentState::Connected)
+        .count();
+    let mut line = format!(
+        "bridge: {connected} of {} accounts connected",
+        enabled.len()
+    );
+    let troubled: Vec<String> = enabled
+        .iter()
+        .filter(|c| c.state != ComponentState::Connected)
+        .map(|c| format!("{} {}", c.id, c.state.as_str()))
+        .collect();
+    if !troubled.is_empty() {
+        line.push_str(&format!(" ({})", troubled.join(", ")));
+    }
+    line
+}
+
 /// Why the daemon could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -397,6 +445,23 @@ pub async fn start<F>(
 where
     F: FnOnce(&CredentialStore, &Store) -> Arc<dyn ComponentFactory>,
 {
+    start_with(
+        config,
+        |c, s| Wiring::components(make_factory(c, s)),
+        policy,
+    )
+    .await
+}
+
+/// Starts the daemon with its full wiring (components and conversation pipeline); see [`start`].
+pub async fn start_with<F>(
+    config: Config,
+    wire: F,
+    policy: LifecyclePolicy,
+) -> Result<RunningDaemon, StartError>
+where
+    F: FnOnce(&CredentialStore, &Store) -> Wiring,
+{
     let lock = lock_state_dir(&config.state_dir)?;
     let (store, store_guard) = Store::open(&config.state_dir.join("state.db"))?;
     let credentials = {
@@ -407,13 +472,18 @@ where
     };
     let listener = control::bind(&config.socket).await?;
     let socket = config.socket.clone();
-    let factory = make_factory(&credentials, &store);
+    let wiring = wire(&credentials, &store);
     let core = Arc::new(Core {
         config: Mutex::new(config.clone()),
         store,
         credentials,
-        supervisor: Supervisor::new(factory, policy),
+        supervisor: Supervisor::new(wiring.factory, policy),
+        conversation: wiring.conversation,
     });
+    if let Some(conv) = &core.conversation {
+        let registry = core.supervisor.registry();
+        conv.set_status_line(Arc::new(move || bridge_summary(&registry.snapshot())));
+    }
     core.reconcile(&config, &[])
         .await
         .map_err(|e| StartError::Start(e.message))?;
@@ -445,6 +515,9 @@ async fn serve_until_shutdown(
 ) -> ReloadReport {
     control::serve(listener, core.clone(), shutdown).await;
     let report = core.supervisor.shutdown().await;
+    if let Some(conv) = &core.conversation {
+        conv.close().await;
+    }
     let _ = tokio::task::spawn_blocking(move || store_guard.close()).await;
     let _ = std::fs::remove_file(&socket);
     drop(lock);

@@ -12,6 +12,7 @@ use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutpu
 use scv_bridge::client;
 use scv_bridge::config::Config;
 use scv_bridge::conversation::Conversation;
+use scv_bridge::daemon::Wiring;
 use scv_bridge::login::LoginArgs;
 use scv_bridge::protocol::{DaemonCommand, Purpose, RemoteTools, Senders};
 use scv_bridge::secrets::CredentialStore;
@@ -226,16 +227,21 @@ fn socket_of(config_path: &Path) -> Result<PathBuf, String> {
 async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
     let agent_config = config.agent.clone();
-    let factory = move |creds: &CredentialStore, store: &Store| -> Arc<dyn ComponentFactory> {
+    let wire = move |creds: &CredentialStore, store: &Store| {
         let agent: Arc<dyn Agent> = Arc::new(UnconfiguredAgent);
-        PlatformFactory::new(AdapterContext {
+        let conversation = Conversation::new(store.clone(), agent);
+        let factory: Arc<dyn ComponentFactory> = PlatformFactory::new(AdapterContext {
             credentials: creds.clone(),
             store: store.clone(),
-            conversation: Conversation::new(store.clone(), agent),
+            conversation: conversation.clone(),
             agent: agent_config,
-        })
+        });
+        Wiring {
+            factory,
+            conversation: Some(conversation),
+        }
     };
-    let daemon = scv_bridge::daemon::start(config, factory, LifecyclePolicy::default())
+    let daemon = scv_bridge::daemon::start_with(config, wire, LifecyclePolicy::default())
         .await
         .map_err(|e| e.to_string())?;
     let shutdown = daemon.shutdown.clone();

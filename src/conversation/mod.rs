@@ -113,6 +113,11 @@ impl Conversation {
         })
     }
 
+    /// Releases the agent backend (child processes, connections) at shutdown.
+    pub async fn close(&self) {
+        self.agent.close().await;
+    }
+
     /// Counters of what happened (received, dropped by reason, answered, sent, failures).
     pub fn stats(&self) -> &Stats {
         &self.stats
