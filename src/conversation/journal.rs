@@ -257,7 +257,7 @@ pub fn next_outbound(
     account: &AccountKey,
     chat: &ChatId,
 ) -> rusqlite::Result<Option<Outbound>> {
-    t.prepare_cached(
+    let found = t.prepare_cached(
         "SELECT o.id, o.text, o.rich, o.idem_key, o.reply, o.kind, o.attempts, COALESCE(c.reply, '')
          FROM outbox o LEFT JOIN chat_state c ON c.account = o.account AND c.chat = o.chat
          WHERE o.account = ?1 AND o.chat = ?2 AND o.state = 'pending' ORDER BY o.id LIMIT 1",
@@ -280,7 +280,12 @@ pub fn next_outbound(
             latest_reply: ReplyContext(r.get(7)?),
         })
     })
-    .optional()
+    .optional()?;
+    if let Some(o) = &found {
+        t.prepare_cached("UPDATE outbox SET attempts = attempts + 1 WHERE id = ?1")?
+            .execute([o.id])?;
+    }
+    Ok(found)
 }
 
 /// Pending outbox items of a chat.
@@ -296,13 +301,6 @@ pub fn pending_count(
         r.get::<_, i64>(0)
     })
     .map(|n| n as u64)
-}
-
-/// Records a send attempt before it is made, so a retry after a crash knows it may be a repeat.
-pub fn count_attempt(t: &Transaction<'_>, id: i64) -> rusqlite::Result<()> {
-    t.prepare_cached("UPDATE outbox SET attempts = attempts + 1 WHERE id = ?1")?
-        .execute([id])
-        .map(drop)
 }
 
 /// Marks an item sent (its text is forgotten) or failed for good.

@@ -51,14 +51,6 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             return;
         }
         let id = msg.id;
-        if let Err(e) = conv
-            .store
-            .call(move |t| journal::count_attempt(t, id))
-            .await
-        {
-            tracing::error!(account = %rt.link.account, error = %e, "cannot record a send attempt");
-            continue;
-        }
         // Listen for the peer before sending: a message arriving during the send reopens the window.
         let peer_wrote = chat.window_wake.notified();
         tokio::pin!(peer_wrote);
