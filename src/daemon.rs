@@ -489,6 +489,14 @@ where
         .map_err(|e| StartError::Start(e.message))?;
     tracing::info!(socket = %socket.display(), accounts = config.accounts.len(), "scv-bridge is running");
     let shutdown = CancellationToken::new();
+    crate::sd_notify::notify("READY=1");
+    if let Some(every) = crate::sd_notify::watchdog_interval() {
+        tokio::spawn(crate::sd_notify::feed_watchdog(
+            core.store.clone(),
+            every,
+            shutdown.clone(),
+        ));
+    }
     let task = tokio::spawn(serve_until_shutdown(
         core.clone(),
         listener,
@@ -514,6 +522,7 @@ async fn serve_until_shutdown(
     socket: PathBuf,
 ) -> ReloadReport {
     control::serve(listener, core.clone(), shutdown).await;
+    crate::sd_notify::notify("STOPPING=1");
     let report = core.supervisor.shutdown().await;
     if let Some(conv) = &core.conversation {
         conv.close().await;

@@ -7,6 +7,7 @@
 //! - [`protocol`]: wire types of the control socket and its bounded JSON-lines framing.
 //! - [`config`]: the TOML configuration, validated with errors that name file, line and key.
 //! - [`store`]: SQLite state (settings, cursors, journal, outbox) behind one writer thread.
+//! - [`sd_notify`]: systemd readiness and a watchdog fed only while the store answers.
 //! - [`secrets`]: credentials in the OS keyring or in 0600 files; secrets redact themselves.
 //! - [`supervisor`]: the `Component` trait, lifecycle, backoff, health registry, reconcile.
 //! - [`conversation`]: inbound → journal → policy → agent → outbox, the same for every platform.
@@ -30,6 +31,7 @@ pub mod daemon;
 pub mod login;
 pub mod policy;
 pub mod protocol;
+pub mod sd_notify;
 pub mod secrets;
 pub mod store;
 pub mod supervisor;
