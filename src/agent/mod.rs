@@ -4,13 +4,20 @@
 //! chat) and sends the returned text; it never branches on the backend.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::AccountKey;
+use crate::config::{AccountKey, AgentBackend, AgentConfig};
 use crate::conversation::ChatId;
+use crate::store::Store;
+
+pub mod openai;
+
+pub use openai::history::{DailyUsage, daily_usage};
+pub use openai::{ChatMessage, OpenAiAgent, OpenAiOptions, Role};
 
 /// One conversation with the agent: an account's chat.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -135,5 +142,13 @@ pub trait Agent: Send + Sync + 'static {
     /// Releases everything (child processes, connections) at shutdown.
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
+    }
+}
+
+/// Builds the backend `[agent]` selects; the error says which setting is missing or wrong.
+pub fn from_config(cfg: &AgentConfig, store: Store) -> Result<Arc<dyn Agent>, String> {
+    match cfg.backend {
+        AgentBackend::Openai => Ok(Arc::new(OpenAiAgent::from_config(cfg, store)?)),
+        AgentBackend::Scv => Err("the scv backend is not built yet".into()),
     }
 }
