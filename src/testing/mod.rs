@@ -1,4 +1,7 @@
-//! A scriptable fake component and factory for tests; configuration can never select them.
+//! Fakes for tests; configuration can never select them.
+//!
+//! - A scriptable fake component and factory (this module).
+//! - [`fake_openai`]: an OpenAI-compatible chat completions server on loopback.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -8,6 +11,8 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+
+pub mod fake_openai;
 
 use crate::config::{AccountKey, AccountSpec};
 use crate::protocol::ComponentState;

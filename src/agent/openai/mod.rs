@@ -75,10 +75,10 @@ pub struct OpenAiOptions {
     pub api_key_env: String,
     /// The system prompt (a line about the reader's channel is appended per turn).
     pub system_prompt: String,
-    /// How long establishing a connection may take.
-    pub connect_timeout: Duration,
-    /// How long a whole turn may take, retries included.
-    pub turn_timeout: Duration,
+    /// How long establishing a connection may take (`None`: no limit, for paused-clock tests).
+    pub connect_timeout: Option<Duration>,
+    /// How long the model may take for a turn, retries included (`None`: no limit).
+    pub turn_timeout: Option<Duration>,
     /// Attempts per turn for 429 and 5xx answers.
     pub max_tries: u32,
     /// The first backoff when the server names no `Retry-After`; doubled per attempt.
@@ -98,8 +98,8 @@ impl OpenAiOptions {
             api_key: None,
             api_key_env: "OPENAI_API_KEY".into(),
             system_prompt: DEFAULT_SYSTEM_PROMPT.into(),
-            connect_timeout: Duration::from_secs(10),
-            turn_timeout: Duration::from_secs(120),
+            connect_timeout: Some(Duration::from_secs(10)),
+            turn_timeout: Some(Duration::from_secs(120)),
             max_tries: 3,
             backoff_base: Duration::from_secs(1),
             max_retry_wait: Duration::from_secs(30),
@@ -143,7 +143,7 @@ impl OpenAiOptions {
             o.system_prompt = p.clone();
         }
         if let Some(s) = cfg.timeout_seconds.filter(|s| *s > 0) {
-            o.turn_timeout = Duration::from_secs(s);
+            o.turn_timeout = Some(Duration::from_secs(s));
         }
         Ok(o)
     }
@@ -173,8 +173,11 @@ impl From<AgentError> for CallError {
 impl OpenAiAgent {
     /// A backend with `opts`, keeping history in `store`.
     pub fn new(opts: OpenAiOptions, store: Store) -> Result<Self, String> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(opts.connect_timeout)
+        let mut builder = reqwest::Client::builder();
+        if let Some(t) = opts.connect_timeout {
+            builder = builder.connect_timeout(t);
+        }
+        let client = builder
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         let url = format!("{}/chat/completions", opts.base_url.trim_end_matches('/'));
@@ -209,9 +212,7 @@ impl OpenAiAgent {
                 )),
             }
         };
-        tokio::time::timeout(self.opts.turn_timeout, call)
-            .await
-            .unwrap_or_else(|_| Err(self.timed_out()))
+        self.within_deadline(call).await
     }
 
     fn timed_out(&self) -> AgentError {
@@ -219,9 +220,22 @@ impl OpenAiAgent {
             AgentErrorKind::Unavailable,
             format!(
                 "the agent did not answer within {} s",
-                self.opts.turn_timeout.as_secs_f64()
+                self.opts.turn_timeout.unwrap_or_default().as_secs_f64()
             ),
         )
+    }
+
+    /// Runs `work` under the turn timeout, when there is one.
+    async fn within_deadline<T, E: From<AgentError>>(
+        &self,
+        work: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
+        match self.opts.turn_timeout {
+            Some(limit) => tokio::time::timeout(limit, work)
+                .await
+                .unwrap_or_else(|_| Err(self.timed_out().into())),
+            None => work.await,
+        }
     }
 
     fn system_message(&self, channel_label: &str) -> ChatMessage {
@@ -250,7 +264,10 @@ impl OpenAiAgent {
                 messages.push(ChatMessage::new(Role::Assistant, e.assistant.clone()));
             }
             messages.push(ChatMessage::new(Role::User, req.prompt.clone()));
-            match self.request(&messages).await {
+            // The deadline covers the model, not the local store, so a paused test clock never
+            // jumps to it while the store thread works.
+            let answer = self.within_deadline(self.request(&messages)).await;
+            match answer {
                 Ok((text, usage)) => {
                     let keep = HistoryLimits {
                         // After a context overflow, keep no more than what fitted.
@@ -620,11 +637,10 @@ impl Agent for OpenAiAgent {
     ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
         Box::pin(async move {
             let session = req.session.parent();
-            let work = tokio::time::timeout(self.opts.turn_timeout, self.run_turn(req));
             let out = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(AgentError::new(AgentErrorKind::Cancelled, "the turn was cancelled")),
-                r = work => r.unwrap_or_else(|_| Err(self.timed_out())),
+                r = self.run_turn(req) => r,
             };
             match &out {
                 Ok(o) => debug!(%session, chars = o.text.chars().count(), "openai turn answered"),
