@@ -15,9 +15,11 @@ use crate::conversation::ChatId;
 use crate::store::Store;
 
 pub mod openai;
+pub mod scv;
 
 pub use openai::history::{DailyUsage, daily_usage};
 pub use openai::{ChatMessage, OpenAiAgent, OpenAiOptions, Role};
+pub use scv::{ScvAgent, ScvOptions, Transport};
 
 /// One conversation with the agent: an account's chat.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -146,9 +148,11 @@ pub trait Agent: Send + Sync + 'static {
 }
 
 /// Builds the backend `[agent]` selects; the error says which setting is missing or wrong.
+///
+/// The store keeps the `openai` backend's history; the `scv` server keeps its own.
 pub fn from_config(cfg: &AgentConfig, store: Store) -> Result<Arc<dyn Agent>, String> {
     match cfg.backend {
         AgentBackend::Openai => Ok(Arc::new(OpenAiAgent::from_config(cfg, store)?)),
-        AgentBackend::Scv => Err("the scv backend is not built yet".into()),
+        AgentBackend::Scv => Ok(Arc::new(ScvAgent::from_config(cfg)?)),
     }
 }

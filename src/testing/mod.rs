@@ -2,6 +2,7 @@
 //!
 //! - A scriptable fake component and factory (this module).
 //! - [`fake_openai`]: an OpenAI-compatible chat completions server on loopback.
+//! - [`fake_scv`]: an SCV agent server on a Unix socket.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -13,6 +14,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 pub mod fake_openai;
+pub mod fake_scv;
 
 use crate::config::{AccountKey, AccountSpec};
 use crate::protocol::ComponentState;
