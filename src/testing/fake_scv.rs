@@ -163,7 +163,10 @@ impl<W: AsyncWrite + Unpin> Conn<W> {
     }
 
     fn id(&self, prefix: &str) -> String {
-        format!("{prefix}{}", self.shared.ids.fetch_add(1, Ordering::Relaxed) + 1)
+        format!(
+            "{prefix}{}",
+            self.shared.ids.fetch_add(1, Ordering::Relaxed) + 1
+        )
     }
 
     async fn finish(&mut self, turn: &str, text: &str) -> std::io::Result<()> {
@@ -175,18 +178,22 @@ impl<W: AsyncWrite + Unpin> Conn<W> {
         }
         self.send(json!({"type": "assistant.completed", "turn_id": turn, "content": text}))
             .await?;
-        self.send(json!({"type": "turn.completed", "turn_id": turn, "steps": 1,
-            "usage": {"input_tokens": 12, "output_tokens": 3}}))
-            .await
+        self.send(
+            json!({"type": "turn.completed", "turn_id": turn, "steps": 1,
+            "usage": {"input_tokens": 12, "output_tokens": 3}}),
+        )
+        .await
     }
 
     /// Handles one client message; `Ok(false)` closes the connection.
     async fn handle(&mut self, msg: ClientMessage) -> std::io::Result<bool> {
         match msg {
             ClientMessage::Initialize { request_id, .. } => {
-                self.send(json!({"type": "initialized", "request_id": request_id, "protocol_version": 1,
-                    "server": {"name": "fake-scv", "version": "0"}}))
-                    .await?;
+                self.send(
+                    json!({"type": "initialized", "request_id": request_id, "protocol_version": 1,
+                    "server": {"name": "fake-scv", "version": "0"}}),
+                )
+                .await?;
             }
             ClientMessage::SessionStart {
                 request_id,
@@ -216,7 +223,9 @@ impl<W: AsyncWrite + Unpin> Conn<W> {
             } => return self.turn(request_id, prompt).await,
             ClientMessage::TurnCancel { turn_id, .. } => {
                 let t = id_text(&turn_id);
-                self.shared.recorded.send_modify(|r| r.cancels.push(t.clone()));
+                self.shared
+                    .recorded
+                    .send_modify(|r| r.cancels.push(t.clone()));
                 if self.hanging.as_deref() == Some(t.as_str()) {
                     self.hanging = None;
                     self.send(json!({"type": "turn.cancelled", "turn_id": t}))
@@ -263,32 +272,50 @@ impl<W: AsyncWrite + Unpin> Conn<W> {
             self.seq += 5;
         }
         if prompt.contains("[steps]") {
-            self.send(json!({"type": "assistant.delta", "turn_id": turn, "content": "Let me check."}))
+            self.send(
+                json!({"type": "assistant.delta", "turn_id": turn, "content": "Let me check."}),
+            )
+            .await?;
+            self.send(
+                json!({"type": "assistant.completed", "turn_id": turn, "content": "Let me check."}),
+            )
+            .await?;
+            for t in [
+                "tool.proposed",
+                "tool.started",
+                "tool.progress",
+                "tool.completed",
+                "x.future.event",
+            ] {
+                self.send(
+                    json!({"type": t, "turn_id": turn, "call_id": "c1", "name": "read_file"}),
+                )
                 .await?;
-            self.send(json!({"type": "assistant.completed", "turn_id": turn, "content": "Let me check."}))
-                .await?;
-            for t in ["tool.proposed", "tool.started", "tool.progress", "tool.completed", "x.future.event"] {
-                self.send(json!({"type": t, "turn_id": turn, "call_id": "c1", "name": "read_file"}))
-                    .await?;
             }
             self.send(json!({"type": "assistant.delta", "turn_id": turn, "content": "final "}))
                 .await?;
             self.send(json!({"type": "assistant.delta", "turn_id": turn, "content": "answer"}))
                 .await?;
-            self.send(json!({"type": "assistant.completed", "turn_id": turn, "content": "final answer"}))
-                .await?;
+            self.send(
+                json!({"type": "assistant.completed", "turn_id": turn, "content": "final answer"}),
+            )
+            .await?;
             self.send(json!({"type": "turn.completed", "turn_id": turn, "steps": 2}))
                 .await?;
         } else if prompt.contains("[approval]") {
             let approval = self.id("a");
-            self.send(json!({"type": "approval.requested", "approval_id": approval, "call_id": "c1",
-                "name": "shell", "risk": "high", "cwd": "/", "summary": "rm -rf build"}))
-                .await?;
+            self.send(
+                json!({"type": "approval.requested", "approval_id": approval, "call_id": "c1",
+                "name": "shell", "risk": "high", "cwd": "/", "summary": "rm -rf build"}),
+            )
+            .await?;
             self.awaiting = Some((approval, turn));
         } else if prompt.contains("[fail]") {
-            self.send(json!({"type": "turn.failed", "turn_id": turn, "code": "model_error",
-                "message": "scripted failure"}))
-                .await?;
+            self.send(
+                json!({"type": "turn.failed", "turn_id": turn, "code": "model_error",
+                "message": "scripted failure"}),
+            )
+            .await?;
         } else if prompt.contains("[hang]") {
             self.send(json!({"type": "assistant.delta", "turn_id": turn, "content": "thinking"}))
                 .await?;
@@ -309,7 +336,9 @@ impl<W: AsyncWrite + Unpin> Conn<W> {
 }
 
 fn id_text(v: &Value) -> String {
-    v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
+    v.as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| v.to_string())
 }
 
 /// Serves one connection until the client goes away or a `[die]` turn closes it.

@@ -86,7 +86,9 @@ impl ScvOptions {
 
     fn backoff(&self, failures: u32) -> Duration {
         let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(16));
-        self.restart_base.saturating_mul(factor).min(self.restart_cap)
+        self.restart_base
+            .saturating_mul(factor)
+            .min(self.restart_cap)
     }
 }
 
@@ -168,7 +170,11 @@ impl ScvAgent {
             .clone()
     }
 
-    async fn run(&self, req: TurnRequest, cancel: &CancellationToken) -> Result<TurnOutput, AgentError> {
+    async fn run(
+        &self,
+        req: TurnRequest,
+        cancel: &CancellationToken,
+    ) -> Result<TurnOutput, AgentError> {
         let cell = self.cell(&req.session);
         let mut slot = tokio::select! {
             s = cell.slot.lock() => s,
@@ -237,7 +243,10 @@ impl ScvAgent {
             }
         }
         let Some((conn, policy)) = slot.conn.as_mut() else {
-            return Err(AgentError::new(AgentErrorKind::Unavailable, "no agent session"));
+            return Err(AgentError::new(
+                AgentErrorKind::Unavailable,
+                "no agent session",
+            ));
         };
         let deadline = self.opts.turn_timeout.map(|t| Instant::now() + t);
         let ended = self
@@ -313,11 +322,15 @@ impl ScvAgent {
                 Event::TurnStarted {
                     request_id,
                     turn_id,
-                } if turn.is_none() && request_id.as_ref().is_none_or(|r| r.as_str() == Some(&rid)) => {
+                } if turn.is_none()
+                    && request_id.as_ref().is_none_or(|r| r.as_str() == Some(&rid)) =>
+                {
                     turn = Some(turn_id);
                 }
                 Event::Delta { turn_id, content } if ours(&turn_id) => deltas.push_str(&content),
-                Event::Completed { turn_id, content } if ours(&turn_id) => completed = Some(content),
+                Event::Completed { turn_id, content } if ours(&turn_id) => {
+                    completed = Some(content)
+                }
                 Event::ApprovalRequested { approval_id, name } => {
                     info!(tool = %name, approved = auto_approve, "answering an approval request");
                     let rid = conn.request_id();
@@ -386,9 +399,13 @@ impl ScvAgent {
                 let wait = async {
                     loop {
                         match conn.next().await {
-                            Incoming::Event(Event::TurnStarted { request_id, turn_id }, _)
-                                if request_id.as_ref().is_none_or(|r| r.as_str() == Some(rid)) =>
-                            {
+                            Incoming::Event(
+                                Event::TurnStarted {
+                                    request_id,
+                                    turn_id,
+                                },
+                                _,
+                            ) if request_id.as_ref().is_none_or(|r| r.as_str() == Some(rid)) => {
                                 return Some(turn_id);
                             }
                             Incoming::Closed(_) => return None,

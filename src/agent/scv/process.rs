@@ -103,7 +103,10 @@ impl Connection {
             }
             Transport::Socket(path) => {
                 let stream = tokio::net::UnixStream::connect(path).await.map_err(|e| {
-                    unavailable(format!("cannot connect to the agent at {}: {e}", path.display()))
+                    unavailable(format!(
+                        "cannot connect to the agent at {}: {e}",
+                        path.display()
+                    ))
                 })?;
                 let (read, write) = stream.into_split();
                 tasks.spawn(read_events(read, max_line, tx, kill.clone()));
@@ -179,11 +182,14 @@ impl Connection {
     async fn handshake_event(&mut self, rid: &str) -> Result<Event, AgentError> {
         match self.next().await {
             Incoming::Closed(why) => Err(unavailable(why)),
-            Incoming::Event(Event::Error {
-                request_id,
-                message,
-                fatal,
-            }, _) if fatal || request_id.as_ref().and_then(Value::as_str) == Some(rid) => Err(
+            Incoming::Event(
+                Event::Error {
+                    request_id,
+                    message,
+                    fatal,
+                },
+                _,
+            ) if fatal || request_id.as_ref().and_then(Value::as_str) == Some(rid) => Err(
                 unavailable(format!("the agent refused to start a session: {message}")),
             ),
             Incoming::Event(ev, _) => Ok(ev),
@@ -212,7 +218,11 @@ impl Connection {
             if let Some(last) = self.last_seq
                 && *seq != last + 1
             {
-                warn!(expected = last + 1, got = seq, "events from the agent were lost (seq gap)");
+                warn!(
+                    expected = last + 1,
+                    got = seq,
+                    "events from the agent were lost (seq gap)"
+                );
             }
             self.last_seq = Some(*seq);
         }
@@ -254,7 +264,10 @@ async fn read_events(
             Ok(Some(line)) => match parse_event(&line) {
                 Some((ev, seq)) => Incoming::Event(ev, seq),
                 None => {
-                    warn!(bytes = line.len(), "skipping a line from the agent that is not an event");
+                    warn!(
+                        bytes = line.len(),
+                        "skipping a line from the agent that is not an event"
+                    );
                     continue;
                 }
             },

@@ -278,16 +278,19 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_value(&m).ok(),
-            Some(serde_json::json!({"type": "session.start", "request_id": "r2", "cwd": "/w",
-                "channel": "WeChat", "no_tools": true, "auto_approve": false}))
+            Some(
+                serde_json::json!({"type": "session.start", "request_id": "r2", "cwd": "/w",
+                "channel": "WeChat", "no_tools": true, "auto_approve": false})
+            )
         );
     }
 
     #[test]
     fn parses_events_leniently() {
-        let (ev, seq) =
-            parse_event(r#"{"type":"assistant.delta","turn_id":"t1","content":"hi","seq":4,"extra":1}"#)
-                .expect("event");
+        let (ev, seq) = parse_event(
+            r#"{"type":"assistant.delta","turn_id":"t1","content":"hi","seq":4,"extra":1}"#,
+        )
+        .expect("event");
         assert_eq!(seq, Some(4));
         assert_eq!(
             ev,
@@ -308,7 +311,10 @@ mod tests {
         let Event::TurnCompleted { usage: Some(u), .. } = ev else {
             panic!("usage missing: {ev:?}");
         };
-        assert_eq!((u.prompt_tokens, u.completion_tokens, u.total_tokens), (3, 4, 7));
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.total_tokens),
+            (3, 4, 7)
+        );
         let (ev, _) =
             parse_event(r#"{"type":"turn.failed","turn_id":"t1","code":"model","message":"boom"}"#)
                 .expect("event");
