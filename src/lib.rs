@@ -18,7 +18,8 @@
 //! - [`daemon`]: wires configuration, store, supervisor and control socket into `run`.
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: store credentials, tell the daemon.
 //! - [`adapters`]: glue from each platform crate to the `Component` trait.
-//! - [`testing`]: a scriptable fake component for tests (not reachable from configuration).
+//! - [`testing`]: test support: a scriptable fake component, fake OpenAI and SCV agent servers
+//!   (never reachable from configuration).
 
 pub mod adapters;
 pub mod agent;

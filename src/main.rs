@@ -228,7 +228,19 @@ async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
     let agent_config = config.agent.clone();
     let wire = move |creds: &CredentialStore, store: &Store| {
-        let agent: Arc<dyn Agent> = Arc::new(UnconfiguredAgent);
+        let agent: Arc<dyn Agent> = match scv_bridge::agent::from_config(
+            &agent_config,
+            store.clone(),
+        ) {
+            Ok(a) => a,
+            Err(reason) => {
+                // Keep running: accounts still connect, and the owner is told why nobody answers.
+                tracing::error!(%reason, "the agent backend is not usable; chats will report it");
+                Arc::new(UnconfiguredAgent(format!(
+                    "the agent is not configured: {reason}"
+                )))
+            }
+        };
         let conversation = Conversation::new(store.clone(), agent);
         let factory: Arc<dyn ComponentFactory> = PlatformFactory::new(AdapterContext {
             credentials: creds.clone(),
@@ -330,8 +342,8 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
     Ok(ExitCode::SUCCESS)
 }
 
-/// Answers every turn with "unavailable" until an agent backend is configured.
-struct UnconfiguredAgent;
+/// Answers every turn with "unavailable" and the reason, when the agent backend cannot be built.
+struct UnconfiguredAgent(String);
 
 impl Agent for UnconfiguredAgent {
     fn turn(
@@ -339,12 +351,7 @@ impl Agent for UnconfiguredAgent {
         _req: TurnRequest,
         _cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async {
-            Err(AgentError::new(
-                AgentErrorKind::Unavailable,
-                "no agent backend is available in this build",
-            ))
-        })
+        Box::pin(async { Err(AgentError::new(AgentErrorKind::Unavailable, self.0.clone())) })
     }
 
     fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
