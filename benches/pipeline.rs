@@ -138,12 +138,14 @@ async fn run() {
     let elapsed = start.elapsed();
     let commits = store.counters().commits.load(Ordering::Relaxed) - commits0;
     let calls = store.counters().calls.load(Ordering::Relaxed) - calls0;
-    let sent = sender.sent.lock().expect("lock");
-    let accepted = accepted_at.lock().expect("lock");
-    let mut lat: Vec<Duration> = accepted
-        .iter()
-        .filter_map(|(k, t)| sent.get(k).map(|s| s.saturating_duration_since(*t)))
-        .collect();
+    let mut lat: Vec<Duration> = {
+        let sent = sender.sent.lock().expect("lock");
+        let accepted = accepted_at.lock().expect("lock");
+        accepted
+            .iter()
+            .filter_map(|(k, t)| sent.get(k).map(|s| s.saturating_duration_since(*t)))
+            .collect()
+    };
     lat.sort();
     println!(
         "pipeline: {total} messages over {CHATS} chats in {:.2} s: {:.0} msg/s (inbound -> journal -> policy -> agent -> outbox -> sent)",
@@ -160,8 +162,6 @@ async fn run() {
         calls as f64 / commits.max(1) as f64,
         commits as f64 / elapsed.as_secs_f64()
     );
-    drop(sent);
-    drop(accepted);
 
     // Added latency without queueing: one message at a time, the next only after the answer left.
     let mut lat = Vec::with_capacity(2000);
@@ -178,7 +178,7 @@ async fn run() {
         };
         let t = Instant::now();
         conv.accept(vec![m]).await.expect("accept");
-        let _ = rx.wait_for(|n| *n >= total + i + 1).await;
+        let _ = rx.wait_for(|n| *n > total + i).await;
         lat.push(t.elapsed());
     }
     lat.sort();
