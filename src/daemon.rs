@@ -489,6 +489,23 @@ where
         .map_err(|e| StartError::Start(e.message))?;
     tracing::info!(socket = %socket.display(), accounts = config.accounts.len(), "scv-bridge is running");
     let shutdown = CancellationToken::new();
+    if let Some(addr) = config.metrics_listen {
+        let c = core.clone();
+        let page = move || {
+            let counters = c
+                .conversation
+                .as_ref()
+                .map(|v| v.stats().snapshot())
+                .unwrap_or_default();
+            crate::metrics::render(&c.supervisor.registry().snapshot(), &counters)
+        };
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            if let Err(e) = crate::metrics::serve(addr, page, stop).await {
+                tracing::error!(%addr, error = %e, "cannot serve metrics");
+            }
+        });
+    }
     crate::sd_notify::notify("READY=1");
     if let Some(every) = crate::sd_notify::watchdog_interval() {
         tokio::spawn(crate::sd_notify::feed_watchdog(

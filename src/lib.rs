@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //!
+//! - [`metrics`]: Prometheus text over plain HTTP: states, restarts, message counters.
 //! - [`policy`]: who may do what (drop, answer with or without tools, mail chat), one pure function.
 //! - [`protocol`]: wire types of the control socket and its bounded JSON-lines framing.
 //! - [`config`]: the TOML configuration, validated with errors that name file, line and key.
@@ -16,6 +17,7 @@
 //! - [`cli`]: command-line rendering (the status table, human durations).
 //! - [`client`]: the control socket client used by the command line.
 //! - [`daemon`]: wires configuration, store, supervisor and control socket into `run`.
+//! - [`doctor`]: `scv-bridge doctor`: every dependency checked, each with its fix.
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: store credentials, tell the daemon.
 //! - [`adapters`]: glue from each platform crate to the `Component` trait.
 //! - [`testing`]: test support: a scriptable fake component, fake OpenAI and SCV agent servers
@@ -29,7 +31,9 @@ pub mod config;
 pub mod control;
 pub mod conversation;
 pub mod daemon;
+pub mod doctor;
 pub mod login;
+pub mod metrics;
 pub mod policy;
 pub mod protocol;
 pub mod sd_notify;

@@ -49,6 +49,16 @@ enum Command {
         /// Print the raw DaemonStatus JSON.
         #[arg(long)]
         json: bool,
+        /// Redraw every 2 s until interrupted.
+        #[arg(long, conflicts_with = "json")]
+        watch: bool,
+    },
+    /// Check the configuration, credentials, store, socket, clock, platforms and agent.
+    Doctor,
+    /// Print shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
     },
     /// Reread the configuration and restart only what changed.
     Reload,
@@ -166,7 +176,51 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
     let config_path = Config::default_path(cli.config.as_deref());
     match cli.command {
         Command::Run => run(&config_path).await,
-        Command::Status { json } => {
+        Command::Doctor => {
+            let checks = scv_bridge::doctor::run(&config_path).await;
+            for c in &checks {
+                println!("{}", c.render());
+            }
+            let failed = checks.iter().filter(|c| c.fix.is_some()).count();
+            if failed == 0 {
+                println!("all {} checks passed", checks.len());
+                Ok(ExitCode::SUCCESS)
+            } else {
+                println!("{failed} of {} checks failed", checks.len());
+                Ok(ExitCode::from(1))
+            }
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "scv-bridge",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Status {
+            json: false,
+            watch: true,
+        } => {
+            let socket = socket_of(&config_path)?;
+            loop {
+                let status = client::request(&socket, DaemonCommand::Status)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                // Clear the screen and redraw from the top.
+                print!(
+                    "\x1b[2J\x1b[H{}",
+                    scv_bridge::cli::status_table(&status, unix_now())
+                );
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_secs(2)) => {}
+                    _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+                }
+            }
+        }
+        Command::Status { json, .. } => {
             let status = client::request(&socket_of(&config_path)?, DaemonCommand::Status)
                 .await
                 .map_err(|e| e.to_string())?;
