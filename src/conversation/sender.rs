@@ -22,12 +22,18 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     let mut last_sent: Option<Instant> = None;
     let mut attempt: u32 = 0;
     let mut window_note = false;
+    // Marking an item sent also takes the next one, saving a round trip per message.
+    let mut prefetched: Option<super::Outbound> = None;
     loop {
-        let (a, c) = (rt.link.account.clone(), chat.chat.clone());
-        let next = conv
-            .store
-            .call(move |t| journal::next_outbound(t, &a, &c))
-            .await;
+        let next = match prefetched.take() {
+            Some(m) => Ok(Some(m)),
+            None => {
+                let (a, c) = (rt.link.account.clone(), chat.chat.clone());
+                conv.store
+                    .call(move |t| journal::next_outbound(t, &a, &c))
+                    .await
+            }
+        };
         let msg = match next {
             Ok(Some(m)) => m,
             Ok(None) => {
@@ -65,8 +71,19 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                     window_note = false;
                     rt.link.health.note(None);
                 }
-                if let Err(e) = conv.store.call(move |t| journal::settle(t, id, None)).await {
-                    tracing::error!(account = %rt.link.account, error = %e, "cannot mark a message sent");
+                let (a, c) = (rt.link.account.clone(), chat.chat.clone());
+                let settled = conv
+                    .store
+                    .call(move |t| {
+                        journal::settle(t, id, None)?;
+                        journal::next_outbound(t, &a, &c)
+                    })
+                    .await;
+                match settled {
+                    Ok(next) => prefetched = next,
+                    Err(e) => {
+                        tracing::error!(account = %rt.link.account, error = %e, "cannot mark a message sent")
+                    }
                 }
                 continue;
             }
