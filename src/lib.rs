@@ -17,6 +17,7 @@
 //! - [`daemon`]: wires configuration, store, supervisor and control socket into `run`.
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: store credentials, tell the daemon.
 //! - [`adapters`]: glue from each platform crate to the `Component` trait.
+//! - [`triage`]: mail triage: pre-filter rules, the model call, the daily budget, digests.
 //! - [`testing`]: a scriptable fake component for tests (not reachable from configuration).
 
 pub mod adapters;
@@ -34,3 +35,4 @@ pub mod secrets;
 pub mod store;
 pub mod supervisor;
 pub mod testing;
+pub mod triage;

@@ -226,6 +226,7 @@ fn socket_of(config_path: &Path) -> Result<PathBuf, String> {
 async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
     let agent_config = config.agent.clone();
+    let timezone = config.timezone;
     let factory = move |creds: &CredentialStore, store: &Store| -> Arc<dyn ComponentFactory> {
         let agent: Arc<dyn Agent> = Arc::new(UnconfiguredAgent);
         PlatformFactory::new(AdapterContext {
@@ -233,6 +234,7 @@ async fn run(config_path: &Path) -> Result<ExitCode, String> {
             store: store.clone(),
             conversation: Conversation::new(store.clone(), agent),
             agent: agent_config,
+            mail: scv_bridge::adapters::mail::MailEnv::new(timezone),
         })
     };
     let daemon = scv_bridge::daemon::start(config, factory, LifecyclePolicy::default())
