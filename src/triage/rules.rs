@@ -36,18 +36,12 @@ pub fn prefilter(item: &MailItem, own: &OwnIdentity) -> PreFilter {
     let our_id = item
         .message_id
         .as_deref()
-        .is_some_and(|id| own.message_ids.contains(id) || is_bridge_message_id(id));
+        .is_some_and(|id| own.message_ids.contains(id));
     if from_us || our_id {
         PreFilter::Own
     } else {
         PreFilter::Pass
     }
-}
-
-/// Message-IDs `scv_mail::build_message` makes: 32 hex digits, `.scv@`, the domain.
-fn is_bridge_message_id(id: &str) -> bool {
-    id.split_once(".scv@")
-        .is_some_and(|(token, _)| token.len() == 32 && token.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]
@@ -83,9 +77,7 @@ mod tests {
         let mut ours = from("alice@example.com");
         ours.message_id = Some("sent-1@example.com".into());
         assert_eq!(prefilter(&ours, &own), PreFilter::Own);
-        ours.message_id = Some(format!("{}.scv@example.com", "a".repeat(32)));
-        assert_eq!(prefilter(&ours, &own), PreFilter::Own);
-        ours.message_id = Some("short.scv@example.com".into());
+        ours.message_id = Some("other@example.com".into());
         assert_eq!(prefilter(&ours, &own), PreFilter::Pass);
     }
 }
