@@ -29,6 +29,10 @@ use crate::supervisor::{Component, ComponentError, HealthHandle};
 use crate::triage::clock::{Clock, SystemClock};
 use crate::triage::model::{OpenAiTriage, TriageModel};
 
+/// Log directives a daemon must add to its filter: async-imap and lettre log raw protocol
+/// lines (headers and bodies) at trace/debug level, which would put mail text in the logs.
+pub const QUIET_PROTOCOL_LOGS: &[&str] = &["async_imap=info", "lettre=info"];
+
 /// Minutes between digests when the account sets none.
 const DEFAULT_INTERVAL_MINUTES: u64 = 60;
 /// Digests a day when the account sets no cap.

@@ -45,7 +45,16 @@ fn log_buffer() -> &'static Arc<Mutex<Vec<u8>>> {
         let buf = Arc::new(Mutex::new(Vec::new()));
         let w = buf.clone();
         let _ = tracing_subscriber::fmt()
-            .with_env_filter("trace")
+            .with_env_filter(
+                std::iter::once("trace")
+                    .chain(
+                        scv_bridge::adapters::mail::QUIET_PROTOCOL_LOGS
+                            .iter()
+                            .copied(),
+                    )
+                    .collect::<Vec<_>>()
+                    .join(","),
+            )
             .with_ansi(false)
             .with_writer(move || LogWriter(w.clone()))
             .try_init();

@@ -117,6 +117,8 @@ impl MailChatRouter {
         if lower == "/digest" {
             let mut sent = false;
             for a in &accounts {
+                // The digest loop refreshes the counters and watches the delivery.
+                a.wake.notify_one();
                 match a.flush(true).await {
                     Ok(Flush::Sent) => sent = true,
                     Ok(Flush::CapReached) => {

@@ -53,11 +53,11 @@ pub(super) async fn digest_loop(
             cancel.cancelled().await;
             return;
         }
-        acct.check_delivered().await;
+        let undelivered = acct.check_delivered().await;
         acct.refresh_health(&health).await;
         let now = acct.env.clock.now();
         // Re-check each minute anyway: delivery states and counters change without a wake-up.
-        let mut wait = Duration::from_secs(60);
+        let mut wait = Duration::from_secs(if undelivered { 1 } else { 60 });
         let midnight = (next_midnight(now, acct.env.timezone) - now)
             .to_std()
             .unwrap_or_default();
@@ -186,7 +186,8 @@ impl Account {
     }
 
     /// Marks digests the chat has delivered (until then their items count as `queued`).
-    pub(super) async fn check_delivered(&self) {
+    /// Returns whether some still wait in the outbox.
+    pub(super) async fn check_delivered(&self) -> bool {
         let a = self.id.clone();
         let Ok(ids) = self
             .ctx
@@ -194,14 +195,12 @@ impl Account {
             .call(move |t| db::queued_digests(t, &a))
             .await
         else {
-            return;
+            return false;
         };
+        let mut waiting = false;
         for id in ids {
-            let state = self
-                .ctx
-                .conversation
-                .delivery_state(&self.digest_key(id))
-                .await;
+            let key = self.digest_key(id);
+            let state = self.ctx.conversation.delivery_state(&key).await;
             // `failed` digests will never arrive; counting them as waiting forever helps nobody.
             if matches!(state.ok().flatten().as_deref(), Some("sent" | "failed")) {
                 let _ = self
@@ -209,8 +208,11 @@ impl Account {
                     .store
                     .call(move |t| db::mark_delivered(t, id))
                     .await;
+            } else {
+                waiting = true;
             }
         }
+        waiting
     }
 
     /// Publishes the counters (counts only) in the account's health.
