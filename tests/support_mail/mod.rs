@@ -133,7 +133,14 @@ impl Harness {
     /// A mail server, a fake model and settings lines added to `[mail.box]`.
     pub async fn new(extra: &str) -> Harness {
         let _ = log_buffer();
-        let server = MailServer::start(&["--user", "test:secret"]);
+        Harness::with_server(extra, &[]).await
+    }
+
+    /// Like [`Harness::new`], with extra `mailserver start` options and no log capture.
+    pub async fn with_server(extra: &str, args: &[&str]) -> Harness {
+        let mut all = vec!["--user", "test:secret"];
+        all.extend_from_slice(args);
+        let server = MailServer::start(&all);
         let model = FakeModel::start().await;
         let start = chrono::Utc
             .with_ymd_and_hms(2026, 3, 2, 2, 0, 0)
