@@ -291,8 +291,10 @@ async fn wrong_password_fails_with_the_login_hint() {
     let mut h = Harness::new("").await;
     h.password = "wrong".into();
     h.start().await;
-    h.wait_health(10, "failed", |x| x.state == ComponentState::Failed)
-        .await;
+    h.wait_health(10, "failed with an action", |x| {
+        x.state == ComponentState::Failed && x.action.is_some()
+    })
+    .await;
     let action = h.health().action.clone().unwrap_or_default();
     assert!(action.contains("scv-bridge login mail box"), "{action}");
     h.stop().await;
