@@ -20,6 +20,7 @@
 //! - [`doctor`]: `scv-bridge doctor`: every dependency checked, each with its fix.
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: store credentials, tell the daemon.
 //! - [`adapters`]: glue from each platform crate to the `Component` trait.
+//! - [`triage`]: mail triage: pre-filter rules, the model call, the daily budget, digests.
 //! - [`testing`]: test support: a scriptable fake component, fake OpenAI and SCV agent servers
 //!   (never reachable from configuration).
 
@@ -41,3 +42,4 @@ pub mod secrets;
 pub mod store;
 pub mod supervisor;
 pub mod testing;
+pub mod triage;

@@ -161,8 +161,26 @@ fn main() -> ExitCode {
 }
 
 fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+    let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Protocol libraries log raw traffic (mail text, chat frames) at debug/trace: never let them,
+    // whatever RUST_LOG says.
+    let quiet = scv_bridge::adapters::mail::QUIET_PROTOCOL_LOGS
+        .iter()
+        .chain(&[
+            "hyper=info",
+            "hyper_util=info",
+            "reqwest=info",
+            "h2=info",
+            "tungstenite=info",
+            "tokio_tungstenite=info",
+            "rustls=info",
+        ]);
+    for directive in quiet {
+        if let Ok(d) = directive.parse() {
+            filter = filter.add_directive(d);
+        }
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -281,6 +299,7 @@ fn socket_of(config_path: &Path) -> Result<PathBuf, String> {
 async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
     let agent_config = config.agent.clone();
+    let timezone = config.timezone;
     let wire = move |creds: &CredentialStore, store: &Store| {
         let agent: Arc<dyn Agent> = match scv_bridge::agent::from_config(
             &agent_config,
@@ -301,6 +320,7 @@ async fn run(config_path: &Path) -> Result<ExitCode, String> {
             store: store.clone(),
             conversation: conversation.clone(),
             agent: agent_config,
+            mail: scv_bridge::adapters::mail::MailEnv::new(timezone),
         });
         Wiring {
             factory,
