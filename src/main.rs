@@ -380,7 +380,7 @@ async fn confirm(
         let _ = tokio::signal::ctrl_c().await;
     };
     let mut stderr = std::io::stderr();
-    let live: Option<&mut dyn std::io::Write> = if stderr.is_terminal() {
+    let live: Option<&mut (dyn std::io::Write + Send)> = if stderr.is_terminal() {
         Some(&mut stderr)
     } else {
         None

@@ -124,7 +124,7 @@ pub async fn run(
     socket: &Path,
     opts: &Options,
     stop: impl Future<Output = ()>,
-    mut live: Option<&mut dyn Write>,
+    mut live: Option<&mut (dyn Write + Send)>,
 ) -> Outcome {
     let mut client = match Client::connect(socket).await {
         Ok(c) => Some(c),
@@ -206,7 +206,7 @@ async fn request(
     }
 }
 
-fn draw(w: &mut dyn Write, info: &ConfirmInfo) {
+fn draw(w: &mut (dyn Write + Send), info: &ConfirmInfo) {
     let left = info.deadline_unix_seconds.saturating_sub(unix_now());
     let line = format!(
         "\r\x1b[2K{} waiting for an answer in {}: {}m {:02}s left",
@@ -219,7 +219,7 @@ fn draw(w: &mut dyn Write, info: &ConfirmInfo) {
     let _ = w.flush();
 }
 
-fn clear(live: &mut Option<&mut dyn Write>) {
+fn clear(live: &mut Option<&mut (dyn Write + Send)>) {
     if let Some(w) = live.as_deref_mut() {
         let _ = w.write_all(b"\r\x1b[2K");
         let _ = w.flush();
