@@ -5,12 +5,26 @@ mod support;
 
 use std::time::Duration;
 
+use scv_bridge::config::{AccountKey, Channel};
 use scv_bridge::confirm::{AnswerOutcome, ConfirmSettings, WINDOW_NOTE};
 use scv_bridge::conversation::SendError;
 use scv_bridge::protocol::{ConfirmState, Senders};
 use support::*;
 
 const SEC: Duration = Duration::from_secs(1);
+
+/// Waits until the account's health note satisfies `f` (health changes are watched, not timed).
+async fn wait_for_note(bed: &Bed, f: impl Fn(&str) -> bool) {
+    within(async {
+        loop {
+            if bed.health.get().error.as_deref().is_some_and(&f) {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+}
 
 async fn state(bed: &Bed, id: &str) -> ConfirmState {
     bed.svc.status(id).await.expect("status").state
@@ -220,19 +234,11 @@ async fn while_the_window_is_closed_the_health_says_a_question_waits() {
     bed.channel
         .fail_next([SendError::WindowClosed("window closed".into())]);
     let info = bed.svc.ask("Deploy?", None, Some(600)).await.expect("ask");
-    let mut rx = bed.health.get();
-    // The first delivery check is 5 s after asking.
+    // The sender notes its own wait first; the question's note replaces it at the first
+    // delivery check, 5 s after asking.
+    wait_for_note(&bed, |e| e.starts_with("1 message waits")).await;
     bed.clock.advance(5 * SEC);
-    within(async {
-        loop {
-            rx = bed.health.get();
-            if rx.error.as_deref() == Some(WINDOW_NOTE) {
-                break;
-            }
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
+    wait_for_note(&bed, |e| e == WINDOW_NOTE).await;
     assert_eq!(state(&bed, &info.id).await, ConfirmState::Pending);
     // The owner writes: the window opens, the question goes out, and the answer counts.
     bed.say("hi", OWNER, "yes").await;
@@ -381,5 +387,58 @@ async fn a_click_answer_by_id_or_code_is_recorded_once() {
     let card = bed.svc.card(&info.id).expect("card").to_string();
     assert!(card.contains("Approved"), "{card}");
     assert!(bed.svc.answer("q-999", true, OWNER).await.is_err());
+    bed.shut().await;
+}
+
+#[tokio::test]
+async fn an_in_process_asker_waits_for_the_answer_without_polling_the_socket() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bed = Bed::open(dir.path(), T0_MS, BedOptions::default()).await;
+    let svc = bed.svc.clone();
+    let waiting = tokio::spawn(async move {
+        svc.ask_and_wait("Run `rm -rf build/`?", Some("wechat:phone"), Some(300))
+            .await
+    });
+    bed.nth_sent(1).await;
+    bed.say("a1", OWNER, "同意").await;
+    let info = within(waiting).await.expect("task").expect("answer");
+    assert_eq!(info.state, ConfirmState::Yes);
+    assert!(bed.agent.prompts().is_empty());
+    bed.shut().await;
+}
+
+#[tokio::test]
+async fn on_feishu_the_question_is_a_card_with_a_text_fallback_and_the_answer_resolves_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let feishu = AccountKey::new(Channel::Feishu, "work");
+    let opts = BedOptions {
+        account: feishu.clone(),
+        settings: ConfirmSettings {
+            notify: Some(feishu),
+            timezone: Some(chrono_tz::Asia::Shanghai),
+        },
+        ..BedOptions::default()
+    };
+    let bed = Bed::open(dir.path(), T0_MS, opts).await;
+    let info = bed.svc.ask("Deploy?", None, Some(600)).await.expect("ask");
+    assert_eq!(info.chat, "feishu:work");
+    let code = bed.svc.view(&info.id).expect("view").code;
+    within(bed.channel.wait_sent(1)).await;
+    let sent = bed.channel.sent();
+    assert_eq!(
+        sent[0].text,
+        format!("Deploy?\nReply Y {code} or N {code} before 08:10")
+    );
+    let card: serde_json::Value =
+        serde_json::from_str(sent[0].rich.as_deref().expect("a card")).expect("card json");
+    let yes = &card["body"]["elements"][2]["columns"][0]["elements"][0]["behaviors"][0]["value"];
+    assert_eq!(yes["q"], info.id.as_str());
+    assert_eq!(yes["a"], "yes");
+    bed.say("a1", OWNER, "yes").await;
+    within(bed.channel.wait_sent(2)).await;
+    let reply = &bed.channel.sent()[1];
+    assert_eq!(reply.text, format!("Got it: yes ({code})."));
+    let resolved = reply.rich.as_deref().expect("a resolved card");
+    assert!(resolved.contains("Approved at 08:00"), "{resolved}");
     bed.shut().await;
 }

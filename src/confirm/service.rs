@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 
 use futures_util::future::BoxFuture;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::clock::Clock;
@@ -20,6 +20,8 @@ use crate::supervisor::{HealthHandle, HealthRegistry};
 
 /// The longest question accepted, in characters.
 const MAX_QUESTION_CHARS: usize = 4000;
+/// How often an in-process asker renews its question (well inside the one-minute withdrawal).
+const KEEP_ALIVE_MS: u64 = 20_000;
 /// Closed questions are deleted from the store this long after closing.
 const PURGE_AFTER_MS: u64 = 7 * 24 * 3600 * 1000;
 
@@ -106,6 +108,8 @@ pub struct ConfirmService {
     /// Serializes asks so two questions in one chat never pick the same code.
     ask_lock: tokio::sync::Mutex<()>,
     wake: Notify,
+    /// Counts closes, so in-process askers wake on an answer instead of their next poll.
+    closes: watch::Sender<u64>,
     cancel: CancellationToken,
 }
 
@@ -127,6 +131,7 @@ impl ConfirmService {
             registry: OnceLock::new(),
             ask_lock: tokio::sync::Mutex::new(()),
             wake: Notify::new(),
+            closes: watch::channel(0).0,
             cancel: CancellationToken::new(),
         });
         conversation.set_answer_interceptor(svc.clone());
@@ -275,6 +280,31 @@ impl ConfirmService {
         }
         self.wake.notify_one();
         Ok(info(&q))
+    }
+
+    /// Asks and waits for the outcome, keeping the question alive meanwhile: the hook for askers
+    /// inside the daemon that have no socket to poll (an agent backend's `approval.requested`
+    /// becomes `ask_and_wait(summary, parent, ..)`; `yes` resolves it approved, anything else denied).
+    pub async fn ask_and_wait(
+        &self,
+        question: &str,
+        parent: Option<&str>,
+        timeout_seconds: Option<u64>,
+    ) -> Result<ConfirmInfo, ConfirmError> {
+        let mut closes = self.closes.subscribe();
+        let mut info = self.ask(question, parent, timeout_seconds).await?;
+        while info.state == ConfirmState::Pending {
+            let renew = self.clock.now_ms() + KEEP_ALIVE_MS;
+            tokio::select! {
+                _ = self.clock.sleep_until(renew) => {}
+                _ = closes.changed() => {}
+                _ = self.cancel.cancelled() => {
+                    return Err(ConfirmError::Internal("the daemon is stopping".into()));
+                }
+            }
+            info = self.status(&info.id).await?;
+        }
+        Ok(info)
     }
 
     /// Where a question stands; asking keeps a pending question alive for another minute.
@@ -624,6 +654,9 @@ impl ConfirmService {
         };
         if let Some(q) = &snapshot {
             self.clear_note(q);
+        }
+        if changed {
+            self.closes.send_modify(|n| *n = n.wrapping_add(1));
         }
         match (changed, snapshot) {
             (true, Some(q)) => Ok(Closed::Now(q)),

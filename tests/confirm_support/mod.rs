@@ -10,7 +10,8 @@ use futures_util::future::BoxFuture;
 use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{
-    AccountKey, AccountSpec, Channel, ChannelSettings, CredentialsMode, WechatSettings,
+    AccountKey, AccountSpec, Channel, ChannelSettings, CredentialsMode, FeishuSettings,
+    WechatSettings,
 };
 use scv_bridge::confirm::{Clock, ConfirmService, ConfirmSettings};
 use scv_bridge::conversation::*;
@@ -75,23 +76,32 @@ impl Agent for EchoAgent {
     }
 }
 
-/// The spec of `wechat:phone`.
-pub fn spec(senders: Senders) -> AccountSpec {
+/// The spec of `key`.
+pub fn spec(key: &AccountKey, senders: Senders) -> AccountSpec {
+    let settings = match key.channel {
+        Channel::Feishu => ChannelSettings::Feishu(FeishuSettings::default()),
+        _ => ChannelSettings::Wechat(WechatSettings::default()),
+    };
     AccountSpec {
-        key: account(),
+        key: key.clone(),
         enabled: true,
         workspace: None,
         senders,
         remote_tools: RemoteTools::None,
         purpose: Purpose::Chat,
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
+        settings,
     }
 }
 
-/// The link of `wechat:phone` over `channel`.
-pub fn link(channel: &Arc<MemoryChannel>, senders: Senders, health: HealthHandle) -> AccountLink {
+/// The link of `key` over `channel`.
+pub fn link(
+    key: &AccountKey,
+    channel: &Arc<MemoryChannel>,
+    senders: Senders,
+    health: HealthHandle,
+) -> AccountLink {
     AccountLink {
-        account: account(),
+        account: key.clone(),
         senders,
         remote_tools: RemoteTools::None,
         purpose: Purpose::Chat,
@@ -106,8 +116,13 @@ pub fn link(channel: &Arc<MemoryChannel>, senders: Senders, health: HealthHandle
 
 /// A message on `wechat:phone` in `from`'s direct chat.
 pub fn msg(id: &str, from: &str, text: &str) -> Inbound {
+    msg_on(&account(), id, from, text)
+}
+
+/// A message on `key` in `from`'s direct chat.
+pub fn msg_on(key: &AccountKey, id: &str, from: &str, text: &str) -> Inbound {
     Inbound {
-        account: account(),
+        account: key.clone(),
         chat: ChatId::new(from),
         sender: SenderId::new(from),
         msg_id: PlatformMsgId::new(id),
@@ -117,17 +132,19 @@ pub fn msg(id: &str, from: &str, text: &str) -> Inbound {
     }
 }
 
-/// Stores `wechat:phone`'s credentials with its owner, in files under `dir`.
+/// Stores `wechat:phone`'s and `feishu:work`'s credentials with their owner, in files under `dir`.
 pub fn save_owner(dir: &Path) -> CredentialStore {
     let creds = CredentialStore::open(CredentialsMode::File, dir).expect("credentials");
-    creds
-        .save(
-            "wechat:phone",
-            &Credentials::default()
-                .with("bot_token", "t")
-                .with("owner_id", OWNER),
-        )
-        .expect("save credentials");
+    for id in ["wechat:phone", "feishu:work"] {
+        creds
+            .save(
+                id,
+                &Credentials::default()
+                    .with("bot_token", "t")
+                    .with("owner_id", OWNER),
+            )
+            .expect("save credentials");
+    }
     creds
 }
 
@@ -147,6 +164,7 @@ pub struct Bed {
     pub agent: Arc<EchoAgent>,
     pub clock: Clock,
     pub health: HealthHandle,
+    pub account: AccountKey,
     attachment: Option<Attachment>,
     guard: Option<StoreGuard>,
 }
@@ -157,11 +175,14 @@ pub struct BedOptions {
     /// Attach the account to the pipeline (false: the account is down, nothing is sent).
     pub attach: bool,
     pub settings: ConfirmSettings,
+    /// The one account (`wechat:phone` by default).
+    pub account: AccountKey,
 }
 
 impl Default for BedOptions {
     fn default() -> Self {
         BedOptions {
+            account: account(),
             senders: Senders::Owner,
             attach: true,
             settings: settings(),
@@ -179,14 +200,14 @@ impl Bed {
         let clock = Clock::manual(now_ms);
         let svc = ConfirmService::new(store, conv.clone(), creds, clock.clone());
         let registry = Arc::new(HealthRegistry::default());
-        let cell = HealthCell::new(&spec(opts.senders));
-        registry.insert(account().to_string(), cell.clone());
+        let cell = HealthCell::new(&spec(&opts.account, opts.senders));
+        registry.insert(opts.account.to_string(), cell.clone());
         let health = HealthHandle::new(cell);
         svc.start(registry, opts.settings).await.expect("start");
         let channel = MemoryChannel::new(2000, Duration::ZERO);
         let attachment = if opts.attach {
             health.connected();
-            Some(conv.attach(link(&channel, opts.senders, health.clone())))
+            Some(conv.attach(link(&opts.account, &channel, opts.senders, health.clone())))
         } else {
             health.disconnected("network unreachable");
             None
@@ -198,6 +219,7 @@ impl Bed {
             agent,
             clock,
             health,
+            account: opts.account,
             attachment,
             guard: Some(guard),
         }
@@ -206,7 +228,7 @@ impl Bed {
     /// The owner (or anyone) writes in their direct chat.
     pub async fn say(&self, id: &str, from: &str, text: &str) {
         self.conv
-            .accept(vec![msg(id, from, text)])
+            .accept(vec![msg_on(&self.account, id, from, text)])
             .await
             .expect("accept");
     }
@@ -248,9 +270,12 @@ impl Component for MemoryComponent {
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<(), ComponentError>> {
         Box::pin(async move {
-            let attachment = self
-                .conv
-                .attach(link(&self.channel, self.senders, health.clone()));
+            let attachment = self.conv.attach(link(
+                &account(),
+                &self.channel,
+                self.senders,
+                health.clone(),
+            ));
             health.connected();
             cancel.cancelled().await;
             drop(attachment);
