@@ -2,21 +2,23 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 
-use futures_util::future::BoxFuture;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
+mod answers;
+mod health;
+
 use super::clock::Clock;
 use super::db::{self, Row};
-use super::index::{CHECK_EVERY_MS, Due, FIRST_CHECK_MS, Index, KEEP_CLOSED_MS, Question, Target};
+use super::index::{CHECK_EVERY_MS, Due, FIRST_CHECK_MS, Index, KEEP_CLOSED_MS, Question};
 use super::route::{self, Route};
-use super::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, WAITING_NOTE, WINDOW_NOTE, parse, text};
+use super::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, parse, text};
 use crate::config::{AccountKey, Channel, Config};
-use crate::conversation::{AccountLink, AnswerInterceptor, ChatId, Conversation, Inbound};
-use crate::protocol::{ComponentState, ConfirmInfo, ConfirmState};
+use crate::conversation::{ChatId, Conversation};
+use crate::protocol::{ConfirmInfo, ConfirmState};
 use crate::secrets::CredentialStore;
 use crate::store::{Store, StoreError};
-use crate::supervisor::{HealthHandle, HealthRegistry};
+use crate::supervisor::HealthRegistry;
 
 /// The longest question accepted, in characters.
 const MAX_QUESTION_CHARS: usize = 4000;
@@ -509,102 +511,6 @@ impl ConfirmService {
         Ok(())
     }
 
-    // ---- answers ----
-
-    /// Records yes/no for `seq`. A replay of the same answering message counts as recorded.
-    async fn record(
-        &self,
-        seq: i64,
-        yes: bool,
-        by: Option<&str>,
-        msg: Option<&str>,
-    ) -> Result<AnswerOutcome, ConfirmError> {
-        let state = if yes {
-            ConfirmState::Yes
-        } else {
-            ConfirmState::No
-        };
-        match self.close(seq, state, None, by, msg).await? {
-            Closed::Now(q) => {
-                tracing::info!(id = %q.id(), "question answered");
-                tracing::debug!(id = %q.id(), answer = text::answer_word(state), "answer");
-                Ok(AnswerOutcome::Recorded(state))
-            }
-            Closed::Already(row) if msg.is_some() && row.answer_msg.as_deref() == msg => {
-                Ok(AnswerOutcome::Recorded(row.state))
-            }
-            Closed::Already(row) => Ok(AnswerOutcome::AlreadyClosed(row.state)),
-        }
-    }
-
-    /// Handles an owner's text answer claimed by `wants` (again after a crash: idempotent).
-    async fn handle_text(&self, link: &AccountLink, msg: Inbound) {
-        if link.owner.as_ref() != Some(&msg.sender) {
-            return;
-        }
-        let Some(a) = parse::parse(&msg.text) else {
-            return;
-        };
-        let now = self.clock.now_ms();
-        let in_chat: Vec<Question> = {
-            let idx = self.lock();
-            idx.due(now)
-                .into_iter()
-                .filter_map(|(seq, _)| idx.get(seq).cloned())
-                .filter(|q| q.account.as_ref() == Some(&msg.account) && q.row.chat == msg.chat.0)
-                .collect()
-        };
-        for q in &in_chat {
-            // A late answer must find the question already withdrawn or expired, as a poll would.
-            if let Err(e) = self.settle(q, now).await {
-                tracing::error!(id = %q.id(), error = %e, "cannot settle a question");
-            }
-        }
-        let target = self.lock().target(&msg.account, msg.chat.as_str(), &a, now);
-        let (reply, rich) = match target {
-            Target::One(seq) => {
-                let code = self
-                    .lock()
-                    .get(seq)
-                    .map(|q| q.row.code.clone())
-                    .unwrap_or_default();
-                match self
-                    .record(
-                        seq,
-                        a.yes,
-                        Some(msg.sender.as_str()),
-                        Some(msg.msg_id.as_str()),
-                    )
-                    .await
-                {
-                    Ok(AnswerOutcome::Recorded(s)) => (
-                        text::recorded(s, &code),
-                        self.feishu_card(&msg.account, seq),
-                    ),
-                    Ok(AnswerOutcome::AlreadyClosed(s)) => (text::already_closed(s, &code), None),
-                    Err(e) => {
-                        tracing::error!(account = %msg.account, error = %e, "cannot record an answer");
-                        (
-                            "Sorry, your answer could not be recorded; please send it again."
-                                .to_string(),
-                            None,
-                        )
-                    }
-                }
-            }
-            Target::Several(list) => (text::which(&list), None),
-            Target::Nothing => ("There is no open question here.".to_string(), None),
-        };
-        let key = format!("confirm/reply/{}/{}", msg.account, msg.msg_id);
-        if let Err(e) = self
-            .conversation
-            .send_proactive(&msg.account, &msg.chat, &reply, rich.as_deref(), &key)
-            .await
-        {
-            tracing::error!(account = %msg.account, error = %e, "cannot queue the reply to an answer");
-        }
-    }
-
     // ---- state changes ----
 
     /// Moves `seq` from pending to `state` in the store, then in memory.
@@ -706,87 +612,6 @@ impl ConfirmService {
             .flatten()
     }
 
-    // ---- health ----
-
-    /// Why an undelivered question failed at its deadline, from the account's health.
-    fn undelivered_reason(&self, q: &Question) -> String {
-        let Some(account) = &q.account else {
-            return "it had no chat to go to".to_string();
-        };
-        let health = self
-            .registry
-            .get()
-            .and_then(|r| r.cell(&account.to_string()))
-            .map(|c| c.get());
-        match health {
-            None => format!("{account} is not configured any more, so the question was not delivered"),
-            Some(h) if h.state != ComponentState::Connected => {
-                let why = h
-                    .error
-                    .as_ref()
-                    .filter(|e| !is_our_note(e))
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default();
-                format!(
-                    "{account} was {}{why} until the deadline, so the question was not delivered",
-                    h.state.as_str()
-                )
-            }
-            Some(_) if account.channel == Channel::Wechat => "WeChat's send window stayed closed until the deadline (the owner has not written to the bot recently), so the question was not delivered".to_string(),
-            Some(_) => "the question was still waiting to be sent at the deadline".to_string(),
-        }
-    }
-
-    /// Says in the account's health that a question waits (connected accounts only: a down
-    /// account's own error says more).
-    fn note_waiting(&self, q: &Question) {
-        let Some(account) = &q.account else { return };
-        let Some(cell) = self
-            .registry
-            .get()
-            .and_then(|r| r.cell(&account.to_string()))
-        else {
-            return;
-        };
-        if cell.get().state != ComponentState::Connected {
-            return;
-        }
-        let note = if account.channel == Channel::Wechat {
-            WINDOW_NOTE
-        } else {
-            WAITING_NOTE
-        };
-        HealthHandle::new(cell).note(Some(note.to_string()));
-        if let Some(m) = self.lock().get_mut(q.row.seq) {
-            m.noted = true;
-        }
-    }
-
-    /// Takes this service's note out of the account's health once no question of it waits.
-    fn clear_note(&self, q: &Question) {
-        let Some(account) = &q.account else { return };
-        let others = {
-            let mut idx = self.lock();
-            if let Some(m) = idx.get_mut(q.row.seq) {
-                m.noted = false;
-            }
-            idx.others_noted(account, q.row.seq)
-        };
-        if others {
-            return;
-        }
-        let Some(cell) = self
-            .registry
-            .get()
-            .and_then(|r| r.cell(&account.to_string()))
-        else {
-            return;
-        };
-        if cell.get().error.as_deref().is_some_and(is_our_note) {
-            HealthHandle::new(cell).note(None);
-        }
-    }
-
     fn settings(&self) -> ConfirmSettings {
         self.settings.read().map(|s| s.clone()).unwrap_or_default()
     }
@@ -797,27 +622,6 @@ impl ConfirmService {
             Err(p) => p.into_inner(),
         }
     }
-}
-
-impl AnswerInterceptor for ConfirmService {
-    fn wants(&self, account: &AccountKey, chat: &ChatId, from_owner: bool, text: &str) -> bool {
-        if !from_owner {
-            return false;
-        }
-        let Some(a) = parse::parse(text) else {
-            return false;
-        };
-        let now = self.clock.now_ms();
-        self.lock().claims(account, chat.as_str(), &a, now)
-    }
-
-    fn handle<'a>(&'a self, link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()> {
-        Box::pin(self.handle_text(link, msg))
-    }
-}
-
-fn is_our_note(e: &str) -> bool {
-    e == WINDOW_NOTE || e == WAITING_NOTE
 }
 
 /// Checks the question and the timeout; returns the timeout in seconds.
