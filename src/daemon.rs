@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{
     AccountKey, AccountSpec, Channel, ChannelSettings, Config, FeishuSettings, WechatSettings,
 };
+use crate::confirm::{ConfirmError, ConfirmService, ConfirmSettings};
 use crate::control::{self, CommandError, Handler};
 use crate::conversation::Conversation;
 use crate::protocol::{
@@ -31,6 +32,7 @@ pub struct Core {
     credentials: CredentialStore,
     supervisor: Supervisor,
     conversation: Option<Arc<Conversation>>,
+    confirm: Option<Arc<ConfirmService>>,
 }
 
 /// What the daemon runs: the component factory and, when accounts chat, the conversation pipeline.
@@ -39,6 +41,8 @@ pub struct Wiring {
     pub factory: Arc<dyn ComponentFactory>,
     /// The pipeline the components feed (for `/status`, confirm questions and shutdown).
     pub conversation: Option<Arc<Conversation>>,
+    /// Owner questions (`confirm_ask` / `confirm_status`); without it they answer `unsupported`.
+    pub confirm: Option<Arc<ConfirmService>>,
 }
 
 impl Wiring {
@@ -47,6 +51,7 @@ impl Wiring {
         Wiring {
             factory,
             conversation: None,
+            confirm: None,
         }
     }
 }
@@ -79,6 +84,40 @@ impl Core {
         self.conversation.as_ref()
     }
 
+    /// The confirm service, when the daemon runs one.
+    pub fn confirm(&self) -> Option<&Arc<ConfirmService>> {
+        self.confirm.as_ref()
+    }
+
+    /// Answers `confirm_ask` / `confirm_status`: a status without components, carrying the question.
+    async fn confirm_command(&self, command: DaemonCommand) -> Result<DaemonStatus, CommandError> {
+        let svc = self.confirm.as_ref().ok_or_else(|| {
+            CommandError::new(
+                ErrorCode::Unsupported,
+                "confirm questions need the conversation pipeline, which this daemon does not run",
+            )
+        })?;
+        let info = match command {
+            DaemonCommand::ConfirmAsk {
+                question,
+                parent,
+                timeout_seconds,
+            } => svc.ask(&question, parent.as_deref(), timeout_seconds).await,
+            DaemonCommand::ConfirmStatus { id } => svc.status(&id).await,
+            _ => return Err(internal("not a confirm command")),
+        }
+        .map_err(|e| match e {
+            ConfirmError::InvalidRequest(m) => CommandError::new(ErrorCode::InvalidRequest, m),
+            ConfirmError::NotFound(id) => {
+                CommandError::new(ErrorCode::NotFound, format!("no question {id}"))
+            }
+            ConfirmError::Internal(m) => CommandError::new(ErrorCode::Internal, m),
+        })?;
+        let mut status = self.status_with(Vec::new());
+        status.confirm = Some(info);
+        Ok(status)
+    }
+
     /// The store.
     pub fn store(&self) -> &Store {
         &self.store
@@ -104,6 +143,9 @@ impl Core {
             return Err(CommandError::new(ErrorCode::Conflict, msg));
         }
         *config = new;
+        if let Some(c) = &self.confirm {
+            c.set_settings(ConfirmSettings::from_config(&config));
+        }
         let report = self.reconcile(&config, &[]).await?;
         tracing::info!(started = ?report.started, stopped = ?report.stopped, restarted = ?report.restarted, "configuration reloaded");
         Ok(report)
@@ -275,11 +317,8 @@ impl Handler for Core {
             DaemonCommand::ChannelLogout { channel, account } => {
                 self.channel_logout(&channel, &account).await?;
             }
-            DaemonCommand::ConfirmAsk { .. } | DaemonCommand::ConfirmStatus { .. } => {
-                return Err(CommandError::new(
-                    ErrorCode::Unsupported,
-                    "confirm questions are not available in this build yet",
-                ));
+            c @ (DaemonCommand::ConfirmAsk { .. } | DaemonCommand::ConfirmStatus { .. }) => {
+                return self.confirm_command(c).await;
             }
             DaemonCommand::Delegations
             | DaemonCommand::DelegationKill
@@ -479,10 +518,19 @@ where
         credentials,
         supervisor: Supervisor::new(wiring.factory, policy),
         conversation: wiring.conversation,
+        confirm: wiring.confirm,
     });
     if let Some(conv) = &core.conversation {
         let registry = core.supervisor.registry();
         conv.set_status_line(Arc::new(move || bridge_summary(&registry.snapshot())));
+    }
+    if let Some(c) = &core.confirm {
+        // Before the accounts start, so a replayed or early answer finds its question.
+        c.start(
+            core.supervisor.registry(),
+            ConfirmSettings::from_config(&config),
+        )
+        .await?;
     }
     core.reconcile(&config, &[])
         .await
@@ -540,6 +588,9 @@ async fn serve_until_shutdown(
 ) -> ReloadReport {
     control::serve(listener, core.clone(), shutdown).await;
     crate::sd_notify::notify("STOPPING=1");
+    if let Some(c) = &core.confirm {
+        c.stop();
+    }
     let report = core.supervisor.shutdown().await;
     if let Some(conv) = &core.conversation {
         conv.close().await;

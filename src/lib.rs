@@ -12,6 +12,7 @@
 //! - [`secrets`]: credentials in the OS keyring or in 0600 files; secrets redact themselves.
 //! - [`supervisor`]: the `Component` trait, lifecycle, backoff, health registry, reconcile.
 //! - [`conversation`]: inbound → journal → policy → agent → outbox, the same for every platform.
+//! - [`confirm`]: owner yes/no questions: ask, deliver, read answers, deadlines, `scv-bridge confirm`.
 //! - [`agent`]: agent backends (OpenAI-compatible HTTP, SCV agent server) behind one trait.
 //! - [`control`]: the `daemon.control` Unix socket server.
 //! - [`cli`]: command-line rendering (the status table, human durations).
@@ -29,6 +30,7 @@ pub mod agent;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod confirm;
 pub mod control;
 pub mod conversation;
 pub mod daemon;

@@ -11,6 +11,7 @@ use scv_bridge::adapters::{AdapterContext, PlatformFactory};
 use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::client;
 use scv_bridge::config::Config;
+use scv_bridge::confirm::{Clock, ConfirmService};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::Wiring;
 use scv_bridge::login::LoginArgs;
@@ -66,6 +67,17 @@ enum Command {
     Channel {
         #[command(subcommand)]
         action: ChannelAction,
+    },
+    /// Ask the owner a yes/no question in chat; exit 0 yes, 1 no/expired/withdrawn, 2 failed or error.
+    Confirm {
+        /// The question, as the owner will read it.
+        question: String,
+        /// How long to wait: seconds, or e.g. 90s, 10m, 1h30m (default 30m, at most 4h).
+        #[arg(long, value_parser = scv_bridge::confirm::cli::parse_timeout)]
+        timeout: Option<u64>,
+        /// Ask in this account's owner chat (CHANNEL:ACCOUNT, e.g. feishu:work) instead of `notify`.
+        #[arg(long)]
+        chat: Option<String>,
     },
     /// Store an account's credentials (a running daemon picks them up).
     Login {
@@ -263,6 +275,11 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Channel { action } => channel(&config_path, action).await,
+        Command::Confirm {
+            question,
+            timeout,
+            chat,
+        } => confirm(&config_path, question, timeout, chat).await,
         Command::Login { target } => {
             let config = Config::load(&config_path).map_err(|e| e.to_string())?;
             let result = match target {
@@ -315,6 +332,12 @@ async fn run(config_path: &Path) -> Result<ExitCode, String> {
             }
         };
         let conversation = Conversation::new(store.clone(), agent);
+        let confirm = ConfirmService::new(
+            store.clone(),
+            conversation.clone(),
+            creds.clone(),
+            Clock::tokio(),
+        );
         let factory: Arc<dyn ComponentFactory> = PlatformFactory::new(AdapterContext {
             credentials: creds.clone(),
             store: store.clone(),
@@ -325,6 +348,7 @@ async fn run(config_path: &Path) -> Result<ExitCode, String> {
         Wiring {
             factory,
             conversation: Some(conversation),
+            confirm: Some(confirm),
         }
     };
     let daemon = scv_bridge::daemon::start_with(config, wire, LifecyclePolicy::default())
@@ -414,6 +438,45 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
         .map_err(|e| e.to_string())?;
     print!("{}", scv_bridge::cli::status_table(&status, unix_now()));
     Ok(ExitCode::SUCCESS)
+}
+
+/// `scv-bridge confirm`: asks, shows a live line on a terminal, prints the outcome, exits 0/1/2.
+async fn confirm(
+    config_path: &Path,
+    question: String,
+    timeout: Option<u64>,
+    chat: Option<String>,
+) -> Result<ExitCode, String> {
+    use scv_bridge::confirm::cli;
+    use std::io::IsTerminal;
+    let socket = match socket_of(config_path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("scv-bridge: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let opts = cli::Options {
+        question,
+        timeout_seconds: timeout,
+        chat,
+        poll_every: cli::POLL_EVERY,
+    };
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let mut stderr = std::io::stderr();
+    let live: Option<&mut (dyn std::io::Write + Send)> = if stderr.is_terminal() {
+        Some(&mut stderr)
+    } else {
+        None
+    };
+    let outcome = cli::run(&socket, &opts, stop, live).await;
+    match &outcome {
+        cli::Outcome::Error(_) => eprintln!("scv-bridge: {}", outcome.message()),
+        _ => println!("{}", outcome.message()),
+    }
+    Ok(ExitCode::from(outcome.exit_code()))
 }
 
 /// Answers every turn with "unavailable" and the reason, when the agent backend cannot be built.

@@ -76,6 +76,7 @@ async fn no_message_text_or_secret_reaches_the_logs() {
             Wiring {
                 factory: f,
                 conversation: Some(conv),
+                confirm: None,
             }
         },
         LifecyclePolicy::default(),

@@ -44,6 +44,7 @@ async fn start(
             Wiring {
                 factory: f,
                 conversation: Some(conv),
+                confirm: None,
             }
         },
         LifecyclePolicy::default(),
