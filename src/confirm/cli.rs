@@ -65,13 +65,14 @@ impl Outcome {
                     "withdrawn: nobody was waiting for the answer".to_string()
                 }
                 ConfirmState::Failed => format!(
-                    "failed: the question {} could not be asked or delivered{} (the daemon's log says why)",
+                    "failed: the question {} could not be asked or delivered{}: {}",
                     i.id,
                     if i.chat.is_empty() {
                         String::new()
                     } else {
                         format!(" in {}", i.chat)
-                    }
+                    },
+                    i.reason.as_deref().unwrap_or("the daemon's log says why")
                 ),
                 s => format!("{}: {:?}", i.id, s),
             },
@@ -248,6 +249,7 @@ mod tests {
             state,
             chat: "wechat:phone".into(),
             deadline_unix_seconds: 0,
+            reason: None,
         }
     }
 

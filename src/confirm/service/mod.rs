@@ -658,6 +658,9 @@ fn info(q: &Question) -> ConfirmInfo {
         state: q.row.state,
         chat: q.row.account.clone(),
         deadline_unix_seconds: q.row.deadline_unix,
+        reason: (q.row.state == ConfirmState::Failed)
+            .then(|| q.row.reason.clone())
+            .flatten(),
     }
 }
 
