@@ -33,7 +33,7 @@ pub use stats::Stats;
 
 use crate::agent::Agent;
 use crate::config::AccountKey;
-use crate::policy::{Decision, decide};
+use crate::policy::Decision;
 use crate::store::{Store, StoreError};
 use journal::{Entry, JournalState, NewOutbound};
 
@@ -229,16 +229,7 @@ impl Conversation {
                 tools: false,
             };
         };
-        let l = &rt.link;
-        let owner = l.owner.as_ref().map(SenderId::as_str);
-        let is_owner = owner == Some(m.sender.as_str());
-        let decision = decide(
-            l.senders,
-            l.remote_tools,
-            l.purpose,
-            owner,
-            m.sender.as_str(),
-        );
+        let (decision, is_owner) = rt.link.decide(&m.sender);
         let answer = self.answers.read().ok().and_then(|a| a.clone());
         let (state, tools) = match decision {
             Decision::Drop(reason) => {
@@ -320,6 +311,30 @@ impl Conversation {
     pub async fn delivery_state(&self, key: &str) -> Result<Option<String>, StoreError> {
         let k = format!("{key}/0");
         self.store.call(move |t| journal::outbox_state(t, &k)).await
+    }
+
+    /// Answers message `m` with `text` (split to the account's limit) under `<account>/<msg>/<suffix>`.
+    async fn reply_text(
+        self: &Arc<Self>,
+        rt: &Arc<AccountRuntime>,
+        m: &Inbound,
+        suffix: &str,
+        text: &str,
+    ) -> Result<(), StoreError> {
+        let key = format!("{}/{}/{suffix}", m.account, m.msg_id);
+        let pieces = split(text, rt.link.sender.limits().max_chars);
+        self.enqueue(
+            &m.account,
+            &m.chat,
+            &pieces,
+            None,
+            &key,
+            &m.reply,
+            OutboundKind::Reply,
+        )
+        .await?;
+        self.chat(rt, &m.chat).send_wake.notify_one();
+        Ok(())
     }
 
     /// Stores pieces in the outbox under `key/<n>`; the rich payload rides on the first piece.

@@ -202,21 +202,7 @@ async fn tell_owner_once(
         "The agent is not answering: {}. Your message is kept and will be answered when it is back.",
         err.message
     );
-    let key = format!("{}/{}/unavailable", m.account, m.msg_id);
-    let pieces = super::split(&text, rt.link.sender.limits().max_chars);
-    if conv
-        .enqueue(
-            &m.account,
-            &m.chat,
-            &pieces,
-            None,
-            &key,
-            &m.reply,
-            OutboundKind::Reply,
-        )
-        .await
-        .is_ok()
-    {
-        conv.chat(rt, &m.chat).send_wake.notify_one();
+    if let Err(e) = conv.reply_text(rt, m, "unavailable", &text).await {
+        tracing::error!(account = %m.account, error = %e, "cannot tell the owner the agent is down");
     }
 }
