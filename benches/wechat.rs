@@ -109,7 +109,12 @@ async fn throughput(n: usize, peers: usize, pacing: Duration) -> f64 {
         ..Tuning::default()
     };
     let d = start(config, tuning).await;
-    wait_for_state(&d.core.registry(), "wechat:a0000", ComponentState::Connected).await;
+    wait_for_state(
+        &d.core.registry(),
+        "wechat:a0000",
+        ComponentState::Connected,
+    )
+    .await;
     let handle = fake.handle();
     let started = Instant::now();
     for i in 0..n {

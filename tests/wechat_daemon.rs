@@ -42,8 +42,10 @@ async fn a_chat_round_trip_with_an_echo_agent() {
 
 #[tokio::test]
 async fn shutdown_aborts_the_held_poll_at_once() {
-    let mut fake_config = FakeConfig::default();
-    fake_config.hold = Duration::from_secs(30);
+    let fake_config = FakeConfig {
+        hold: Duration::from_secs(30),
+        ..FakeConfig::default()
+    };
     let mut h = Harness::new(fake_config, "").await;
     h.start().await;
     let fake = h.fake.handle();
@@ -219,10 +221,17 @@ async fn a_proactive_message_waits_for_the_owner_and_says_why() {
     );
     let s = h.status().await;
     assert_eq!(s.state, ComponentState::Connected);
-    assert!(s.error.is_some_and(|e| e.contains("send the bot any message")));
+    assert!(
+        s.error
+            .is_some_and(|e| e.contains("send the bot any message"))
+    );
     assert!(fake.requests_to(Endpoint::SendMessage).is_empty());
     assert_eq!(
-        h.conversation().delivery_state("p1").await.expect("state").as_deref(),
+        h.conversation()
+            .delivery_state("p1")
+            .await
+            .expect("state")
+            .as_deref(),
         Some("pending")
     );
 

@@ -21,7 +21,10 @@ struct ScriptedUi {
 
 impl ScriptedUi {
     fn saw(&self, pred: impl Fn(&LoginEvent) -> bool) -> bool {
-        self.events.lock().map(|e| e.iter().any(pred)).unwrap_or(false)
+        self.events
+            .lock()
+            .map(|e| e.iter().any(pred))
+            .unwrap_or(false)
     }
 }
 
@@ -82,7 +85,13 @@ async fn qr_login_refreshes_an_expired_code_and_stores_the_owner() {
     };
     let mut login_ui = ui.clone();
     let line = within(
-        scv_bridge::login::wechat::run_with(&h.config(), "phone", &args, &quick_login(), &mut login_ui),
+        scv_bridge::login::wechat::run_with(
+            &h.config(),
+            "phone",
+            &args,
+            &quick_login(),
+            &mut login_ui,
+        ),
         "the login",
     )
     .await
@@ -113,7 +122,10 @@ async fn qr_login_refreshes_an_expired_code_and_stores_the_owner() {
 
     let stored = h.credentials().load(ID).expect("load").expect("saved");
     let get = |n: &str| stored.get(n).map(|s| s.expose().to_string());
-    assert_eq!(get("bot_token"), fake.bot_token().map(|t| t.expose().to_string()));
+    assert_eq!(
+        get("bot_token"),
+        fake.bot_token().map(|t| t.expose().to_string())
+    );
     assert_eq!(get("bot_id"), Some(fake.bot_id()));
     assert_eq!(get("owner_id").as_deref(), Some(OWNER));
     assert_eq!(get("base_url"), Some(h.fake.base_url()));
@@ -146,7 +158,13 @@ async fn an_expired_session_fails_with_the_hint_and_a_new_login_reconnects() {
     };
     let mut login_ui = ui.clone();
     let line = within(
-        scv_bridge::login::wechat::run_with(&h.config(), "phone", &args, &quick_login(), &mut login_ui),
+        scv_bridge::login::wechat::run_with(
+            &h.config(),
+            "phone",
+            &args,
+            &quick_login(),
+            &mut login_ui,
+        ),
         "the login",
     )
     .await

@@ -133,7 +133,10 @@ impl LoginUi for TerminalUi {
             LoginEvent::Scanned => writeln!(out, "scanned; confirm the login on your phone"),
             LoginEvent::Expired => writeln!(out, "the code expired"),
             LoginEvent::VerifyCodeBlocked => {
-                writeln!(out, "too many wrong verification codes; this code is blocked")
+                writeln!(
+                    out,
+                    "too many wrong verification codes; this code is blocked"
+                )
             }
             LoginEvent::Redirected { .. } => writeln!(out, "moved to another login server"),
             LoginEvent::WrongVerifyCode => writeln!(out, "that verification code was wrong"),

@@ -71,7 +71,9 @@ pub(super) fn body(m: &WeixinMessage) -> String {
 fn describe(item: &MessageItem) -> Option<String> {
     let quote = item.ref_msg.as_ref().and_then(|r| {
         let inner = r.message_item.as_ref().and_then(describe_plain);
-        let text = inner.or_else(|| r.title.clone()).filter(|t| !t.is_empty())?;
+        let text = inner
+            .or_else(|| r.title.clone())
+            .filter(|t| !t.is_empty())?;
         Some(format!("[quote: {}]", cut(&text, QUOTE_CHARS)))
     });
     let own = describe_plain(item);
@@ -146,7 +148,8 @@ impl Copies {
     /// Whether `m` is a copy of a message seen before; remembers it either way.
     pub(super) fn is_copy(&mut self, m: &WeixinMessage, now: Instant) -> bool {
         if self.seen.len() >= PRUNE_AT {
-            self.seen.retain(|_, (at, keep)| now.duration_since(*at) < *keep);
+            self.seen
+                .retain(|_, (at, keep)| now.duration_since(*at) < *keep);
         }
         let content = body(m);
         let short = hash(&[m.from_user_id.as_bytes(), content.as_bytes()]);
@@ -194,8 +197,7 @@ mod tests {
 
     #[test]
     fn non_text_items_become_bracketed_descriptions() {
-        let m = msg(
-            r#"{"from_user_id":"u@im.wechat","item_list":[
+        let m = msg(r#"{"from_user_id":"u@im.wechat","item_list":[
             {"type":2,"image_item":{}},
             {"type":3,"voice_item":{"text":"call me"}},
             {"type":3,"voice_item":{}},
@@ -203,8 +205,7 @@ mod tests {
             {"type":5,"video_item":{}},
             {"type":0},
             {"type":9},
-            {"type":1,"text_item":{"text":"hello"},"ref_msg":{"message_item":{"type":1,"text_item":{"text":"earlier"}}}}]}"#,
-        );
+            {"type":1,"text_item":{"text":"hello"},"ref_msg":{"message_item":{"type":1,"text_item":{"text":"earlier"}}}}]}"#);
         assert_eq!(
             body(&m),
             "[image]\n[voice: call me]\n[voice]\n[file: a.pdf]\n[video]\n[unsupported message]\n[quote: earlier]\nhello"
@@ -221,9 +222,15 @@ mod tests {
         let key = AccountKey::new(Channel::Wechat, "phone");
         let i = to_inbound(&key, &m, 99);
         assert_eq!(i.msg_id.as_str(), "id:7492913259736648968");
-        assert_eq!((i.chat.as_str(), i.sender.as_str()), ("u@im.wechat", "u@im.wechat"));
+        assert_eq!(
+            (i.chat.as_str(), i.sender.as_str()),
+            ("u@im.wechat", "u@im.wechat")
+        );
         assert_eq!(i.at_unix_ms, 5);
-        assert_eq!(Reply::parse(&i.reply).context_token.as_deref(), Some("ctx1"));
+        assert_eq!(
+            Reply::parse(&i.reply).context_token.as_deref(),
+            Some("ctx1")
+        );
         assert_eq!(Reply::parse(&ReplyContext::default()), Reply::default());
     }
 
@@ -231,7 +238,9 @@ mod tests {
     fn copies_with_new_ids_are_recognised_within_their_windows() {
         let mut c = Copies::new(Duration::from_secs(30));
         let t0 = Instant::now();
-        let a = msg(r#"{"message_id":1,"from_user_id":"u","item_list":[{"type":1,"text_item":{"text":"x"}}]}"#);
+        let a = msg(
+            r#"{"message_id":1,"from_user_id":"u","item_list":[{"type":1,"text_item":{"text":"x"}}]}"#,
+        );
         let mut b = a.clone();
         b.message_id = Some(2);
         assert!(!c.is_copy(&a, t0));

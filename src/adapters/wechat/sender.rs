@@ -73,8 +73,7 @@ pub(super) fn open_window(
     let p = peer?;
     let age = now_ms.saturating_sub(p.last_inbound_ms);
     let fresh = age >= 0 && (age as u128) <= window.as_millis();
-    (fresh && p.sends < per_message && !p.context_token.is_empty())
-        .then(|| p.context_token.clone())
+    (fresh && p.sends < per_message && !p.context_token.is_empty()).then(|| p.context_token.clone())
 }
 
 /// Account-wide send state (never held across an await).
@@ -162,7 +161,9 @@ impl WechatSender {
             tokio::time::sleep_until(last + self.tuning.min_send_interval).await;
         }
         if msg.text.trim().is_empty() {
-            return Err(SendError::Rejected("an empty message cannot be sent".into()));
+            return Err(SendError::Rejected(
+                "an empty message cannot be sent".into(),
+            ));
         }
         if msg.text.chars().count() > MAX_CHARS {
             return Err(SendError::Rejected(format!(
@@ -233,7 +234,10 @@ impl WechatSender {
             }
             ErrorClass::Fatal { relogin: true } => {
                 self.finish(&client_id, SendOutcome::NotTaken).await;
-                Err(SendError::Fatal(format!("session expired; {}", self.relogin)))
+                Err(SendError::Fatal(format!(
+                    "session expired; {}",
+                    self.relogin
+                )))
             }
             ErrorClass::Fatal { relogin: false } => {
                 self.finish(&client_id, SendOutcome::NotTaken).await;
