@@ -151,7 +151,8 @@ impl Copies {
             self.seen
                 .retain(|_, (at, keep)| now.duration_since(*at) < *keep);
         }
-        let content = body(m);
+        // Two photos in a row both read "[image]": their media references tell them apart.
+        let content = format!("{}\u{0}{}", body(m), media_refs(m));
         let short = hash(&[m.from_user_id.as_bytes(), content.as_bytes()]);
         let mut keys = vec![(short, self.window)];
         if let Some(t) = m.create_time_ms {
@@ -172,6 +173,27 @@ impl Copies {
         }
         copy
     }
+}
+
+/// The media references of a message's items, so different media never look like copies.
+fn media_refs(m: &WeixinMessage) -> String {
+    let param = |c: Option<&scv_wechat::message::CdnMedia>| {
+        c.and_then(|c| c.encrypt_query_param.clone().or_else(|| c.full_url.clone()))
+    };
+    m.item_list
+        .iter()
+        .filter_map(|i| {
+            let media = i
+                .image_item
+                .as_ref()
+                .and_then(|x| param(x.media.as_ref()).or_else(|| x.url.clone()))
+                .or_else(|| i.voice_item.as_ref().and_then(|x| param(x.media.as_ref())))
+                .or_else(|| i.file_item.as_ref().and_then(|x| param(x.media.as_ref())))
+                .or_else(|| i.video_item.as_ref().and_then(|x| param(x.media.as_ref())));
+            media.or_else(|| i.msg_id.clone())
+        })
+        .collect::<Vec<_>>()
+        .join("\u{0}")
 }
 
 /// FNV-1a over length-separated parts; stable and cheap (nothing here is adversarial).
@@ -257,5 +279,14 @@ mod tests {
         let mut e = a.clone();
         e.from_user_id = "v".into();
         assert!(!c.is_copy(&e, t0 + Duration::from_secs(3)));
+        // Two different photos in a row are two messages; the same photo again is a copy.
+        let photo = |id: u64, param: &str| {
+            msg(&format!(
+                r#"{{"message_id":{id},"from_user_id":"w","item_list":[{{"type":2,"image_item":{{"media":{{"encrypt_query_param":"{param}"}}}}}}]}}"#
+            ))
+        };
+        assert!(!c.is_copy(&photo(10, "p1"), t0));
+        assert!(!c.is_copy(&photo(11, "p2"), t0 + Duration::from_secs(1)));
+        assert!(c.is_copy(&photo(12, "p2"), t0 + Duration::from_secs(2)));
     }
 }
