@@ -73,10 +73,13 @@ fn child_rss(n: usize) -> u64 {
 /// Round trips that read the answer line without parsing it: the daemon's share of the time.
 async fn raw_round_trips(socket: &Path) -> Vec<Duration> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let stream = tokio::net::UnixStream::connect(socket).await.expect("connect");
+    let stream = tokio::net::UnixStream::connect(socket)
+        .await
+        .expect("connect");
     let (r, mut w) = stream.into_split();
     let mut r = BufReader::with_capacity(1 << 20, r);
-    let req = b"{\"type\":\"daemon.control\",\"request_id\":\"b\",\"command\":{\"action\":\"status\"}}\n";
+    let req =
+        b"{\"type\":\"daemon.control\",\"request_id\":\"b\",\"command\":{\"action\":\"status\"}}\n";
     let mut line = String::with_capacity(1 << 20);
     let mut out = Vec::with_capacity(1000);
     for i in 0..1050 {
@@ -118,7 +121,10 @@ async fn status_round_trips() {
     // The client runs on its own thread and runtime, as `scv-bridge status` runs in its own process.
     let socket = d.socket.clone();
     let (parsed, raw) = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("rt");
         rt.block_on(async move {
             let mut c = Client::connect(&socket).await.expect("connect");
             for _ in 0..50 {

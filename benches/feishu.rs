@@ -92,6 +92,7 @@ async fn start_daemon(dir: &Path, base_url: &str, n: usize, table: &str) -> Runn
                 store: s.clone(),
                 conversation: Conversation::new(s.clone(), agent),
                 agent: agent_config,
+                mail: Default::default(),
             })
         };
     let d = daemon::start(config, make, LifecyclePolicy::default())

@@ -138,6 +138,8 @@ pub struct Config {
     pub notify: Option<AccountKey>,
     /// The "local day" for daily counters; `None` means the system's local time.
     pub timezone: Option<chrono_tz::Tz>,
+    /// Where Prometheus metrics are served, if anywhere.
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// The agent backend.
     pub agent: AgentConfig,
     /// Every configured account.
@@ -231,6 +233,9 @@ impl Config {
         }
         if self.credentials != new.credentials {
             changed.push("credentials");
+        }
+        if self.metrics_listen != new.metrics_listen {
+            changed.push("metrics_listen");
         }
         changed
     }

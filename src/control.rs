@@ -52,7 +52,7 @@ pub trait Handler: Send + Sync + 'static {
 
 /// One answer: an event to serialize, or a line already serialized.
 enum Reply {
-    Event(ServerEvent),
+    Event(Box<ServerEvent>),
     Line(String),
 }
 
@@ -161,7 +161,7 @@ async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
         let (answer, fatal) = match frames.next_frame().await {
             Ok(None) | Err(FrameError::Io(_)) => return,
             Ok(Some(line)) => match answer(&line, handler.as_ref()).await {
-                Reply::Event(e) => (e, false),
+                Reply::Event(e) => (*e, false),
                 Reply::Line(mut l) => {
                     l.push('\n');
                     if write.write_all(l.as_bytes()).await.is_err() {
@@ -199,7 +199,7 @@ async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
 async fn answer<H: Handler>(line: &str, handler: &H) -> Reply {
     let message = match parse(line) {
         Ok(m) => m,
-        Err(e) => return Reply::Event(*e),
+        Err(e) => return Reply::Event(e),
     };
     if let ClientMessage::DaemonControl {
         request_id,
@@ -209,7 +209,7 @@ async fn answer<H: Handler>(line: &str, handler: &H) -> Reply {
     {
         return Reply::Line(l);
     }
-    Reply::Event(respond(message, handler).await)
+    Reply::Event(Box::new(respond(message, handler).await))
 }
 
 /// Parses one frame, or says why it is not a request.

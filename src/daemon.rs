@@ -13,7 +13,9 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{
     AccountKey, AccountSpec, Channel, ChannelSettings, Config, FeishuSettings, WechatSettings,
 };
+use crate::confirm::{ConfirmError, ConfirmService, ConfirmSettings};
 use crate::control::{self, CommandError, Handler};
+use crate::conversation::Conversation;
 use crate::protocol::{
     DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode, Purpose, RemoteTools, Senders,
 };
@@ -29,6 +31,29 @@ pub struct Core {
     store: Store,
     credentials: CredentialStore,
     supervisor: Supervisor,
+    conversation: Option<Arc<Conversation>>,
+    confirm: Option<Arc<ConfirmService>>,
+}
+
+/// What the daemon runs: the component factory and, when accounts chat, the conversation pipeline.
+pub struct Wiring {
+    /// Builds each account's component.
+    pub factory: Arc<dyn ComponentFactory>,
+    /// The pipeline the components feed (for `/status`, confirm questions and shutdown).
+    pub conversation: Option<Arc<Conversation>>,
+    /// Owner questions (`confirm_ask` / `confirm_status`); without it they answer `unsupported`.
+    pub confirm: Option<Arc<ConfirmService>>,
+}
+
+impl Wiring {
+    /// Components only, no conversation pipeline (tests of the lifecycle).
+    pub fn components(factory: Arc<dyn ComponentFactory>) -> Self {
+        Wiring {
+            factory,
+            conversation: None,
+            confirm: None,
+        }
+    }
 }
 
 impl Core {
@@ -52,6 +77,45 @@ impl Core {
     /// The health registry (read lock-free).
     pub fn registry(&self) -> Arc<crate::supervisor::HealthRegistry> {
         self.supervisor.registry()
+    }
+
+    /// The conversation pipeline, when the daemon runs one.
+    pub fn conversation(&self) -> Option<&Arc<Conversation>> {
+        self.conversation.as_ref()
+    }
+
+    /// The confirm service, when the daemon runs one.
+    pub fn confirm(&self) -> Option<&Arc<ConfirmService>> {
+        self.confirm.as_ref()
+    }
+
+    /// Answers `confirm_ask` / `confirm_status`: a status without components, carrying the question.
+    async fn confirm_command(&self, command: DaemonCommand) -> Result<DaemonStatus, CommandError> {
+        let svc = self.confirm.as_ref().ok_or_else(|| {
+            CommandError::new(
+                ErrorCode::Unsupported,
+                "confirm questions need the conversation pipeline, which this daemon does not run",
+            )
+        })?;
+        let info = match command {
+            DaemonCommand::ConfirmAsk {
+                question,
+                parent,
+                timeout_seconds,
+            } => svc.ask(&question, parent.as_deref(), timeout_seconds).await,
+            DaemonCommand::ConfirmStatus { id } => svc.status(&id).await,
+            _ => return Err(internal("not a confirm command")),
+        }
+        .map_err(|e| match e {
+            ConfirmError::InvalidRequest(m) => CommandError::new(ErrorCode::InvalidRequest, m),
+            ConfirmError::NotFound(id) => {
+                CommandError::new(ErrorCode::NotFound, format!("no question {id}"))
+            }
+            ConfirmError::Internal(m) => CommandError::new(ErrorCode::Internal, m),
+        })?;
+        let mut status = self.status_with(Vec::new());
+        status.confirm = Some(info);
+        Ok(status)
     }
 
     /// The store.
@@ -79,6 +143,9 @@ impl Core {
             return Err(CommandError::new(ErrorCode::Conflict, msg));
         }
         *config = new;
+        if let Some(c) = &self.confirm {
+            c.set_settings(ConfirmSettings::from_config(&config));
+        }
         let report = self.reconcile(&config, &[]).await?;
         tracing::info!(started = ?report.started, stopped = ?report.stopped, restarted = ?report.restarted, "configuration reloaded");
         Ok(report)
@@ -250,11 +317,8 @@ impl Handler for Core {
             DaemonCommand::ChannelLogout { channel, account } => {
                 self.channel_logout(&channel, &account).await?;
             }
-            DaemonCommand::ConfirmAsk { .. } | DaemonCommand::ConfirmStatus { .. } => {
-                return Err(CommandError::new(
-                    ErrorCode::Unsupported,
-                    "confirm questions are not available in this build yet",
-                ));
+            c @ (DaemonCommand::ConfirmAsk { .. } | DaemonCommand::ConfirmStatus { .. }) => {
+                return self.confirm_command(c).await;
             }
             DaemonCommand::Delegations
             | DaemonCommand::DelegationKill
@@ -334,6 +398,29 @@ fn apply_override(spec: &mut AccountSpec, o: &SettingsOverride) {
     }
 }
 
+/// One line about the whole bridge: how many accounts are connected, and which are not.
+pub fn bridge_summary(components: &[crate::protocol::ComponentHealth]) -> String {
+    use crate::protocol::ComponentState;
+    let enabled: Vec<_> = components.iter().filter(|c| c.enabled).collect();
+    let connected = enabled
+        .iter()
+        .filter(|c| c.state == ComponentState::Connected)
+        .count();
+    let mut line = format!(
+        "bridge: {connected} of {} accounts connected",
+        enabled.len()
+    );
+    let troubled: Vec<String> = enabled
+        .iter()
+        .filter(|c| c.state != ComponentState::Connected)
+        .map(|c| format!("{} {}", c.id, c.state.as_str()))
+        .collect();
+    if !troubled.is_empty() {
+        line.push_str(&format!(" ({})", troubled.join(", ")));
+    }
+    line
+}
+
 /// Why the daemon could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -397,6 +484,23 @@ pub async fn start<F>(
 where
     F: FnOnce(&CredentialStore, &Store) -> Arc<dyn ComponentFactory>,
 {
+    start_with(
+        config,
+        |c, s| Wiring::components(make_factory(c, s)),
+        policy,
+    )
+    .await
+}
+
+/// Starts the daemon with its full wiring (components and conversation pipeline); see [`start`].
+pub async fn start_with<F>(
+    config: Config,
+    wire: F,
+    policy: LifecyclePolicy,
+) -> Result<RunningDaemon, StartError>
+where
+    F: FnOnce(&CredentialStore, &Store) -> Wiring,
+{
     let lock = lock_state_dir(&config.state_dir)?;
     let (store, store_guard) = Store::open(&config.state_dir.join("state.db"))?;
     let credentials = {
@@ -407,18 +511,57 @@ where
     };
     let listener = control::bind(&config.socket).await?;
     let socket = config.socket.clone();
-    let factory = make_factory(&credentials, &store);
+    let wiring = wire(&credentials, &store);
     let core = Arc::new(Core {
         config: Mutex::new(config.clone()),
         store,
         credentials,
-        supervisor: Supervisor::new(factory, policy),
+        supervisor: Supervisor::new(wiring.factory, policy),
+        conversation: wiring.conversation,
+        confirm: wiring.confirm,
     });
+    if let Some(conv) = &core.conversation {
+        let registry = core.supervisor.registry();
+        conv.set_status_line(Arc::new(move || bridge_summary(&registry.snapshot())));
+    }
+    if let Some(c) = &core.confirm {
+        // Before the accounts start, so a replayed or early answer finds its question.
+        c.start(
+            core.supervisor.registry(),
+            ConfirmSettings::from_config(&config),
+        )
+        .await?;
+    }
     core.reconcile(&config, &[])
         .await
         .map_err(|e| StartError::Start(e.message))?;
     tracing::info!(socket = %socket.display(), accounts = config.accounts.len(), "scv-bridge is running");
     let shutdown = CancellationToken::new();
+    if let Some(addr) = config.metrics_listen {
+        let c = core.clone();
+        let page = move || {
+            let counters = c
+                .conversation
+                .as_ref()
+                .map(|v| v.stats().snapshot())
+                .unwrap_or_default();
+            crate::metrics::render(&c.supervisor.registry().snapshot(), &counters)
+        };
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            if let Err(e) = crate::metrics::serve(addr, page, stop).await {
+                tracing::error!(%addr, error = %e, "cannot serve metrics");
+            }
+        });
+    }
+    crate::sd_notify::notify("READY=1");
+    if let Some(every) = crate::sd_notify::watchdog_interval() {
+        tokio::spawn(crate::sd_notify::feed_watchdog(
+            core.store.clone(),
+            every,
+            shutdown.clone(),
+        ));
+    }
     let task = tokio::spawn(serve_until_shutdown(
         core.clone(),
         listener,
@@ -444,7 +587,14 @@ async fn serve_until_shutdown(
     socket: PathBuf,
 ) -> ReloadReport {
     control::serve(listener, core.clone(), shutdown).await;
+    crate::sd_notify::notify("STOPPING=1");
+    if let Some(c) = &core.confirm {
+        c.stop();
+    }
     let report = core.supervisor.shutdown().await;
+    if let Some(conv) = &core.conversation {
+        conv.close().await;
+    }
     let _ = tokio::task::spawn_blocking(move || store_guard.close()).await;
     let _ = std::fs::remove_file(&socket);
     drop(lock);

@@ -3,34 +3,45 @@
 //!
 //! # Layout
 //!
+//! - [`metrics`]: Prometheus text over plain HTTP: states, restarts, message counters.
 //! - [`policy`]: who may do what (drop, answer with or without tools, mail chat), one pure function.
 //! - [`protocol`]: wire types of the control socket and its bounded JSON-lines framing.
 //! - [`config`]: the TOML configuration, validated with errors that name file, line and key.
 //! - [`store`]: SQLite state (settings, cursors, journal, outbox) behind one writer thread.
+//! - [`sd_notify`]: systemd readiness and a watchdog fed only while the store answers.
 //! - [`secrets`]: credentials in the OS keyring or in 0600 files; secrets redact themselves.
 //! - [`supervisor`]: the `Component` trait, lifecycle, backoff, health registry, reconcile.
 //! - [`conversation`]: inbound → journal → policy → agent → outbox, the same for every platform.
+//! - [`confirm`]: owner yes/no questions: ask, deliver, read answers, deadlines, `scv-bridge confirm`.
 //! - [`agent`]: agent backends (OpenAI-compatible HTTP, SCV agent server) behind one trait.
 //! - [`control`]: the `daemon.control` Unix socket server.
 //! - [`cli`]: command-line rendering (the status table, human durations).
 //! - [`client`]: the control socket client used by the command line.
 //! - [`daemon`]: wires configuration, store, supervisor and control socket into `run`.
+//! - [`doctor`]: `scv-bridge doctor`: every dependency checked, each with its fix.
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: store credentials, tell the daemon.
 //! - [`adapters`]: glue from each platform crate to the `Component` trait.
-//! - [`testing`]: a scriptable fake component for tests (not reachable from configuration).
+//! - [`triage`]: mail triage: pre-filter rules, the model call, the daily budget, digests.
+//! - [`testing`]: test support: a scriptable fake component, fake OpenAI and SCV agent servers
+//!   (never reachable from configuration).
 
 pub mod adapters;
 pub mod agent;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod confirm;
 pub mod control;
 pub mod conversation;
 pub mod daemon;
+pub mod doctor;
 pub mod login;
+pub mod metrics;
 pub mod policy;
 pub mod protocol;
+pub mod sd_notify;
 pub mod secrets;
 pub mod store;
 pub mod supervisor;
 pub mod testing;
+pub mod triage;

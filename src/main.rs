@@ -11,7 +11,9 @@ use scv_bridge::adapters::{AdapterContext, PlatformFactory};
 use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::client;
 use scv_bridge::config::Config;
+use scv_bridge::confirm::{Clock, ConfirmService};
 use scv_bridge::conversation::Conversation;
+use scv_bridge::daemon::Wiring;
 use scv_bridge::login::LoginArgs;
 use scv_bridge::protocol::{DaemonCommand, Purpose, RemoteTools, Senders};
 use scv_bridge::secrets::CredentialStore;
@@ -48,6 +50,16 @@ enum Command {
         /// Print the raw DaemonStatus JSON.
         #[arg(long)]
         json: bool,
+        /// Redraw every 2 s until interrupted.
+        #[arg(long, conflicts_with = "json")]
+        watch: bool,
+    },
+    /// Check the configuration, credentials, store, socket, clock, platforms and agent.
+    Doctor,
+    /// Print shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
     },
     /// Reread the configuration and restart only what changed.
     Reload,
@@ -55,6 +67,17 @@ enum Command {
     Channel {
         #[command(subcommand)]
         action: ChannelAction,
+    },
+    /// Ask the owner a yes/no question in chat; exit 0 yes, 1 no/expired/withdrawn, 2 failed or error.
+    Confirm {
+        /// The question, as the owner will read it.
+        question: String,
+        /// How long to wait: seconds, or e.g. 90s, 10m, 1h30m (default 30m, at most 4h).
+        #[arg(long, value_parser = scv_bridge::confirm::cli::parse_timeout)]
+        timeout: Option<u64>,
+        /// Ask in this account's owner chat (CHANNEL:ACCOUNT, e.g. feishu:work) instead of `notify`.
+        #[arg(long)]
+        chat: Option<String>,
     },
     /// Store an account's credentials (a running daemon picks them up).
     Login {
@@ -150,8 +173,26 @@ fn main() -> ExitCode {
 }
 
 fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+    let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Protocol libraries log raw traffic (mail text, chat frames) at debug/trace: never let them,
+    // whatever RUST_LOG says.
+    let quiet = scv_bridge::adapters::mail::QUIET_PROTOCOL_LOGS
+        .iter()
+        .chain(&[
+            "hyper=info",
+            "hyper_util=info",
+            "reqwest=info",
+            "h2=info",
+            "tungstenite=info",
+            "tokio_tungstenite=info",
+            "rustls=info",
+        ]);
+    for directive in quiet {
+        if let Ok(d) = directive.parse() {
+            filter = filter.add_directive(d);
+        }
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -165,7 +206,51 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
     let config_path = Config::default_path(cli.config.as_deref());
     match cli.command {
         Command::Run => run(&config_path).await,
-        Command::Status { json } => {
+        Command::Doctor => {
+            let checks = scv_bridge::doctor::run(&config_path).await;
+            for c in &checks {
+                println!("{}", c.render());
+            }
+            let failed = checks.iter().filter(|c| c.fix.is_some()).count();
+            if failed == 0 {
+                println!("all {} checks passed", checks.len());
+                Ok(ExitCode::SUCCESS)
+            } else {
+                println!("{failed} of {} checks failed", checks.len());
+                Ok(ExitCode::from(1))
+            }
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "scv-bridge",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Status {
+            json: false,
+            watch: true,
+        } => {
+            let socket = socket_of(&config_path)?;
+            loop {
+                let status = client::request(&socket, DaemonCommand::Status)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                // Clear the screen and redraw from the top.
+                print!(
+                    "\x1b[2J\x1b[H{}",
+                    scv_bridge::cli::status_table(&status, unix_now())
+                );
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_secs(2)) => {}
+                    _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+                }
+            }
+        }
+        Command::Status { json, .. } => {
             let status = client::request(&socket_of(&config_path)?, DaemonCommand::Status)
                 .await
                 .map_err(|e| e.to_string())?;
@@ -190,6 +275,11 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Channel { action } => channel(&config_path, action).await,
+        Command::Confirm {
+            question,
+            timeout,
+            chat,
+        } => confirm(&config_path, question, timeout, chat).await,
         Command::Login { target } => {
             let config = Config::load(&config_path).map_err(|e| e.to_string())?;
             let result = match target {
@@ -226,16 +316,42 @@ fn socket_of(config_path: &Path) -> Result<PathBuf, String> {
 async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
     let agent_config = config.agent.clone();
-    let factory = move |creds: &CredentialStore, store: &Store| -> Arc<dyn ComponentFactory> {
-        let agent: Arc<dyn Agent> = Arc::new(UnconfiguredAgent);
-        PlatformFactory::new(AdapterContext {
+    let timezone = config.timezone;
+    let wire = move |creds: &CredentialStore, store: &Store| {
+        let agent: Arc<dyn Agent> = match scv_bridge::agent::from_config(
+            &agent_config,
+            store.clone(),
+        ) {
+            Ok(a) => a,
+            Err(reason) => {
+                // Keep running: accounts still connect, and the owner is told why nobody answers.
+                tracing::error!(%reason, "the agent backend is not usable; chats will report it");
+                Arc::new(UnconfiguredAgent(format!(
+                    "the agent is not configured: {reason}"
+                )))
+            }
+        };
+        let conversation = Conversation::new(store.clone(), agent);
+        let confirm = ConfirmService::new(
+            store.clone(),
+            conversation.clone(),
+            creds.clone(),
+            Clock::tokio(),
+        );
+        let factory: Arc<dyn ComponentFactory> = PlatformFactory::new(AdapterContext {
             credentials: creds.clone(),
             store: store.clone(),
-            conversation: Conversation::new(store.clone(), agent),
+            conversation: conversation.clone(),
             agent: agent_config,
-        })
+            mail: scv_bridge::adapters::mail::MailEnv::new(timezone),
+        });
+        Wiring {
+            factory,
+            conversation: Some(conversation),
+            confirm: Some(confirm),
+        }
     };
-    let daemon = scv_bridge::daemon::start(config, factory, LifecyclePolicy::default())
+    let daemon = scv_bridge::daemon::start_with(config, wire, LifecyclePolicy::default())
         .await
         .map_err(|e| e.to_string())?;
     let shutdown = daemon.shutdown.clone();
@@ -324,8 +440,47 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
     Ok(ExitCode::SUCCESS)
 }
 
-/// Answers every turn with "unavailable" until an agent backend is configured.
-struct UnconfiguredAgent;
+/// `scv-bridge confirm`: asks, shows a live line on a terminal, prints the outcome, exits 0/1/2.
+async fn confirm(
+    config_path: &Path,
+    question: String,
+    timeout: Option<u64>,
+    chat: Option<String>,
+) -> Result<ExitCode, String> {
+    use scv_bridge::confirm::cli;
+    use std::io::IsTerminal;
+    let socket = match socket_of(config_path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("scv-bridge: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let opts = cli::Options {
+        question,
+        timeout_seconds: timeout,
+        chat,
+        poll_every: cli::POLL_EVERY,
+    };
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let mut stderr = std::io::stderr();
+    let live: Option<&mut (dyn std::io::Write + Send)> = if stderr.is_terminal() {
+        Some(&mut stderr)
+    } else {
+        None
+    };
+    let outcome = cli::run(&socket, &opts, stop, live).await;
+    match &outcome {
+        cli::Outcome::Error(_) => eprintln!("scv-bridge: {}", outcome.message()),
+        _ => println!("{}", outcome.message()),
+    }
+    Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// Answers every turn with "unavailable" and the reason, when the agent backend cannot be built.
+struct UnconfiguredAgent(String);
 
 impl Agent for UnconfiguredAgent {
     fn turn(
@@ -333,12 +488,7 @@ impl Agent for UnconfiguredAgent {
         _req: TurnRequest,
         _cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async {
-            Err(AgentError::new(
-                AgentErrorKind::Unavailable,
-                "no agent backend is available in this build",
-            ))
-        })
+        Box::pin(async { Err(AgentError::new(AgentErrorKind::Unavailable, self.0.clone())) })
     }
 
     fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {

@@ -5,6 +5,8 @@
 //! is stored. The async runtime's workers never wait on SQLite.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
@@ -53,6 +55,16 @@ enum Msg {
 pub struct Store {
     jobs: mpsc::Sender<Msg>,
     path: PathBuf,
+    counters: Arc<Counters>,
+}
+
+/// How much work the writer thread has done.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Transactions committed.
+    pub commits: AtomicU64,
+    /// Calls run (each in its own savepoint).
+    pub calls: AtomicU64,
 }
 
 /// Settings changed by `channel_set`, stored so they survive restarts.
@@ -125,18 +137,31 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         schema::migrate(&mut conn)?;
         let (tx, rx) = mpsc::channel::<Msg>();
+        let counters = Arc::new(Counters::default());
         let thread = std::thread::Builder::new()
             .name("scv-store".into())
-            .spawn(move || writer(conn, rx))
+            .spawn({
+                let counters = counters.clone();
+                move || writer(conn, rx, &counters)
+            })
             .map_err(|e| {
                 StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
             })?;
-        let store = Store { jobs: tx, path };
+        let store = Store {
+            jobs: tx,
+            path,
+            counters,
+        };
         let guard = StoreGuard {
             thread: Some(thread),
             store: Some(store.clone()),
         };
         Ok((store, guard))
+    }
+
+    /// Commits and calls so far (for benchmarks and metrics).
+    pub fn counters(&self) -> &Counters {
+        &self.counters
     }
 
     /// The database file.
@@ -277,10 +302,11 @@ fn run_in_savepoint<R>(
     t: &Transaction<'_>,
     f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<R>,
 ) -> rusqlite::Result<R> {
-    t.execute_batch("SAVEPOINT call")?;
+    // Cached statements: a savepoint per call must stay cheap, it runs for every call.
+    t.prepare_cached("SAVEPOINT call")?.execute([])?;
     match f(t) {
         Ok(r) => {
-            t.execute_batch("RELEASE call")?;
+            t.prepare_cached("RELEASE call")?.execute([])?;
             Ok(r)
         }
         Err(e) => {
@@ -291,7 +317,7 @@ fn run_in_savepoint<R>(
 }
 
 /// The writer thread: take every queued call, run them in one transaction, commit, then answer.
-fn writer(mut conn: Connection, rx: mpsc::Receiver<Msg>) {
+fn writer(mut conn: Connection, rx: mpsc::Receiver<Msg>, counters: &Counters) {
     let mut closing = false;
     while !closing {
         let Ok(first) = rx.recv() else { break };
@@ -310,6 +336,10 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Msg>) {
             }
         }
         if !batch.is_empty() {
+            counters
+                .calls
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+            counters.commits.fetch_add(1, Ordering::Relaxed);
             run_batch(&mut conn, batch);
         }
     }

@@ -1,12 +1,314 @@
-//! The mail account component (replaced by the real adapter as it lands).
+//! The mail account component: watches one mailbox, claims and triages new mail, and sends
+//! digests to the account's mail chat (`report_to`).
+//!
+//! - `watch`: the IMAP loop (baseline, claim, decide, IDLE).
+//! - `report`: digests (build, send once, the daily cap) and the health counters.
+//! - `chat`: the owner's commands in the mail chat (`/digest`, `/reply N`) and reply confirmation.
+
+mod chat;
+mod report;
+mod watch;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
-use super::AdapterContext;
-use crate::config::AccountSpec;
-use crate::supervisor::Component;
+use chrono_tz::Tz;
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use scv_mail::{ErrorClass, ImapSettings, MailError, Password, Security, SmtpSettings};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+pub use chat::{MailChatRouter, ReplyConfirmation, TextConfirmation};
+
+use super::{AdapterContext, login_hint};
+use crate::config::{AccountKey, AccountSpec, ChannelSettings, MailSettings, MailTls};
+use crate::store::StoreError;
+use crate::supervisor::{Component, ComponentError, HealthHandle};
+use crate::triage::clock::{Clock, SystemClock};
+use crate::triage::model::{OpenAiTriage, TriageModel};
+
+/// Log directives a daemon must add to its filter: async-imap and lettre log raw protocol
+/// lines (headers and bodies) at trace/debug level, which would put mail text in the logs.
+pub const QUIET_PROTOCOL_LOGS: &[&str] = &["async_imap=info", "lettre=info"];
+
+/// Minutes between digests when the account sets none.
+const DEFAULT_INTERVAL_MINUTES: u64 = 60;
+/// Digests a day when the account sets no cap.
+const DEFAULT_MAX_DIGESTS: u32 = 12;
+
+/// What every mail account shares: the time zone, the clock, the mail-chat router.
+#[derive(Clone)]
+pub struct MailEnv {
+    /// The configured `timezone`: days and budgets reset at its midnight (machine zone if none).
+    pub timezone: Option<Tz>,
+    /// Where "now" comes from (tests use a manual clock).
+    pub clock: Arc<dyn Clock>,
+    /// Routes the owner's mail-chat messages to the mail accounts reporting there.
+    pub router: Arc<MailChatRouter>,
+    /// A model to use instead of the agent endpoint (benchmarks); `None` uses `[agent]`.
+    pub model: Option<Arc<dyn TriageModel>>,
+    /// Crash points for tests.
+    pub hooks: Arc<TestHooks>,
+}
+
+impl MailEnv {
+    /// The environment of a running daemon: system clock, fresh router.
+    pub fn new(timezone: Option<Tz>) -> Self {
+        MailEnv {
+            timezone,
+            clock: SystemClock::shared(),
+            router: MailChatRouter::new(),
+            model: None,
+            hooks: Arc::default(),
+        }
+    }
+}
+
+impl Default for MailEnv {
+    fn default() -> Self {
+        MailEnv::new(None)
+    }
+}
+
+/// Points where a test can make the component stop as if the process died there: once
+/// reached, nothing after the point runs, exactly as after `kill -9` (only commits survive).
+#[derive(Default)]
+pub struct TestHooks {
+    /// Stop after new mail is claimed, before it is decided.
+    pub stop_after_claim: AtomicBool,
+    /// Stop after a digest is built and stored, before it goes to the outbox.
+    pub stop_after_digest_build: AtomicBool,
+    /// Notified when a stop point is reached.
+    pub reached: Notify,
+}
+
+impl TestHooks {
+    /// Whether the point `flag` is armed; if so, announces it.
+    fn hit(&self, flag: &AtomicBool) -> bool {
+        let armed = flag.load(Ordering::SeqCst);
+        if armed {
+            self.reached.notify_waiters();
+            self.reached.notify_one();
+        }
+        armed
+    }
+}
+
+/// One mail account's settings and shared state, used by its loops and by the chat router.
+pub(crate) struct Account {
+    key: AccountKey,
+    id: String,
+    settings: MailSettings,
+    report_to: Option<AccountKey>,
+    ctx: AdapterContext,
+    env: MailEnv,
+    model: Option<Arc<dyn TriageModel>>,
+    budget: u64,
+    interval: chrono::Duration,
+    max_digests: u32,
+    /// Serializes digest building between the timer and `/digest`.
+    digest_lock: tokio::sync::Mutex<()>,
+    /// New report items (or `/digest`) wake the digest loop.
+    wake: Notify,
+    last_check: AtomicU64,
+}
 
 /// The component for one mail account.
 pub fn build(spec: &AccountSpec, ctx: &AdapterContext) -> Arc<dyn Component> {
-    super::unavailable(spec, ctx)
+    let ChannelSettings::Mail(settings) = &spec.settings else {
+        return super::unavailable(spec, ctx);
+    };
+    let env = ctx.mail.clone();
+    let model = env.model.clone().or_else(|| {
+        OpenAiTriage::from_config(&ctx.agent).map(|m| Arc::new(m) as Arc<dyn TriageModel>)
+    });
+    let account = Arc::new(Account {
+        key: spec.key.clone(),
+        id: spec.key.to_string(),
+        settings: settings.clone(),
+        report_to: settings.report_to.clone(),
+        ctx: ctx.clone(),
+        env,
+        model,
+        budget: settings
+            .token_budget
+            .unwrap_or(crate::triage::budget::DEFAULT_BUDGET),
+        interval: chrono::Duration::minutes(
+            settings
+                .digest_interval_minutes
+                .unwrap_or(DEFAULT_INTERVAL_MINUTES)
+                .clamp(1, 7 * 24 * 60) as i64,
+        ),
+        max_digests: settings.max_digests_per_day.unwrap_or(DEFAULT_MAX_DIGESTS),
+        digest_lock: tokio::sync::Mutex::new(()),
+        wake: Notify::new(),
+        last_check: AtomicU64::new(0),
+    });
+    Arc::new(MailComponent {
+        account,
+        spec: spec.clone(),
+    })
 }
+
+/// The supervised component: the IMAP loop and the digest loop of one account.
+struct MailComponent {
+    account: Arc<Account>,
+    spec: AccountSpec,
+}
+
+impl Component for MailComponent {
+    fn run(
+        self: Arc<Self>,
+        health: HealthHandle,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<(), ComponentError>> {
+        async move {
+            let acct = self.account.clone();
+            acct.env.router.register(&acct.ctx.conversation, &acct);
+            let stop = cancel.child_token();
+            let digests = tokio::spawn(report::digest_loop(
+                acct.clone(),
+                health.clone(),
+                stop.clone(),
+            ));
+            let result = watch::watch(&acct, &self.spec, &health, &cancel).await;
+            stop.cancel();
+            let _ = digests.await;
+            acct.refresh_health(&health).await;
+            result
+        }
+        .boxed()
+    }
+}
+
+impl Account {
+    /// The watched mailbox.
+    fn mailbox(&self) -> String {
+        self.settings
+            .mailbox
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| "INBOX".to_string())
+    }
+
+    /// The account's IMAP password, from the credential store.
+    async fn password(&self, spec: &AccountSpec) -> Result<Password, ComponentError> {
+        let creds = self.ctx.credentials.clone();
+        let id = self.id.clone();
+        let loaded = tokio::task::spawn_blocking(move || creds.load(&id))
+            .await
+            .map_err(|e| ComponentError::transient(e.to_string()))?;
+        match loaded {
+            Ok(Some(c)) => match c.get("password") {
+                Some(p) => Ok(Password::new(p.expose())),
+                None => Err(ComponentError::fatal(
+                    "no mail password stored",
+                    login_hint(spec),
+                )),
+            },
+            Ok(None) => Err(ComponentError::fatal("not logged in", login_hint(spec))),
+            Err(e) => Err(ComponentError::fatal(
+                format!("cannot read credentials: {e}"),
+                login_hint(spec),
+            )),
+        }
+    }
+
+    /// The address replies are sent from: the stored `address`, else the login if it is one.
+    async fn own_address(&self) -> String {
+        let creds = self.ctx.credentials.clone();
+        let id = self.id.clone();
+        let stored = tokio::task::spawn_blocking(move || creds.load(&id))
+            .await
+            .ok()
+            .and_then(|r| r.ok().flatten())
+            .and_then(|c| c.get("address").map(|a| a.expose().to_string()));
+        stored.unwrap_or_else(|| own_address(&self.settings))
+    }
+
+    fn imap_settings(&self, password: Password) -> ImapSettings {
+        imap_settings(&self.settings, password)
+    }
+
+    fn smtp_settings(&self, password: Password) -> Option<SmtpSettings> {
+        let s = &self.settings;
+        let host = s.smtp_host.clone()?;
+        let tls = s.smtp_tls.unwrap_or(s.tls);
+        let port = s.smtp_port.unwrap_or(match tls {
+            MailTls::Implicit => 465,
+            MailTls::Starttls => 587,
+            MailTls::None => 25,
+        });
+        let mut out = SmtpSettings::new(
+            host,
+            port,
+            security(tls),
+            Some((s.username.clone(), password)),
+        );
+        out.tls_ca = s.tls_ca.as_deref().map(crate::config::expand_tilde);
+        Some(out)
+    }
+
+    /// Maps a mail error to what the supervisor should do.
+    fn error(&self, spec: &AccountSpec, e: &MailError) -> ComponentError {
+        match e.classify() {
+            ErrorClass::Fatal { auth: true } => {
+                ComponentError::fatal("the mail server rejected the credentials", login_hint(spec))
+            }
+            ErrorClass::Fatal { auth: false } => ComponentError::fatal(
+                e.to_string(),
+                format!(
+                    "fix the [mail.{}] settings, then run `scv-bridge reload`",
+                    self.key.account
+                ),
+            ),
+            ErrorClass::Transient | ErrorClass::Rejected => {
+                ComponentError::transient(e.to_string())
+            }
+        }
+    }
+}
+
+/// A store failure is transient: the next run retries from what was committed.
+fn store_error(e: StoreError) -> ComponentError {
+    ComponentError::transient(e.to_string())
+}
+
+fn security(tls: MailTls) -> Security {
+    match tls {
+        MailTls::Implicit => Security::Tls,
+        MailTls::Starttls => Security::StartTls,
+        MailTls::None => Security::Plain,
+    }
+}
+
+/// IMAP settings for a mail account.
+pub fn imap_settings(s: &MailSettings, password: Password) -> ImapSettings {
+    let port = s.imap_port.unwrap_or(match s.tls {
+        MailTls::Implicit => 993,
+        _ => 143,
+    });
+    let mut out = ImapSettings::new(
+        s.imap_host.clone(),
+        port,
+        security(s.tls),
+        s.username.clone(),
+        password,
+    );
+    out.tls_ca = s.tls_ca.as_deref().map(crate::config::expand_tilde);
+    out
+}
+
+/// The account's address when none is stored: the login if it looks like one.
+fn own_address(s: &MailSettings) -> String {
+    if s.username.contains('@') {
+        s.username.clone()
+    } else {
+        format!("{}@{}", s.username, s.imap_host)
+    }
+}
+
+/// How long to wait before re-checking without news: IDLE refreshes itself inside this.
+const WAIT: Duration = Duration::from_secs(600);

@@ -103,3 +103,90 @@ impl ChatSender for MemoryChannel {
         })
     }
 }
+
+/// A component that attaches a [`MemoryChannel`] account to the pipeline while it runs.
+pub struct MemoryComponent {
+    /// The account's settings.
+    pub spec: crate::config::AccountSpec,
+    /// The owner's id on this fake platform.
+    pub owner: Option<String>,
+    /// Where its messages go.
+    pub channel: Arc<MemoryChannel>,
+    /// The pipeline to attach to.
+    pub conversation: Arc<crate::conversation::Conversation>,
+}
+
+impl crate::supervisor::Component for MemoryComponent {
+    fn capabilities(&self) -> crate::supervisor::Capabilities {
+        crate::supervisor::Capabilities {
+            typing: true,
+            ..Default::default()
+        }
+    }
+
+    fn run(
+        self: Arc<Self>,
+        health: crate::supervisor::HealthHandle,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> BoxFuture<'static, Result<(), crate::supervisor::ComponentError>> {
+        Box::pin(async move {
+            health.set_ids(Some("memory-bot".into()), self.owner.clone());
+            let link = crate::conversation::AccountLink {
+                account: self.spec.key.clone(),
+                senders: self.spec.senders,
+                remote_tools: self.spec.remote_tools,
+                purpose: self.spec.purpose,
+                owner: self.owner.clone().map(crate::conversation::SenderId::new),
+                workspace: self.spec.workspace.clone(),
+                channel_label: "WeChat",
+                capabilities: self.capabilities(),
+                health: health.clone(),
+                sender: self.channel.clone(),
+            };
+            let _attached = self.conversation.attach(link);
+            health.connected();
+            cancel.cancelled().await;
+            Ok(())
+        })
+    }
+}
+
+/// Builds a [`MemoryComponent`] for every account, one channel per account, one owner for all.
+pub struct MemoryFactory {
+    owner: Option<String>,
+    conversation: Arc<crate::conversation::Conversation>,
+    channels: Mutex<std::collections::BTreeMap<String, Arc<MemoryChannel>>>,
+}
+
+impl MemoryFactory {
+    /// A factory whose accounts all have `owner` and feed `conversation`.
+    pub fn new(
+        owner: Option<&str>,
+        conversation: Arc<crate::conversation::Conversation>,
+    ) -> Arc<Self> {
+        Arc::new(MemoryFactory {
+            owner: owner.map(str::to_string),
+            conversation,
+            channels: Mutex::new(Default::default()),
+        })
+    }
+
+    /// The channel of account `id` (`wechat:phone`), created on first use.
+    pub fn channel(&self, id: &str) -> Arc<MemoryChannel> {
+        let mut map = self.channels.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(id.to_string())
+            .or_insert_with(|| MemoryChannel::new(2000, Duration::ZERO))
+            .clone()
+    }
+}
+
+impl crate::supervisor::ComponentFactory for MemoryFactory {
+    fn build(&self, spec: &crate::config::AccountSpec) -> Arc<dyn crate::supervisor::Component> {
+        Arc::new(MemoryComponent {
+            spec: spec.clone(),
+            owner: self.owner.clone(),
+            channel: self.channel(&spec.key.to_string()),
+            conversation: self.conversation.clone(),
+        })
+    }
+}

@@ -28,6 +28,8 @@ pub struct AdapterContext {
     pub conversation: Arc<Conversation>,
     /// The agent configuration (the mail triage's model endpoint).
     pub agent: AgentConfig,
+    /// What mail accounts share: the `timezone`, the clock, the mail-chat router.
+    pub mail: mail::MailEnv,
 }
 
 /// Builds the real component for each account.

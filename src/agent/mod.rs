@@ -4,13 +4,22 @@
 //! chat) and sends the returned text; it never branches on the backend.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::AccountKey;
+use crate::config::{AccountKey, AgentBackend, AgentConfig};
 use crate::conversation::ChatId;
+use crate::store::Store;
+
+pub mod openai;
+pub mod scv;
+
+pub use openai::history::{DailyUsage, daily_usage};
+pub use openai::{ChatMessage, OpenAiAgent, OpenAiOptions, Role};
+pub use scv::{ScvAgent, ScvOptions, Transport};
 
 /// One conversation with the agent: an account's chat.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -135,5 +144,15 @@ pub trait Agent: Send + Sync + 'static {
     /// Releases everything (child processes, connections) at shutdown.
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
+    }
+}
+
+/// Builds the backend `[agent]` selects; the error says which setting is missing or wrong.
+///
+/// The store keeps the `openai` backend's history; the `scv` server keeps its own.
+pub fn from_config(cfg: &AgentConfig, store: Store) -> Result<Arc<dyn Agent>, String> {
+    match cfg.backend {
+        AgentBackend::Openai => Ok(Arc::new(OpenAiAgent::from_config(cfg, store)?)),
+        AgentBackend::Scv => Ok(Arc::new(ScvAgent::from_config(cfg)?)),
     }
 }

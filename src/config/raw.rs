@@ -199,6 +199,7 @@ pub(super) struct RawConfig {
     credentials: CredentialsMode,
     notify: Option<AccountKey>,
     timezone: Option<String>,
+    metrics_listen: Option<String>,
     #[serde(default)]
     agent: AgentConfig,
     #[serde(default)]
@@ -227,6 +228,16 @@ impl RawConfig {
                     "",
                     Some("timezone"),
                     format!("expected an IANA time zone such as Asia/Shanghai, found '{tz}'"),
+                )
+            })?),
+        };
+        let metrics_listen = match &self.metrics_listen {
+            None => None,
+            Some(addr) => Some(addr.parse::<std::net::SocketAddr>().map_err(|_| {
+                err(
+                    "",
+                    Some("metrics_listen"),
+                    format!("expected an address such as 127.0.0.1:9464, found '{addr}'"),
                 )
             })?),
         };
@@ -324,6 +335,7 @@ impl RawConfig {
             credentials: self.credentials,
             notify: self.notify,
             timezone,
+            metrics_listen,
             agent: self.agent,
             accounts,
         })

@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use super::journal;
-use super::message::{Inbound, OutboundKind};
+use super::message::Inbound;
 use super::{AccountRuntime, Conversation};
 use crate::agent::SessionKey;
-use crate::policy::{Decision, decide};
+use crate::policy::Decision;
 use crate::protocol::ComponentState;
 
 /// A built-in command; owner only, never sent to the agent.
@@ -38,16 +38,23 @@ const HELP: &str = "Commands: /new starts a fresh conversation, /stop cancels th
 
 /// Handles a fast-lane message, then marks it done.
 pub(super) async fn handle_fast(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, m: Inbound) {
+    // Exactly one handler per message: the route that journaled it and the resume after an
+    // attach may both try; the claim decides.
+    let (a, id, run) = (m.account.clone(), m.msg_id.clone(), rt.run.clone());
+    match conv
+        .store
+        .call(move |t| journal::claim_fast(t, &a, &id, &run))
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => {
+            tracing::error!(account = %m.account, error = %e, "cannot claim a message");
+            return;
+        }
+    }
     let l = &rt.link;
-    let owner = l.owner.as_ref().map(|o| o.as_str());
-    let from_owner = owner == Some(m.sender.as_str());
-    let decision = decide(
-        l.senders,
-        l.remote_tools,
-        l.purpose,
-        owner,
-        m.sender.as_str(),
-    );
+    let (decision, from_owner) = l.decide(&m.sender);
     let answers = conv.answers.read().ok().and_then(|a| a.clone());
     if decision == Decision::MailChat {
         let handler = conv.mail_chat.read().ok().and_then(|h| h.clone());
@@ -61,24 +68,10 @@ pub(super) async fn handle_fast(conv: Arc<Conversation>, rt: Arc<AccountRuntime>
         a.handle(l, m.clone()).await;
     } else if let (Some(cmd), true) = (parse(&m.text), from_owner) {
         let answer = run_command(&conv, &rt, &m, cmd).await;
-        let key = format!("{}/{}/cmd", m.account, m.msg_id);
-        let pieces = super::split(&answer, l.sender.limits().max_chars);
-        if let Err(e) = conv
-            .enqueue(
-                &m.account,
-                &m.chat,
-                &pieces,
-                None,
-                &key,
-                &m.reply,
-                OutboundKind::Reply,
-            )
-            .await
-        {
+        if let Err(e) = conv.reply_text(&rt, &m, "cmd", &answer).await {
             tracing::error!(account = %m.account, error = %e, "cannot queue a command's answer");
             return;
         }
-        conv.chat(&rt, &m.chat).send_wake.notify_one();
     } else if matches!(decision, Decision::Drop(_)) {
         // The policy changed since it was journaled (reattached with other settings): drop it.
     } else {

@@ -133,17 +133,36 @@ pub fn next_in_chat(
     .optional()
 }
 
-/// Every message of the account in `state`, oldest first (crash replay).
-pub fn all_in_state(
+/// Claims a fast-lane message for the attachment `run` (a per-attach tag); false when another has it.
+///
+/// A message claimed by an earlier attachment (a crash, a restart) can be claimed again.
+pub fn claim_fast(
     t: &Transaction<'_>,
     account: &AccountKey,
-    state: JournalState,
+    msg: &PlatformMsgId,
+    run: &str,
+) -> rusqlite::Result<bool> {
+    let tag = format!("run:{run}");
+    let n = t
+        .prepare_cached(
+            "UPDATE inbound_journal SET state = ?3 WHERE account = ?1 AND msg_id = ?2
+             AND (state = 'fast' OR (state LIKE 'run:%' AND state != ?3))",
+        )?
+        .execute(params![account.to_string(), msg.as_str(), tag])?;
+    Ok(n == 1)
+}
+
+/// Fast-lane messages not yet handled by the attachment `run` (left by a crash or not yet started).
+pub fn fast_to_resume(
+    t: &Transaction<'_>,
+    account: &AccountKey,
+    run: &str,
 ) -> rusqlite::Result<Vec<Pending>> {
     let mut st = t.prepare_cached(
         "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools FROM inbound_journal
-         WHERE account = ?1 AND state = ?2 ORDER BY rowid",
+         WHERE account = ?1 AND (state = 'fast' OR (state LIKE 'run:%' AND state != ?2)) ORDER BY rowid",
     )?;
-    let rows = st.query_map(params![account.to_string(), state.as_str()], |r| {
+    let rows = st.query_map(params![account.to_string(), format!("run:{run}")], |r| {
         row_to_pending(account, r)
     })?;
     rows.collect()
@@ -169,7 +188,7 @@ pub fn finish(
 /// Chats of the account that have open journal rows or pending outbox items.
 pub fn open_chats(t: &Transaction<'_>, account: &AccountKey) -> rusqlite::Result<Vec<ChatId>> {
     let mut st = t.prepare_cached(
-        "SELECT chat FROM inbound_journal WHERE account = ?1 AND state IN ('new', 'fast')
+        "SELECT chat FROM inbound_journal WHERE account = ?1 AND (state IN ('new', 'fast') OR state LIKE 'run:%')
          UNION SELECT chat FROM outbox WHERE account = ?1 AND state = 'pending'",
     )?;
     let rows = st.query_map([account.to_string()], |r| Ok(ChatId(r.get(0)?)))?;
@@ -238,7 +257,7 @@ pub fn next_outbound(
     account: &AccountKey,
     chat: &ChatId,
 ) -> rusqlite::Result<Option<Outbound>> {
-    t.prepare_cached(
+    let found = t.prepare_cached(
         "SELECT o.id, o.text, o.rich, o.idem_key, o.reply, o.kind, o.attempts, COALESCE(c.reply, '')
          FROM outbox o LEFT JOIN chat_state c ON c.account = o.account AND c.chat = o.chat
          WHERE o.account = ?1 AND o.chat = ?2 AND o.state = 'pending' ORDER BY o.id LIMIT 1",
@@ -261,7 +280,12 @@ pub fn next_outbound(
             latest_reply: ReplyContext(r.get(7)?),
         })
     })
-    .optional()
+    .optional()?;
+    if let Some(o) = &found {
+        t.prepare_cached("UPDATE outbox SET attempts = attempts + 1 WHERE id = ?1")?
+            .execute([o.id])?;
+    }
+    Ok(found)
 }
 
 /// Pending outbox items of a chat.
@@ -277,13 +301,6 @@ pub fn pending_count(
         r.get::<_, i64>(0)
     })
     .map(|n| n as u64)
-}
-
-/// Records a send attempt before it is made, so a retry after a crash knows it may be a repeat.
-pub fn count_attempt(t: &Transaction<'_>, id: i64) -> rusqlite::Result<()> {
-    t.prepare_cached("UPDATE outbox SET attempts = attempts + 1 WHERE id = ?1")?
-        .execute([id])
-        .map(drop)
 }
 
 /// Marks an item sent (its text is forgotten) or failed for good.

@@ -56,6 +56,21 @@ pub trait ChatSender: Send + Sync + 'static {
     }
 }
 
+impl AccountLink {
+    /// The policy's decision for a message from `sender`, and whether the sender is the owner.
+    pub fn decide(&self, sender: &SenderId) -> (crate::policy::Decision, bool) {
+        let owner = self.owner.as_ref().map(SenderId::as_str);
+        let decision = crate::policy::decide(
+            self.senders,
+            self.remote_tools,
+            self.purpose,
+            owner,
+            sender.as_str(),
+        );
+        (decision, owner == Some(sender.as_str()))
+    }
+}
+
 /// Everything the pipeline needs to know about a running account.
 #[derive(Clone)]
 pub struct AccountLink {

@@ -33,7 +33,7 @@ pub use stats::Stats;
 
 use crate::agent::Agent;
 use crate::config::AccountKey;
-use crate::policy::{Decision, decide};
+use crate::policy::Decision;
 use crate::store::{Store, StoreError};
 use journal::{Entry, JournalState, NewOutbound};
 
@@ -60,6 +60,8 @@ pub struct Conversation {
 /// One attached account: its link and its chats' workers.
 struct AccountRuntime {
     link: AccountLink,
+    /// Tags fast-lane claims of this attachment, so a restart can tell its own from a crashed one's.
+    run: String,
     cancel: CancellationToken,
     chats: Mutex<HashMap<ChatId, Arc<ChatRuntime>>>,
 }
@@ -111,6 +113,11 @@ impl Conversation {
         })
     }
 
+    /// Releases the agent backend (child processes, connections) at shutdown.
+    pub async fn close(&self) {
+        self.agent.close().await;
+    }
+
     /// Counters of what happened (received, dropped by reason, answered, sent, failures).
     pub fn stats(&self) -> &Stats {
         &self.stats
@@ -143,6 +150,7 @@ impl Conversation {
         let account = link.account.clone();
         let rt = Arc::new(AccountRuntime {
             link,
+            run: format!("{:016x}", rand::random::<u64>()),
             cancel: cancel.clone(),
             chats: Mutex::new(HashMap::new()),
         });
@@ -163,14 +171,14 @@ impl Conversation {
     /// Starts workers for every chat with open work, and replays fast-lane messages.
     async fn resume(self: Arc<Self>, rt: Arc<AccountRuntime>) {
         let account = rt.link.account.clone();
-        let a = account.clone();
+        let (a, run) = (account.clone(), rt.run.clone());
         let loaded = self
             .store
             .call(move |t| {
                 journal::purge_old(t)?;
                 Ok((
                     journal::open_chats(t, &a)?,
-                    journal::all_in_state(t, &a, JournalState::Fast)?,
+                    journal::fast_to_resume(t, &a, &run)?,
                 ))
             })
             .await;
@@ -221,16 +229,7 @@ impl Conversation {
                 tools: false,
             };
         };
-        let l = &rt.link;
-        let owner = l.owner.as_ref().map(SenderId::as_str);
-        let is_owner = owner == Some(m.sender.as_str());
-        let decision = decide(
-            l.senders,
-            l.remote_tools,
-            l.purpose,
-            owner,
-            m.sender.as_str(),
-        );
+        let (decision, is_owner) = rt.link.decide(&m.sender);
         let answer = self.answers.read().ok().and_then(|a| a.clone());
         let (state, tools) = match decision {
             Decision::Drop(reason) => {
@@ -271,7 +270,7 @@ impl Conversation {
             return;
         }
         let chat = self.chat(&rt, &m.chat);
-        chat.window_wake.notify_one();
+        chat.window_wake.notify_waiters();
         match e.state {
             JournalState::New => chat.turn_wake.notify_one(),
             JournalState::Fast => self.clone().spawn_fast(rt, m.clone()),
@@ -312,6 +311,30 @@ impl Conversation {
     pub async fn delivery_state(&self, key: &str) -> Result<Option<String>, StoreError> {
         let k = format!("{key}/0");
         self.store.call(move |t| journal::outbox_state(t, &k)).await
+    }
+
+    /// Answers message `m` with `text` (split to the account's limit) under `<account>/<msg>/<suffix>`.
+    async fn reply_text(
+        self: &Arc<Self>,
+        rt: &Arc<AccountRuntime>,
+        m: &Inbound,
+        suffix: &str,
+        text: &str,
+    ) -> Result<(), StoreError> {
+        let key = format!("{}/{}/{suffix}", m.account, m.msg_id);
+        let pieces = split(text, rt.link.sender.limits().max_chars);
+        self.enqueue(
+            &m.account,
+            &m.chat,
+            &pieces,
+            None,
+            &key,
+            &m.reply,
+            OutboundKind::Reply,
+        )
+        .await?;
+        self.chat(rt, &m.chat).send_wake.notify_one();
+        Ok(())
     }
 
     /// Stores pieces in the outbox under `key/<n>`; the rich payload rides on the first piece.

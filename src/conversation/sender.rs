@@ -22,12 +22,18 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     let mut last_sent: Option<Instant> = None;
     let mut attempt: u32 = 0;
     let mut window_note = false;
+    // Marking an item sent also takes the next one, saving a round trip per message.
+    let mut prefetched: Option<super::Outbound> = None;
     loop {
-        let (a, c) = (rt.link.account.clone(), chat.chat.clone());
-        let next = conv
-            .store
-            .call(move |t| journal::next_outbound(t, &a, &c))
-            .await;
+        let next = match prefetched.take() {
+            Some(m) => Ok(Some(m)),
+            None => {
+                let (a, c) = (rt.link.account.clone(), chat.chat.clone());
+                conv.store
+                    .call(move |t| journal::next_outbound(t, &a, &c))
+                    .await
+            }
+        };
         let msg = match next {
             Ok(Some(m)) => m,
             Ok(None) => {
@@ -51,14 +57,10 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             return;
         }
         let id = msg.id;
-        if let Err(e) = conv
-            .store
-            .call(move |t| journal::count_attempt(t, id))
-            .await
-        {
-            tracing::error!(account = %rt.link.account, error = %e, "cannot record a send attempt");
-            continue;
-        }
+        // Listen for the peer before sending: a message arriving during the send reopens the window.
+        let peer_wrote = chat.window_wake.notified();
+        tokio::pin!(peer_wrote);
+        peer_wrote.as_mut().enable();
         let result = rt.link.sender.send(&msg).await;
         let delay = match result {
             Ok(()) => {
@@ -69,8 +71,19 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                     window_note = false;
                     rt.link.health.note(None);
                 }
-                if let Err(e) = conv.store.call(move |t| journal::settle(t, id, None)).await {
-                    tracing::error!(account = %rt.link.account, error = %e, "cannot mark a message sent");
+                let (a, c) = (rt.link.account.clone(), chat.chat.clone());
+                let settled = conv
+                    .store
+                    .call(move |t| {
+                        journal::settle(t, id, None)?;
+                        journal::next_outbound(t, &a, &c)
+                    })
+                    .await;
+                match settled {
+                    Ok(next) => prefetched = next,
+                    Err(e) => {
+                        tracing::error!(account = %rt.link.account, error = %e, "cannot mark a message sent")
+                    }
                 }
                 continue;
             }
@@ -88,7 +101,6 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 d
             }
             Err(SendError::WindowClosed(reason)) => {
-                conv.stats.send_failed(&rt.link.account, "window_closed");
                 let (a, c) = (rt.link.account.clone(), chat.chat.clone());
                 let n = conv
                     .store
@@ -102,8 +114,9 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 };
                 rt.link.health.note(Some(format!("{n} {plural}: {reason}")));
                 window_note = true;
+                conv.stats.send_failed(&rt.link.account, "window_closed");
                 tokio::select! {
-                    _ = chat.window_wake.notified() => {}
+                    _ = peer_wrote => {}
                     _ = tokio::time::sleep(WINDOW_RECHECK) => {}
                     _ = cancel.cancelled() => return,
                 }

@@ -16,12 +16,18 @@ const TYPING_EVERY: Duration = Duration::from_secs(5);
 pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: Arc<ChatRuntime>) {
     let cancel = rt.cancel.clone();
     let mut outage: Option<u32> = None;
+    // The call that stores an answer also fetches the next message, saving a round trip per message.
+    let mut prefetched: Option<Pending> = None;
     loop {
-        let (a, c) = (rt.link.account.clone(), chat.chat.clone());
-        let next = conv
-            .store
-            .call(move |t| journal::next_in_chat(t, &a, &c, JournalState::New))
-            .await;
+        let next = match prefetched.take() {
+            Some(p) => Ok(Some(p)),
+            None => {
+                let (a, c) = (rt.link.account.clone(), chat.chat.clone());
+                conv.store
+                    .call(move |t| journal::next_in_chat(t, &a, &c, JournalState::New))
+                    .await
+            }
+        };
         let pending = match next {
             Ok(Some(p)) => p,
             Ok(None) => {
@@ -39,7 +45,8 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             }
         };
         match turn(&conv, &rt, &chat, &pending).await {
-            TurnEnd::Done => {
+            TurnEnd::Done(next) => {
+                prefetched = next;
                 if outage.take().is_some() {
                     rt.link.health.note(None);
                 }
@@ -69,8 +76,8 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
 
 /// How one turn ended.
 enum TurnEnd {
-    /// Answered (or failed for good and told so): the message is done.
-    Done,
+    /// Answered (or failed for good and told so): the message is done; carries the chat's next one.
+    Done(Option<Pending>),
     /// The account is detaching: the message stays journaled for the next start.
     Shutdown,
     /// The agent could not be reached: keep the message and try again later.
@@ -141,16 +148,20 @@ async fn turn(
                 })
                 .collect();
             journal::enqueue(t, &a, &items)?;
-            journal::finish(t, &a, &id)
+            journal::finish(t, &a, &id)?;
+            journal::next_in_chat(t, &a, &chat_id, JournalState::New)
         })
         .await;
     match stored {
-        Ok(()) => chat.send_wake.notify_one(),
+        Ok(next) => {
+            chat.send_wake.notify_one();
+            TurnEnd::Done(next)
+        }
         Err(e) => {
-            tracing::error!(account = %m.account, error = %e, "cannot store an answer; it will be produced again")
+            tracing::error!(account = %m.account, error = %e, "cannot store an answer; it will be produced again");
+            TurnEnd::Done(None)
         }
     }
-    TurnEnd::Done
 }
 
 /// Runs `fut` while refreshing the chat's typing indicator.
@@ -191,21 +202,7 @@ async fn tell_owner_once(
         "The agent is not answering: {}. Your message is kept and will be answered when it is back.",
         err.message
     );
-    let key = format!("{}/{}/unavailable", m.account, m.msg_id);
-    let pieces = super::split(&text, rt.link.sender.limits().max_chars);
-    if conv
-        .enqueue(
-            &m.account,
-            &m.chat,
-            &pieces,
-            None,
-            &key,
-            &m.reply,
-            OutboundKind::Reply,
-        )
-        .await
-        .is_ok()
-    {
-        conv.chat(rt, &m.chat).send_wake.notify_one();
+    if let Err(e) = conv.reply_text(rt, m, "unavailable", &text).await {
+        tracing::error!(account = %m.account, error = %e, "cannot tell the owner the agent is down");
     }
 }

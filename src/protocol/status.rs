@@ -234,6 +234,9 @@ pub struct ConfirmInfo {
     pub chat: String,
     /// When no answer counts as no.
     pub deadline_unix_seconds: u64,
+    /// Extension: why a `failed` question failed, for people; omitted otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The state of a confirm question.

@@ -247,6 +247,7 @@ impl Harness {
                         store: s.clone(),
                         conversation,
                         agent: agent_config,
+                        mail: Default::default(),
                     },
                     cards,
                 })

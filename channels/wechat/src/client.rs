@@ -47,16 +47,28 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// One HTTP client for every account in the process: each reqwest client carries its own TLS
+/// configuration and root store (~150 KiB), which a daemon with hundreds of accounts should not
+/// repeat. Requests carry their own token, so sharing the pool shares nothing private.
+fn shared_http() -> Result<reqwest::Client, String> {
+    static SHARED: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    if let Some(c) = SHARED.get() {
+        return Ok(c.clone());
+    }
+    let built = reqwest::Client::builder()
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(SHARED.get_or_init(|| built).clone())
+}
+
 impl Client {
     /// A client for `base_url` (e.g. the `baseurl` login returned; a path prefix is kept).
     /// Without a token only the QR login calls work.
     pub fn new(base_url: &str, token: Option<BotToken>) -> Result<Client, Error> {
-        let http = reqwest::Client::builder()
-            .build()
-            .map_err(|e| Error::InvalidBaseUrl {
-                url: base_url.to_owned(),
-                detail: format!("cannot build the HTTP client: {e}"),
-            })?;
+        let http = shared_http().map_err(|e| Error::InvalidBaseUrl {
+            url: base_url.to_owned(),
+            detail: format!("cannot build the HTTP client: {e}"),
+        })?;
         Ok(Client {
             http,
             base: parse_base(base_url)?,

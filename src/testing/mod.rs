@@ -1,4 +1,8 @@
-//! A scriptable fake component and factory for tests; configuration can never select them.
+//! Fakes for tests; configuration can never select them.
+//!
+//! - A scriptable fake component and factory (this module).
+//! - [`fake_openai`]: an OpenAI-compatible chat completions server on loopback.
+//! - [`fake_scv`]: an SCV agent server on a Unix socket.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -8,6 +12,9 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+
+pub mod fake_openai;
+pub mod fake_scv;
 
 use crate::config::{AccountKey, AccountSpec};
 use crate::protocol::ComponentState;

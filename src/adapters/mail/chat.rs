@@ -1,0 +1,361 @@
+//! The owner's commands in the mail chat: `/digest`, `/reply N <text>`, and the yes/no that
+//! confirms a drafted reply. Nothing here reaches a model, and no text is logged.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use futures_util::future::BoxFuture;
+use scv_mail::{
+    BuiltMessage, ErrorClass, ImapSession, MailAddress, SmtpSender, build_message, reply_to,
+};
+
+use super::Account;
+use super::report::Flush;
+use crate::conversation::{AccountLink, Conversation, Inbound, MailChatHandler};
+use crate::triage::db::{self, PendingReply};
+
+const HELP: &str = "Mail chat: /digest sends what is waiting now; /reply N <text> answers item N of \
+the last digest (you confirm before it is sent).";
+
+/// How the owner confirms a drafted reply. Today a stored pending reply answered with a plain
+/// yes or no in the mail chat; a confirm question can implement this later.
+pub trait ReplyConfirmation: Send + Sync + 'static {
+    /// The question put to the owner.
+    fn question(&self, recipient: &str, body: &str) -> String;
+
+    /// The owner's answer: yes, no, or `None` when the text is not an answer.
+    fn answer(&self, text: &str) -> Option<bool>;
+}
+
+/// Yes/no typed in the chat: `yes`, `y`, `是` (and `no`, `n`, `否`).
+pub struct TextConfirmation;
+
+impl ReplyConfirmation for TextConfirmation {
+    fn question(&self, recipient: &str, body: &str) -> String {
+        format!("Send this reply to {recipient}? (yes/no)\n\n{body}")
+    }
+
+    fn answer(&self, text: &str) -> Option<bool> {
+        match text
+            .trim()
+            .trim_end_matches(['.', '!', '。', '！'])
+            .to_lowercase()
+            .as_str()
+        {
+            "yes" | "y" | "是" | "是的" | "好" => Some(true),
+            "no" | "n" | "否" | "不" | "取消" => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// Routes mail-chat messages to the mail accounts whose `report_to` is that chat's account.
+/// Installed on the conversation once, by the first mail account that starts.
+pub struct MailChatRouter {
+    installed: AtomicBool,
+    accounts: Mutex<Vec<Weak<Account>>>,
+    confirm: Arc<dyn ReplyConfirmation>,
+}
+
+impl MailChatRouter {
+    /// A router confirming replies by text.
+    pub fn new() -> Arc<Self> {
+        Arc::new(MailChatRouter {
+            installed: AtomicBool::new(false),
+            accounts: Mutex::new(Vec::new()),
+            confirm: Arc::new(TextConfirmation),
+        })
+    }
+
+    /// Adds (or replaces) a running account; installs the router on first use.
+    pub(super) fn register(self: &Arc<Self>, conv: &Arc<Conversation>, acct: &Arc<Account>) {
+        if !self.installed.swap(true, Ordering::SeqCst) {
+            conv.set_mail_chat_handler(self.clone());
+        }
+        if let Ok(mut list) = self.accounts.lock() {
+            list.retain(|w| w.upgrade().is_some_and(|a| a.key != acct.key));
+            list.push(Arc::downgrade(acct));
+        }
+    }
+
+    fn reporting_to(&self, link: &AccountLink) -> Vec<Arc<Account>> {
+        let list = self.accounts.lock().map(|l| l.clone()).unwrap_or_default();
+        list.iter()
+            .filter_map(Weak::upgrade)
+            .filter(|a| a.report_to.as_ref() == Some(&link.account))
+            .collect()
+    }
+
+    async fn answer(&self, link: &AccountLink, msg: &Inbound) -> String {
+        let accounts = self.reporting_to(link);
+        if accounts.is_empty() {
+            return "No mail account reports to this chat.".to_string();
+        }
+        let chat = msg.chat.as_str().to_string();
+        let text = msg.text.trim();
+        // A pending reply waits for yes/no first.
+        if let Some(yes) = self.confirm.answer(text) {
+            for a in &accounts {
+                let (id, c) = (a.id.clone(), chat.clone());
+                if let Ok(Some(p)) = a.ctx.store.call(move |t| db::pending(t, &id, &c)).await {
+                    return if yes {
+                        send_pending(a, &chat, p).await
+                    } else {
+                        let (id, c, now) = (a.id.clone(), chat.clone(), a.now());
+                        let _ = a
+                            .ctx
+                            .store
+                            .call(move |t| db::finish_pending(t, &id, &c, None, now))
+                            .await;
+                        "Not sent.".to_string()
+                    };
+                }
+            }
+            return "No reply is waiting for confirmation.".to_string();
+        }
+        let lower = text.to_lowercase();
+        if lower == "/digest" {
+            let mut sent = false;
+            for a in &accounts {
+                // The digest loop refreshes the counters and watches the delivery.
+                a.wake.notify_one();
+                match a.flush(true).await {
+                    Ok(Flush::Sent) => sent = true,
+                    Ok(Flush::CapReached) => {
+                        return "Today's digest limit is reached; the rest comes tomorrow."
+                            .to_string();
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(account = %a.id, error = %e, "cannot build a digest"),
+                }
+            }
+            return if sent {
+                String::new()
+            } else {
+                "Nothing new.".to_string()
+            };
+        }
+        if lower.starts_with("/reply") {
+            return match parse_reply(text) {
+                Some((n, body)) => draft(self.confirm.as_ref(), &accounts, &chat, n, body).await,
+                None => "Usage: /reply N <text>".to_string(),
+            };
+        }
+        HELP.to_string()
+    }
+}
+
+impl MailChatHandler for MailChatRouter {
+    fn handle<'a>(&'a self, link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let answer = self.answer(link, &msg).await;
+            if answer.is_empty() {
+                return;
+            }
+            let key = format!("mail-chat:{}/{}", link.account, msg.msg_id.as_str());
+            let conv = self
+                .reporting_to(link)
+                .first()
+                .map(|a| a.ctx.conversation.clone());
+            if let Some(conv) = conv
+                && let Err(e) = conv
+                    .send_proactive(&link.account, &msg.chat, &answer, None, &key)
+                    .await
+            {
+                tracing::warn!(account = %link.account, error = %e, "cannot queue a mail-chat answer");
+            }
+        })
+    }
+}
+
+/// `/reply 3 some text` → (3, "some text").
+fn parse_reply(text: &str) -> Option<(u32, &str)> {
+    let rest = text.get("/reply".len()..)?.trim_start();
+    let (n, body) = rest.split_once(char::is_whitespace)?;
+    let body = body.trim();
+    (!body.is_empty()).then_some((n.parse().ok()?, body))
+}
+
+/// Finds item `n` of the newest digest in this chat, fetches the original and stores a draft.
+async fn draft(
+    confirm: &dyn ReplyConfirmation,
+    accounts: &[Arc<Account>],
+    chat: &str,
+    n: u32,
+    body: &str,
+) -> String {
+    let mut newest: Option<(i64, i64, &Arc<Account>)> = None;
+    for a in accounts {
+        let (id, to) = (
+            a.id.clone(),
+            a.report_to
+                .as_ref()
+                .map(|k| k.to_string())
+                .unwrap_or_default(),
+        );
+        if let Ok(Some((digest, at))) = a
+            .ctx
+            .store
+            .call(move |t| db::latest_digest(t, &id, &to))
+            .await
+            && newest.is_none_or(|(_, t, _)| at > t)
+        {
+            newest = Some((digest, at, a));
+        }
+    }
+    let Some((digest, _, a)) = newest else {
+        return "No digest has been sent yet.".to_string();
+    };
+    let Ok(Some((place, uid))) = a
+        .ctx
+        .store
+        .call(move |t| db::digest_item(t, digest, n))
+        .await
+    else {
+        return format!("The last digest has no item {n}.");
+    };
+    let Some(password) = password(a).await else {
+        return "The mail account is not logged in.".to_string();
+    };
+    if a.smtp_settings(password.clone()).is_none() {
+        return "Replies are off for this account (no smtp_host).".to_string();
+    }
+    let original = async {
+        let mut imap = ImapSession::connect(&a.imap_settings(password)).await?;
+        let state = imap.examine(&place.mailbox).await?;
+        let items = if state.uid_validity.unwrap_or(0) == place.validity {
+            imap.fetch_items(&[uid]).await?
+        } else {
+            Vec::new()
+        };
+        imap.logout().await;
+        Ok::<_, scv_mail::MailError>(items.into_iter().next())
+    }
+    .await;
+    let original = match original {
+        Ok(Some(item)) => item,
+        Ok(None) => return "That mail is no longer in the mailbox.".to_string(),
+        Err(e) => return format!("Could not fetch that mail ({}); try again later.", e.code()),
+    };
+    let from = MailAddress::new(None, &a.own_address().await);
+    let built = reply_to(&original, from, body).and_then(|m| build_message(&m));
+    let built = match built {
+        Ok(b) => b,
+        Err(e) => return format!("Could not draft the reply ({}).", e.code()),
+    };
+    let recipient = built.envelope_to.join(", ");
+    let pending = PendingReply {
+        message_id: built.message_id.clone(),
+        raw: built.raw.clone(),
+        envelope_from: built.envelope_from.clone(),
+        envelope_to: built.envelope_to.join("\n"),
+    };
+    let (id, c, now) = (a.id.clone(), chat.to_string(), a.now());
+    if a.ctx
+        .store
+        .call(move |t| db::put_pending(t, &id, &c, &pending, now))
+        .await
+        .is_err()
+    {
+        return "Could not store the draft; try again.".to_string();
+    }
+    confirm.question(&recipient, body)
+}
+
+async fn password(a: &Account) -> Option<scv_mail::Password> {
+    let creds = a.ctx.credentials.clone();
+    let id = a.id.clone();
+    let c = tokio::task::spawn_blocking(move || creds.load(&id))
+        .await
+        .ok()?
+        .ok()??;
+    c.get("password")
+        .map(|p| scv_mail::Password::new(p.expose()))
+}
+
+/// Sends a confirmed reply over SMTP, saves it to Sent when the server has one, forgets it.
+async fn send_pending(a: &Account, chat: &str, p: PendingReply) -> String {
+    let Some(password) = password(a).await else {
+        return "The mail account is not logged in.".to_string();
+    };
+    let Some(smtp) = a.smtp_settings(password.clone()) else {
+        return "Replies are off for this account (no smtp_host).".to_string();
+    };
+    let message = BuiltMessage {
+        message_id: p.message_id.clone(),
+        raw: p.raw.clone(),
+        envelope_from: p.envelope_from.clone(),
+        envelope_to: p.envelope_to.lines().map(str::to_string).collect(),
+    };
+    let sent = async { SmtpSender::new(&smtp).await?.send(&message).await }.await;
+    let (id, c, now, mid) = (
+        a.id.clone(),
+        chat.to_string(),
+        a.now(),
+        p.message_id.clone(),
+    );
+    match sent {
+        Ok(()) => {
+            let _ = a
+                .ctx
+                .store
+                .call(move |t| db::finish_pending(t, &id, &c, Some(&mid), now))
+                .await;
+            tracing::info!(account = %a.id, "reply sent");
+            let saved = async {
+                let mut imap = ImapSession::connect(&a.imap_settings(password)).await?;
+                let folder = imap.append_to_sent(&message.raw).await?;
+                imap.logout().await;
+                Ok::<_, scv_mail::MailError>(folder)
+            }
+            .await;
+            match saved {
+                Ok(Some(_)) => "Sent (saved to Sent).".to_string(),
+                Ok(None) => "Sent.".to_string(),
+                Err(e) => format!("Sent, but not saved to Sent ({}).", e.code()),
+            }
+        }
+        Err(e) if e.classify() == ErrorClass::Transient => {
+            format!("Not sent yet ({}); answer yes again to retry.", e.code())
+        }
+        Err(e) => {
+            let _ = a
+                .ctx
+                .store
+                .call(move |t| db::finish_pending(t, &id, &c, None, now))
+                .await;
+            format!("The server refused the reply ({}).", e.code())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_commands_parse() {
+        assert_eq!(
+            parse_reply("/reply 3 Thanks, done."),
+            Some((3, "Thanks, done."))
+        );
+        assert_eq!(
+            parse_reply("/reply 12\nLine one\nLine two"),
+            Some((12, "Line one\nLine two"))
+        );
+        assert_eq!(parse_reply("/reply 3"), None);
+        assert_eq!(parse_reply("/reply x hi"), None);
+    }
+
+    #[test]
+    fn answers_parse() {
+        let c = TextConfirmation;
+        for y in ["yes", "Y", "是", "yes."] {
+            assert_eq!(c.answer(y), Some(true), "{y}");
+        }
+        for n in ["no", "N", "否"] {
+            assert_eq!(c.answer(n), Some(false), "{n}");
+        }
+        assert_eq!(c.answer("yes please send it"), None);
+    }
+}

@@ -1,0 +1,248 @@
+//! Digests and health counters: report items become one numbered digest per interval (at once
+//! when one is urgent), at most `max_digests_per_day`, each handed to the outbox exactly once.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::Account;
+use crate::config::AccountKey;
+use crate::conversation::ChatId;
+use crate::protocol::MailCounts;
+use crate::store::StoreError;
+use crate::supervisor::HealthHandle;
+use crate::triage::budget::{local_day, next_midnight};
+use crate::triage::db::{self, Unsent};
+use crate::triage::digest::render;
+
+/// What one [`Account::flush`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flush {
+    /// A digest went to the outbox.
+    Sent,
+    /// Nothing waits.
+    Nothing,
+    /// Items wait; the next digest is due at this Unix time.
+    NotDue(i64),
+    /// The daily cap is reached; items wait for the next local day.
+    CapReached,
+    /// No mail chat, or its owner is not known yet: items wait.
+    NoChat,
+    /// A test stop point was reached.
+    Halted,
+}
+
+/// Sends due digests and keeps the counters fresh until cancelled.
+pub(super) async fn digest_loop(
+    acct: Arc<Account>,
+    health: HealthHandle,
+    cancel: CancellationToken,
+) {
+    let mut jumps = acct.env.clock.jumps();
+    loop {
+        let flushed = match acct.flush(false).await {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(account = %acct.id, error = %e, "cannot build a digest");
+                Flush::Nothing
+            }
+        };
+        if flushed == Flush::Halted {
+            cancel.cancelled().await;
+            return;
+        }
+        let undelivered = acct.check_delivered().await;
+        acct.refresh_health(&health).await;
+        let now = acct.env.clock.now();
+        // Re-check each minute anyway: delivery states and counters change without a wake-up.
+        let mut wait = Duration::from_secs(if undelivered { 1 } else { 60 });
+        let midnight = (next_midnight(now, acct.env.timezone) - now)
+            .to_std()
+            .unwrap_or_default();
+        wait = wait.min(midnight + Duration::from_millis(10));
+        if let Flush::NotDue(at) = flushed {
+            let until = Duration::from_secs(at.saturating_sub(now.timestamp()).max(0) as u64);
+            wait = wait.min(until);
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = acct.wake.notified() => {}
+            _ = jumps.changed() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+impl Account {
+    /// The clock's Unix seconds.
+    pub(super) fn now(&self) -> i64 {
+        self.env.clock.now().timestamp()
+    }
+
+    /// The local day, as stored (`2026-03-01`).
+    pub(super) fn today(&self) -> String {
+        local_day(self.env.clock.now(), self.env.timezone).to_string()
+    }
+
+    /// The outbox key of digest `id`: stable, so a resend after a crash is dropped.
+    fn digest_key(&self, id: i64) -> String {
+        format!("mail:{}/digest/{id}", self.key.account)
+    }
+
+    /// The mail chat: the report_to account and its owner's chat (their user id).
+    pub(super) async fn mail_chat(&self) -> Option<(AccountKey, ChatId)> {
+        let report_to = self.report_to.clone()?;
+        let creds = self.ctx.credentials.clone();
+        let id = report_to.to_string();
+        let owner = tokio::task::spawn_blocking(move || creds.load(&id))
+            .await
+            .ok()?
+            .ok()
+            .flatten()?
+            .get("owner_id")
+            .map(|o| o.expose().to_string())
+            .filter(|o| !o.is_empty())?;
+        Some((report_to, ChatId::new(owner)))
+    }
+
+    /// Sends what is due (everything waiting when `force`), after re-sending any digest a
+    /// crash left between build and outbox.
+    pub(super) async fn flush(&self, force: bool) -> Result<Flush, StoreError> {
+        let _one = self.digest_lock.lock().await;
+        let a = self.id.clone();
+        for u in self.ctx.store.call(move |t| db::unsent(t, &a)).await? {
+            self.enqueue(u).await?;
+        }
+        let Some((report_to, chat)) = self.mail_chat().await else {
+            return Ok(Flush::NoChat);
+        };
+        let (a, day, now) = (self.id.clone(), self.today(), self.now());
+        let d = day.clone();
+        let (waiting, counters, today) = self
+            .ctx
+            .store
+            .call(move |t| {
+                Ok((
+                    db::waiting(t, &a)?,
+                    db::day_counters(t, &a, &d)?,
+                    db::digests_on(t, &a, &d)?,
+                ))
+            })
+            .await?;
+        let (urgent, oldest, count) = waiting;
+        let untold = counters[4].saturating_sub(counters[5]);
+        if count == 0 && !(force && untold > 0) {
+            return Ok(Flush::Nothing);
+        }
+        let due_at = oldest.map_or(now, |o| o + self.interval.num_seconds());
+        if !(force || urgent || now >= due_at) {
+            return Ok(Flush::NotDue(due_at));
+        }
+        if today >= self.max_digests {
+            return Ok(Flush::CapReached);
+        }
+        let (a, chat_s, to_s) = (
+            self.id.clone(),
+            chat.as_str().to_string(),
+            report_to.to_string(),
+        );
+        let name = self.key.account.clone();
+        let built = self
+            .ctx
+            .store
+            .call(move |t| {
+                db::build_digest(t, &a, &day, now, &chat_s, &to_s, |lines, untriaged| {
+                    render(&name, lines, untriaged)
+                })
+            })
+            .await?;
+        let Some(u) = built else {
+            return Ok(Flush::Nothing);
+        };
+        tracing::info!(account = %self.id, digest = u.id, "digest built");
+        if self.env.hooks.hit(&self.env.hooks.stop_after_digest_build) {
+            return Ok(Flush::Halted);
+        }
+        self.enqueue(u).await?;
+        Ok(Flush::Sent)
+    }
+
+    /// Hands a stored digest to the outbox (idempotent by its key), then drops its text.
+    async fn enqueue(&self, u: Unsent) -> Result<(), StoreError> {
+        let Some(account) = AccountKey::parse(&u.report_to) else {
+            return Ok(());
+        };
+        let key = self.digest_key(u.id);
+        self.ctx
+            .conversation
+            .send_proactive(&account, &ChatId::new(u.chat.clone()), &u.text, None, &key)
+            .await?;
+        let id = u.id;
+        self.ctx.store.call(move |t| db::mark_queued(t, id)).await?;
+        tracing::info!(account = %self.id, digest = id, "digest queued for the mail chat");
+        Ok(())
+    }
+
+    /// Marks digests the chat has delivered (until then their items count as `queued`).
+    /// Returns whether some still wait in the outbox.
+    pub(super) async fn check_delivered(&self) -> bool {
+        let a = self.id.clone();
+        let Ok(ids) = self
+            .ctx
+            .store
+            .call(move |t| db::queued_digests(t, &a))
+            .await
+        else {
+            return false;
+        };
+        let mut waiting = false;
+        for id in ids {
+            let key = self.digest_key(id);
+            let state = self.ctx.conversation.delivery_state(&key).await;
+            // `failed` digests will never arrive; counting them as waiting forever helps nobody.
+            if matches!(state.ok().flatten().as_deref(), Some("sent" | "failed")) {
+                let _ = self
+                    .ctx
+                    .store
+                    .call(move |t| db::mark_delivered(t, id))
+                    .await;
+            } else {
+                waiting = true;
+            }
+        }
+        waiting
+    }
+
+    /// Publishes the counters (counts only) in the account's health.
+    pub(super) async fn refresh_health(&self, health: &HealthHandle) {
+        let (a, day, now) = (self.id.clone(), self.today(), self.now());
+        let counts = self
+            .ctx
+            .store
+            .call(move |t| {
+                db::purge(t, &a, now - 30 * 86_400)?;
+                Ok((
+                    db::day_counters(t, &a, &day)?,
+                    db::live_counts(t, &a, now - 86_400)?,
+                ))
+            })
+            .await;
+        let Ok((c, (claimed, queued, messages_24h))) = counts else {
+            return;
+        };
+        let last = self.last_check.load(Ordering::Relaxed);
+        health.set_mail(MailCounts {
+            claimed,
+            queued,
+            seen_today: c[0],
+            triaged_today: c[1],
+            reported_today: c[2],
+            tokens_today: c[3],
+            token_budget: self.budget,
+            messages_24h,
+            last_check_unix_seconds: (last > 0).then_some(last),
+        });
+    }
+}

@@ -1,0 +1,286 @@
+//! The IMAP loop: baseline at UIDNEXT, claim each new UID in the store before anything else,
+//! decide every open claim exactly once (pre-filter, then the model within the budget), wait.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use scv_mail::{ImapSession, MailItem};
+use tokio_util::sync::CancellationToken;
+
+use super::{Account, WAIT, store_error};
+use crate::config::AccountSpec;
+use crate::supervisor::{ComponentError, HealthHandle};
+use crate::triage::budget::{fits, local_day};
+use crate::triage::db::{self, Decided, Place};
+use crate::triage::digest::item_line;
+use crate::triage::rules::{OwnIdentity, PreFilter, prefilter};
+use crate::triage::{Outcome, Urgency};
+
+/// Runs until cancelled (`Ok`) or a failure the supervisor must handle.
+pub(super) async fn watch(
+    acct: &Arc<Account>,
+    spec: &AccountSpec,
+    health: &HealthHandle,
+    cancel: &CancellationToken,
+) -> Result<(), ComponentError> {
+    let password = acct.password(spec).await?;
+    let settings = acct.imap_settings(password);
+    let mut imap = tokio::select! {
+        r = ImapSession::connect(&settings) => r.map_err(|e| acct.error(spec, &e))?,
+        _ = cancel.cancelled() => return Ok(()),
+    };
+    let mailbox = acct.mailbox();
+    // EXAMINE: read-only, so nothing here can change the owner's flags.
+    let state = imap
+        .examine(&mailbox)
+        .await
+        .map_err(|e| acct.error(spec, &e))?;
+    let place = Place {
+        mailbox: mailbox.clone(),
+        validity: state.uid_validity.unwrap_or(0),
+    };
+    let mut last_uid = position(acct, spec, &mut imap, &place, state.uid_next).await?;
+    health.connected();
+    let own = own_identity(acct).await?;
+    loop {
+        let new = imap
+            .uids_from(last_uid.saturating_add(1))
+            .await
+            .map_err(|e| acct.error(spec, &e))?;
+        acct.last_check.store(
+            acct.env.clock.now().timestamp().max(0) as u64,
+            Ordering::Relaxed,
+        );
+        if !new.is_empty() {
+            let (a, p, uids, now) = (acct.id.clone(), place.clone(), new.clone(), acct.now());
+            let claimed = acct
+                .ctx
+                .store
+                .call(move |t| db::claim(t, &a, &p, &uids, now))
+                .await
+                .map_err(store_error)?;
+            last_uid = new.iter().copied().max().unwrap_or(last_uid).max(last_uid);
+            tracing::debug!(account = %acct.id, claimed, "new mail claimed");
+            acct.refresh_health(health).await;
+            if acct.env.hooks.hit(&acct.env.hooks.stop_after_claim) {
+                cancel.cancelled().await;
+                return Ok(());
+            }
+        }
+        decide_open(acct, spec, &mut imap, &place, &own).await?;
+        acct.refresh_health(health).await;
+        health.connected();
+        match imap.wait_for_change(WAIT, cancel).await {
+            Ok(scv_mail::Wake::Cancelled) => {
+                imap.logout().await;
+                return Ok(());
+            }
+            Ok(_) => {}
+            Err(e) => return Err(acct.error(spec, &e)),
+        }
+    }
+}
+
+/// The stored cursor, after a first-start baseline or a UIDVALIDITY re-baseline when needed.
+async fn position(
+    acct: &Account,
+    spec: &AccountSpec,
+    imap: &mut ImapSession,
+    place: &Place,
+    uid_next: Option<u32>,
+) -> Result<u32, ComponentError> {
+    let (a, m) = (acct.id.clone(), place.mailbox.clone());
+    let stored = acct
+        .ctx
+        .store
+        .call(move |t| db::cursor(t, &a, &m))
+        .await
+        .map_err(store_error)?;
+    if let Some((validity, last)) = stored
+        && validity == place.validity
+    {
+        return Ok(last);
+    }
+    let next = match uid_next {
+        Some(n) => n,
+        None => {
+            let all = imap
+                .uid_search("ALL")
+                .await
+                .map_err(|e| acct.error(spec, &e))?;
+            all.last().copied().unwrap_or(0).saturating_add(1)
+        }
+    };
+    let baseline = next.saturating_sub(1);
+    let backfill = match (stored.is_none(), acct.settings.backfill_days) {
+        (true, Some(days)) if days > 0 => {
+            let since = local_day(acct.env.clock.now(), acct.env.timezone)
+                - chrono::Days::new(u64::from(days));
+            imap.uids_since(since)
+                .await
+                .map_err(|e| acct.error(spec, &e))?
+        }
+        _ => Vec::new(),
+    };
+    if stored.is_some() {
+        tracing::info!(account = %acct.id, "UIDVALIDITY changed: starting again at new mail");
+    }
+    let (a, p, now) = (acct.id.clone(), place.clone(), acct.now());
+    acct.ctx
+        .store
+        .call(move |t| {
+            db::baseline(t, &a, &p, baseline, now)?;
+            let old: Vec<u32> = backfill.into_iter().filter(|u| *u <= baseline).collect();
+            db::claim(t, &a, &p, &old, now)
+        })
+        .await
+        .map_err(store_error)?;
+    Ok(baseline)
+}
+
+async fn own_identity(acct: &Account) -> Result<OwnIdentity, ComponentError> {
+    let a = acct.id.clone();
+    let ids = acct
+        .ctx
+        .store
+        .call(move |t| db::sent_ids(t, &a))
+        .await
+        .map_err(store_error)?;
+    let mut addresses = vec![acct.own_address().await.to_ascii_lowercase()];
+    if acct.settings.username.contains('@') {
+        addresses.push(acct.settings.username.to_ascii_lowercase());
+    }
+    Ok(OwnIdentity {
+        addresses,
+        message_ids: ids.into_iter().collect(),
+    })
+}
+
+/// Decides every open claim: one batched FETCH per batch, pre-filter decisions stored per
+/// batch, each model decision stored as soon as it is made.
+async fn decide_open(
+    acct: &Arc<Account>,
+    spec: &AccountSpec,
+    imap: &mut ImapSession,
+    place: &Place,
+    own: &OwnIdentity,
+) -> Result<(), ComponentError> {
+    let (a, p) = (acct.id.clone(), place.clone());
+    let open = acct
+        .ctx
+        .store
+        .call(move |t| db::open_claims(t, &a, &p))
+        .await
+        .map_err(store_error)?;
+    for batch in open.chunks(200) {
+        let items = imap
+            .fetch_items(batch)
+            .await
+            .map_err(|e| acct.error(spec, &e))?;
+        let found: HashSet<u32> = items.iter().map(|i| i.uid).collect();
+        let mut quick: Vec<Decided> = batch
+            .iter()
+            .filter(|u| !found.contains(u))
+            .map(|&uid| Decided {
+                uid,
+                outcome: Outcome::Gone,
+                tokens: 0,
+                line: None,
+            })
+            .collect();
+        let mut for_model = Vec::new();
+        for item in items {
+            match prefilter(&item, own) {
+                PreFilter::Automated | PreFilter::Own => quick.push(Decided {
+                    uid: item.uid,
+                    outcome: Outcome::Rule,
+                    tokens: 0,
+                    line: None,
+                }),
+                PreFilter::Pass => for_model.push(item),
+            }
+        }
+        store_decisions(acct, place, quick).await?;
+        for item in for_model {
+            let d = judge(acct, &item).await?;
+            let report = matches!(d.outcome, Outcome::Report { .. });
+            store_decisions(acct, place, vec![d]).await?;
+            if report {
+                acct.wake.notify_one();
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn store_decisions(
+    acct: &Account,
+    place: &Place,
+    ds: Vec<Decided>,
+) -> Result<(), ComponentError> {
+    if ds.is_empty() {
+        return Ok(());
+    }
+    let (a, p, now) = (acct.id.clone(), place.clone(), acct.now());
+    let day = acct.today();
+    acct.ctx
+        .store
+        .call(move |t| db::decide(t, &a, &p, &day, now, &ds))
+        .await
+        .map_err(store_error)?;
+    Ok(())
+}
+
+/// The model's decision within the day's budget; no model configured means report it.
+async fn judge(acct: &Account, item: &MailItem) -> Result<Decided, ComponentError> {
+    let Some(model) = &acct.model else {
+        return Ok(report(item, Urgency::Normal, None, false, 0));
+    };
+    let (a, day) = (acct.id.clone(), acct.today());
+    let counters = acct
+        .ctx
+        .store
+        .call(move |t| db::day_counters(t, &a, &day))
+        .await
+        .map_err(store_error)?;
+    if !fits(counters[3], model.estimate(item), acct.budget) {
+        return Ok(Decided {
+            uid: item.uid,
+            outcome: Outcome::Budget,
+            tokens: 0,
+            line: None,
+        });
+    }
+    let v = model.triage(item).await;
+    if v.report {
+        Ok(report(item, v.urgency, v.summary, true, v.tokens))
+    } else {
+        Ok(Decided {
+            uid: item.uid,
+            outcome: Outcome::ModelNo,
+            tokens: v.tokens,
+            line: None,
+        })
+    }
+}
+
+fn report(
+    item: &MailItem,
+    urgency: Urgency,
+    summary: Option<String>,
+    triaged: bool,
+    tokens: u64,
+) -> Decided {
+    let line = item_line(item, summary.as_deref(), urgency == Urgency::Urgent);
+    Decided {
+        uid: item.uid,
+        outcome: Outcome::Report {
+            urgency,
+            summary,
+            triaged,
+        },
+        tokens,
+        line: Some(line),
+    }
+}

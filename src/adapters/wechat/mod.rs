@@ -1,0 +1,336 @@
+//! The WeChat account component: the iLink long poll feeding the conversation pipeline, and a
+//! sender that keeps to WeChat's rules.
+//!
+//! One run: load the stored login (never written here, so a task stopping after a new login
+//! cannot overwrite it), attach to the pipeline, `notifystart`, then poll. Each batch is
+//! filtered (bot echoes, redelivered copies), each sender's latest context token is stored, the
+//! batch is journaled by [`Conversation::accept`](crate::conversation::Conversation::accept), and
+//! only then is the new cursor stored: the server never replays what it delivered. `-14` ends
+//! the run as `failed` with the re-login hint; other errors end it for the supervisor to back
+//! off. Cancel drops the in-flight poll at once and sends `notifystop`.
+//!
+//! - [`inbound`]: `WeixinMessage` → `Inbound`, item descriptions, the copy filter.
+//! - [`sender`]: the `ChatSender` (send window, pacing, `-2` hold, typing).
+//! - [`state`]: the cursor, peers and send outcomes in the store.
+
+mod inbound;
+mod sender;
+mod state;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use scv_wechat::{BotToken, Client, ErrorClass};
+use tokio_util::sync::CancellationToken;
+
+pub use sender::{MAX_CHARS, WINDOW_CLOSED, client_id_for};
+
+use super::{AdapterContext, login_hint};
+use crate::config::{AccountSpec, ChannelSettings, WechatSettings};
+use crate::conversation::{AccountLink, SenderId};
+use crate::protocol::ComponentState;
+use crate::supervisor::{Capabilities, Component, ComponentError, HealthHandle};
+use inbound::Copies;
+use state::Peers;
+
+/// The send window when the configuration sets none: 24 h after the peer's last message.
+pub const DEFAULT_WINDOW_HOURS: u64 = 24;
+/// Sends per inbound message when the configuration sets none (WeChat allows about 10).
+pub const DEFAULT_SENDS_PER_MESSAGE: u32 = 10;
+
+/// The adapter's timings. The defaults are WeChat's rules; tests shorten them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tuning {
+    /// Least time between two sends of the account (WeChat throttles bursts of the whole bot).
+    pub min_send_interval: Duration,
+    /// The hold after a first `ret=-2`; each further refusal doubles it.
+    pub slow_down_base: Duration,
+    /// The longest hold (WeChat's throttle lasts up to about an hour).
+    pub slow_down_cap: Duration,
+    /// Same sender and same content within this window is a redelivered copy.
+    pub copy_window: Duration,
+    /// How long `notifystop` may take at shutdown; well inside the supervisor's stop grace.
+    pub notify_stop_timeout: Duration,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            min_send_interval: Duration::from_secs(1),
+            slow_down_base: scv_wechat::classify::SEND_SLOW_DOWN,
+            slow_down_cap: Duration::from_secs(3600),
+            // Copies come 1–5 s apart (spec §7); a person repeating themselves takes longer.
+            copy_window: Duration::from_secs(30),
+            notify_stop_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// The component for one WeChat account.
+pub fn build(spec: &AccountSpec, ctx: &AdapterContext) -> Arc<dyn Component> {
+    Arc::new(WechatComponent::new(spec, ctx))
+}
+
+/// One WeChat account: long poll in, sender out.
+pub struct WechatComponent {
+    spec: AccountSpec,
+    settings: WechatSettings,
+    ctx: AdapterContext,
+    tuning: Tuning,
+}
+
+/// What the login stored (see `scv-bridge login wechat`).
+struct Login {
+    token: BotToken,
+    bot_id: String,
+    base_url: Option<String>,
+    owner_id: Option<String>,
+}
+
+impl WechatComponent {
+    /// The component for `spec`, with WeChat's own timings.
+    pub fn new(spec: &AccountSpec, ctx: &AdapterContext) -> Self {
+        let settings = match &spec.settings {
+            ChannelSettings::Wechat(s) => s.clone(),
+            _ => WechatSettings::default(),
+        };
+        WechatComponent {
+            spec: spec.clone(),
+            settings,
+            ctx: ctx.clone(),
+            tuning: Tuning::default(),
+        }
+    }
+
+    /// The same component with other timings (tests).
+    pub fn with_tuning(mut self, tuning: Tuning) -> Self {
+        self.tuning = tuning;
+        self
+    }
+
+    fn id(&self) -> String {
+        self.spec.key.to_string()
+    }
+
+    async fn load_login(&self) -> Result<Login, ComponentError> {
+        let (creds, id) = (self.ctx.credentials.clone(), self.id());
+        let loaded = tokio::task::spawn_blocking(move || creds.load(&id))
+            .await
+            .map_err(|e| ComponentError::transient(e.to_string()))?;
+        let hint = login_hint(&self.spec);
+        let creds = match loaded {
+            Ok(Some(c)) => c,
+            Ok(None) => return Err(ComponentError::fatal("not logged in", hint)),
+            Err(e) => {
+                return Err(ComponentError::fatal(
+                    format!("cannot read credentials: {e}"),
+                    hint,
+                ));
+            }
+        };
+        let field = |n: &str| {
+            creds
+                .get(n)
+                .map(|s| s.expose().trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let (Some(token), Some(bot_id)) = (field("bot_token"), field("bot_id")) else {
+            return Err(ComponentError::fatal(
+                "the stored login is incomplete",
+                hint,
+            ));
+        };
+        Ok(Login {
+            token: BotToken::new(token),
+            bot_id,
+            base_url: field("base_url"),
+            owner_id: field("owner_id"),
+        })
+    }
+
+    /// The iLink base: the configured one, else the one login returned, else the default host.
+    fn base_url(&self, login: &Login) -> String {
+        self.settings
+            .base_url
+            .clone()
+            .filter(|u| !u.trim().is_empty())
+            .or_else(|| login.base_url.clone())
+            .unwrap_or_else(|| scv_wechat::types::DEFAULT_BASE_URL.to_string())
+    }
+
+    async fn run_inner(
+        self: Arc<Self>,
+        health: HealthHandle,
+        cancel: CancellationToken,
+    ) -> Result<(), ComponentError> {
+        let id = self.id();
+        let login = self.load_login().await?;
+        health.set_ids(Some(login.bot_id.clone()), login.owner_id.clone());
+        let client = Client::new(&self.base_url(&login), Some(login.token.clone()))
+            .map_err(|e| self.error(&e))?;
+        let store = self.ctx.store.clone();
+        if let Err(e) = state::purge_sends(&store, &id).await {
+            tracing::warn!(account = %id, error = %e, "cannot purge old send records");
+        }
+        let peers = Arc::new(Peers::new(store.clone(), id.clone()));
+        let window_hours = self
+            .settings
+            .send_window_hours
+            .unwrap_or(DEFAULT_WINDOW_HOURS);
+        let sender = Arc::new(sender::WechatSender::new(
+            id.clone(),
+            login_hint(&self.spec),
+            client.clone(),
+            store.clone(),
+            peers.clone(),
+            self.tuning.clone(),
+            Duration::from_secs(window_hours.saturating_mul(3600)),
+            self.settings
+                .sends_per_message
+                .unwrap_or(DEFAULT_SENDS_PER_MESSAGE),
+            health.clone(),
+        ));
+        // Dropping the attachment (any return below) stops this account's chat workers.
+        let _attachment = self.ctx.conversation.attach(AccountLink {
+            account: self.spec.key.clone(),
+            senders: self.spec.senders,
+            remote_tools: self.spec.remote_tools,
+            purpose: self.spec.purpose,
+            owner: login.owner_id.clone().map(SenderId::new),
+            workspace: self.spec.workspace.clone(),
+            channel_label: "WeChat",
+            capabilities: self.capabilities(),
+            health: health.clone(),
+            sender,
+        });
+        // The spec: once before the long poll, errors ignored (a bad token shows on the poll).
+        tokio::select! {
+            r = client.notify_start() => {
+                if let Err(e) = r {
+                    tracing::info!(account = %id, error = %e, "notifystart failed; polling anyway");
+                }
+            }
+            _ = cancel.cancelled() => return Ok(()),
+        }
+        let mut cursor = state::load_cursor(&store, &id, &login.bot_id)
+            .await
+            .map_err(|e| ComponentError::transient(e.to_string()))?;
+        let mut copies = Copies::new(self.tuning.copy_window);
+        loop {
+            let polled = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break,
+                r = client.get_updates(&cursor) => r,
+            };
+            let updates = polled.map_err(|e| self.error(&e))?;
+            self.take_batch(&peers, &mut copies, &updates).await?;
+            if updates.cursor != cursor {
+                state::save_cursor(&store, &id, &login.bot_id, &updates.cursor)
+                    .await
+                    .map_err(|e| ComponentError::transient(e.to_string()))?;
+                cursor = updates.cursor;
+            }
+            if !updates.timed_out {
+                mark_connected(&health);
+            }
+        }
+        // Cancelled: the in-flight poll is already dropped; say goodbye, briefly.
+        match tokio::time::timeout(self.tuning.notify_stop_timeout, client.notify_stop()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::debug!(account = %id, error = %e, "notifystop failed"),
+            Err(_) => tracing::debug!(account = %id, "notifystop timed out"),
+        }
+        Ok(())
+    }
+
+    /// Filters a batch, stores each sender's token, and journals it; returns after the commit.
+    async fn take_batch(
+        &self,
+        peers: &Peers,
+        copies: &mut Copies,
+        updates: &scv_wechat::Updates,
+    ) -> Result<(), ComponentError> {
+        if updates.undecodable > 0 {
+            tracing::warn!(account = %self.spec.key, count = updates.undecodable, "skipped messages that do not decode");
+        }
+        let now = tokio::time::Instant::now();
+        let now_ms = state::now_ms();
+        let mut batch = Vec::new();
+        let mut seen = Vec::new();
+        for m in &updates.messages {
+            // Our own echoes (if the server sends them) and other bots are never answered.
+            if m.is_from_bot() || m.from_user_id.is_empty() {
+                continue;
+            }
+            if copies.is_copy(m, now) {
+                tracing::debug!(account = %self.spec.key, "dropped a redelivered copy with a new id");
+                continue;
+            }
+            if let Some(token) = m.context_token.as_ref().filter(|t| !t.is_empty()) {
+                // The window runs from when we saw the message: the sender's clock may be off.
+                seen.push((m.from_user_id.clone(), token.clone(), now_ms));
+            }
+            batch.push(inbound::to_inbound(&self.spec.key, m, now_ms));
+        }
+        // Tokens first: a pipeline woken by the new message must find the window open.
+        peers
+            .record_inbound(seen)
+            .await
+            .map_err(|e| ComponentError::transient(e.to_string()))?;
+        self.ctx
+            .conversation
+            .accept(batch)
+            .await
+            .map_err(|e| ComponentError::transient(e.to_string()))?;
+        Ok(())
+    }
+
+    /// The one place a platform error becomes the supervisor's error.
+    fn error(&self, e: &scv_wechat::Error) -> ComponentError {
+        let hint = login_hint(&self.spec);
+        match e.class() {
+            ErrorClass::Fatal { relogin: true } if e.is_session_expired() => {
+                ComponentError::fatal("session expired", hint)
+            }
+            ErrorClass::Fatal { relogin: true } => ComponentError::fatal(e.to_string(), hint),
+            ErrorClass::Fatal { relogin: false } => ComponentError::fatal(
+                e.to_string(),
+                format!(
+                    "check base_url under [wechat.{}], then run `scv-bridge reload`",
+                    self.spec.key.account
+                ),
+            ),
+            ErrorClass::SlowDown(d) => ComponentError::slow_down(e.to_string(), d),
+            ErrorClass::Transient => ComponentError::transient(e.to_string()),
+        }
+    }
+}
+
+/// Reports a completed poll, but leaves a note the pipeline set (e.g. messages waiting for the
+/// send window) in place while already connected: `connected()` would clear it.
+fn mark_connected(health: &HealthHandle) {
+    let h = health.get();
+    if h.state != ComponentState::Connected || h.error.is_none() {
+        health.connected();
+    }
+}
+
+impl Component for WechatComponent {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            typing: true,
+            buttons: false,
+            edit: false,
+        }
+    }
+
+    fn run(
+        self: Arc<Self>,
+        health: HealthHandle,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<(), ComponentError>> {
+        self.run_inner(health, cancel).boxed()
+    }
+}

@@ -1,0 +1,359 @@
+//! Sending within WeChat's rules: one text item per request, at most 2,000 characters, one send
+//! at a time per account at least `min_send_interval` apart, the peer's latest context token, the
+//! per-peer send window (24 h after the peer's last message, about 10 sends per message), and a
+//! growing hold after every `ret=-2` so a throttled bot is never pushed deeper into its penalty.
+//!
+//! # `client_id` and retries
+//!
+//! The outbox retries an item with the same idempotency key after a crash or a transient error,
+//! so the `client_id` is derived from that key ([`client_id_for`]): the platform then refuses a
+//! second copy of an item it already took (`ret=-2` on a reused id), and nothing is sent twice.
+//! The cost is that a `ret=-2` on a retry is ambiguous: "already delivered" or "refused now".
+//! It is read as delivered only when all of these hold:
+//!
+//! 1. an earlier attempt of this item ended without a definite answer (the process died during
+//!    it, or it timed out / lost its connection / got a 5xx), so the platform may have taken it;
+//! 2. every other cause of `-2` is ruled out as far as we can know: the peer's window is open by
+//!    our model (checked before sending), sends are paced (no burst), the text is within the
+//!    limit, and the account's previous send in this process was not refused (no throttle seen);
+//!    or, failing the last point, the item has been refused for longer than the longest throttle
+//!    reported (about an hour), so the reused id is the explanation left.
+//!
+//! Otherwise the `-2` is a refusal: the account's sends hold (30 s, doubling to an hour) and the
+//! item waits in the outbox. A definite refusal never makes the item ambiguous, so an item that
+//! was never taken is never marked delivered because of it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use scv_wechat::{Client, ErrorClass, TypingStatus, TypingTicket};
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+use super::Tuning;
+use super::inbound::{Reply, hash};
+use super::state::{self, PeerWindow, Peers, SendOutcome};
+use crate::conversation::{ChatId, ChatSender, Outbound, ReplyContext, SendError, SendLimits};
+use crate::store::Store;
+use crate::supervisor::HealthHandle;
+
+/// The most characters one WeChat message carries (the spec recommends splitting at 2,000).
+pub const MAX_CHARS: usize = 2000;
+/// What people are told while messages wait for a closed send window.
+pub const WINDOW_CLOSED: &str =
+    "WeChat lets the bot write only after the owner writes; send the bot any message";
+/// An ambiguous item refused this long is taken as delivered (the throttle lasts up to ~1 h).
+const ASSUME_DELIVERED_AFTER_MS: i64 = 3600 * 1000;
+/// A typing ticket is fetched again after this long (the plugin refreshes within 24 h).
+const TICKET_FRESH: Duration = Duration::from_secs(12 * 3600);
+/// After a failed `getconfig`, typing is not tried again for this long (errors are only logged).
+const TICKET_RETRY: Duration = Duration::from_secs(60);
+
+/// The `client_id` of an outbox item: the same for every attempt of it, distinct between items.
+///
+/// A hash, so the account name and message ids inside the key do not reach the platform.
+pub fn client_id_for(idempotency_key: &str) -> String {
+    let k = idempotency_key.as_bytes();
+    format!(
+        "scvb-{:016x}{:016x}",
+        hash(&[b"client-id-a", k]),
+        hash(&[b"client-id-b", k])
+    )
+}
+
+/// The context token to send with, if the peer's window is open at `now_ms`.
+pub(super) fn open_window(
+    peer: Option<&PeerWindow>,
+    now_ms: i64,
+    window: Duration,
+    per_message: u32,
+) -> Option<String> {
+    let p = peer?;
+    let age = now_ms.saturating_sub(p.last_inbound_ms);
+    let fresh = age >= 0 && (age as u128) <= window.as_millis();
+    (fresh && p.sends < per_message && !p.context_token.is_empty()).then(|| p.context_token.clone())
+}
+
+/// Account-wide send state (never held across an await).
+#[derive(Default)]
+struct Gate {
+    last_send: Option<Instant>,
+    hold_until: Option<Instant>,
+    refusals: u32,
+    /// How the account's previous send in this process ended: `Some(false)` after a refusal.
+    last_accepted: Option<bool>,
+    noted: bool,
+}
+
+enum Ticket {
+    Have(TypingTicket, Instant),
+    Failed(Instant),
+}
+
+/// One account's sender, built per run from the stored login.
+pub(super) struct WechatSender {
+    pub(super) account: String,
+    pub(super) relogin: String,
+    pub(super) client: Client,
+    pub(super) store: Store,
+    pub(super) peers: Arc<Peers>,
+    pub(super) tuning: Tuning,
+    pub(super) window: Duration,
+    pub(super) per_message: u32,
+    pub(super) health: HealthHandle,
+    /// One send at a time: WeChat throttles the whole bot, not one chat.
+    pub(super) slot: Semaphore,
+    gate: Mutex<Gate>,
+    tickets: Mutex<HashMap<String, Ticket>>,
+}
+
+impl WechatSender {
+    /// A sender; see the fields for what each part is for.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        account: String,
+        relogin: String,
+        client: Client,
+        store: Store,
+        peers: Arc<Peers>,
+        tuning: Tuning,
+        window: Duration,
+        per_message: u32,
+        health: HealthHandle,
+    ) -> Self {
+        WechatSender {
+            account,
+            relogin,
+            client,
+            store,
+            peers,
+            tuning,
+            window,
+            per_message,
+            health,
+            slot: Semaphore::new(1),
+            gate: Mutex::new(Gate::default()),
+            tickets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn gate<T>(&self, f: impl FnOnce(&mut Gate) -> T) -> T {
+        let mut g = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut g)
+    }
+
+    async fn send_one(&self, msg: &Outbound) -> Result<(), SendError> {
+        let _slot = self
+            .slot
+            .acquire()
+            .await
+            .map_err(|_| SendError::Transient("the account is stopping".into()))?;
+        let now = Instant::now();
+        if let Some(until) = self.gate(|g| g.hold_until.filter(|u| *u > now)) {
+            return Err(SendError::SlowDown(
+                until - now,
+                "WeChat refused a recent send; the account's sends are on hold".into(),
+            ));
+        }
+        if let Some(last) = self.gate(|g| g.last_send) {
+            tokio::time::sleep_until(last + self.tuning.min_send_interval).await;
+        }
+        if msg.text.trim().is_empty() {
+            return Err(SendError::Rejected(
+                "an empty message cannot be sent".into(),
+            ));
+        }
+        if msg.text.chars().count() > MAX_CHARS {
+            return Err(SendError::Rejected(format!(
+                "longer than WeChat's {MAX_CHARS} characters"
+            )));
+        }
+        let peer = msg.chat.as_str();
+        let window = self.peers.get(peer).await.map_err(transient)?;
+        let Some(token) = open_window(
+            window.as_ref(),
+            state::now_ms(),
+            self.window,
+            self.per_message,
+        ) else {
+            return Err(SendError::WindowClosed(WINDOW_CLOSED.to_string()));
+        };
+        let client_id = client_id_for(&msg.idempotency_key);
+        let record = state::begin_send(&self.store, &self.account, &client_id)
+            .await
+            .map_err(transient)?;
+        if record.accepted {
+            // Taken before a crash, but the outbox had not marked it yet.
+            return Ok(());
+        }
+        let result = self
+            .client
+            .send_text(peer, Some(&token), &msg.text, &client_id)
+            .await;
+        self.gate(|g| g.last_send = Some(Instant::now()));
+        let e = match result {
+            Ok(()) => return self.accepted(peer, &client_id).await,
+            Err(e) => e,
+        };
+        match e.class() {
+            ErrorClass::SlowDown(_) if is_refusal(&e) => {
+                let throttle_seen = self.gate(|g| g.last_accepted == Some(false));
+                let waited_out = record
+                    .first_refused_ms
+                    .is_some_and(|t| state::now_ms() - t >= ASSUME_DELIVERED_AFTER_MS);
+                if record.ambiguous && (!throttle_seen || waited_out) {
+                    tracing::info!(account = %self.account, "a retried send was refused as a repeat; an earlier attempt was taken");
+                    return self.accepted(peer, &client_id).await;
+                }
+                self.finish(&client_id, SendOutcome::Refused).await;
+                let hold = self.gate(|g| {
+                    g.refusals = g.refusals.saturating_add(1);
+                    g.last_accepted = Some(false);
+                    let factor = 1u32 << (g.refusals - 1).min(16);
+                    let hold = self
+                        .tuning
+                        .slow_down_base
+                        .saturating_mul(factor)
+                        .min(self.tuning.slow_down_cap);
+                    g.hold_until = Some(Instant::now() + hold);
+                    g.noted = true;
+                    hold
+                });
+                self.health.note(Some(format!(
+                    "WeChat refused a send (throttled, or the send window is used up); sends pause for {} s",
+                    hold.as_secs().max(1)
+                )));
+                Err(SendError::SlowDown(hold, e.to_string()))
+            }
+            ErrorClass::SlowDown(d) => {
+                self.finish(&client_id, SendOutcome::NotTaken).await;
+                self.gate(|g| g.hold_until = Some(Instant::now() + d));
+                Err(SendError::SlowDown(d, e.to_string()))
+            }
+            ErrorClass::Fatal { relogin: true } => {
+                self.finish(&client_id, SendOutcome::NotTaken).await;
+                Err(SendError::Fatal(format!(
+                    "session expired; {}",
+                    self.relogin
+                )))
+            }
+            ErrorClass::Fatal { relogin: false } => {
+                self.finish(&client_id, SendOutcome::NotTaken).await;
+                Err(SendError::Fatal(e.to_string()))
+            }
+            ErrorClass::Transient => {
+                // A timeout, 5xx or broken connection may come after the platform took it.
+                self.finish(&client_id, SendOutcome::Unknown).await;
+                Err(SendError::Transient(e.to_string()))
+            }
+        }
+    }
+
+    async fn accepted(&self, peer: &str, client_id: &str) -> Result<(), SendError> {
+        self.finish(client_id, SendOutcome::Accepted).await;
+        if let Err(e) = self.peers.count_send(peer).await {
+            tracing::warn!(account = %self.account, error = %e, "cannot count a send against the peer's window");
+        }
+        let clear = self.gate(|g| {
+            g.refusals = 0;
+            g.last_accepted = Some(true);
+            std::mem::take(&mut g.noted)
+        });
+        if clear {
+            self.health.note(None);
+        }
+        Ok(())
+    }
+
+    async fn finish(&self, client_id: &str, outcome: SendOutcome) {
+        if let Err(e) = state::finish_send(&self.store, &self.account, client_id, outcome).await {
+            tracing::warn!(account = %self.account, error = %e, "cannot record a send's outcome");
+        }
+    }
+
+    /// The peer's typing ticket: cached, fetched when missing or stale, `None` after a failure.
+    async fn ticket(&self, peer: &str, token: Option<&str>) -> Option<TypingTicket> {
+        let cached = self.tickets.lock().ok().and_then(|t| match t.get(peer) {
+            Some(Ticket::Have(t, at)) if at.elapsed() < TICKET_FRESH => Some(Some(t.clone())),
+            Some(Ticket::Failed(at)) if at.elapsed() < TICKET_RETRY => Some(None),
+            _ => None,
+        });
+        if let Some(c) = cached {
+            return c;
+        }
+        let fetched = self.client.get_config(peer, token).await;
+        let entry = match &fetched {
+            Ok(Some(t)) => Ticket::Have(t.clone(), Instant::now()),
+            Ok(None) => Ticket::Failed(Instant::now()),
+            Err(e) => {
+                tracing::debug!(account = %self.account, error = %e, "getconfig failed; no typing indicator");
+                Ticket::Failed(Instant::now())
+            }
+        };
+        if let Ok(mut t) = self.tickets.lock() {
+            t.insert(peer.to_string(), entry);
+        }
+        fetched.ok().flatten()
+    }
+}
+
+impl ChatSender for WechatSender {
+    fn limits(&self) -> SendLimits {
+        SendLimits {
+            max_chars: MAX_CHARS,
+            min_interval: self.tuning.min_send_interval,
+        }
+    }
+
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(self.send_one(msg))
+    }
+
+    fn typing<'a>(
+        &'a self,
+        chat: &'a ChatId,
+        reply: &'a ReplyContext,
+        on: bool,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let peer = chat.as_str();
+            let token = match self.peers.get(peer).await {
+                Ok(Some(w)) => Some(w.context_token),
+                _ => Reply::parse(reply).context_token,
+            };
+            let ticket = if on {
+                self.ticket(peer, token.as_deref()).await
+            } else {
+                self.tickets.lock().ok().and_then(|t| match t.get(peer) {
+                    Some(Ticket::Have(t, _)) => Some(t.clone()),
+                    _ => None,
+                })
+            };
+            let Some(ticket) = ticket else { return };
+            let status = if on {
+                TypingStatus::Typing
+            } else {
+                TypingStatus::Cancel
+            };
+            if let Err(e) = self.client.send_typing(peer, &ticket, status).await {
+                tracing::debug!(account = %self.account, error = %e, "sendtyping failed");
+            }
+        })
+    }
+}
+
+/// `ret=-2` (or `errcode=-2`) on a send: refused for now.
+fn is_refusal(e: &scv_wechat::Error) -> bool {
+    matches!(e, scv_wechat::Error::Api { ret, errcode, .. }
+        if *ret == Some(scv_wechat::classify::SEND_REFUSED)
+            || *errcode == Some(scv_wechat::classify::SEND_REFUSED))
+}
+
+fn transient(e: crate::store::StoreError) -> SendError {
+    SendError::Transient(e.to_string())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,252 @@
+//! The sender against the fake iLink server: window, pacing, `-2` hold, retried `client_id`s.
+
+use super::*;
+use crate::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
+use crate::conversation::{ChatId, OutboundKind, ReplyContext};
+use crate::protocol::{Purpose, RemoteTools, Senders};
+use crate::store::StoreGuard;
+use crate::supervisor::HealthCell;
+use scv_wechat::Endpoint;
+use scv_wechat::fake::{FakeHandle, FakeServer, Fault};
+
+const OWNER: &str = "owner@im.wechat";
+const ACCOUNT: &str = "wechat:t";
+
+struct Setup {
+    fake: FakeServer,
+    sender: WechatSender,
+    peers: Arc<Peers>,
+    store: Store,
+    _guard: StoreGuard,
+}
+
+fn spec() -> AccountSpec {
+    AccountSpec {
+        key: AccountKey::new(Channel::Wechat, "t"),
+        enabled: true,
+        workspace: None,
+        senders: Senders::Owner,
+        remote_tools: RemoteTools::None,
+        purpose: Purpose::Chat,
+        settings: ChannelSettings::Wechat(WechatSettings::default()),
+    }
+}
+
+async fn setup(per_message: u32) -> Setup {
+    let fake = FakeServer::start().await.expect("fake");
+    let client = Client::new(&fake.base_url(), fake.handle().bot_token()).expect("client");
+    let (store, guard) = Store::open_in_memory().expect("store");
+    let peers = Arc::new(Peers::new(store.clone(), ACCOUNT.into()));
+    let tuning = Tuning {
+        min_send_interval: Duration::from_millis(10),
+        slow_down_base: Duration::from_millis(200),
+        ..Tuning::default()
+    };
+    let sender = WechatSender::new(
+        ACCOUNT.into(),
+        "run `scv-bridge login wechat t`".into(),
+        client,
+        store.clone(),
+        peers.clone(),
+        tuning,
+        Duration::from_secs(24 * 3600),
+        per_message,
+        HealthHandle::new(HealthCell::new(&spec())),
+    );
+    Setup {
+        fake,
+        sender,
+        peers,
+        store,
+        _guard: guard,
+    }
+}
+
+fn outbound(key: &str, text: &str, attempts: u32) -> Outbound {
+    Outbound {
+        id: 1,
+        account: AccountKey::new(Channel::Wechat, "t"),
+        chat: ChatId::new(OWNER),
+        text: text.into(),
+        idempotency_key: key.into(),
+        reply: ReplyContext::default(),
+        latest_reply: ReplyContext::default(),
+        kind: OutboundKind::Reply,
+        rich: None,
+        attempts,
+    }
+}
+
+/// The owner writes; the adapter stores the token as the poll loop does.
+async fn owner_writes(s: &Setup, handle: &FakeHandle) -> String {
+    let m = handle.push_text(OWNER, "hi");
+    let token = m.context_token.expect("token");
+    s.peers
+        .record_inbound(vec![(OWNER.into(), token.clone(), state::now_ms())])
+        .await
+        .expect("record");
+    token
+}
+
+#[test]
+fn client_ids_are_stable_per_item_and_distinct_between_items() {
+    let a = client_id_for("wechat:t/id:1/0");
+    assert_eq!(a, client_id_for("wechat:t/id:1/0"));
+    assert_ne!(a, client_id_for("wechat:t/id:1/1"));
+    assert!(a.starts_with("scvb-") && a.len() == 5 + 32, "{a}");
+    assert!(!a.contains("wechat:t"));
+}
+
+#[test]
+fn window_rules() {
+    let day = Duration::from_secs(24 * 3600);
+    let p = |age_ms: i64, sends: u32| PeerWindow {
+        context_token: "ctx".into(),
+        last_inbound_ms: 1_000_000_000 - age_ms,
+        sends,
+    };
+    let now = 1_000_000_000;
+    assert_eq!(open_window(None, now, day, 10), None);
+    assert_eq!(
+        open_window(Some(&p(0, 0)), now, day, 10).as_deref(),
+        Some("ctx")
+    );
+    assert!(open_window(Some(&p(day.as_millis() as i64, 9)), now, day, 10).is_some());
+    assert_eq!(
+        open_window(Some(&p(day.as_millis() as i64 + 1, 0)), now, day, 10),
+        None
+    );
+    assert_eq!(open_window(Some(&p(0, 10)), now, day, 10), None);
+    let mut empty = p(0, 0);
+    empty.context_token.clear();
+    assert_eq!(open_window(Some(&empty), now, day, 10), None);
+}
+
+#[tokio::test]
+async fn nothing_is_sent_before_the_peer_writes() {
+    let s = setup(10).await;
+    let r = s.sender.send(&outbound("k/0", "hello", 0)).await;
+    assert_eq!(r, Err(SendError::WindowClosed(WINDOW_CLOSED.into())));
+    assert!(
+        s.fake
+            .handle()
+            .requests_to(Endpoint::SendMessage)
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn sends_use_the_latest_token_and_count_against_the_window() {
+    let s = setup(2).await;
+    let h = s.fake.handle();
+    owner_writes(&s, &h).await;
+    let latest = owner_writes(&s, &h).await;
+    assert_eq!(s.sender.send(&outbound("k/0", "one", 0)).await, Ok(()));
+    assert_eq!(s.sender.send(&outbound("k/1", "two", 0)).await, Ok(()));
+    assert!(matches!(
+        s.sender.send(&outbound("k/2", "three", 0)).await,
+        Err(SendError::WindowClosed(_))
+    ));
+    let sent = h.sent();
+    assert_eq!(sent.len(), 2);
+    assert!(sent.iter().all(|m| m.context_token == latest));
+    assert_eq!(sent[0].client_id, client_id_for("k/0"));
+    // The count survives a restart (a fresh cache reads the store).
+    let fresh = Peers::new(s.store.clone(), ACCOUNT.into());
+    assert_eq!(
+        fresh.get(OWNER).await.expect("get").map(|w| w.sends),
+        Some(2)
+    );
+    // The owner writes again: the window reopens.
+    owner_writes(&s, &h).await;
+    assert_eq!(s.sender.send(&outbound("k/2", "three", 0)).await, Ok(()));
+}
+
+#[tokio::test]
+async fn a_refusal_holds_every_send_of_the_account() {
+    let s = setup(10).await;
+    let h = s.fake.handle();
+    owner_writes(&s, &h).await;
+    h.inject(Endpoint::SendMessage, Fault::ret(-2));
+    let first = s.sender.send(&outbound("k/0", "one", 0)).await;
+    assert!(matches!(first, Err(SendError::SlowDown(d, _)) if d == Duration::from_millis(200)));
+    // Another chat's item during the hold is not even tried.
+    let during = s.sender.send(&outbound("j/0", "two", 0)).await;
+    assert!(matches!(during, Err(SendError::SlowDown(d, _)) if d <= Duration::from_millis(200)));
+    assert_eq!(h.requests_to(Endpoint::SendMessage).len(), 1);
+    tokio::time::sleep(Duration::from_millis(210)).await;
+    // The retry of a definite refusal is not ambiguous: it goes out and is taken.
+    assert_eq!(s.sender.send(&outbound("k/0", "one", 1)).await, Ok(()));
+    assert_eq!(h.sent().len(), 1);
+    // A second refusal later starts from the base hold again (the accept reset it).
+    h.inject(Endpoint::SendMessage, Fault::ret(-2));
+    let again = s.sender.send(&outbound("j/0", "two", 0)).await;
+    assert!(matches!(again, Err(SendError::SlowDown(d, _)) if d == Duration::from_millis(200)));
+}
+
+#[tokio::test]
+async fn refusals_in_a_row_double_the_hold_and_never_count_as_delivered() {
+    let s = setup(10).await;
+    let h = s.fake.handle();
+    owner_writes(&s, &h).await;
+    let mut holds = Vec::new();
+    for attempt in 0..3 {
+        h.inject(Endpoint::SendMessage, Fault::ret(-2));
+        match s.sender.send(&outbound("k/0", "one", attempt)).await {
+            Err(SendError::SlowDown(d, _)) => holds.push(d),
+            other => panic!("expected a hold, got {other:?}"),
+        }
+        tokio::time::sleep(holds[holds.len() - 1] + Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        holds,
+        [200, 400, 800].map(Duration::from_millis).to_vec(),
+        "the hold doubles"
+    );
+    assert!(h.sent().is_empty());
+}
+
+#[tokio::test]
+async fn a_retry_refused_as_a_repeat_after_a_crash_counts_as_delivered() {
+    let s = setup(10).await;
+    let h = s.fake.handle();
+    let token = owner_writes(&s, &h).await;
+    let id = client_id_for("k/0");
+    // The first attempt: recorded as started, taken by the platform, then the process died
+    // before the answer was recorded.
+    state::begin_send(&s.store, ACCOUNT, &id)
+        .await
+        .expect("begin");
+    s.sender
+        .client
+        .send_text(OWNER, Some(&token), "one", &id)
+        .await
+        .expect("first attempt taken");
+    // The outbox retries the same item: the platform refuses the reused id.
+    assert_eq!(s.sender.send(&outbound("k/0", "one", 1)).await, Ok(()));
+    assert_eq!(h.sent().len(), 1, "sent once");
+    assert_eq!(
+        h.rejected().len(),
+        1,
+        "the repeat was refused by the platform"
+    );
+    // And it is remembered: a further retry does not call the platform at all.
+    let requests = h.requests_to(Endpoint::SendMessage).len();
+    assert_eq!(s.sender.send(&outbound("k/0", "one", 2)).await, Ok(()));
+    assert_eq!(h.requests_to(Endpoint::SendMessage).len(), requests);
+}
+
+#[tokio::test]
+async fn typing_fetches_a_ticket_once_and_cancels() {
+    let s = setup(10).await;
+    let h = s.fake.handle();
+    owner_writes(&s, &h).await;
+    let chat = ChatId::new(OWNER);
+    let reply = ReplyContext::default();
+    s.sender.typing(&chat, &reply, true).await;
+    s.sender.typing(&chat, &reply, true).await;
+    s.sender.typing(&chat, &reply, false).await;
+    let calls: Vec<i64> = h.typing().iter().map(|t| t.status).collect();
+    assert_eq!(calls, [1, 1, 2]);
+    assert_eq!(h.requests_to(Endpoint::GetConfig).len(), 1);
+}

@@ -1,0 +1,485 @@
+//! The `openai` backend: OpenAI-compatible streaming chat completions with per-chat history.
+//!
+//! Each turn sends the system prompt, the chat's bounded history and the new text with
+//! `stream: true`, assembles the streamed deltas, and stores the exchange only once it is answered,
+//! so a failed turn retried by the pipeline is not remembered twice.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use reqwest::StatusCode;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use super::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest, Usage};
+use crate::config::AgentConfig;
+use crate::secrets::Secret;
+use crate::store::Store;
+
+pub mod history;
+mod response;
+pub mod sse;
+
+use history::{Exchange, HistoryLimits};
+pub use response::estimate_tokens;
+use response::{
+    Assembly, ServerUsage, error_detail, is_context_length, retry_after, short_message, without_url,
+};
+use sse::SseParser;
+
+/// The system prompt when the configuration sets none.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a helpful assistant.";
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions to the model.
+    System,
+    /// The person.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a chat completion request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who wrote it.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A message from `role`.
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        ChatMessage {
+            role,
+            content: content.into(),
+        }
+    }
+}
+
+/// Everything the `openai` backend needs; [`OpenAiOptions::from_config`] fills it from `[agent]`.
+#[derive(Debug, Clone)]
+pub struct OpenAiOptions {
+    /// The API base (`https://api.openai.com/v1`); `/chat/completions` is appended.
+    pub base_url: String,
+    /// The model name.
+    pub model: String,
+    /// The bearer token, if the server needs one.
+    pub api_key: Option<Secret>,
+    /// Where the key came from, named in the message when the server rejects it.
+    pub api_key_env: String,
+    /// The system prompt (a line about the reader's channel is appended per turn).
+    pub system_prompt: String,
+    /// How long establishing a connection may take (`None`: no limit, for paused-clock tests).
+    pub connect_timeout: Option<Duration>,
+    /// How long the model may take for a turn, retries included (`None`: no limit).
+    pub turn_timeout: Option<Duration>,
+    /// Attempts per turn for 429 and 5xx answers.
+    pub max_tries: u32,
+    /// The first backoff when the server names no `Retry-After`; doubled per attempt.
+    pub backoff_base: Duration,
+    /// A `Retry-After` longer than this is not waited for in the call; the error carries it.
+    pub max_retry_wait: Duration,
+    /// How much history each chat keeps.
+    pub history: HistoryLimits,
+}
+
+impl OpenAiOptions {
+    /// Options for `base_url` and `model` with the defaults for everything else and no key.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAiOptions {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            api_key_env: "OPENAI_API_KEY".into(),
+            system_prompt: DEFAULT_SYSTEM_PROMPT.into(),
+            connect_timeout: Some(Duration::from_secs(10)),
+            turn_timeout: Some(Duration::from_secs(120)),
+            max_tries: 3,
+            backoff_base: Duration::from_secs(1),
+            max_retry_wait: Duration::from_secs(30),
+            history: HistoryLimits::default(),
+        }
+    }
+
+    /// Reads `[agent]`; the key is taken from the environment variable `api_key_env` names.
+    pub fn from_config(cfg: &AgentConfig) -> Result<Self, String> {
+        let model = cfg
+            .model
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .ok_or("agent.model is required for the openai backend (e.g. \"gpt-4o-mini\")")?;
+        let base_url = cfg
+            .base_url
+            .clone()
+            .unwrap_or_else(|| "https://api.openai.com/v1".into());
+        let mut o = OpenAiOptions::new(base_url, model);
+        match &cfg.api_key_env {
+            Some(name) => match std::env::var(name) {
+                Ok(v) if !v.trim().is_empty() => o.api_key = Some(Secret::new(v.trim())),
+                _ => {
+                    return Err(format!(
+                        "the environment variable {name} (agent.api_key_env) is not set"
+                    ));
+                }
+            },
+            // Local servers (Ollama, llama.cpp) need no key; use the usual variable when present.
+            None => {
+                o.api_key = std::env::var("OPENAI_API_KEY")
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+                    .map(|v| Secret::new(v.trim()));
+            }
+        }
+        if let Some(name) = &cfg.api_key_env {
+            o.api_key_env = name.clone();
+        }
+        if let Some(p) = cfg.system_prompt.as_ref().filter(|p| !p.trim().is_empty()) {
+            o.system_prompt = p.clone();
+        }
+        if let Some(s) = cfg.timeout_seconds.filter(|s| *s > 0) {
+            o.turn_timeout = Some(Duration::from_secs(s));
+        }
+        Ok(o)
+    }
+}
+
+/// An OpenAI-compatible chat completions backend with per-chat history in the store.
+pub struct OpenAiAgent {
+    opts: OpenAiOptions,
+    url: String,
+    client: reqwest::Client,
+    store: Store,
+    said_estimating: AtomicBool,
+}
+
+/// How one request failed: an error for the caller, or a context overflow the turn can fix.
+enum CallError {
+    Agent(AgentError),
+    ContextLength,
+}
+
+impl From<AgentError> for CallError {
+    fn from(e: AgentError) -> Self {
+        CallError::Agent(e)
+    }
+}
+
+impl OpenAiAgent {
+    /// A backend with `opts`, keeping history in `store`.
+    pub fn new(opts: OpenAiOptions, store: Store) -> Result<Self, String> {
+        let mut builder = reqwest::Client::builder();
+        if let Some(t) = opts.connect_timeout {
+            builder = builder.connect_timeout(t);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let url = format!("{}/chat/completions", opts.base_url.trim_end_matches('/'));
+        Ok(OpenAiAgent {
+            opts,
+            url,
+            client,
+            store,
+            said_estimating: AtomicBool::new(false),
+        })
+    }
+
+    /// A backend from `[agent]`.
+    pub fn from_config(cfg: &AgentConfig, store: Store) -> Result<Self, String> {
+        OpenAiAgent::new(OpenAiOptions::from_config(cfg)?, store)
+    }
+
+    /// The options in use.
+    pub fn options(&self) -> &OpenAiOptions {
+        &self.opts
+    }
+
+    /// One completion of `messages` without history (mail triage), retried like a turn.
+    pub async fn complete(&self, messages: &[ChatMessage]) -> Result<(String, Usage), AgentError> {
+        let call = async {
+            match self.request(messages).await {
+                Ok(r) => Ok(r),
+                Err(CallError::Agent(e)) => Err(e),
+                Err(CallError::ContextLength) => Err(AgentError::new(
+                    AgentErrorKind::Failed,
+                    "the text is too long for the model's context",
+                )),
+            }
+        };
+        self.within_deadline(call).await
+    }
+
+    fn timed_out(&self) -> AgentError {
+        AgentError::new(
+            AgentErrorKind::Unavailable,
+            format!(
+                "the agent did not answer within {} s",
+                self.opts.turn_timeout.unwrap_or_default().as_secs_f64()
+            ),
+        )
+    }
+
+    /// Runs `work` under the turn timeout, when there is one.
+    async fn within_deadline<T, E: From<AgentError>>(
+        &self,
+        work: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
+        match self.opts.turn_timeout {
+            Some(limit) => tokio::time::timeout(limit, work)
+                .await
+                .unwrap_or_else(|_| Err(self.timed_out().into())),
+            None => work.await,
+        }
+    }
+
+    fn system_message(&self, channel_label: &str) -> ChatMessage {
+        let mut text = self.opts.system_prompt.clone();
+        if !channel_label.is_empty() {
+            text.push_str(&format!(
+                "\n\nThe reader is on {channel_label} and sees short plain text on a phone: \
+                 answer briefly, without Markdown tables, headings or code fences unless asked."
+            ));
+        }
+        ChatMessage::new(Role::System, text)
+    }
+
+    async fn run_turn(&self, req: TurnRequest) -> Result<TurnOutput, AgentError> {
+        let limits = self.opts.history;
+        let mut past = history::load(&self.store, &req.session, limits)
+            .await
+            .map_err(|e| AgentError::new(AgentErrorKind::Failed, e.to_string()))?;
+        let system = self.system_message(req.channel_label);
+        let mut trimmed = false;
+        loop {
+            let mut messages = Vec::with_capacity(past.len() * 2 + 2);
+            messages.push(system.clone());
+            for e in &past {
+                messages.push(ChatMessage::new(Role::User, e.user.clone()));
+                messages.push(ChatMessage::new(Role::Assistant, e.assistant.clone()));
+            }
+            messages.push(ChatMessage::new(Role::User, req.prompt.clone()));
+            // The deadline covers the model, not the local store, so a paused test clock never
+            // jumps to it while the store thread works.
+            let answer = self.within_deadline(self.request(&messages)).await;
+            match answer {
+                Ok((text, usage)) => {
+                    let keep = HistoryLimits {
+                        // After a context overflow, keep no more than what fitted.
+                        max_turns: if trimmed {
+                            limits.max_turns.min(past.len() + 1)
+                        } else {
+                            limits.max_turns
+                        },
+                        ..limits
+                    };
+                    let exchange = Exchange {
+                        user: req.prompt.clone(),
+                        assistant: text.clone(),
+                    };
+                    if let Err(e) =
+                        history::append(&self.store, &req.session, exchange, keep, usage).await
+                    {
+                        warn!(session = %req.session.parent(), error = %e, "could not store the chat history");
+                    }
+                    return Ok(TurnOutput {
+                        text,
+                        usage: Some(usage),
+                    });
+                }
+                Err(CallError::ContextLength) if !trimmed && !past.is_empty() => {
+                    let drop = past.len().div_ceil(2);
+                    info!(session = %req.session.parent(), dropped = drop, "context too long; dropping the older history and retrying once");
+                    past.drain(..drop);
+                    trimmed = true;
+                }
+                Err(CallError::ContextLength) => {
+                    return Err(AgentError::new(
+                        AgentErrorKind::Failed,
+                        "the message is too long for the model's context",
+                    ));
+                }
+                Err(CallError::Agent(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// Sends `messages`, retrying 429 and 5xx a bounded number of times, and assembles the stream.
+    async fn request(&self, messages: &[ChatMessage]) -> Result<(String, Usage), CallError> {
+        let body = serde_json::json!({
+            "model": self.opts.model,
+            "messages": messages,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let mut rb = self.client.post(&self.url).json(&body);
+            if let Some(key) = &self.opts.api_key {
+                rb = rb.bearer_auth(key.expose());
+            }
+            let resp = rb.send().await.map_err(|e| {
+                AgentError::new(
+                    AgentErrorKind::Unavailable,
+                    format!("cannot reach the agent: {}", without_url(&e)),
+                )
+            })?;
+            let status = resp.status();
+            if status.is_success() {
+                let (text, usage) = self.read_stream(resp).await?;
+                let usage = self.usage_or_estimate(usage, messages, &text);
+                return Ok((text, usage));
+            }
+            if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+                return Err(AgentError::new(
+                    AgentErrorKind::Auth,
+                    format!(
+                        "the agent rejected the API key ({}); check {}",
+                        status.as_u16(),
+                        self.opts.api_key_env
+                    ),
+                )
+                .into());
+            }
+            let transient = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
+            let retry_after = retry_after(resp.headers());
+            let detail = error_detail(resp).await;
+            if !transient {
+                if status == StatusCode::BAD_REQUEST && is_context_length(&detail) {
+                    return Err(CallError::ContextLength);
+                }
+                return Err(AgentError::new(
+                    AgentErrorKind::Failed,
+                    format!(
+                        "the agent refused the request ({}): {}",
+                        status.as_u16(),
+                        short_message(&detail)
+                    ),
+                )
+                .into());
+            }
+            let wait = retry_after.unwrap_or_else(|| {
+                self.opts.backoff_base * 2u32.saturating_pow(attempt.saturating_sub(1))
+            });
+            if attempt >= self.opts.max_tries || wait > self.opts.max_retry_wait {
+                let mut e = AgentError::new(
+                    AgentErrorKind::Unavailable,
+                    format!(
+                        "the agent is unavailable ({} after {attempt} attempts)",
+                        status.as_u16()
+                    ),
+                );
+                e.retry_after = retry_after;
+                return Err(e.into());
+            }
+            warn!(
+                status = status.as_u16(),
+                attempt,
+                wait_ms = wait.as_millis() as u64,
+                "the agent asked us to retry"
+            );
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    async fn read_stream(
+        &self,
+        resp: reqwest::Response,
+    ) -> Result<(String, Option<ServerUsage>), AgentError> {
+        let broken = |what: String| AgentError::new(AgentErrorKind::Unavailable, what);
+        let mut stream = resp.bytes_stream();
+        let mut parser = SseParser::new();
+        let mut acc = Assembly::default();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk
+                .map_err(|e| broken(format!("the agent's stream broke: {}", without_url(&e))))?;
+            let payloads = parser
+                .feed(&chunk)
+                .map_err(|_| broken("the agent sent an oversized event".into()))?;
+            for p in payloads {
+                if acc.event(&p)? {
+                    return acc.finish();
+                }
+            }
+        }
+        if let Some(p) = parser.finish() {
+            acc.event(&p)?;
+        }
+        if !acc.finished {
+            return Err(broken(
+                "the agent's stream ended before the answer did".into(),
+            ));
+        }
+        acc.finish()
+    }
+
+    fn usage_or_estimate(
+        &self,
+        reported: Option<ServerUsage>,
+        messages: &[ChatMessage],
+        answer: &str,
+    ) -> Usage {
+        if let Some(u) = reported {
+            return Usage {
+                prompt_tokens: u.prompt_tokens,
+                completion_tokens: u.completion_tokens,
+                total_tokens: u
+                    .total_tokens
+                    .unwrap_or(u.prompt_tokens + u.completion_tokens),
+                estimated: false,
+            };
+        }
+        if !self.said_estimating.swap(true, Ordering::Relaxed) {
+            info!(model = %self.opts.model, "the agent reports no token usage; estimating from text length");
+        }
+        let prompt = messages
+            .iter()
+            .map(|m| estimate_tokens(&m.content) + 4)
+            .sum::<u64>();
+        let completion = estimate_tokens(answer);
+        Usage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            total_tokens: prompt + completion,
+            estimated: true,
+        }
+    }
+}
+
+impl Agent for OpenAiAgent {
+    fn turn(
+        &self,
+        req: TurnRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
+        Box::pin(async move {
+            let session = req.session.parent();
+            let out = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => Err(AgentError::new(AgentErrorKind::Cancelled, "the turn was cancelled")),
+                r = self.run_turn(req) => r,
+            };
+            match &out {
+                Ok(o) => debug!(%session, chars = o.text.chars().count(), "openai turn answered"),
+                Err(e) => info!(%session, kind = ?e.kind, error = %e, "openai turn failed"),
+            }
+            out
+        })
+    }
+
+    fn reset<'a>(&'a self, session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
+        Box::pin(async move {
+            history::clear(&self.store, session)
+                .await
+                .map_err(|e| AgentError::new(AgentErrorKind::Failed, e.to_string()))
+        })
+    }
+}

@@ -1,0 +1,226 @@
+//! Reading the server's answers: the streamed chunks, error bodies, `Retry-After`, token estimates.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde::Deserialize;
+use tracing::debug;
+
+use crate::agent::{AgentError, AgentErrorKind};
+
+/// The most bytes of an error body we read (enough for any JSON error object).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// A rough token count: about four ASCII characters per token, one per other character (CJK).
+pub fn estimate_tokens(text: &str) -> u64 {
+    let (ascii, other) = text.chars().fold((0u64, 0u64), |(a, o), c| {
+        if c.is_ascii() { (a + 1, o) } else { (a, o + 1) }
+    });
+    ascii.div_ceil(4) + other
+}
+
+/// The text and usage of a stream so far.
+#[derive(Default)]
+pub(super) struct Assembly {
+    text: String,
+    usage: Option<ServerUsage>,
+    pub(super) finished: bool,
+}
+
+impl Assembly {
+    /// Takes one event's payload; true at `[DONE]`.
+    pub(super) fn event(&mut self, payload: &str) -> Result<bool, AgentError> {
+        if payload.trim() == "[DONE]" {
+            self.finished = true;
+            return Ok(true);
+        }
+        let chunk: StreamChunk = match serde_json::from_str(payload) {
+            Ok(c) => c,
+            Err(e) => {
+                debug!(error = %e, "skipping an unparsable stream event");
+                return Ok(false);
+            }
+        };
+        if let Some(err) = chunk.error {
+            return Err(AgentError::new(
+                AgentErrorKind::Failed,
+                format!(
+                    "the agent failed mid-answer: {}",
+                    short_message(&err.to_string())
+                ),
+            ));
+        }
+        for c in chunk.choices {
+            if let Some(t) = c.delta.and_then(|d| d.content) {
+                self.text.push_str(&t);
+            }
+            if c.finish_reason.is_some() {
+                self.finished = true;
+            }
+        }
+        if chunk.usage.is_some() {
+            self.usage = chunk.usage;
+        }
+        Ok(false)
+    }
+
+    pub(super) fn finish(self) -> Result<(String, Option<ServerUsage>), AgentError> {
+        if self.text.trim().is_empty() {
+            return Err(AgentError::new(
+                AgentErrorKind::Failed,
+                "the agent answered with no text",
+            ));
+        }
+        Ok((self.text, self.usage))
+    }
+}
+
+#[derive(Deserialize)]
+struct StreamChunk {
+    #[serde(default)]
+    choices: Vec<StreamChoice>,
+    usage: Option<ServerUsage>,
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct StreamChoice {
+    delta: Option<StreamDelta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct StreamDelta {
+    content: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(super) struct ServerUsage {
+    #[serde(default)]
+    pub(super) prompt_tokens: u64,
+    #[serde(default)]
+    pub(super) completion_tokens: u64,
+    pub(super) total_tokens: Option<u64>,
+}
+
+/// A reqwest error without its URL (it names the host, which is fine, but keep messages short).
+pub(super) fn without_url(e: &reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "connection failed"
+    } else if e.is_body() || e.is_decode() {
+        "the body broke off"
+    } else {
+        "request failed"
+    };
+    let mut source = std::error::Error::source(e);
+    let mut last = None;
+    while let Some(s) = source {
+        last = Some(s.to_string());
+        source = s.source();
+    }
+    match last {
+        Some(cause) => format!("{kind} ({cause})"),
+        None => kind.to_string(),
+    }
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+pub(super) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let v = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    let ms = (at.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_milliseconds();
+    Some(Duration::from_millis(u64::try_from(ms).unwrap_or(0)))
+}
+
+/// Reads at most [`MAX_ERROR_BODY`] bytes of an error answer.
+pub(super) async fn error_detail(resp: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    let mut stream = resp.bytes_stream();
+    while let Some(Ok(chunk)) = stream.next().await {
+        let room = MAX_ERROR_BODY.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MAX_ERROR_BODY {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// Whether a 400 body says the prompt exceeds the model's context (OpenAI, vLLM, DashScope wording).
+pub(super) fn is_context_length(body: &str) -> bool {
+    let b = body.to_ascii_lowercase();
+    b.contains("context_length_exceeded")
+        || b.contains("maximum context length")
+        || b.contains("context length")
+        || b.contains("context window")
+        || b.contains("too many tokens")
+}
+
+/// The `error.message` of a JSON error body, or the body itself, cut short.
+pub(super) fn short_message(body: &str) -> String {
+    let msg = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            let m = v
+                .get("error")
+                .map(|e| e.get("message").unwrap_or(e).clone());
+            m.or_else(|| v.get("message").cloned())
+        })
+        .map(|m| {
+            m.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| m.to_string())
+        })
+        .unwrap_or_else(|| body.trim().to_string());
+    let mut short: String = msg.chars().take(200).collect();
+    if short.len() < msg.len() {
+        short.push('…');
+    }
+    short
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, RETRY_AFTER};
+
+    #[test]
+    fn estimates_ascii_and_cjk() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("你好"), 2);
+    }
+
+    #[test]
+    fn recognises_context_errors_and_short_messages() {
+        let body = r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#;
+        assert!(is_context_length(body));
+        assert!(!is_context_length(r#"{"error":{"message":"bad model"}}"#));
+        assert_eq!(
+            short_message(r#"{"error":{"message":"bad model"}}"#),
+            "bad model"
+        );
+        assert_eq!(short_message("plain"), "plain");
+        assert!(short_message(&"x".repeat(500)).chars().count() <= 201);
+    }
+
+    #[test]
+    fn parses_retry_after() {
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert(RETRY_AFTER, "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert(RETRY_AFTER, "soon".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
+    }
+}

@@ -1,0 +1,35 @@
+//! Owner questions: ask, deliver, read answers, deadlines, withdrawal, and `scv-bridge confirm`.
+//!
+//! A question is stored before `confirm_ask` answers, then queued in the conversation outbox under
+//! a key derived from its id, so a restart re-queues it without ever sending it twice. Answers are
+//! claimed before journaling (`AnswerInterceptor::wants`, in memory) and take the fast lane, so
+//! they never wait behind an agent turn and never reach the agent. One loop per service moves
+//! questions to `withdrawn`, `expired` or `failed` on time; `confirm_status` applies the same
+//! rules before answering, so what a poller sees never depends on when the loop last ran.
+
+pub mod cli;
+mod clock;
+mod db;
+mod driver;
+mod index;
+mod parse;
+mod route;
+mod service;
+mod text;
+
+pub use clock::Clock;
+pub use parse::{TextAnswer, parse as parse_answer};
+pub use route::Route;
+pub use service::{AnswerOutcome, ConfirmError, ConfirmService, ConfirmSettings, QuestionView};
+pub use text::{CARD_VALUE_ANSWER, CARD_VALUE_QUESTION};
+
+/// How long a question waits when the asker names no timeout (seconds).
+pub const DEFAULT_TIMEOUT_SECS: u64 = 1800;
+/// The longest a question may wait (seconds); more is refused, not clamped.
+pub const MAX_TIMEOUT_SECS: u64 = 14_400;
+/// A question nobody asks about for this long is withdrawn (seconds).
+pub const WITHDRAW_AFTER_SECS: u64 = index::WITHDRAW_AFTER_MS / 1000;
+/// What the account's health says while a WeChat question waits for the send window.
+pub const WINDOW_NOTE: &str = "a question waits for WeChat's send window";
+/// What the account's health says while a question on another platform waits to be sent.
+pub const WAITING_NOTE: &str = "a question waits to be sent";

@@ -1,0 +1,123 @@
+//! Answers: text answers claimed from the pipeline, and the record of yes/no.
+
+use futures_util::future::BoxFuture;
+
+use super::super::index::{Question, Target};
+use super::super::{parse, text};
+use super::{AnswerOutcome, Closed, ConfirmError, ConfirmService};
+use crate::config::AccountKey;
+use crate::conversation::{AccountLink, AnswerInterceptor, ChatId, Inbound};
+use crate::protocol::ConfirmState;
+
+impl ConfirmService {
+    /// Records yes/no for `seq`. A replay of the same answering message counts as recorded.
+    pub(super) async fn record(
+        &self,
+        seq: i64,
+        yes: bool,
+        by: Option<&str>,
+        msg: Option<&str>,
+    ) -> Result<AnswerOutcome, ConfirmError> {
+        let state = if yes {
+            ConfirmState::Yes
+        } else {
+            ConfirmState::No
+        };
+        match self.close(seq, state, None, by, msg).await? {
+            Closed::Now(q) => {
+                tracing::info!(id = %q.id(), "question answered");
+                tracing::debug!(id = %q.id(), answer = text::answer_word(state), "answer");
+                Ok(AnswerOutcome::Recorded(state))
+            }
+            Closed::Already(row) if msg.is_some() && row.answer_msg.as_deref() == msg => {
+                Ok(AnswerOutcome::Recorded(row.state))
+            }
+            Closed::Already(row) => Ok(AnswerOutcome::AlreadyClosed(row.state)),
+        }
+    }
+
+    /// Handles an owner's text answer claimed by `wants` (again after a crash: idempotent).
+    pub(super) async fn handle_text(&self, link: &AccountLink, msg: Inbound) {
+        if link.owner.as_ref() != Some(&msg.sender) {
+            return;
+        }
+        let Some(a) = parse::parse(&msg.text) else {
+            return;
+        };
+        let now = self.clock.now_ms();
+        let in_chat: Vec<Question> = {
+            let idx = self.lock();
+            idx.due(now)
+                .into_iter()
+                .filter_map(|(seq, _)| idx.get(seq).cloned())
+                .filter(|q| q.account.as_ref() == Some(&msg.account) && q.row.chat == msg.chat.0)
+                .collect()
+        };
+        for q in &in_chat {
+            // A late answer must find the question already withdrawn or expired, as a poll would.
+            if let Err(e) = self.settle(q, now).await {
+                tracing::error!(id = %q.id(), error = %e, "cannot settle a question");
+            }
+        }
+        let target = self.lock().target(&msg.account, msg.chat.as_str(), &a, now);
+        let (reply, rich) = match target {
+            Target::One(seq) => {
+                let code = self
+                    .lock()
+                    .get(seq)
+                    .map(|q| q.row.code.clone())
+                    .unwrap_or_default();
+                match self
+                    .record(
+                        seq,
+                        a.yes,
+                        Some(msg.sender.as_str()),
+                        Some(msg.msg_id.as_str()),
+                    )
+                    .await
+                {
+                    Ok(AnswerOutcome::Recorded(s)) => (
+                        text::recorded(s, &code),
+                        self.feishu_card(&msg.account, seq),
+                    ),
+                    Ok(AnswerOutcome::AlreadyClosed(s)) => (text::already_closed(s, &code), None),
+                    Err(e) => {
+                        tracing::error!(account = %msg.account, error = %e, "cannot record an answer");
+                        (
+                            "Sorry, your answer could not be recorded; please send it again."
+                                .to_string(),
+                            None,
+                        )
+                    }
+                }
+            }
+            Target::Several(list) => (text::which(&list), None),
+            Target::Nothing => ("There is no open question here.".to_string(), None),
+        };
+        let key = format!("confirm/reply/{}/{}", msg.account, msg.msg_id);
+        if let Err(e) = self
+            .conversation
+            .send_proactive(&msg.account, &msg.chat, &reply, rich.as_deref(), &key)
+            .await
+        {
+            tracing::error!(account = %msg.account, error = %e, "cannot queue the reply to an answer");
+        }
+    }
+}
+
+impl AnswerInterceptor for ConfirmService {
+    fn wants(&self, account: &AccountKey, chat: &ChatId, from_owner: bool, text: &str) -> bool {
+        if !from_owner {
+            return false;
+        }
+        let Some(a) = parse::parse(text) else {
+            return false;
+        };
+        let now = self.clock.now_ms();
+        self.lock().claims(account, chat.as_str(), &a, now)
+    }
+
+    fn handle<'a>(&'a self, link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()> {
+        Box::pin(self.handle_text(link, msg))
+    }
+}

@@ -1,0 +1,93 @@
+//! What the account's health says about questions, and why an undelivered one failed.
+
+use super::super::index::Question;
+use super::super::{WAITING_NOTE, WINDOW_NOTE};
+use super::ConfirmService;
+use crate::config::Channel;
+use crate::protocol::ComponentState;
+use crate::supervisor::HealthHandle;
+
+impl ConfirmService {
+    /// Why an undelivered question failed at its deadline, from the account's health.
+    pub(super) fn undelivered_reason(&self, q: &Question) -> String {
+        let Some(account) = &q.account else {
+            return "it had no chat to go to".to_string();
+        };
+        let health = self
+            .registry
+            .get()
+            .and_then(|r| r.cell(&account.to_string()))
+            .map(|c| c.get());
+        match health {
+            None => format!("{account} is not configured any more, so the question was not delivered"),
+            Some(h) if h.state != ComponentState::Connected => {
+                let why = h
+                    .error
+                    .as_ref()
+                    .filter(|e| !is_our_note(e))
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default();
+                format!(
+                    "{account} was {}{why} until the deadline, so the question was not delivered",
+                    h.state.as_str()
+                )
+            }
+            Some(_) if account.channel == Channel::Wechat => "WeChat's send window stayed closed until the deadline (the owner has not written to the bot recently), so the question was not delivered".to_string(),
+            Some(_) => "the question was still waiting to be sent at the deadline".to_string(),
+        }
+    }
+
+    /// Says in the account's health that a question waits (connected accounts only: a down
+    /// account's own error says more).
+    pub(super) fn note_waiting(&self, q: &Question) {
+        let Some(account) = &q.account else { return };
+        let Some(cell) = self
+            .registry
+            .get()
+            .and_then(|r| r.cell(&account.to_string()))
+        else {
+            return;
+        };
+        if cell.get().state != ComponentState::Connected {
+            return;
+        }
+        let note = if account.channel == Channel::Wechat {
+            WINDOW_NOTE
+        } else {
+            WAITING_NOTE
+        };
+        HealthHandle::new(cell).note(Some(note.to_string()));
+        if let Some(m) = self.lock().get_mut(q.row.seq) {
+            m.noted = true;
+        }
+    }
+
+    /// Takes this service's note out of the account's health once no question of it waits.
+    pub(super) fn clear_note(&self, q: &Question) {
+        let Some(account) = &q.account else { return };
+        let others = {
+            let mut idx = self.lock();
+            if let Some(m) = idx.get_mut(q.row.seq) {
+                m.noted = false;
+            }
+            idx.others_noted(account, q.row.seq)
+        };
+        if others {
+            return;
+        }
+        let Some(cell) = self
+            .registry
+            .get()
+            .and_then(|r| r.cell(&account.to_string()))
+        else {
+            return;
+        };
+        if cell.get().error.as_deref().is_some_and(is_our_note) {
+            HealthHandle::new(cell).note(None);
+        }
+    }
+}
+
+fn is_our_note(e: &str) -> bool {
+    e == WINDOW_NOTE || e == WAITING_NOTE
+}

@@ -1,0 +1,691 @@
+//! The confirm service: the public API (ask, status, answer) and what each state change does.
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
+
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
+
+mod answers;
+mod health;
+
+use super::clock::Clock;
+use super::db::{self, Row};
+use super::index::{CHECK_EVERY_MS, Due, FIRST_CHECK_MS, Index, KEEP_CLOSED_MS, Question};
+use super::route::{self, Route};
+use super::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, parse, text};
+use crate::config::{AccountKey, Channel, Config};
+use crate::conversation::{ChatId, Conversation};
+use crate::protocol::{ConfirmInfo, ConfirmState};
+use crate::secrets::CredentialStore;
+use crate::store::{Store, StoreError};
+use crate::supervisor::HealthRegistry;
+
+/// The longest question accepted, in characters.
+const MAX_QUESTION_CHARS: usize = 4000;
+/// How often an in-process asker renews its question (well inside the one-minute withdrawal).
+const KEEP_ALIVE_MS: u64 = 20_000;
+/// Closed questions are deleted from the store this long after closing.
+const PURGE_AFTER_MS: u64 = 7 * 24 * 3600 * 1000;
+
+/// What the service takes from the configuration; replaced on reload.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfirmSettings {
+    /// Where questions go when no parent names a chat: that account's owner chat.
+    pub notify: Option<AccountKey>,
+    /// The zone deadlines are shown in; `None` is the system's.
+    pub timezone: Option<chrono_tz::Tz>,
+}
+
+impl ConfirmSettings {
+    /// The settings in `config`.
+    pub fn from_config(config: &Config) -> Self {
+        ConfirmSettings {
+            notify: config.notify.clone(),
+            timezone: config.timezone,
+        }
+    }
+}
+
+/// Why a confirm request was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfirmError {
+    /// The request is malformed (timeout too long, empty question, bad parent).
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// No question has this id.
+    #[error("no question {0}")]
+    NotFound(String),
+    /// The store failed.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<StoreError> for ConfirmError {
+    fn from(e: StoreError) -> Self {
+        ConfirmError::Internal(e.to_string())
+    }
+}
+
+/// What an answer did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerOutcome {
+    /// The answer counts: the question is now in this state.
+    Recorded(ConfirmState),
+    /// The question had already closed in this state; the answer changed nothing.
+    AlreadyClosed(ConfirmState),
+}
+
+/// A question as the service knows it, with what the wire does not carry (code, reason, chat).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionView {
+    /// What `confirm_status` reports.
+    pub info: ConfirmInfo,
+    /// The account asked (its owner may answer), when there was one.
+    pub account: Option<AccountKey>,
+    /// The chat asked.
+    pub chat: String,
+    /// The short code shown with it.
+    pub code: String,
+    /// Why it failed, when it did.
+    pub reason: Option<String>,
+}
+
+/// How a close attempt ended.
+enum Closed {
+    /// This call closed it.
+    Now(Question),
+    /// It had already closed (or closed meanwhile); its stored row.
+    Already(Row),
+}
+
+/// Owner yes/no questions; shared by the control socket, the pipeline and the deadline loop.
+pub struct ConfirmService {
+    store: Store,
+    conversation: Arc<Conversation>,
+    credentials: CredentialStore,
+    clock: Clock,
+    index: Mutex<Index>,
+    settings: RwLock<ConfirmSettings>,
+    registry: OnceLock<Arc<HealthRegistry>>,
+    /// Serializes asks so two questions in one chat never pick the same code.
+    ask_lock: tokio::sync::Mutex<()>,
+    wake: Notify,
+    /// Counts closes, so in-process askers wake on an answer instead of their next poll.
+    closes: watch::Sender<u64>,
+    cancel: CancellationToken,
+}
+
+impl ConfirmService {
+    /// A service over `store` that delivers through `conversation` and claims answers from it.
+    pub fn new(
+        store: Store,
+        conversation: Arc<Conversation>,
+        credentials: CredentialStore,
+        clock: Clock,
+    ) -> Arc<Self> {
+        let svc = Arc::new(ConfirmService {
+            store,
+            conversation: conversation.clone(),
+            credentials,
+            clock,
+            index: Mutex::new(Index::default()),
+            settings: RwLock::new(ConfirmSettings::default()),
+            registry: OnceLock::new(),
+            ask_lock: tokio::sync::Mutex::new(()),
+            wake: Notify::new(),
+            closes: watch::channel(0).0,
+            cancel: CancellationToken::new(),
+        });
+        conversation.set_answer_interceptor(svc.clone());
+        svc
+    }
+
+    /// Loads stored questions (re-queueing pending ones, idempotently) and starts the deadline loop.
+    ///
+    /// Call before the accounts start, so an answer arriving first finds its question.
+    pub async fn start(
+        self: &Arc<Self>,
+        registry: Arc<HealthRegistry>,
+        settings: ConfirmSettings,
+    ) -> Result<(), StoreError> {
+        let _ = self.registry.set(registry);
+        self.set_settings(settings);
+        let now = self.clock.now_ms();
+        let rows = self
+            .store
+            .call(move |t| {
+                db::purge(t, now.saturating_sub(PURGE_AFTER_MS))?;
+                db::open(t, now.saturating_sub(KEEP_CLOSED_MS))
+            })
+            .await?;
+        let mut pending = Vec::new();
+        for row in rows {
+            let open = row.state == ConfirmState::Pending;
+            let q = Question {
+                account: AccountKey::parse(&row.account),
+                row,
+                // A restart is not the asker's silence: give pollers a fresh minute to reconnect.
+                last_poll_ms: now,
+                delivered: !open,
+                next_check_ms: now + FIRST_CHECK_MS,
+                noted: false,
+            };
+            if open {
+                pending.push(q.clone());
+            }
+            self.lock().put(q);
+        }
+        for q in &pending {
+            // Same outbox key as before the restart: queued once, whatever state it was in.
+            if let Err(e) = self.enqueue_question(q).await {
+                tracing::error!(question = %q.id(), error = %e, "cannot re-queue a question");
+            }
+        }
+        tracing::info!(pending = pending.len(), "confirm questions loaded");
+        tokio::spawn(super::driver::run(self.clone()));
+        Ok(())
+    }
+
+    /// Replaces the settings (on reload).
+    pub fn set_settings(&self, settings: ConfirmSettings) {
+        if let Ok(mut s) = self.settings.write() {
+            *s = settings;
+        }
+    }
+
+    /// Stops the deadline loop (shutdown); stored questions stay as they are.
+    pub fn stop(&self) {
+        self.cancel.cancel();
+    }
+
+    /// The service's clock.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Asks the owner: stores the question, queues it for its chat, and returns it `pending`
+    /// (or `failed` when there is no chat to ask in).
+    pub async fn ask(
+        &self,
+        question: &str,
+        parent: Option<&str>,
+        timeout_seconds: Option<u64>,
+    ) -> Result<ConfirmInfo, ConfirmError> {
+        let timeout = validate(question, timeout_seconds)?;
+        let parent = route::parse_parent(parent).map_err(ConfirmError::InvalidRequest)?;
+        let notify = self.settings().notify;
+        let route = route::resolve(
+            parent,
+            notify.as_ref(),
+            self.registry.get(),
+            &self.credentials,
+        )
+        .await;
+        let _serial = self.ask_lock.lock().await;
+        let now = self.clock.now_ms();
+        let (account, chat, code, reason) = match route {
+            Route::To { account, chat } => {
+                let start = rand::random::<u32>() as usize;
+                let code = self
+                    .lock()
+                    .free_code(&account, chat.as_str(), start)
+                    .ok_or_else(|| {
+                        ConfirmError::InvalidRequest(format!(
+                            "too many open questions in {account}; wait for some to close"
+                        ))
+                    })?;
+                (Some(account), chat.0, code, None)
+            }
+            Route::Nowhere { account, reason } => {
+                (account, String::new(), String::new(), Some(reason))
+            }
+        };
+        let failed = reason.is_some();
+        let row = Row {
+            seq: 0,
+            account: account.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+            chat,
+            code,
+            question: question.trim().to_string(),
+            state: if failed {
+                ConfirmState::Failed
+            } else {
+                ConfirmState::Pending
+            },
+            reason,
+            created_ms: now,
+            deadline_unix: now / 1000 + timeout,
+            message_key: String::new(),
+            answer_msg: None,
+            closed_ms: failed.then_some(now),
+        };
+        let row = self.store.call(move |t| db::insert(t, &row)).await?;
+        let q = Question {
+            row,
+            account,
+            last_poll_ms: now,
+            delivered: false,
+            next_check_ms: now + FIRST_CHECK_MS,
+            noted: false,
+        };
+        tracing::debug!(id = %q.id(), question = %q.row.question, "question text");
+        match &q.row.reason {
+            Some(reason) => {
+                tracing::warn!(id = %q.id(), reason = %reason, "a question could not be asked")
+            }
+            None => tracing::info!(id = %q.id(), chat = %q.row.account, "question asked"),
+        }
+        self.lock().put(q.clone());
+        if !failed && let Err(e) = self.enqueue_question(&q).await {
+            // The delivery check re-queues it (same key) shortly.
+            tracing::error!(id = %q.id(), error = %e, "cannot queue a question yet");
+        }
+        self.wake.notify_one();
+        Ok(info(&q))
+    }
+
+    /// Asks and waits for the outcome, keeping the question alive meanwhile: the hook for askers
+    /// inside the daemon that have no socket to poll (an agent backend's `approval.requested`
+    /// becomes `ask_and_wait(summary, parent, ..)`; `yes` resolves it approved, anything else denied).
+    pub async fn ask_and_wait(
+        &self,
+        question: &str,
+        parent: Option<&str>,
+        timeout_seconds: Option<u64>,
+    ) -> Result<ConfirmInfo, ConfirmError> {
+        let mut closes = self.closes.subscribe();
+        let mut info = self.ask(question, parent, timeout_seconds).await?;
+        while info.state == ConfirmState::Pending {
+            let renew = self.clock.now_ms() + KEEP_ALIVE_MS;
+            tokio::select! {
+                _ = self.clock.sleep_until(renew) => {}
+                _ = closes.changed() => {}
+                _ = self.cancel.cancelled() => {
+                    return Err(ConfirmError::Internal("the daemon is stopping".into()));
+                }
+            }
+            info = self.status(&info.id).await?;
+        }
+        Ok(info)
+    }
+
+    /// Where a question stands; asking keeps a pending question alive for another minute.
+    pub async fn status(&self, id: &str) -> Result<ConfirmInfo, ConfirmError> {
+        let seq = parse_id(id).ok_or_else(|| ConfirmError::NotFound(id.to_string()))?;
+        let now = self.clock.now_ms();
+        let remembered = self.lock().get(seq).cloned();
+        let Some(q) = remembered else {
+            let row = self.store.call(move |t| db::get(t, seq)).await?;
+            return row
+                .map(|row| {
+                    info(&Question {
+                        account: AccountKey::parse(&row.account),
+                        row,
+                        last_poll_ms: now,
+                        delivered: true,
+                        next_check_ms: now,
+                        noted: false,
+                    })
+                })
+                .ok_or_else(|| ConfirmError::NotFound(id.to_string()));
+        };
+        self.settle(&q, now).await?;
+        let mut idx = self.lock();
+        let q = idx
+            .get_mut(seq)
+            .ok_or_else(|| ConfirmError::NotFound(id.to_string()))?;
+        if q.row.state == ConfirmState::Pending {
+            q.last_poll_ms = now;
+        }
+        Ok(info(q))
+    }
+
+    /// Records an answer given outside text (a Feishu card click). `id_or_code` is `q-7` or a
+    /// code (`7F`, when exactly one pending question has it); the caller has checked that `by`
+    /// is the owner of the question's account.
+    pub async fn answer(
+        &self,
+        id_or_code: &str,
+        yes: bool,
+        by: &str,
+    ) -> Result<AnswerOutcome, ConfirmError> {
+        let seq = match parse_id(id_or_code) {
+            Some(seq) => seq,
+            None if parse::is_code(id_or_code) => {
+                match self
+                    .lock()
+                    .pending_with_code(&id_or_code.to_ascii_uppercase())
+                    .as_slice()
+                {
+                    [one] => *one,
+                    [] => return Err(ConfirmError::NotFound(id_or_code.to_string())),
+                    _ => {
+                        return Err(ConfirmError::InvalidRequest(format!(
+                            "several questions use code {id_or_code}; answer by id"
+                        )));
+                    }
+                }
+            }
+            None => return Err(ConfirmError::NotFound(id_or_code.to_string())),
+        };
+        let q = self.lock().get(seq).cloned();
+        if let Some(q) = &q {
+            self.settle(q, self.clock.now_ms()).await?;
+        }
+        self.record(seq, yes, Some(by), None).await
+    }
+
+    /// A remembered question, without keeping it alive (the Feishu click handler's owner check,
+    /// diagnostics, tests). Questions closed more than an hour ago are forgotten.
+    pub fn view(&self, id: &str) -> Option<QuestionView> {
+        let q = self.lock().get(parse_id(id)?).cloned()?;
+        Some(QuestionView {
+            info: info(&q),
+            account: q.account.clone(),
+            chat: q.row.chat.clone(),
+            code: q.row.code.clone(),
+            reason: q.row.reason.clone(),
+        })
+    }
+
+    /// The card for question `id` as it stands now (buttons while pending; how it ended after).
+    pub fn card(&self, id: &str) -> Option<serde_json::Value> {
+        let q = self.lock().get(parse_id(id)?).cloned()?;
+        let tz = self.settings().timezone;
+        let now = self.clock.now_ms() / 1000;
+        Some(match q.row.state {
+            ConfirmState::Pending => {
+                let deadline = text::deadline_text(q.row.deadline_unix, now, tz);
+                text::card(&q.id(), &q.row.question, &q.row.code, &deadline)
+            }
+            s => {
+                let at = q.row.closed_ms.map_or(q.row.deadline_unix, |c| c / 1000);
+                text::resolved_card(&q.row.question, s, &text::deadline_text(at, now, tz))
+            }
+        })
+    }
+
+    // ---- the deadline loop's side ----
+
+    /// What is due at `now_ms`.
+    pub(super) fn due(&self, now_ms: u64) -> Vec<(i64, Due)> {
+        self.lock().due(now_ms)
+    }
+
+    /// When the loop should look again.
+    pub(super) fn next_wake(&self) -> Option<u64> {
+        self.lock().next_wake()
+    }
+
+    /// Resolves when an ask added something the loop must schedule.
+    pub(super) async fn woken(&self) {
+        self.wake.notified().await
+    }
+
+    /// Resolves when the service stops.
+    pub(super) async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// Does what is due for one question.
+    pub(super) async fn process(&self, seq: i64, due: Due, now: u64) -> Result<(), ConfirmError> {
+        let Some(q) = self.lock().get(seq).cloned() else {
+            return Ok(());
+        };
+        match due {
+            Due::Withdraw | Due::Deadline => self.settle(&q, now).await,
+            Due::CheckDelivery => self.check_delivery(&q, now).await,
+            Due::Evict => {
+                self.lock().remove(seq);
+                Ok(())
+            }
+        }
+    }
+
+    /// Withdraws, expires or fails `q` if that is due at `now`; otherwise nothing.
+    async fn settle(&self, q: &Question, now: u64) -> Result<(), ConfirmError> {
+        let (state, reason) = match Index::due_one(q, now) {
+            Some(Due::Withdraw) => (ConfirmState::Withdrawn, None),
+            Some(Due::Deadline) if self.delivered(q).await? => (ConfirmState::Expired, None),
+            Some(Due::Deadline) => (ConfirmState::Failed, Some(self.undelivered_reason(q))),
+            _ => return Ok(()),
+        };
+        if let Closed::Now(q) = self
+            .close(q.row.seq, state, reason.as_deref(), None, None)
+            .await?
+        {
+            match &reason {
+                Some(r) => tracing::warn!(id = %q.id(), reason = %r, "question failed"),
+                None => {
+                    tracing::info!(id = %q.id(), state = text::answer_word(state), "question closed")
+                }
+            }
+            self.tell_closed(&q).await;
+        }
+        Ok(())
+    }
+
+    /// Whether the question message has left the outbox.
+    async fn delivered(&self, q: &Question) -> Result<bool, ConfirmError> {
+        if q.delivered {
+            return Ok(true);
+        }
+        let state = self.conversation.delivery_state(&q.row.message_key).await?;
+        Ok(state.as_deref() == Some("sent"))
+    }
+
+    /// Looks whether the question went out; notes a wait in health, re-queues a lost one.
+    async fn check_delivery(&self, q: &Question, now: u64) -> Result<(), ConfirmError> {
+        let state = self.conversation.delivery_state(&q.row.message_key).await?;
+        let seq = q.row.seq;
+        match state.as_deref() {
+            Some("sent") => {
+                if let Some(m) = self.lock().get_mut(seq) {
+                    m.delivered = true;
+                }
+                self.clear_note(q);
+            }
+            Some("failed") => {
+                let reason = "the platform refused the question message";
+                if let Closed::Now(q) = self
+                    .close(seq, ConfirmState::Failed, Some(reason), None, None)
+                    .await?
+                {
+                    tracing::warn!(id = %q.id(), reason, "question failed");
+                }
+            }
+            Some(_) => {
+                self.note_waiting(q);
+                if let Some(m) = self.lock().get_mut(seq) {
+                    m.next_check_ms = now + CHECK_EVERY_MS;
+                }
+            }
+            None => {
+                // Stored but never queued (a crash or a store error between the two): queue it now.
+                self.enqueue_question(q).await?;
+                if let Some(m) = self.lock().get_mut(seq) {
+                    m.next_check_ms = now + FIRST_CHECK_MS;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- state changes ----
+
+    /// Moves `seq` from pending to `state` in the store, then in memory.
+    async fn close(
+        &self,
+        seq: i64,
+        state: ConfirmState,
+        reason: Option<&str>,
+        by: Option<&str>,
+        msg: Option<&str>,
+    ) -> Result<Closed, ConfirmError> {
+        let at_ms = self.clock.now_ms();
+        let (reason_s, by_s, msg_s) = (
+            reason.map(str::to_string),
+            by.map(str::to_string),
+            msg.map(str::to_string),
+        );
+        let (changed, row) = self
+            .store
+            .call(move |t| {
+                let c = db::Close {
+                    seq,
+                    state,
+                    reason: reason_s.as_deref(),
+                    by: by_s.as_deref(),
+                    msg: msg_s.as_deref(),
+                    at_ms,
+                };
+                let changed = db::close(t, &c)?;
+                Ok((changed, db::get(t, seq)?))
+            })
+            .await?;
+        let Some(row) = row else {
+            // Deleted under us (`channel_logout`): forget it.
+            self.lock().remove(seq);
+            return Err(ConfirmError::NotFound(format!("q-{seq}")));
+        };
+        let snapshot = {
+            let mut idx = self.lock();
+            match idx.get_mut(seq) {
+                Some(q) => {
+                    q.row = row.clone();
+                    Some(q.clone())
+                }
+                None => None,
+            }
+        };
+        if let Some(q) = &snapshot {
+            self.clear_note(q);
+        }
+        if changed {
+            self.closes.send_modify(|n| *n = n.wrapping_add(1));
+        }
+        match (changed, snapshot) {
+            (true, Some(q)) => Ok(Closed::Now(q)),
+            _ => Ok(Closed::Already(row)),
+        }
+    }
+
+    /// Tells the chat that a question no longer needs an answer (expired, withdrawn, failed).
+    async fn tell_closed(&self, q: &Question) {
+        let Some(account) = &q.account else { return };
+        if q.row.chat.is_empty() {
+            return;
+        }
+        let body = text::closed_notice(q.row.state, &q.row.question, &q.row.code);
+        let rich = self.feishu_card(account, q.row.seq);
+        let key = format!("confirm/q-{}/closed", q.row.seq);
+        let chat = ChatId::new(q.row.chat.clone());
+        if let Err(e) = self
+            .conversation
+            .send_proactive(account, &chat, &body, rich.as_deref(), &key)
+            .await
+        {
+            tracing::error!(id = %q.id(), error = %e, "cannot queue a closing notice");
+        }
+    }
+
+    /// Queues the question message (idempotent by its stored key).
+    async fn enqueue_question(&self, q: &Question) -> Result<(), StoreError> {
+        let Some(account) = &q.account else {
+            return Ok(());
+        };
+        let now = self.clock.now_ms() / 1000;
+        let deadline = text::deadline_text(q.row.deadline_unix, now, self.settings().timezone);
+        let body = text::question(&q.row.question, &q.row.code, &deadline);
+        let rich = (account.channel == Channel::Feishu)
+            .then(|| text::card(&q.id(), &q.row.question, &q.row.code, &deadline).to_string());
+        let chat = ChatId::new(q.row.chat.clone());
+        self.conversation
+            .send_proactive(account, &chat, &body, rich.as_deref(), &q.row.message_key)
+            .await
+    }
+
+    /// The card for `seq` as JSON text, on Feishu accounts only.
+    fn feishu_card(&self, account: &AccountKey, seq: i64) -> Option<String> {
+        (account.channel == Channel::Feishu)
+            .then(|| self.card(&format!("q-{seq}")).map(|c| c.to_string()))
+            .flatten()
+    }
+
+    fn settings(&self) -> ConfirmSettings {
+        self.settings.read().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Index> {
+        match self.index.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+}
+
+/// Checks the question and the timeout; returns the timeout in seconds.
+fn validate(question: &str, timeout_seconds: Option<u64>) -> Result<u64, ConfirmError> {
+    let q = question.trim();
+    if q.is_empty() {
+        return Err(ConfirmError::InvalidRequest("the question is empty".into()));
+    }
+    if q.chars().count() > MAX_QUESTION_CHARS {
+        return Err(ConfirmError::InvalidRequest(format!(
+            "the question is longer than {MAX_QUESTION_CHARS} characters"
+        )));
+    }
+    match timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECS) {
+        0 => Err(ConfirmError::InvalidRequest(
+            "timeout_seconds must be at least 1".into(),
+        )),
+        t if t > MAX_TIMEOUT_SECS => Err(ConfirmError::InvalidRequest(format!(
+            "timeout_seconds {t} is longer than the longest allowed wait, {MAX_TIMEOUT_SECS} (4 hours)"
+        ))),
+        t => Ok(t),
+    }
+}
+
+/// `q-7` → 7.
+fn parse_id(id: &str) -> Option<i64> {
+    id.strip_prefix("q-")?.parse().ok().filter(|n| *n > 0)
+}
+
+/// The wire view of a question.
+fn info(q: &Question) -> ConfirmInfo {
+    ConfirmInfo {
+        id: q.id(),
+        state: q.row.state,
+        chat: q.row.account.clone(),
+        deadline_unix_seconds: q.row.deadline_unix,
+        reason: (q.row.state == ConfirmState::Failed)
+            .then(|| q.row.reason.clone())
+            .flatten(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_default_and_refuse_more_than_four_hours() {
+        assert_eq!(validate("Deploy?", None), Ok(1800));
+        assert_eq!(validate("Deploy?", Some(14_400)), Ok(14_400));
+        assert!(matches!(
+            validate("Deploy?", Some(14_401)),
+            Err(ConfirmError::InvalidRequest(_))
+        ));
+        assert!(validate("Deploy?", Some(0)).is_err());
+        assert!(validate("  \n", None).is_err());
+        assert!(validate(&"x".repeat(MAX_QUESTION_CHARS + 1), None).is_err());
+    }
+
+    #[test]
+    fn ids_are_q_dash_positive_numbers() {
+        assert_eq!(parse_id("q-7"), Some(7));
+        assert_eq!(parse_id("q-0"), None);
+        assert_eq!(parse_id("7"), None);
+        assert_eq!(parse_id("q-x"), None);
+    }
+}

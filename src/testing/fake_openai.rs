@@ -1,0 +1,353 @@
+//! A fake OpenAI-compatible chat completions server on loopback, for tests of anything that talks
+//! to the `openai` backend.
+//!
+//! It answers `POST /v1/chat/completions` (and `/chat/completions`) from a script of [`Reply`]s,
+//! one per request; with the script empty it streams `echo: <last user text>` with usage. Every
+//! request is recorded, so tests assert on the model, the messages (system prompt, history) and
+//! `stream_options`.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
+//! let fake = FakeOpenAi::start().await.expect("bind");
+//! fake.push(Reply::too_many_requests("2"));
+//! fake.push(Reply::text("Hello there"));
+//! let base_url = fake.base_url(); // "http://127.0.0.1:PORT/v1"
+//! // ... run the code under test against base_url ...
+//! assert_eq!(fake.requests().len(), 2);
+//! # }
+//! ```
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::agent::{ChatMessage, Role};
+
+/// What the fake answers to one request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// Streams `pieces` as content deltas, then a usage chunk when `usage` is set, then `[DONE]`.
+    Stream {
+        /// The answer, in the pieces it is streamed in.
+        pieces: Vec<String>,
+        /// (prompt, completion) tokens to report; `None` reports no usage.
+        usage: Option<(u64, u64)>,
+    },
+    /// Answers with a status and a body, and a `Retry-After` header when set.
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The `Retry-After` header value.
+        retry_after: Option<String>,
+        /// The body (an OpenAI-style JSON error).
+        body: String,
+    },
+    /// Streams `first`, stalls for `wait` (tokio time), then streams `rest` and finishes.
+    Slow {
+        /// What is sent before the stall.
+        first: String,
+        /// How long the stream stalls.
+        wait: Duration,
+        /// What is sent after it.
+        rest: String,
+    },
+}
+
+impl Reply {
+    /// Streams `text` in three pieces and reports usage (prompt 11, completion 7).
+    pub fn text(text: &str) -> Reply {
+        Reply::Stream {
+            pieces: split3(text),
+            usage: Some((11, 7)),
+        }
+    }
+
+    /// Streams `text` and reports no usage (as servers that ignore `stream_options` do).
+    pub fn text_without_usage(text: &str) -> Reply {
+        Reply::Stream {
+            pieces: split3(text),
+            usage: None,
+        }
+    }
+
+    /// An error status with an OpenAI-style body.
+    pub fn status(status: u16) -> Reply {
+        Reply::Status {
+            status,
+            retry_after: None,
+            body: json!({"error": {"message": format!("fake status {status}"), "type": "fake"}})
+                .to_string(),
+        }
+    }
+
+    /// 429 with `Retry-After: <retry_after>`.
+    pub fn too_many_requests(retry_after: &str) -> Reply {
+        Reply::Status {
+            status: 429,
+            retry_after: Some(retry_after.to_string()),
+            body: json!({"error": {"message": "Rate limit reached", "type": "requests"}})
+                .to_string(),
+        }
+    }
+
+    /// 400 with OpenAI's context-length error.
+    pub fn context_length() -> Reply {
+        Reply::Status {
+            status: 400,
+            retry_after: None,
+            body: json!({"error": {
+                "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+                "type": "invalid_request_error",
+                "code": "context_length_exceeded"
+            }})
+            .to_string(),
+        }
+    }
+
+    /// Streams `first`, then stalls for `wait` before finishing with `rest`.
+    pub fn slow(first: &str, wait: Duration, rest: &str) -> Reply {
+        Reply::Slow {
+            first: first.to_string(),
+            wait,
+            rest: rest.to_string(),
+        }
+    }
+}
+
+fn split3(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len().div_ceil(3).max(1);
+    chars.chunks(n).map(|c| c.iter().collect()).collect()
+}
+
+/// One request the fake received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// `model`.
+    pub model: String,
+    /// `messages`, in order.
+    pub messages: Vec<ChatMessage>,
+    /// `stream`.
+    pub stream: bool,
+    /// `stream_options`, as sent.
+    pub stream_options: Option<Value>,
+    /// The `Authorization` header, as sent.
+    pub authorization: Option<String>,
+    /// When it arrived (tokio time, so paused-clock tests can measure waits).
+    pub at: tokio::time::Instant,
+}
+
+struct Shared {
+    script: Mutex<VecDeque<Reply>>,
+    requests: watch::Sender<Vec<RecordedRequest>>,
+}
+
+/// A running fake server; stops when dropped.
+pub struct FakeOpenAi {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+}
+
+impl FakeOpenAi {
+    /// Binds `127.0.0.1:0` and serves until dropped.
+    pub async fn start() -> std::io::Result<FakeOpenAi> {
+        let shared = Arc::new(Shared {
+            script: Mutex::new(VecDeque::new()),
+            requests: watch::channel(Vec::new()).0,
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(completions))
+            .route("/chat/completions", post(completions))
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(FakeOpenAi { addr, shared, task })
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, the value for `base_url`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Queues replies for the next requests, in order.
+    pub fn push(&self, reply: Reply) {
+        if let Ok(mut s) = self.shared.script.lock() {
+            s.push_back(reply);
+        }
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.requests.borrow().clone()
+    }
+
+    /// Waits until at least `n` requests have arrived.
+    pub async fn wait_requests(&self, n: usize) {
+        let mut rx = self.shared.requests.subscribe();
+        let _ = rx.wait_for(|r| r.len() >= n).await;
+    }
+}
+
+impl Drop for FakeOpenAi {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn completions(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Ok(v) = serde_json::from_slice::<Value>(&body) else {
+        return (StatusCode::BAD_REQUEST, "not JSON").into_response();
+    };
+    let messages: Vec<ChatMessage> = v
+        .get("messages")
+        .cloned()
+        .and_then(|m| serde_json::from_value(m).ok())
+        .unwrap_or_default();
+    let stream = v.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    let last_user = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    shared.requests.send_modify(|r| {
+        r.push(RecordedRequest {
+            model: v["model"].as_str().unwrap_or_default().to_string(),
+            messages,
+            stream,
+            stream_options: v.get("stream_options").cloned(),
+            authorization: headers
+                .get(header::AUTHORIZATION)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_string),
+            at: tokio::time::Instant::now(),
+        })
+    });
+    let reply = shared
+        .script
+        .lock()
+        .ok()
+        .and_then(|mut s| s.pop_front())
+        .unwrap_or_else(|| Reply::Stream {
+            pieces: split3(&format!("echo: {last_user}")),
+            usage: Some((10, 5)),
+        });
+    match reply {
+        Reply::Status {
+            status,
+            retry_after,
+            body,
+        } => {
+            let mut resp = (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                [(header::CONTENT_TYPE, "application/json")],
+                body,
+            )
+                .into_response();
+            if let Some(ra) = retry_after.and_then(|r| r.parse().ok()) {
+                resp.headers_mut().insert(header::RETRY_AFTER, ra);
+            }
+            resp
+        }
+        Reply::Stream { pieces, usage } if !stream => whole_answer(&pieces.concat(), usage),
+        Reply::Slow { first, rest, .. } if !stream => whole_answer(&(first + &rest), None),
+        reply => sse(reply),
+    }
+}
+
+fn whole_answer(text: &str, usage: Option<(u64, u64)>) -> Response {
+    let mut v = json!({
+        "id": "fake-1", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+    });
+    if let Some(u) = usage {
+        v["usage"] = usage_json(u);
+    }
+    axum::Json(v).into_response()
+}
+
+fn usage_json((p, c): (u64, u64)) -> Value {
+    json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c})
+}
+
+fn delta(content: &str) -> String {
+    let v = json!({"id": "fake-1", "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": null}]});
+    format!("data: {v}\n\n")
+}
+
+/// Streams a reply as server-sent events from a task, so stalls do not block the handler.
+fn sse(reply: Reply) -> Response {
+    let (tx, rx) = mpsc::channel::<Bytes>(16);
+    tokio::spawn(async move {
+        let send = |s: String| {
+            let tx = tx.clone();
+            async move { tx.send(Bytes::from(s)).await.is_ok() }
+        };
+        let role = json!({"id": "fake-1", "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]});
+        // A comment and CRLF line ends, as some servers send, ahead of the first event.
+        if !send(format!(": fake keep-alive\r\n\r\ndata: {role}\r\n\r\n")).await {
+            return;
+        }
+        let (pieces, usage, stall) = match reply {
+            Reply::Stream { pieces, usage } => (pieces, usage, None),
+            Reply::Slow { first, wait, rest } => (vec![first, rest], None, Some(wait)),
+            Reply::Status { .. } => return,
+        };
+        for (i, p) in pieces.iter().enumerate() {
+            let line = delta(p);
+            // Split each event mid-line so clients must join partial lines.
+            let mid = line.len() / 2;
+            let mid = (mid..line.len())
+                .find(|i| line.is_char_boundary(*i))
+                .unwrap_or(line.len());
+            if !send(line[..mid].to_string()).await || !send(line[mid..].to_string()).await {
+                return;
+            }
+            if i == 0
+                && let Some(wait) = stall
+            {
+                tokio::time::sleep(wait).await;
+            }
+        }
+        let stop = json!({"id": "fake-1", "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        let mut tail = format!("data: {stop}\n\n");
+        if let Some(u) = usage {
+            let v = json!({"id": "fake-1", "object": "chat.completion.chunk", "choices": [], "usage": usage_json(u)});
+            tail.push_str(&format!("data: {v}\n\n"));
+        }
+        tail.push_str("data: [DONE]\n\n");
+        send(tail).await;
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .body(Body::from_stream(body))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}

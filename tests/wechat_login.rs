@@ -1,0 +1,181 @@
+//! `scv-bridge login wechat` against the fake iLink server, alone and with a running daemon
+//! whose session expired.
+
+mod wechat_support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use scv_bridge::login::LoginArgs;
+use scv_bridge::protocol::ComponentState;
+use scv_wechat::Endpoint;
+use scv_wechat::fake::{FakeConfig, FakeHandle};
+use scv_wechat::login::{LoginEvent, LoginOptions, LoginUi};
+use wechat_support::*;
+
+/// A login UI that records what the terminal would show.
+#[derive(Clone, Default)]
+struct ScriptedUi {
+    events: Arc<Mutex<Vec<LoginEvent>>>,
+}
+
+impl ScriptedUi {
+    fn saw(&self, pred: impl Fn(&LoginEvent) -> bool) -> bool {
+        self.events
+            .lock()
+            .map(|e| e.iter().any(pred))
+            .unwrap_or(false)
+    }
+}
+
+impl LoginUi for ScriptedUi {
+    fn event(&mut self, event: LoginEvent) {
+        if let Ok(mut e) = self.events.lock() {
+            e.push(event);
+        }
+    }
+
+    async fn verify_code(&mut self) -> Option<String> {
+        None
+    }
+}
+
+/// Plays the phone: waits for a code, optionally lets it expire, then scans and confirms.
+async fn phone(fake: FakeHandle, ui: ScriptedUi, expire_first: bool) {
+    let mut code = 1;
+    if expire_first {
+        assert!(fake.wait_for_qr(1, PATIENCE).await);
+        fake.qr_expire();
+        code = 2;
+    }
+    assert!(fake.wait_for_qr(code, PATIENCE).await);
+    fake.qr_scan();
+    within(
+        async {
+            while !ui.saw(|e| *e == LoginEvent::Scanned) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        },
+        "the scan to be shown",
+    )
+    .await;
+    fake.qr_confirm(OWNER).expect("a code to confirm");
+}
+
+fn quick_login() -> LoginOptions {
+    LoginOptions {
+        poll_interval: Duration::from_millis(20),
+        ..LoginOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn qr_login_refreshes_an_expired_code_and_stores_the_owner() {
+    let fake_config = FakeConfig {
+        initial_token: None,
+        ..FakeConfig::default()
+    };
+    let h = Harness::new(fake_config, "").await;
+    let fake = h.fake.handle();
+    let ui = ScriptedUi::default();
+    let driver = tokio::spawn(phone(fake.clone(), ui.clone(), true));
+    let args = LoginArgs {
+        base_url: Some(h.fake.base_url()),
+        ..LoginArgs::default()
+    };
+    let mut login_ui = ui.clone();
+    let line = within(
+        scv_bridge::login::wechat::run_with(
+            &h.config(),
+            "phone",
+            &args,
+            &quick_login(),
+            &mut login_ui,
+        ),
+        "the login",
+    )
+    .await
+    .expect("login succeeds");
+    driver.await.expect("phone");
+    assert!(line.contains("logged in: wechat:phone"), "{line}");
+    assert!(line.contains(OWNER), "{line}");
+    assert!(line.contains("no daemon is running"), "{line}");
+    let events = ui.events.lock().expect("events").clone();
+    let shown: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e {
+            LoginEvent::ShowQr { number, of, .. } => {
+                assert_eq!(*of, 3);
+                Some(*number)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, [1, 2], "one refresh after the expiry");
+    let expired_at = events.iter().position(|e| *e == LoginEvent::Expired);
+    let second_at = events
+        .iter()
+        .position(|e| matches!(e, LoginEvent::ShowQr { number: 2, .. }));
+    assert!(expired_at < second_at && expired_at.is_some());
+    assert!(events.contains(&LoginEvent::Scanned));
+    assert_eq!(fake.qr_codes_issued(), 2);
+
+    let stored = h.credentials().load(ID).expect("load").expect("saved");
+    let get = |n: &str| stored.get(n).map(|s| s.expose().to_string());
+    assert_eq!(
+        get("bot_token"),
+        fake.bot_token().map(|t| t.expose().to_string())
+    );
+    assert_eq!(get("bot_id"), Some(fake.bot_id()));
+    assert_eq!(get("owner_id").as_deref(), Some(OWNER));
+    assert_eq!(get("base_url"), Some(h.fake.base_url()));
+}
+
+#[tokio::test]
+async fn an_expired_session_fails_with_the_hint_and_a_new_login_reconnects() {
+    let mut h = Harness::new(FakeConfig::default(), "").await;
+    h.start().await;
+    h.wait_state(ComponentState::Connected).await;
+    let fake = h.fake.handle();
+    fake.expire_session();
+    h.wait_state(ComponentState::Failed).await;
+    let s = h.status().await;
+    assert_eq!(s.error.as_deref(), Some("session expired"));
+    assert_eq!(
+        s.action.as_deref(),
+        Some("run `scv-bridge login wechat phone`")
+    );
+    // Failed means no polling loop.
+    let polls = fake.requests_to(Endpoint::GetUpdates).len();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(fake.requests_to(Endpoint::GetUpdates).len(), polls);
+
+    let ui = ScriptedUi::default();
+    let driver = tokio::spawn(phone(fake.clone(), ui.clone(), false));
+    let args = LoginArgs {
+        base_url: Some(h.fake.base_url()),
+        ..LoginArgs::default()
+    };
+    let mut login_ui = ui.clone();
+    let line = within(
+        scv_bridge::login::wechat::run_with(
+            &h.config(),
+            "phone",
+            &args,
+            &quick_login(),
+            &mut login_ui,
+        ),
+        "the login",
+    )
+    .await
+    .expect("login succeeds");
+    driver.await.expect("phone");
+    assert!(line.contains("picked up the new credentials"), "{line}");
+    h.wait_state(ComponentState::Connected).await;
+    let s = h.status().await;
+    assert_eq!(s.error, None);
+    assert_eq!(s.user_id.as_deref(), Some(OWNER));
+    fake.push_text(OWNER, "back?");
+    assert_eq!(h.wait_sent(1).await, ["echo: back?"]);
+    h.stop().await;
+}
