@@ -11,9 +11,11 @@
 //! makes Feishu re-push. `connected` comes only from pongs and frames.
 //!
 //! Layout: `session` (per-run event handling), `inbound` (event → `Inbound`), `sender`
-//! (`ChatSender` and the error table), `pairing` (one-time owner codes), `cards` (yes/no clicks).
+//! (`ChatSender` and the error table), `pairing` (one-time owner codes), `cards` (yes/no clicks),
+//! `confirm` (the confirm service as the click handler).
 
 mod cards;
+mod confirm;
 mod inbound;
 pub(crate) mod pairing;
 mod sender;
@@ -29,6 +31,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use cards::{CardAnswerHandler, CardClick, ClickOutcome, HANDLER_DEADLINE};
+pub use confirm::ConfirmCards;
 pub use inbound::ReplyRef;
 pub use sender::{FeishuSender, MAX_CHARS, MIN_INTERVAL};
 

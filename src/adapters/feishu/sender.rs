@@ -51,12 +51,24 @@ impl ChatSender for FeishuSender {
                     self.client.reply(parent, &content, true, &uuid).await
                 }
                 _ => {
-                    let to = ReceiveId::ChatId(msg.chat.as_str().to_string());
+                    let to = receive_id(msg.chat.as_str());
                     self.client.send(&to, &content, &uuid).await
                 }
             };
             sent.map(drop).map_err(|e| send_error(&e))
         })
+    }
+}
+
+/// Where a chat id points: the pipeline's chats are `oc_…` chat ids, but a proactive message to
+/// "the owner's chat" (confirm questions via `notify`) names the owner's `ou_…` open_id.
+fn receive_id(chat: &str) -> ReceiveId {
+    if chat.starts_with("ou_") {
+        ReceiveId::OpenId(chat.to_string())
+    } else if chat.starts_with("on_") {
+        ReceiveId::UnionId(chat.to_string())
+    } else {
+        ReceiveId::ChatId(chat.to_string())
     }
 }
 
@@ -211,6 +223,13 @@ mod tests {
         assert_eq!(e.class, Class::Transient);
         let e = component_error(&api(99991400, 429), "x");
         assert_eq!(e.class, Class::SlowDown(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn owner_ids_are_sent_as_open_ids() {
+        assert_eq!(receive_id("oc_1"), ReceiveId::ChatId("oc_1".into()));
+        assert_eq!(receive_id("ou_o"), ReceiveId::OpenId("ou_o".into()));
+        assert_eq!(receive_id("on_u"), ReceiveId::UnionId("on_u".into()));
     }
 
     #[test]
