@@ -338,13 +338,16 @@ async fn run(config_path: &Path) -> Result<ExitCode, String> {
             creds.clone(),
             Clock::tokio(),
         );
-        let factory: Arc<dyn ComponentFactory> = PlatformFactory::new(AdapterContext {
+        let ctx = AdapterContext {
             credentials: creds.clone(),
             store: store.clone(),
             conversation: conversation.clone(),
             agent: agent_config,
             mail: scv_bridge::adapters::mail::MailEnv::new(timezone),
-        });
+        };
+        // Feishu card clicks answer confirm questions.
+        let cards = Arc::new(scv_bridge::adapters::feishu::ConfirmCards(confirm.clone()));
+        let factory: Arc<dyn ComponentFactory> = PlatformFactory::with_cards(ctx, cards);
         Wiring {
             factory,
             conversation: Some(conversation),

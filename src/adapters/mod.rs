@@ -35,12 +35,21 @@ pub struct AdapterContext {
 /// Builds the real component for each account.
 pub struct PlatformFactory {
     ctx: AdapterContext,
+    cards: Option<Arc<dyn feishu::CardAnswerHandler>>,
 }
 
 impl PlatformFactory {
     /// A factory handing `ctx` to every adapter.
     pub fn new(ctx: AdapterContext) -> Arc<Self> {
-        Arc::new(PlatformFactory { ctx })
+        Arc::new(PlatformFactory { ctx, cards: None })
+    }
+
+    /// A factory whose Feishu accounts hand yes/no card clicks to `cards` (the confirm questions).
+    pub fn with_cards(ctx: AdapterContext, cards: Arc<dyn feishu::CardAnswerHandler>) -> Arc<Self> {
+        Arc::new(PlatformFactory {
+            ctx,
+            cards: Some(cards),
+        })
     }
 }
 
@@ -48,7 +57,7 @@ impl ComponentFactory for PlatformFactory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
         match spec.key.channel {
             Channel::Wechat => wechat::build(spec, &self.ctx),
-            Channel::Feishu => feishu::build(spec, &self.ctx),
+            Channel::Feishu => feishu::build_with(spec, &self.ctx, self.cards.clone()),
             Channel::Mail => mail::build(spec, &self.ctx),
         }
     }
