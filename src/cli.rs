@@ -58,7 +58,10 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
             h.since_unix_seconds
                 .map(|s| human_duration(now.saturating_sub(s)))
                 .unwrap_or_else(|| "-".into()),
-            h.restarts.to_string(),
+            match h.restarts_last_hour {
+                Some(n) if n > 0 => format!("{} ({n} in 1 h)", h.restarts),
+                _ => h.restarts.to_string(),
+            },
             ago(h.last_success_unix_seconds, now),
             note(h, now),
         ]);
@@ -98,6 +101,7 @@ mod tests {
         let mut b = ComponentHealth::new("mail", "work", true);
         b.state = ComponentState::Backoff;
         b.restarts = 3;
+        b.restarts_last_hour = Some(2);
         b.since_unix_seconds = Some(9995);
         b.next_retry_unix_seconds = Some(10_042);
         b.last_success_unix_seconds = Some(10_000 - 7200);
@@ -148,7 +152,7 @@ mod tests {
                 "mail:work",
                 "backoff",
                 "5 s",
-                "3",
+                "3 (2 in 1 h)",
                 "2 h ago",
                 "retry in 42 s"
             ]

@@ -19,6 +19,17 @@ pub fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
+/// Drops restart times older than an hour before `now`; returns how many remain.
+fn forget_older_than_an_hour(times: &mut std::collections::VecDeque<u64>, now: u64) -> u64 {
+    while times
+        .front()
+        .is_some_and(|&t| now.saturating_sub(t) >= 3600)
+    {
+        times.pop_front();
+    }
+    times.len() as u64
+}
+
 /// Serializes a snapshot; plain data always serializes.
 fn to_json(h: &ComponentHealth) -> String {
     serde_json::to_string(h)
@@ -34,6 +45,8 @@ pub struct HealthCell {
     write: Mutex<()>,
     configured_tools: RemoteTools,
     connected_since: Mutex<Option<Instant>>,
+    /// Wall-clock times of recent restarts, so `restarts_last_hour` stays true as time passes.
+    restart_times: Mutex<std::collections::VecDeque<u64>>,
     changed: watch::Sender<u64>,
 }
 
@@ -58,6 +71,7 @@ impl HealthCell {
             write: Mutex::new(()),
             configured_tools: spec.remote_tools,
             connected_since: Mutex::new(None),
+            restart_times: Mutex::new(std::collections::VecDeque::new()),
             changed: watch::channel(0).0,
         })
     }
@@ -104,6 +118,35 @@ impl HealthCell {
                 h.next_retry_unix_seconds = None;
             }
         });
+    }
+
+    /// Counts one restart now (total and within the last hour).
+    pub fn record_restart(&self) {
+        let now = unix_now();
+        let recent = match self.restart_times.lock() {
+            Ok(mut times) => {
+                times.push_back(now);
+                forget_older_than_an_hour(&mut times, now)
+            }
+            Err(_) => 0,
+        };
+        self.update(|h| {
+            h.restarts += 1;
+            h.restarts_last_hour = Some(recent);
+        });
+    }
+
+    /// Brings `restarts_last_hour` up to date when restarts have aged out of the hour.
+    fn refresh_recent_restarts(&self) {
+        let now = unix_now();
+        let aged = self.restart_times.lock().ok().and_then(|mut times| {
+            let before = times.len() as u64;
+            let after = forget_older_than_an_hour(&mut times, now);
+            (after != before).then_some(after)
+        });
+        if let Some(recent) = aged {
+            self.update(|h| h.restarts_last_hour = Some(recent));
+        }
     }
 
     /// How long the account has been connected without interruption.
@@ -209,13 +252,23 @@ impl HealthRegistry {
         self.cells
             .load()
             .values()
-            .map(|c| ComponentHealth::clone(&c.get()))
+            .map(|c| {
+                c.refresh_recent_restarts();
+                ComponentHealth::clone(&c.get())
+            })
             .collect()
     }
 
     /// Every account's snapshot as wire JSON, sorted by id.
     pub fn snapshot_json(&self) -> Vec<Arc<String>> {
-        self.cells.load().values().map(|c| c.json()).collect()
+        self.cells
+            .load()
+            .values()
+            .map(|c| {
+                c.refresh_recent_restarts();
+                c.json()
+            })
+            .collect()
     }
 
     /// One account's cell.
@@ -246,5 +299,22 @@ impl HealthRegistry {
             m
         });
         self.membership.send_modify(|v| *v = v.wrapping_add(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restarts_age_out_of_the_last_hour() {
+        let mut times: std::collections::VecDeque<u64> = [1000, 2000, 4500].into_iter().collect();
+        assert_eq!(
+            forget_older_than_an_hour(&mut times, 4600),
+            2,
+            "1000 is an hour before 4600"
+        );
+        assert_eq!(forget_older_than_an_hour(&mut times, 5600), 1);
+        assert_eq!(forget_older_than_an_hour(&mut times, 9000), 0);
     }
 }

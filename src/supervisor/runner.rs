@@ -84,11 +84,7 @@ pub async fn run_account(
         }
         let now = Instant::now();
         let within_budget = budget.record(now);
-        let recent = budget.recent(now) as u64;
-        cell.update(|h| {
-            h.restarts += 1;
-            h.restarts_last_hour = Some(recent);
-        });
+        cell.record_restart();
         if !within_budget {
             let msg = format!(
                 "restarted more than {} times within an hour; last error: {}",
