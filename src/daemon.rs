@@ -539,13 +539,23 @@ where
     let shutdown = CancellationToken::new();
     if let Some(addr) = config.metrics_listen {
         let c = core.clone();
-        let page = move || {
-            let counters = c
-                .conversation
-                .as_ref()
-                .map(|v| v.stats().snapshot())
-                .unwrap_or_default();
-            crate::metrics::render(&c.supervisor.registry().snapshot(), &counters)
+        let page = move || -> futures_util::future::BoxFuture<'static, String> {
+            let c = c.clone();
+            Box::pin(async move {
+                let counters = c
+                    .conversation
+                    .as_ref()
+                    .map(|v| v.stats().snapshot())
+                    .unwrap_or_default();
+                let mut page =
+                    crate::metrics::render(&c.supervisor.registry().snapshot(), &counters);
+                if let Some(confirm) = &c.confirm {
+                    page.push_str(&crate::metrics::render_confirm(
+                        &confirm.outcome_counts().await,
+                    ));
+                }
+                page
+            })
         };
         let stop = shutdown.clone();
         tokio::spawn(async move {

@@ -105,12 +105,22 @@ pub fn render(components: &[ComponentHealth], counters: &[(String, String, u64)]
     out
 }
 
+/// Confirm questions by outcome, as a metric family.
+pub fn render_confirm(counts: &[(String, u64)]) -> String {
+    let mut out = String::from(
+        "# HELP scv_bridge_confirm_questions Confirm questions by state.\n# TYPE scv_bridge_confirm_questions gauge\n",
+    );
+    for (state, n) in counts {
+        let _ = writeln!(out, "scv_bridge_confirm_questions{{state=\"{state}\"}} {n}");
+    }
+    out
+}
+
 /// Serves `GET /metrics` on `addr` until `shutdown`; `page` renders the current page.
-pub async fn serve(
-    addr: SocketAddr,
-    page: impl Fn() -> String + Send + Sync + 'static,
-    shutdown: CancellationToken,
-) -> std::io::Result<()> {
+pub async fn serve<F>(addr: SocketAddr, page: F, shutdown: CancellationToken) -> std::io::Result<()>
+where
+    F: Fn() -> futures_util::future::BoxFuture<'static, String> + Send + Sync + 'static,
+{
     let listener = TcpListener::bind(addr).await?;
     tracing::info!(%addr, "serving Prometheus metrics");
     let page = std::sync::Arc::new(page);
@@ -138,7 +148,7 @@ pub async fn serve(
             let head = String::from_utf8_lossy(&buf[..n]);
             let (status, body) = if head.starts_with("GET /metrics ") || head.starts_with("GET / ")
             {
-                ("200 OK", page())
+                ("200 OK", page().await)
             } else {
                 ("404 Not Found", "not found\n".to_string())
             };
@@ -186,13 +196,23 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn confirm_outcomes_are_a_family() {
+        let page = render_confirm(&[("expired".into(), 2), ("yes".into(), 5)]);
+        assert!(page.contains("scv_bridge_confirm_questions{state=\"yes\"} 5"));
+        assert!(page.contains("scv_bridge_confirm_questions{state=\"expired\"} 2"));
+    }
+
     #[tokio::test]
     async fn serves_over_http() {
         let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("probe");
         let addr = probe.local_addr().expect("addr");
         drop(probe);
         let stop = CancellationToken::new();
-        let server = tokio::spawn(serve(addr, || "up 1\n".to_string(), stop.clone()));
+        let page = || -> futures_util::future::BoxFuture<'static, String> {
+            Box::pin(async { "up 1\n".to_string() })
+        };
+        let server = tokio::spawn(serve(addr, page, stop.clone()));
         let mut stream = loop {
             match tokio::net::TcpStream::connect(addr).await {
                 Ok(s) => break s,

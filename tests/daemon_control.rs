@@ -378,3 +378,40 @@ async fn out_of_scope_and_pending_actions_answer_unsupported() {
     }
     d.stop().await;
 }
+
+#[tokio::test]
+async fn metrics_are_served_when_configured() {
+    use tokio::io::AsyncReadExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let accounts = format!("metrics_listen = \"127.0.0.1:{port}\"\n{THREE}");
+    let d = start(dir.path(), &accounts, FakeFactory::new())
+        .await
+        .expect("start");
+    wait_connected(&d, "wechat:a").await;
+    let mut stream = loop {
+        match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            Ok(s) => break s,
+            Err(_) => tokio::task::yield_now().await,
+        }
+    };
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\n\r\n")
+        .await
+        .expect("write");
+    let mut page = String::new();
+    stream.read_to_string(&mut page).await.expect("read");
+    assert!(
+        page.contains("scv_bridge_account_state{account=\"wechat:a\",state=\"connected\"} 1"),
+        "{page}"
+    );
+    assert!(
+        page.contains("scv_bridge_account_restarts_total{account=\"feishu:c\"} 0"),
+        "{page}"
+    );
+    d.stop().await;
+}

@@ -6,6 +6,7 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 mod answers;
+mod counts;
 mod health;
 
 use super::clock::Clock;
