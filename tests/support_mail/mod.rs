@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 mod model;
+// The mail server harness is shared with `channels/mail`'s own tests.
+#[path = "../../channels/mail/tests/support/mod.rs"]
 mod server;
 
 use std::io::Write;

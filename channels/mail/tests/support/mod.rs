@@ -13,7 +13,18 @@ use scv_mail::{
     SmtpSettings, build_message,
 };
 
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/mailserver");
+/// `scripts/mailserver`, found from either the root package or `channels/mail` (this file is
+/// shared by both packages' tests).
+fn script() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [
+        here.join("scripts/mailserver"),
+        here.join("../../scripts/mailserver"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+    .unwrap_or_else(|| here.join("scripts/mailserver"))
+}
 
 /// One running mail server instance.
 pub struct MailServer {
@@ -24,7 +35,7 @@ impl MailServer {
     /// Starts an instance with the default user `test:secret` plus `extra` start options.
     pub fn start(extra: &[&str]) -> MailServer {
         let pid = std::process::id().to_string();
-        let out = Command::new(SCRIPT)
+        let out = Command::new(script())
             .args(["start", "-q", "--watch-pid", &pid])
             .args(extra)
             .stdin(Stdio::null())
@@ -178,7 +189,7 @@ impl MailServer {
 impl Drop for MailServer {
     fn drop(&mut self) {
         if let Some(dir) = self.env.get("MAILSERVER_DIR") {
-            let _ = Command::new(SCRIPT)
+            let _ = Command::new(script())
                 .args(["stop", "-q", "--now", dir])
                 .status();
         }
@@ -190,4 +201,51 @@ pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
+}
+
+impl MailServer {
+    /// Sends a raw RFC 5322 message over SMTP to `to`.
+    pub async fn deliver_raw(&self, to: &str, raw: String) {
+        let sender = SmtpSender::new(&self.smtp(Security::Plain))
+            .await
+            .expect("smtp settings");
+        let built = scv_mail::BuiltMessage {
+            message_id: String::new(),
+            raw: raw.into_bytes(),
+            envelope_from: "sender@example.com".into(),
+            envelope_to: vec![to.to_string()],
+        };
+        sender.send(&built).await.expect("smtp send");
+    }
+
+    /// Stops the servers but keeps the mail and ports (`stop --keep --now`).
+    pub fn pause(&self) {
+        let st = Command::new(script())
+            .args(["stop", "-q", "--keep", "--now", self.var("MAILSERVER_DIR")])
+            .status()
+            .expect("stop");
+        assert!(st.success());
+    }
+
+    /// Starts the servers again in the same directory.
+    pub fn resume(&self) {
+        let pid = std::process::id().to_string();
+        let out = Command::new(script())
+            .args([
+                "start",
+                "-q",
+                "--watch-pid",
+                &pid,
+                "--dir",
+                self.var("MAILSERVER_DIR"),
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .expect("start");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
