@@ -82,6 +82,7 @@ async fn run() {
         workspace: None,
         senders: Senders::Anyone,
         remote_tools: RemoteTools::None,
+        approvals: Default::default(),
         purpose: Purpose::Chat,
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
@@ -93,6 +94,7 @@ async fn run() {
         account: key.clone(),
         senders: Senders::Anyone,
         remote_tools: RemoteTools::None,
+        approvals: Default::default(),
         purpose: Purpose::Chat,
         owner: None,
         workspace: None,

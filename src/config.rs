@@ -12,7 +12,7 @@ mod locate;
 mod raw;
 
 use locate::{key_path_at, line_col, line_of_key};
-pub use raw::{AgentBackend, AgentConfig, CredentialsMode, FeishuMode, MailTls};
+pub use raw::{AgentBackend, AgentConfig, Approvals, CredentialsMode, FeishuMode, MailTls};
 
 /// A chat or mail platform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -104,6 +104,8 @@ pub struct AccountSpec {
     pub senders: Senders,
     /// Who may use tools.
     pub remote_tools: RemoteTools,
+    /// Whether the owner's tool calls run at once or after a yes in chat.
+    pub approvals: Approvals,
     /// What the chat is for.
     pub purpose: Purpose,
     /// Platform-specific settings.

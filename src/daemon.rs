@@ -377,6 +377,7 @@ fn default_chat_spec(key: &AccountKey) -> AccountSpec {
         workspace: None,
         senders: Senders::Owner,
         remote_tools: RemoteTools::None,
+        approvals: Default::default(),
         purpose: Purpose::Chat,
         settings,
     }

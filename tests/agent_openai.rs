@@ -27,6 +27,7 @@ fn req(chat: &str, prompt: &str) -> TurnRequest {
         prompt: prompt.to_string(),
         no_tools: true,
         auto_approve: false,
+        approver: None,
         workspace: None,
         channel_label: "WeChat",
     }

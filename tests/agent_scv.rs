@@ -27,6 +27,7 @@ fn owner(chat: &str, prompt: &str) -> TurnRequest {
         prompt: prompt.into(),
         no_tools: false,
         auto_approve: true,
+        approver: None,
         workspace: Some(PathBuf::from("/srv/work")),
         channel_label: "Feishu",
     }
@@ -37,6 +38,7 @@ fn stranger(chat: &str, prompt: &str) -> TurnRequest {
     TurnRequest {
         no_tools: true,
         auto_approve: false,
+        approver: None,
         ..owner(chat, prompt)
     }
 }

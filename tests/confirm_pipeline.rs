@@ -396,8 +396,13 @@ async fn an_in_process_asker_waits_for_the_answer_without_polling_the_socket() {
     let bed = Bed::open(dir.path(), T0_MS, BedOptions::default()).await;
     let svc = bed.svc.clone();
     let waiting = tokio::spawn(async move {
-        svc.ask_and_wait("Run `rm -rf build/`?", Some("wechat:phone"), Some(300))
-            .await
+        svc.ask_and_wait(
+            "Run `rm -rf build/`?",
+            Some("wechat:phone"),
+            Some(300),
+            &tokio_util::sync::CancellationToken::new(),
+        )
+        .await
     });
     bed.nth_sent(1).await;
     bed.say("a1", OWNER, "同意").await;

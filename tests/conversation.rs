@@ -98,6 +98,7 @@ fn link(
         workspace: None,
         senders,
         remote_tools: tools,
+        approvals: Default::default(),
         purpose,
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
@@ -105,6 +106,7 @@ fn link(
         account: account(),
         senders,
         remote_tools: tools,
+        approvals: Default::default(),
         purpose,
         owner: Some(SenderId::new(OWNER)),
         workspace: None,

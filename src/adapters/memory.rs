@@ -135,6 +135,7 @@ impl crate::supervisor::Component for MemoryComponent {
                 account: self.spec.key.clone(),
                 senders: self.spec.senders,
                 remote_tools: self.spec.remote_tools,
+                approvals: self.spec.approvals,
                 purpose: self.spec.purpose,
                 owner: self.owner.clone().map(crate::conversation::SenderId::new),
                 workspace: self.spec.workspace.clone(),

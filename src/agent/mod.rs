@@ -14,9 +14,11 @@ use crate::config::{AccountKey, AgentBackend, AgentConfig};
 use crate::conversation::ChatId;
 use crate::store::Store;
 
+pub mod approval;
 pub mod openai;
 pub mod scv;
 
+pub use approval::{ApprovalRequest, Approver};
 pub use openai::history::{DailyUsage, daily_usage};
 pub use openai::{ChatMessage, OpenAiAgent, OpenAiOptions, Role};
 pub use scv::{ScvAgent, ScvOptions, Transport};
@@ -48,6 +50,9 @@ pub struct TurnRequest {
     pub no_tools: bool,
     /// The policy's decision: approve every tool request without asking.
     pub auto_approve: bool,
+    /// Who decides tool requests when tools are allowed but not auto-approved
+    /// (`approvals = "ask"`); without one such requests are denied.
+    pub approver: Option<Arc<dyn Approver>>,
     /// The account's workspace (the agent's cwd).
     pub workspace: Option<PathBuf>,
     /// "WeChat" / "Feishu": tells the model the reader sees short plain text.
@@ -61,6 +66,7 @@ impl std::fmt::Debug for TurnRequest {
             .field("prompt_chars", &self.prompt.chars().count())
             .field("no_tools", &self.no_tools)
             .field("auto_approve", &self.auto_approve)
+            .field("asks", &self.approver.is_some())
             .finish()
     }
 }

@@ -60,6 +60,17 @@ pub struct AgentConfig {
     pub timeout_seconds: Option<u64>,
 }
 
+/// How the owner's tool calls are approved on an account with `remote_tools = "owner"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approvals {
+    /// Every tool call of the owner's session runs without asking (the default).
+    #[default]
+    Auto,
+    /// Each tool call the agent asks approval for becomes a yes/no question to the owner in the chat.
+    Ask,
+}
+
 /// How a Feishu account receives events.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -101,6 +112,7 @@ macro_rules! account_table {
             workspace: Option<String>,
             senders: Option<Senders>,
             remote_tools: Option<RemoteTools>,
+            approvals: Option<Approvals>,
             purpose: Option<Purpose>,
             $($(#[$m])* $f: $t,)*
         }
@@ -113,6 +125,7 @@ macro_rules! account_table {
                     workspace: self.workspace,
                     senders: self.senders,
                     remote_tools: self.remote_tools,
+                    approvals: self.approvals,
                     purpose: self.purpose,
                 };
                 (shared, $settings { $($f: self.$f,)* })
@@ -127,6 +140,7 @@ struct Shared {
     workspace: Option<String>,
     senders: Option<Senders>,
     remote_tools: Option<RemoteTools>,
+    approvals: Option<Approvals>,
     purpose: Option<Purpose>,
 }
 
@@ -262,12 +276,17 @@ impl RawConfig {
                 workspace: shared.workspace.as_deref().map(expand_tilde),
                 senders: shared.senders.unwrap_or_default(),
                 remote_tools: shared.remote_tools.unwrap_or_default(),
+                approvals: shared.approvals.unwrap_or_default(),
                 purpose: shared.purpose.unwrap_or_default(),
                 settings,
             };
             if spec.purpose == Purpose::Mail && spec.remote_tools == RemoteTools::Owner {
                 let msg = "a purpose = \"mail\" chat has no tools; expected none".to_string();
                 return Err(err(&table, Some("remote_tools"), msg));
+            }
+            if spec.approvals == Approvals::Ask && spec.remote_tools != RemoteTools::Owner {
+                let msg = "approvals = \"ask\" asks the owner before a tool runs, but this account gives nobody tools; set remote_tools = \"owner\" or remove approvals".to_string();
+                return Err(err(&table, Some("approvals"), msg));
             }
             accounts.insert(spec.key.clone(), spec);
         }
@@ -279,6 +298,7 @@ impl RawConfig {
                 ("workspace", shared.workspace.is_some()),
                 ("senders", shared.senders.is_some()),
                 ("remote_tools", shared.remote_tools.is_some()),
+                ("approvals", shared.approvals.is_some()),
                 ("purpose", shared.purpose.is_some()),
             ] {
                 if set {
@@ -294,6 +314,7 @@ impl RawConfig {
                 workspace: None,
                 senders: Senders::Owner,
                 remote_tools: RemoteTools::None,
+                approvals: Approvals::Auto,
                 purpose: Purpose::Chat,
                 settings: ChannelSettings::Mail(settings),
             };

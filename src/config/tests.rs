@@ -100,6 +100,31 @@ fn defaults_are_owner_only_and_tool_free() {
     );
     assert!(!cfg.accounts[&AccountKey::new(Channel::Feishu, "b")].enabled);
     assert_eq!(cfg.credentials, CredentialsMode::Auto);
+    assert_eq!(a.approvals, Approvals::Auto);
+}
+
+#[test]
+fn approvals_ask_needs_owner_tools_and_is_not_a_mail_setting() {
+    let cfg =
+        parse("[feishu.work]\nremote_tools = \"owner\"\napprovals = \"ask\"\n").expect("parses");
+    let a = &cfg.accounts[&AccountKey::new(Channel::Feishu, "work")];
+    assert_eq!(
+        (a.remote_tools, a.approvals),
+        (RemoteTools::Owner, Approvals::Ask)
+    );
+    let e = err("[wechat.phone]\napprovals = \"ask\"\n");
+    assert!(
+        e.contains(":2: wechat.phone.approvals: approvals = \"ask\" asks the owner")
+            && e.contains("set remote_tools = \"owner\""),
+        "{e}"
+    );
+    let e = err("[wechat.phone]\napprovals = \"sometimes\"\n");
+    assert!(e.contains("approvals"), "{e}");
+    let e = err("[mail.m]\nimap_host = \"h\"\nusername = \"u\"\napprovals = \"ask\"\n");
+    assert!(
+        e.contains(":4: mail.m.approvals: mail accounts have no such setting"),
+        "{e}"
+    );
 }
 
 #[test]

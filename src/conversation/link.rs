@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 
 use super::ids::{ChatId, SenderId};
 use super::message::{Outbound, ReplyContext};
-use crate::config::AccountKey;
+use crate::config::{AccountKey, Approvals};
 use crate::protocol::{Purpose, RemoteTools, Senders};
 use crate::supervisor::{Capabilities, HealthHandle};
 
@@ -80,6 +80,8 @@ pub struct AccountLink {
     pub senders: Senders,
     /// Who may use tools (as configured; effective only with a known owner).
     pub remote_tools: RemoteTools,
+    /// Whether the owner's tool calls run at once or after a yes in this chat.
+    pub approvals: Approvals,
     /// Chat or mail chat.
     pub purpose: Purpose,
     /// The authenticated owner's platform id, when known. Unknown means nobody is the owner.

@@ -31,7 +31,7 @@ pub use link::{AccountLink, ChatSender, SendError, SendLimits};
 pub use message::{Inbound, Outbound, OutboundKind, ReplyContext};
 pub use stats::Stats;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, Approver};
 use crate::config::AccountKey;
 use crate::policy::Decision;
 use crate::store::{Store, StoreError};
@@ -53,6 +53,7 @@ pub struct Conversation {
     accounts: Mutex<HashMap<AccountKey, Arc<AccountRuntime>>>,
     mail_chat: RwLock<Option<Arc<dyn MailChatHandler>>>,
     answers: RwLock<Option<Arc<dyn AnswerInterceptor>>>,
+    approver: RwLock<Option<Arc<dyn Approver>>>,
     status_line: RwLock<Option<Arc<dyn Fn() -> String + Send + Sync>>>,
     stats: Stats,
 }
@@ -108,6 +109,7 @@ impl Conversation {
             accounts: Mutex::new(HashMap::new()),
             mail_chat: RwLock::new(None),
             answers: RwLock::new(None),
+            approver: RwLock::new(None),
             status_line: RwLock::new(None),
             stats: Stats::default(),
         })
@@ -135,6 +137,18 @@ impl Conversation {
         if let Ok(mut slot) = self.answers.write() {
             *slot = Some(h);
         }
+    }
+
+    /// Sets who asks the owner before a tool runs on `approvals = "ask"` accounts.
+    pub fn set_approver(&self, a: Arc<dyn Approver>) {
+        if let Ok(mut slot) = self.approver.write() {
+            *slot = Some(a);
+        }
+    }
+
+    /// The approver, if one is set.
+    fn approver(&self) -> Option<Arc<dyn Approver>> {
+        self.approver.read().ok().and_then(|a| a.clone())
     }
 
     /// Sets what `/status` reports about the whole bridge (its second line).

@@ -7,6 +7,7 @@ use super::journal::{self, JournalState, Pending};
 use super::message::OutboundKind;
 use super::{AccountRuntime, ChatRuntime, Conversation};
 use crate::agent::{AgentError, AgentErrorKind, SessionKey, TurnRequest};
+use crate::config::Approvals;
 use crate::supervisor::{BackoffPolicy, random_jitter};
 
 /// How often a typing indicator is refreshed while the agent works.
@@ -95,6 +96,7 @@ async fn turn(
     if let Ok(mut cur) = chat.current_turn.lock() {
         *cur = Some(turn_cancel.clone());
     }
+    let asks = rt.link.approvals == Approvals::Ask;
     let req = TurnRequest {
         session: SessionKey {
             account: m.account.clone(),
@@ -102,7 +104,12 @@ async fn turn(
         },
         prompt: m.text.clone(),
         no_tools: !p.tools,
-        auto_approve: p.tools,
+        auto_approve: p.tools && !asks,
+        approver: if p.tools && asks {
+            conv.approver()
+        } else {
+            None
+        },
         workspace: rt.link.workspace.clone(),
         channel_label: rt.link.channel_label,
     };

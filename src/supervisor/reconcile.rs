@@ -66,6 +66,7 @@ mod tests {
             workspace: None,
             senders: Senders::Owner,
             remote_tools: RemoteTools::None,
+            approvals: Default::default(),
             purpose: Purpose::Chat,
             settings: ChannelSettings::Wechat(WechatSettings::default()),
         };

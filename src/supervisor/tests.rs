@@ -23,6 +23,7 @@ fn desired(name: &str, enabled: bool) -> DesiredAccount {
             workspace: None,
             senders: Senders::Owner,
             remote_tools: RemoteTools::None,
+            approvals: Default::default(),
             purpose: Purpose::Chat,
             settings: ChannelSettings::Wechat(WechatSettings::default()),
         },

@@ -88,6 +88,7 @@ pub fn spec(key: &AccountKey, senders: Senders) -> AccountSpec {
         workspace: None,
         senders,
         remote_tools: RemoteTools::None,
+        approvals: Default::default(),
         purpose: Purpose::Chat,
         settings,
     }
@@ -104,6 +105,7 @@ pub fn link(
         account: key.clone(),
         senders,
         remote_tools: RemoteTools::None,
+        approvals: Default::default(),
         purpose: Purpose::Chat,
         owner: Some(SenderId::new(OWNER)),
         workspace: None,

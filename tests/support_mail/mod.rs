@@ -240,6 +240,7 @@ impl Harness {
             account: AccountKey::parse(CHAT).expect("key"),
             senders: Senders::Owner,
             remote_tools: RemoteTools::None,
+            approvals: Default::default(),
             purpose: Purpose::Mail,
             owner: Some(SenderId::new(OWNER)),
             workspace: None,

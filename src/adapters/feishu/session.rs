@@ -328,6 +328,7 @@ fn link(
         account: spec.key.clone(),
         senders: spec.senders,
         remote_tools: spec.remote_tools,
+        approvals: spec.approvals,
         purpose: spec.purpose,
         owner: owner.map(SenderId::new),
         workspace: spec.workspace.clone(),

@@ -197,6 +197,7 @@ impl WechatComponent {
             account: self.spec.key.clone(),
             senders: self.spec.senders,
             remote_tools: self.spec.remote_tools,
+            approvals: self.spec.approvals,
             purpose: self.spec.purpose,
             owner: login.owner_id.clone().map(SenderId::new),
             workspace: self.spec.workspace.clone(),

@@ -10,14 +10,19 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
+use futures_util::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, info, warn};
 
-use super::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
+use super::{
+    Agent, AgentError, AgentErrorKind, ApprovalRequest, Approver, SessionKey, TurnOutput,
+    TurnRequest,
+};
 use crate::config::AgentConfig;
 
 pub mod process;
@@ -248,10 +253,15 @@ impl ScvAgent {
                 "no agent session",
             ));
         };
-        let deadline = self.opts.turn_timeout.map(|t| Instant::now() + t);
-        let ended = self
-            .turn_on(conn, policy.auto_approve, &req.prompt, cancel, deadline)
-            .await;
+        let plan = Plan {
+            auto_approve: policy.auto_approve,
+            // A tool-free session never asks: a stray request there is refused.
+            approver: req.approver.clone().filter(|_| !policy.no_tools),
+            session: &req.session,
+            prompt: &req.prompt,
+            deadline: self.opts.turn_timeout.map(|t| Instant::now() + t),
+        };
+        let ended = self.turn_on(conn, plan, cancel).await;
         if ended.alive {
             if ended.result.is_ok() {
                 slot.failures = 0;
@@ -267,14 +277,14 @@ impl ScvAgent {
     }
 
     /// Runs one turn: `turn.start`, then events until the turn ends, the connection dies or
-    /// `cancel` fires.
+    /// `cancel` fires. Approval requests are answered at once, or asked of the owner while the
+    /// turn's events keep being read; the time spent waiting for the owner does not count
+    /// against the turn's deadline.
     async fn turn_on(
         &self,
         conn: &mut Connection,
-        auto_approve: bool,
-        prompt: &str,
+        plan: Plan<'_>,
         cancel: &CancellationToken,
-        deadline: Option<Instant>,
     ) -> Ended {
         let dead = |e: AgentError| Ended {
             result: Err(e),
@@ -288,11 +298,18 @@ impl ScvAgent {
         let start = ClientMessage::TurnStart {
             request_id: rid.clone(),
             session_id: conn.session_id.clone(),
-            prompt: prompt.to_string(),
+            prompt: plan.prompt.to_string(),
         };
         if let Err(e) = conn.send(&start).await {
             return dead(e);
         }
+        let mut deadline = plan.deadline;
+        let mut asked: FuturesUnordered<BoxFuture<'static, (Value, bool)>> =
+            FuturesUnordered::new();
+        let mut asking_since: Option<Instant> = None;
+        // However the turn ends, questions still open are withdrawn from the chat.
+        let asking = CancellationToken::new();
+        let _withdraw = asking.clone().drop_guard();
         let mut turn: Option<Value> = None;
         let mut deltas = String::new();
         let mut completed: Option<String> = None;
@@ -300,7 +317,7 @@ impl ScvAgent {
             let inc = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return self.cancel_turn(conn, turn, &rid).await,
-                _ = sleep_until_some(deadline) => {
+                _ = sleep_until_some(deadline.filter(|_| asked.is_empty())) => {
                     let mut ended = self.cancel_turn(conn, turn, &rid).await;
                     let limit = self.opts.turn_timeout.unwrap_or_default().as_secs_f64();
                     ended.result = Err(AgentError::new(
@@ -308,6 +325,18 @@ impl ScvAgent {
                         format!("the agent did not answer within {limit} s"),
                     ));
                     return ended;
+                }
+                Some((approval_id, approved)) = asked.next(), if !asked.is_empty() => {
+                    if asked.is_empty()
+                        && let Some(since) = asking_since.take()
+                    {
+                        deadline = deadline.map(|d| d + since.elapsed());
+                    }
+                    info!(approved, "the owner decided an approval request");
+                    if let Err(e) = resolve(conn, approval_id, approved).await {
+                        return dead(e);
+                    }
+                    continue;
                 }
                 inc = conn.next() => inc,
             };
@@ -331,19 +360,33 @@ impl ScvAgent {
                 Event::Completed { turn_id, content } if ours(&turn_id) => {
                     completed = Some(content)
                 }
-                Event::ApprovalRequested { approval_id, name } => {
-                    info!(tool = %name, approved = auto_approve, "answering an approval request");
-                    let rid = conn.request_id();
-                    let answer = ClientMessage::ApprovalResolve {
-                        request_id: rid,
-                        session_id: conn.session_id.clone(),
-                        approval_id,
-                        approved: auto_approve,
-                    };
-                    if let Err(e) = conn.send(&answer).await {
-                        return dead(e);
+                Event::ApprovalRequested {
+                    approval_id,
+                    name,
+                    summary,
+                    risk,
+                } => match (&plan.approver, plan.auto_approve) {
+                    (Some(approver), false) => {
+                        info!(tool = %name, "asking the owner to approve a tool call");
+                        if asked.is_empty() {
+                            asking_since = Some(Instant::now());
+                        }
+                        let request = ApprovalRequest {
+                            session: plan.session.clone(),
+                            tool: name,
+                            summary,
+                            risk,
+                        };
+                        let decided = approver.approve(request, asking.child_token());
+                        asked.push(Box::pin(async move { (approval_id, decided.await) }));
                     }
-                }
+                    (_, approved) => {
+                        info!(tool = %name, approved, "answering an approval request");
+                        if let Err(e) = resolve(conn, approval_id, approved).await {
+                            return dead(e);
+                        }
+                    }
+                },
                 Event::TurnCompleted { turn_id, usage } if ours(&turn_id) => {
                     let text = completed.unwrap_or(deltas);
                     if text.trim().is_empty() {
@@ -437,6 +480,35 @@ impl ScvAgent {
             alive,
         }
     }
+}
+
+/// What one turn runs under.
+struct Plan<'a> {
+    /// Approve every request without asking.
+    auto_approve: bool,
+    /// Ask the owner instead (owner sessions with `approvals = "ask"`).
+    approver: Option<Arc<dyn Approver>>,
+    /// The chat, where the owner is asked.
+    session: &'a SessionKey,
+    /// The user's text.
+    prompt: &'a str,
+    /// When the turn gives up (extended by the time spent waiting for the owner).
+    deadline: Option<Instant>,
+}
+
+/// Sends `approval.resolve`.
+async fn resolve(
+    conn: &mut Connection,
+    approval_id: Value,
+    approved: bool,
+) -> Result<(), AgentError> {
+    let answer = ClientMessage::ApprovalResolve {
+        request_id: conn.request_id(),
+        session_id: conn.session_id.clone(),
+        approval_id,
+        approved,
+    };
+    conn.send(&answer).await
 }
 
 fn cancelled() -> AgentError {

@@ -131,6 +131,10 @@ pub enum Event {
         approval_id: Value,
         /// The tool's name (for logs; the summary is not logged).
         name: String,
+        /// What the call will do, for the person deciding.
+        summary: String,
+        /// The server's risk label, when it sent one.
+        risk: Option<String>,
     },
     /// The turn finished.
     TurnCompleted {
@@ -175,6 +179,8 @@ struct RawEvent {
     content: Option<String>,
     approval_id: Option<Value>,
     name: Option<String>,
+    summary: Option<String>,
+    risk: Option<Value>,
     code: Option<Value>,
     message: Option<String>,
     fatal: Option<bool>,
@@ -221,6 +227,11 @@ pub fn parse_event(line: &str) -> Option<(Event, Option<u64>)> {
         "approval.requested" => Event::ApprovalRequested {
             approval_id: raw.approval_id.unwrap_or(Value::Null),
             name: text(raw.name),
+            summary: text(raw.summary),
+            risk: raw.risk.map(|r| match r {
+                Value::String(s) => s,
+                other => other.to_string(),
+            }),
         },
         "turn.completed" => Event::TurnCompleted {
             turn_id: raw.turn_id,
@@ -314,6 +325,19 @@ mod tests {
         assert_eq!(
             (u.prompt_tokens, u.completion_tokens, u.total_tokens),
             (3, 4, 7)
+        );
+        let (ev, _) = parse_event(
+            r#"{"type":"approval.requested","approval_id":"a1","call_id":"c1","name":"shell","risk":"high","cwd":"/","summary":"rm -rf build"}"#,
+        )
+        .expect("event");
+        assert_eq!(
+            ev,
+            Event::ApprovalRequested {
+                approval_id: "a1".into(),
+                name: "shell".into(),
+                summary: "rm -rf build".into(),
+                risk: Some("high".into()),
+            }
         );
         let (ev, _) =
             parse_event(r#"{"type":"turn.failed","turn_id":"t1","code":"model","message":"boom"}"#)

@@ -6,6 +6,7 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 mod answers;
+mod approvals;
 mod counts;
 mod health;
 
@@ -23,8 +24,6 @@ use crate::supervisor::HealthRegistry;
 
 /// The longest question accepted, in characters.
 const MAX_QUESTION_CHARS: usize = 4000;
-/// How often an in-process asker renews its question (well inside the one-minute withdrawal).
-const KEEP_ALIVE_MS: u64 = 20_000;
 /// Closed questions are deleted from the store this long after closing.
 const PURGE_AFTER_MS: u64 = 7 * 24 * 3600 * 1000;
 
@@ -138,6 +137,7 @@ impl ConfirmService {
             cancel: CancellationToken::new(),
         });
         conversation.set_answer_interceptor(svc.clone());
+        conversation.set_approver(Arc::new(approvals::ConfirmApprover::new(&svc)));
         svc
     }
 
@@ -283,31 +283,6 @@ impl ConfirmService {
         }
         self.wake.notify_one();
         Ok(info(&q))
-    }
-
-    /// Asks and waits for the outcome, keeping the question alive meanwhile: the hook for askers
-    /// inside the daemon that have no socket to poll (an agent backend's `approval.requested`
-    /// becomes `ask_and_wait(summary, parent, ..)`; `yes` resolves it approved, anything else denied).
-    pub async fn ask_and_wait(
-        &self,
-        question: &str,
-        parent: Option<&str>,
-        timeout_seconds: Option<u64>,
-    ) -> Result<ConfirmInfo, ConfirmError> {
-        let mut closes = self.closes.subscribe();
-        let mut info = self.ask(question, parent, timeout_seconds).await?;
-        while info.state == ConfirmState::Pending {
-            let renew = self.clock.now_ms() + KEEP_ALIVE_MS;
-            tokio::select! {
-                _ = self.clock.sleep_until(renew) => {}
-                _ = closes.changed() => {}
-                _ = self.cancel.cancelled() => {
-                    return Err(ConfirmError::Internal("the daemon is stopping".into()));
-                }
-            }
-            info = self.status(&info.id).await?;
-        }
-        Ok(info)
     }
 
     /// Where a question stands; asking keeps a pending question alive for another minute.

@@ -27,6 +27,7 @@ fn spec() -> AccountSpec {
         workspace: None,
         senders: Senders::Owner,
         remote_tools: RemoteTools::None,
+        approvals: Default::default(),
         purpose: Purpose::Chat,
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     }

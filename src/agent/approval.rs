@@ -1,0 +1,135 @@
+//! Asking a person before the agent runs a tool: the hook between an agent backend and the
+//! confirm questions (`approvals = "ask"`).
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use super::SessionKey;
+
+/// The longest summary shown to the owner; an agent's summary is untrusted and may be huge.
+pub const MAX_SUMMARY_CHARS: usize = 1000;
+
+/// One tool call waiting for a decision.
+#[derive(Clone)]
+pub struct ApprovalRequest {
+    /// The chat whose turn wants the tool; the question is asked there.
+    pub session: SessionKey,
+    /// The tool's name.
+    pub tool: String,
+    /// What the call will do, in the agent's words.
+    pub summary: String,
+    /// The agent's risk label (`low`, `high`, ...), when it gave one.
+    pub risk: Option<String>,
+}
+
+impl std::fmt::Debug for ApprovalRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The summary may quote the chat or a file: never in Debug, which reaches logs.
+        f.debug_struct("ApprovalRequest")
+            .field("session", &self.session)
+            .field("tool", &self.tool)
+            .field("summary_chars", &self.summary.chars().count())
+            .field("risk", &self.risk)
+            .finish()
+    }
+}
+
+impl ApprovalRequest {
+    /// The question put to the owner: the tool, its risk and the (bounded) summary.
+    pub fn question(&self) -> String {
+        let tool = one_line(&self.tool, 80);
+        let tool = if tool.is_empty() {
+            "a tool".into()
+        } else {
+            tool
+        };
+        let risk = self
+            .risk
+            .as_deref()
+            .map(|r| one_line(r, 20))
+            .filter(|r| !r.is_empty())
+            .map(|r| format!(" (risk: {r})"))
+            .unwrap_or_default();
+        let summary = bounded(self.summary.trim(), MAX_SUMMARY_CHARS);
+        if summary.is_empty() {
+            format!("Allow the agent to run {tool}{risk}?")
+        } else {
+            format!("Allow the agent to run {tool}{risk}?\n{summary}")
+        }
+    }
+}
+
+/// Decides tool calls by asking a person; implemented by the confirm questions.
+pub trait Approver: Send + Sync + 'static {
+    /// Asks whether the call may run. Resolves `true` only on an explicit yes; a no, an expired
+    /// or failed question, or `cancel` (the turn ended) resolve `false`, and a question still
+    /// open when `cancel` fires is withdrawn at once.
+    fn approve(
+        &self,
+        request: ApprovalRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, bool>;
+}
+
+/// `s` on one line (control characters and newlines become spaces), at most `max` characters.
+fn one_line(s: &str, max: usize) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    bounded(flat.trim(), max)
+}
+
+/// `s` cut to `max` characters, with an ellipsis when cut.
+fn bounded(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{AccountKey, Channel};
+    use crate::conversation::ChatId;
+
+    fn req(tool: &str, summary: &str, risk: Option<&str>) -> ApprovalRequest {
+        ApprovalRequest {
+            session: SessionKey {
+                account: AccountKey::new(Channel::Wechat, "phone"),
+                chat: ChatId::new("u1"),
+            },
+            tool: tool.into(),
+            summary: summary.into(),
+            risk: risk.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn the_question_names_the_tool_the_risk_and_the_summary() {
+        assert_eq!(
+            req("shell", "rm -rf build", Some("high")).question(),
+            "Allow the agent to run shell (risk: high)?\nrm -rf build"
+        );
+        assert_eq!(
+            req("", "  ", None).question(),
+            "Allow the agent to run a tool?"
+        );
+        assert_eq!(
+            req("sh\nell\u{7}", "x", Some("")).question(),
+            "Allow the agent to run sh ell?\nx"
+        );
+    }
+
+    #[test]
+    fn a_huge_summary_is_cut_and_never_in_debug() {
+        let r = req("shell", &"secret ".repeat(1000), None);
+        let q = r.question();
+        assert!(q.chars().count() < MAX_SUMMARY_CHARS + 60, "{}", q.len());
+        assert!(q.ends_with('…'));
+        assert!(!format!("{r:?}").contains("secret"));
+    }
+}

@@ -1,0 +1,122 @@
+//! Asking from inside the daemon: an in-process asker's wait, and agent tool approvals
+//! (`approvals = "ask"`) as confirm questions in the chat that started the turn.
+
+use std::sync::{Arc, Weak};
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use super::{Closed, ConfirmError, ConfirmService};
+use crate::agent::{ApprovalRequest, Approver};
+use crate::protocol::{ConfirmInfo, ConfirmState};
+
+/// How often an in-process asker renews its question (well inside the one-minute withdrawal).
+const KEEP_ALIVE_MS: u64 = 20_000;
+/// How long the owner has to decide a tool call (seconds); the turn waits meanwhile.
+pub const APPROVAL_TIMEOUT_SECS: u64 = 1800;
+
+impl ConfirmService {
+    /// Asks and waits for the outcome, keeping the question alive meanwhile: for askers inside
+    /// the daemon that have no socket to poll. When `stop` fires first, the question is withdrawn
+    /// at once (the chat is told) and its final state returned.
+    pub async fn ask_and_wait(
+        &self,
+        question: &str,
+        parent: Option<&str>,
+        timeout_seconds: Option<u64>,
+        stop: &CancellationToken,
+    ) -> Result<ConfirmInfo, ConfirmError> {
+        let mut closes = self.closes.subscribe();
+        let mut info = self.ask(question, parent, timeout_seconds).await?;
+        while info.state == ConfirmState::Pending {
+            let renew = self.clock.now_ms() + KEEP_ALIVE_MS;
+            tokio::select! {
+                _ = self.clock.sleep_until(renew) => {}
+                _ = closes.changed() => {}
+                _ = stop.cancelled() => {
+                    self.withdraw(&info.id).await?;
+                    return self.status(&info.id).await;
+                }
+                _ = self.cancel.cancelled() => {
+                    return Err(ConfirmError::Internal("the daemon is stopping".into()));
+                }
+            }
+            info = self.status(&info.id).await?;
+        }
+        Ok(info)
+    }
+
+    /// Withdraws a pending question now and tells its chat; a closed one stays as it is.
+    pub async fn withdraw(&self, id: &str) -> Result<ConfirmState, ConfirmError> {
+        let seq = super::parse_id(id).ok_or_else(|| ConfirmError::NotFound(id.to_string()))?;
+        match self
+            .close(seq, ConfirmState::Withdrawn, None, None, None)
+            .await?
+        {
+            Closed::Now(q) => {
+                tracing::info!(id = %q.id(), "question withdrawn by its asker");
+                self.tell_closed(&q).await;
+                Ok(ConfirmState::Withdrawn)
+            }
+            Closed::Already(row) => Ok(row.state),
+        }
+    }
+}
+
+/// The confirm questions as the agent backends' [`Approver`].
+pub(super) struct ConfirmApprover {
+    // Weak: the service owns the conversation, which holds this approver.
+    svc: Weak<ConfirmService>,
+}
+
+impl ConfirmApprover {
+    /// An approver asking through `svc`.
+    pub(super) fn new(svc: &Arc<ConfirmService>) -> Self {
+        ConfirmApprover {
+            svc: Arc::downgrade(svc),
+        }
+    }
+}
+
+impl Approver for ConfirmApprover {
+    fn approve(
+        &self,
+        request: ApprovalRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, bool> {
+        let svc = self.svc.clone();
+        // Its own task, so the question is withdrawn even when the turn's future is dropped.
+        let task = tokio::spawn(async move {
+            let Some(svc) = svc.upgrade() else {
+                return false;
+            };
+            let parent = request.session.parent();
+            let asked = svc
+                .ask_and_wait(
+                    &request.question(),
+                    Some(&parent),
+                    Some(APPROVAL_TIMEOUT_SECS),
+                    &cancel,
+                )
+                .await;
+            match asked {
+                Ok(info) => {
+                    match &info.reason {
+                        Some(reason) => {
+                            tracing::warn!(session = %parent, id = %info.id, reason = %reason, "a tool approval could not be asked; denied")
+                        }
+                        None => {
+                            tracing::info!(session = %parent, id = %info.id, approved = info.state == ConfirmState::Yes, "tool approval decided")
+                        }
+                    }
+                    info.state == ConfirmState::Yes
+                }
+                Err(e) => {
+                    tracing::warn!(session = %parent, error = %e, "a tool approval could not be asked; denied");
+                    false
+                }
+            }
+        });
+        Box::pin(async move { task.await.unwrap_or(false) })
+    }
+}

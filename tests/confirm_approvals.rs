@@ -1,0 +1,206 @@
+//! `approvals = "ask"` through a running daemon: the SCV agent's approval request becomes a confirm
+//! question in the owner's chat, and the owner's answer becomes `approval.resolve`.
+
+#[path = "confirm_support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use scv_bridge::adapters::memory::{MemoryChannel, MemoryFactory};
+use scv_bridge::agent::{Agent, ScvAgent, ScvOptions, Transport};
+use scv_bridge::config::Config;
+use scv_bridge::confirm::{Clock, ConfirmService};
+use scv_bridge::conversation::Conversation;
+use scv_bridge::daemon::{self, RunningDaemon, Wiring};
+use scv_bridge::protocol::ComponentState;
+use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::fake_scv::FakeScv;
+use support::{OWNER, STRANGER, T0_MS, msg, save_owner, within};
+
+struct Bed {
+    d: RunningDaemon,
+    conv: Arc<Conversation>,
+    channel: Arc<MemoryChannel>,
+    fake: FakeScv,
+}
+
+async fn start(dir: &Path) -> Bed {
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).expect("state dir");
+    let path = dir.join("config.toml");
+    let text = format!(
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\ntimezone = \"Asia/Shanghai\"\n\
+         [wechat.phone]\nsenders = \"anyone\"\nremote_tools = \"owner\"\napprovals = \"ask\"\n",
+        state.display(),
+        dir.join("run").join("daemon.sock").display()
+    );
+    std::fs::write(&path, text).expect("config");
+    save_owner(&state);
+    let config = Config::load(&path).expect("load config");
+    let fake = FakeScv::start(&dir.join("agent.sock"))
+        .await
+        .expect("fake scv");
+    let agent: Arc<dyn Agent> = Arc::new(ScvAgent::new(ScvOptions::new(Transport::Socket(
+        fake.path().into(),
+    ))));
+    let slot = Arc::new(std::sync::Mutex::new(None));
+    let sl = slot.clone();
+    let wire = move |creds: &scv_bridge::secrets::CredentialStore,
+                     store: &scv_bridge::store::Store| {
+        let conv = Conversation::new(store.clone(), agent);
+        let confirm = ConfirmService::new(
+            store.clone(),
+            conv.clone(),
+            creds.clone(),
+            Clock::manual(T0_MS),
+        );
+        let factory = MemoryFactory::new(Some(OWNER), conv.clone());
+        *sl.lock().expect("lock") = Some((conv.clone(), factory.channel("wechat:phone")));
+        let f: Arc<dyn ComponentFactory> = factory;
+        Wiring {
+            factory: f,
+            conversation: Some(conv),
+            confirm: Some(confirm),
+        }
+    };
+    let d = daemon::start_with(config, wire, LifecyclePolicy::default())
+        .await
+        .expect("daemon");
+    scv_bridge::testing::wait_for_state(
+        &d.core.registry(),
+        "wechat:phone",
+        ComponentState::Connected,
+    )
+    .await;
+    let (conv, channel) = slot.lock().expect("lock").take().expect("wired");
+    Bed {
+        d,
+        conv,
+        channel,
+        fake,
+    }
+}
+
+impl Bed {
+    async fn say(&self, id: &str, from: &str, text: &str) {
+        self.conv
+            .accept(vec![msg(id, from, text)])
+            .await
+            .expect("accept");
+    }
+
+    /// Waits for the `n`th message to the owner and returns it.
+    async fn owner_nth(&self, n: usize) -> String {
+        within(async {
+            loop {
+                if let Some(t) = self.channel.texts(OWNER).get(n - 1) {
+                    return t.clone();
+                }
+                self.channel.wait_sent(self.channel.sent().len() + 1).await;
+            }
+        })
+        .await
+    }
+
+    fn resolved(&self) -> Vec<bool> {
+        self.fake
+            .recorded()
+            .approvals
+            .iter()
+            .map(|a| a.approved)
+            .collect()
+    }
+}
+
+#[tokio::test]
+async fn the_owner_approves_and_denies_tool_calls_in_chat() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bed = start(dir.path()).await;
+
+    bed.say("m1", OWNER, "[approval] tidy up").await;
+    let question = bed.owner_nth(1).await;
+    assert!(
+        question.contains("Allow the agent to run shell (risk: high)?")
+            && question.contains("rm -rf build")
+            && question.contains("Reply Y "),
+        "{question}"
+    );
+    assert!(bed.resolved().is_empty(), "answered before the owner did");
+    bed.say("m2", OWNER, "y").await;
+    within(bed.fake.wait(|r| r.approvals.len() == 1)).await;
+    assert_eq!(bed.resolved(), [true]);
+    let mut texts = Vec::new();
+    for n in 2.. {
+        let t = bed.owner_nth(n).await;
+        texts.push(t.clone());
+        if t == "approved" {
+            break;
+        }
+    }
+
+    let asked_before = bed.channel.texts(OWNER).len();
+    bed.say("m3", OWNER, "[approval] more").await;
+    let q2 = bed.owner_nth(asked_before + 1).await;
+    assert!(q2.contains("rm -rf build"), "{q2}");
+    bed.say("m4", OWNER, "否").await;
+    within(bed.fake.wait(|r| r.approvals.len() == 2)).await;
+    assert_eq!(bed.resolved(), [true, false]);
+    within(async {
+        while !bed.channel.texts(OWNER).iter().any(|t| t == "denied") {
+            bed.channel.wait_sent(bed.channel.sent().len() + 1).await;
+        }
+    })
+    .await;
+
+    let session = &bed.fake.recorded().sessions[0];
+    assert_eq!(
+        (session.no_tools, session.auto_approve),
+        (Some(false), Some(false))
+    );
+    assert_eq!(
+        bed.fake.recorded().prompts,
+        ["[approval] tidy up", "[approval] more"],
+        "answers never reach the agent"
+    );
+    bed.d.stop().await;
+}
+
+#[tokio::test]
+async fn stop_withdraws_the_question_and_strangers_are_never_asked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bed = start(dir.path()).await;
+
+    bed.say("s1", STRANGER, "[approval] sneak").await;
+    within(bed.fake.wait(|r| r.approvals.len() == 1)).await;
+    assert_eq!(bed.resolved(), [false], "a stranger's tool call is refused");
+    within(bed.channel.wait_sent(1)).await;
+    assert_eq!(bed.channel.texts(STRANGER), ["denied"]);
+    assert!(
+        bed.channel.texts(OWNER).is_empty(),
+        "the owner was asked about a stranger's turn"
+    );
+
+    bed.say("m1", OWNER, "[approval] tidy up").await;
+    let question = bed.owner_nth(1).await;
+    assert!(question.contains("rm -rf build"), "{question}");
+    bed.say("m2", OWNER, "/stop").await;
+    within(bed.fake.wait(|r| r.cancels.len() == 1)).await;
+    within(async {
+        while !bed
+            .channel
+            .texts(OWNER)
+            .iter()
+            .any(|t| t.contains("no longer needs an answer (withdrawn)"))
+        {
+            bed.channel.wait_sent(bed.channel.sent().len() + 1).await;
+        }
+    })
+    .await;
+    assert_eq!(
+        bed.resolved(),
+        [false],
+        "no decision is sent for a stopped turn"
+    );
+    bed.d.stop().await;
+}
