@@ -8,15 +8,18 @@ use std::path::Path;
 use std::sync::Arc;
 
 use scv_bridge::adapters::memory::{MemoryChannel, MemoryFactory};
-use scv_bridge::agent::{Agent, ScvAgent, ScvOptions, Transport};
+use scv_bridge::agent::{Agent, ApprovalRequest, ScvAgent, ScvOptions, SessionKey, Transport};
 use scv_bridge::config::Config;
+use scv_bridge::config::{AccountKey, Channel};
 use scv_bridge::confirm::{Clock, ConfirmService};
+use scv_bridge::conversation::ChatId;
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::{self, RunningDaemon, Wiring};
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::fake_scv::FakeScv;
 use support::{OWNER, STRANGER, T0_MS, msg, save_owner, within};
+use tokio_util::sync::CancellationToken;
 
 struct Bed {
     d: RunningDaemon,
@@ -203,4 +206,50 @@ async fn stop_withdraws_the_question_and_strangers_are_never_asked() {
         "no decision is sent for a stopped turn"
     );
     bed.d.stop().await;
+}
+
+#[tokio::test]
+async fn a_service_stopping_mid_question_is_not_the_owner_saying_no() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bed = support::Bed::open(dir.path(), T0_MS, support::BedOptions::default()).await;
+    let approver = bed
+        .conv
+        .approver()
+        .expect("the confirm service is the approver");
+    let request = ApprovalRequest {
+        session: SessionKey {
+            account: support::account(),
+            chat: ChatId::new(OWNER),
+        },
+        tool: "shell".into(),
+        summary: "rm -rf build".into(),
+        risk: None,
+    };
+    let decided = tokio::spawn(approver.approve(request.clone(), CancellationToken::new()));
+    let question = bed.nth_sent(1).await;
+    assert!(
+        question.starts_with("Allow the agent to run shell?\nrm -rf build"),
+        "{question}"
+    );
+    bed.svc.stop();
+    for _ in 0..200 {
+        tokio::task::yield_now().await;
+    }
+    assert!(!decided.is_finished(), "the shutdown was taken as a no");
+    decided.abort();
+
+    // A question that cannot be asked at all is a no, at once.
+    let elsewhere = ApprovalRequest {
+        session: SessionKey {
+            account: AccountKey::new(Channel::Wechat, "unknown"),
+            chat: ChatId::new("x"),
+        },
+        ..request
+    };
+    let bed2dir = tempfile::tempdir().expect("tempdir");
+    let bed2 = support::Bed::open(bed2dir.path(), T0_MS, support::BedOptions::default()).await;
+    let approver = bed2.conv.approver().expect("approver");
+    assert!(!within(approver.approve(elsewhere, CancellationToken::new())).await);
+    bed2.shut().await;
+    bed.shut().await;
 }

@@ -63,7 +63,8 @@ impl ApprovalRequest {
 pub trait Approver: Send + Sync + 'static {
     /// Asks whether the call may run. Resolves `true` only on an explicit yes; a no, an expired
     /// or failed question, or `cancel` (the turn ended) resolve `false`, and a question still
-    /// open when `cancel` fires is withdrawn at once.
+    /// open when `cancel` fires is withdrawn at once. While the daemon stops it never resolves:
+    /// the shutdown cancels the turn, which is not the owner saying no.
     fn approve(
         &self,
         request: ApprovalRequest,

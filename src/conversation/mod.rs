@@ -147,7 +147,7 @@ impl Conversation {
     }
 
     /// The approver, if one is set.
-    fn approver(&self) -> Option<Arc<dyn Approver>> {
+    pub fn approver(&self) -> Option<Arc<dyn Approver>> {
         self.approver.read().ok().and_then(|a| a.clone())
     }
 

@@ -87,9 +87,7 @@ impl Approver for ConfirmApprover {
         let svc = self.svc.clone();
         // Its own task, so the question is withdrawn even when the turn's future is dropped.
         let task = tokio::spawn(async move {
-            let Some(svc) = svc.upgrade() else {
-                return false;
-            };
+            let svc = svc.upgrade()?;
             let parent = request.session.parent();
             let asked = svc
                 .ask_and_wait(
@@ -109,14 +107,23 @@ impl Approver for ConfirmApprover {
                             tracing::info!(session = %parent, id = %info.id, approved = info.state == ConfirmState::Yes, "tool approval decided")
                         }
                     }
-                    info.state == ConfirmState::Yes
+                    Some(info.state == ConfirmState::Yes)
                 }
+                // Stopping is nobody's "no": the turn is cancelled by the shutdown and its message
+                // kept, so after the restart the agent asks again.
+                Err(_) if svc.cancel.is_cancelled() => None,
                 Err(e) => {
                     tracing::warn!(session = %parent, error = %e, "a tool approval could not be asked; denied");
-                    false
+                    Some(false)
                 }
             }
         });
-        Box::pin(async move { task.await.unwrap_or(false) })
+        Box::pin(async move {
+            match task.await {
+                Ok(Some(approved)) => approved,
+                Ok(None) => std::future::pending().await,
+                Err(_) => false,
+            }
+        })
     }
 }
