@@ -386,3 +386,24 @@ async fn a_card_that_cannot_be_patched_gets_a_new_closing_message() {
     assert!(fake.patches().is_empty());
     run.stop().await;
 }
+
+#[tokio::test]
+async fn a_configured_owner_without_a_stored_one_is_asked_and_answers() {
+    let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    // `owner` in the configuration; the stored credentials name nobody.
+    let creds = good_credentials(&FakeConfig::fast());
+    let table = format!("owner = \"{OWNER}\"\n");
+    let run = start(&fake, dir.path(), &table, creds, Clock::manual(wall_ms())).await;
+    let (asked, card) = run.ask(&fake, 600).await;
+    assert_eq!(asked.chat, ACCOUNT);
+    assert_eq!(card.receive_id, OWNER);
+    let code = run.confirm.view(&asked.id).expect("view").code;
+
+    // A stranger's answer does not count; the owner's does.
+    fake.push_p2p_text("ou_stranger", &format!("y {code}"));
+    fake.push_p2p_text(OWNER, &format!("n {code}"));
+    wait_resolved(&fake, &card.message_id, "Declined").await;
+    assert_eq!(run.state(&asked.id).await, ConfirmState::No);
+    run.stop().await;
+}
