@@ -55,14 +55,14 @@ impl ChatSender for Clocked {
             min_interval: Duration::ZERO,
         }
     }
-    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<(), SendError>> {
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
         Box::pin(async move {
             let now = Instant::now();
             if let Ok(mut s) = self.sent.lock() {
                 s.insert(msg.text.clone(), now);
                 self.count.send_replace(s.len());
             }
-            Ok(())
+            Ok(Sent::default())
         })
     }
 }

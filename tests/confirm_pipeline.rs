@@ -443,7 +443,15 @@ async fn on_feishu_the_question_is_a_card_with_a_text_fallback_and_the_answer_re
     within(bed.channel.wait_sent(2)).await;
     let reply = &bed.channel.sent()[1];
     assert_eq!(reply.text, format!("Got it: yes ({code})."));
-    let resolved = reply.rich.as_deref().expect("a resolved card");
+    assert_eq!(
+        reply.rich, None,
+        "the reply is text; the card shows the answer"
+    );
+    within(bed.channel.wait_updates(1)).await;
+    let update = &bed.channel.updates()[0];
+    assert_eq!(update.target.as_str(), "mem-1", "the question card itself");
+    let resolved = update.rich.as_deref().expect("a resolved card");
     assert!(resolved.contains("Approved at 08:00"), "{resolved}");
+    assert!(!resolved.contains("\"button\""), "{resolved}");
     bed.shut().await;
 }

@@ -1,8 +1,13 @@
-//! A confirm question on Feishu: asked as a card in the owner's chat, answered by a click.
+//! Confirm questions on Feishu against the fake over real sockets: asked as a card in the
+//! owner's chat, answered by a click or by text, and the card updated in place when the question
+//! closes (answer, expiry, withdrawal), durably across a restart, with a new message when the
+//! card cannot be updated. The questions' clock is manual; nothing sleeps for real seconds.
 
 mod feishu_support;
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use feishu_support::*;
 use scv_bridge::adapters::AdapterContext;
@@ -11,13 +16,15 @@ use scv_bridge::agent::Agent;
 use scv_bridge::config::AccountSpec;
 use scv_bridge::confirm::{Clock, ConfirmService};
 use scv_bridge::conversation::Conversation;
-use scv_bridge::daemon::{self, Wiring};
-use scv_bridge::protocol::{ComponentState, ConfirmState};
-use scv_bridge::secrets::CredentialStore;
+use scv_bridge::daemon::{self, RunningDaemon, Wiring};
+use scv_bridge::protocol::{ComponentState, ConfirmInfo, ConfirmState};
+use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
-use scv_feishu::fake::{FakeConfig, FakeFeishu};
+use scv_feishu::fake::{FakeConfig, FakeFeishu, SentRecord};
 use scv_feishu::frame::FrameType;
 use serde_json::json;
+
+const SEC: Duration = Duration::from_secs(1);
 
 struct Factory {
     ctx: AdapterContext,
@@ -34,34 +41,41 @@ impl ComponentFactory for Factory {
     }
 }
 
-#[tokio::test]
-async fn owner_answers_a_confirm_question_with_a_click() {
-    let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("config.toml");
+/// One run of the daemon with a Feishu account whose questions follow `clock`.
+struct Run {
+    daemon: RunningDaemon,
+    confirm: Arc<ConfirmService>,
+    conversation: Arc<Conversation>,
+    clock: Clock,
+}
+
+/// Starts the daemon over the state in `dir`; `table` adds lines to `[feishu.work]`.
+async fn start(
+    fake: &FakeFeishu,
+    dir: &Path,
+    table: &str,
+    credentials: Credentials,
+    clock: Clock,
+) -> Run {
+    let path = dir.join("config.toml");
     let text = format!(
-        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\nnotify = \"{ACCOUNT}\"\n[feishu.work]\ndomain = \"{}\"\nsenders = \"owner\"\n",
-        dir.path().join("state").display(),
-        dir.path().join("run").join("daemon.sock").display(),
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\nnotify = \"{ACCOUNT}\"\n[feishu.work]\ndomain = \"{}\"\nsenders = \"owner\"\n{table}",
+        dir.join("state").display(),
+        dir.join("run").join("daemon.sock").display(),
         fake.base_url(),
     );
     std::fs::write(&path, text).expect("write config");
     let config = scv_bridge::config::Config::load(&path).expect("config");
     let creds = CredentialStore::Files(config.state_dir.join("credentials"));
-    creds
-        .save(
-            ACCOUNT,
-            &good_credentials(fake.config()).with("owner_id", OWNER),
-        )
-        .expect("save");
-    let slot: Arc<Mutex<Option<Arc<ConfirmService>>>> = Arc::default();
-    let (slot2, agent_config) = (slot.clone(), config.agent.clone());
+    creds.save(ACCOUNT, &credentials).expect("save");
+    type Slot = Arc<Mutex<Option<(Arc<ConfirmService>, Arc<Conversation>)>>>;
+    let slot: Slot = Arc::default();
+    let (slot2, agent_config, clock2) = (slot.clone(), config.agent.clone(), clock.clone());
     let wire = move |c: &CredentialStore, s: &scv_bridge::store::Store| {
         let agent: Arc<dyn Agent> = TestAgent::open();
         let conversation = Conversation::new(s.clone(), agent);
-        let confirm =
-            ConfirmService::new(s.clone(), conversation.clone(), c.clone(), Clock::tokio());
-        *slot2.lock().expect("lock") = Some(confirm.clone());
+        let confirm = ConfirmService::new(s.clone(), conversation.clone(), c.clone(), clock2);
+        *slot2.lock().expect("lock") = Some((confirm.clone(), conversation.clone()));
         let factory: Arc<dyn ComponentFactory> = Arc::new(Factory {
             ctx: AdapterContext {
                 credentials: c.clone(),
@@ -78,32 +92,129 @@ async fn owner_answers_a_confirm_question_with_a_click() {
             confirm: Some(confirm),
         }
     };
-    let d = daemon::start_with(config, wire, LifecyclePolicy::default())
+    let daemon = daemon::start_with(config, wire, LifecyclePolicy::default())
         .await
         .expect("daemon");
     let waited = tokio::time::timeout(
         WAIT,
-        scv_bridge::testing::wait_for_state(&d.core.registry(), ACCOUNT, ComponentState::Connected),
+        scv_bridge::testing::wait_for_state(
+            &daemon.core.registry(),
+            ACCOUNT,
+            ComponentState::Connected,
+        ),
     )
     .await;
     assert!(waited.is_ok(), "connected");
-    let confirm = slot.lock().expect("lock").clone().expect("confirm");
+    let (confirm, conversation) = slot.lock().expect("lock").clone().expect("wired");
+    Run {
+        daemon,
+        confirm,
+        conversation,
+        clock,
+    }
+}
 
-    let asked = confirm
-        .ask("Deploy now?", None, Some(600))
-        .await
-        .expect("asked");
-    assert_eq!(asked.state, ConfirmState::Pending, "{asked:?}");
+impl Run {
+    /// Asks "Deploy now?" with `timeout` seconds, waits for the card, and returns both once the
+    /// service knows the card's message id.
+    async fn ask(&self, fake: &FakeFeishu, timeout: u64) -> (ConfirmInfo, SentRecord) {
+        let info = self
+            .confirm
+            .ask("Deploy now?", None, Some(timeout))
+            .await
+            .expect("asked");
+        assert_eq!(info.state, ConfirmState::Pending, "{info:?}");
+        assert!(
+            fake.wait_until(WAIT, |f| !f.sent().is_empty()).await,
+            "the card"
+        );
+        let card = fake.sent().remove(0);
+        assert_eq!(card.msg_type, "interactive");
+        assert_eq!(
+            card.receive_id_type, "open_id",
+            "the owner's chat by open_id"
+        );
+        let stored = wait_for(|| {
+            self.confirm
+                .view(&info.id)
+                .and_then(|v| v.message_id)
+                .is_some_and(|m| m == card.message_id)
+        })
+        .await;
+        assert!(stored, "the card's message id is kept with the question");
+        (info, card)
+    }
+
+    /// Where the item that shows question `id` closed stands in the outbox.
+    async fn closing(&self, id: &str) -> Option<String> {
+        self.conversation
+            .delivery_state(&format!("confirm/{id}/closed"))
+            .await
+            .expect("outbox")
+    }
+
+    async fn state(&self, id: &str) -> ConfirmState {
+        self.confirm.status(id).await.expect("status").state
+    }
+
+    async fn stop(self) {
+        let report = self.daemon.stop().await;
+        assert!(report.abandoned.is_empty());
+    }
+}
+
+/// Polls `cond` every 5 ms for up to [`WAIT`].
+async fn wait_for(cond: impl Fn() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !cond() {
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    true
+}
+
+fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn owned() -> Credentials {
+    good_credentials(&FakeConfig::fast()).with("owner_id", OWNER)
+}
+
+fn interactive(fake: &FakeFeishu) -> Vec<SentRecord> {
+    fake.sent()
+        .into_iter()
+        .filter(|s| s.msg_type == "interactive")
+        .collect()
+}
+
+/// Waits until card `message_id` shows `line` and no buttons.
+async fn wait_resolved(fake: &FakeFeishu, message_id: &str, line: &str) {
+    let resolved = fake
+        .wait_until(WAIT, |f| {
+            f.message_content(message_id)
+                .is_some_and(|c| c.to_string().contains(line))
+        })
+        .await;
+    let now = fake.message_content(message_id).expect("card");
+    assert!(resolved, "the card says {line:?}: {now}");
     assert!(
-        fake.wait_until(WAIT, |f| !f.sent().is_empty()).await,
-        "the card"
+        !now.to_string().contains("\"button\""),
+        "buttons removed: {now}"
     );
-    let card = fake.sent().remove(0);
-    assert_eq!(card.msg_type, "interactive");
-    assert_eq!(
-        card.receive_id_type, "open_id",
-        "the owner's chat by open_id"
-    );
+}
+
+#[tokio::test]
+async fn owner_answers_a_confirm_question_with_a_click() {
+    let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = start(&fake, dir.path(), "", owned(), Clock::tokio()).await;
+    let (asked, card) = run.ask(&fake, 600).await;
 
     let click = fake.push_card_click(
         OWNER,
@@ -126,13 +237,173 @@ async fn owner_answers_a_confirm_question_with_a_click() {
         .expect("ack");
     let data = ack.data.expect("a callback response");
     assert_eq!(data["toast"]["type"], "success", "{data}");
-    let now = fake.message_content(&card.message_id).expect("card");
+    wait_resolved(&fake, &card.message_id, "Approved").await;
+    assert_eq!(run.state(&asked.id).await, ConfirmState::Yes);
+    // The click's response already replaced the card: nothing else is queued or patched.
+    assert_eq!(run.closing(&asked.id).await, None);
+    assert_eq!(fake.patch_requests(), 0);
+    assert_eq!(fake.sent().len(), 1);
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn a_text_answer_updates_the_card_in_place() {
+    let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = start(&fake, dir.path(), "", owned(), Clock::manual(wall_ms())).await;
+    let (asked, card) = run.ask(&fake, 600).await;
+    let code = run.confirm.view(&asked.id).expect("view").code;
+
+    // The owner answers in the p2p chat the card landed in (`oc_…`, not the open_id it was sent to).
+    fake.push_p2p_text(OWNER, "yes");
+    wait_resolved(&fake, &card.message_id, "Approved").await;
+    assert_eq!(run.state(&asked.id).await, ConfirmState::Yes);
+    let reply = format!("Got it: yes ({code}).");
     assert!(
-        !now.to_string().contains("\"button\""),
-        "buttons removed: {now}"
+        fake.wait_until(WAIT, |_| {
+            fake.sent()
+                .iter()
+                .any(|s| s.chat_id == p2p_chat(OWNER) && text_of(&s.content) == reply)
+        })
+        .await,
+        "the text reply: {:?}",
+        fake.sent()
     );
-    let status = confirm.status(&asked.id).await.expect("status");
-    assert_eq!(status.state, ConfirmState::Yes, "{status:?}");
-    let report = d.stop().await;
-    assert!(report.abandoned.is_empty());
+    assert!(wait_for(|| fake.patches().len() == 1).await);
+    assert_eq!(fake.patches()[0].message_id, card.message_id);
+    let mut settled = false;
+    for _ in 0..200 {
+        if run.closing(&asked.id).await.as_deref() == Some("sent") {
+            settled = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(settled, "the update left the outbox");
+    assert_eq!(interactive(&fake).len(), 1, "no second card");
+    assert_eq!(fake.sent().len(), 2, "the card and the text reply");
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn expiry_updates_the_card_in_place() {
+    let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = start(&fake, dir.path(), "", owned(), Clock::manual(wall_ms())).await;
+    let (asked, card) = run.ask(&fake, 30).await;
+    run.clock.advance(30 * SEC);
+    assert_eq!(run.state(&asked.id).await, ConfirmState::Expired);
+    wait_resolved(&fake, &card.message_id, "Expired at").await;
+    assert_eq!(fake.patches().len(), 1);
+    assert_eq!(fake.sent().len(), 1, "no new message");
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn withdrawal_updates_the_card_in_place() {
+    let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = start(&fake, dir.path(), "", owned(), Clock::manual(wall_ms())).await;
+    let (asked, card) = run.ask(&fake, 600).await;
+    // Nobody polls for a minute: the deadline loop withdraws it on its own.
+    run.clock.advance(60 * SEC);
+    wait_resolved(&fake, &card.message_id, "Withdrawn").await;
+    assert_eq!(run.state(&asked.id).await, ConfirmState::Withdrawn);
+    assert_eq!(fake.patches().len(), 1);
+    assert_eq!(fake.sent().len(), 1, "no new message");
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn a_restart_between_closing_and_patching_patches_once() {
+    let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = start(&fake, dir.path(), "", owned(), Clock::manual(wall_ms())).await;
+    let (asked, card) = run.ask(&fake, 30).await;
+    // Feishu fails every patch (HTTP 500) until the daemon has stopped.
+    fake.fail_next_patches(usize::MAX);
+    run.clock.advance(30 * SEC);
+    assert_eq!(run.state(&asked.id).await, ConfirmState::Expired);
+    assert!(fake.wait_until(WAIT, |f| f.patch_requests() >= 1).await);
+    let now = run.clock.now_ms();
+    run.stop().await;
+    assert!(fake.patches().is_empty());
+    assert_eq!(
+        run_closing_after_restart(&fake, dir.path(), now, &asked.id).await,
+        "sent"
+    );
+    assert_eq!(fake.patches().len(), 1, "patched exactly once");
+    assert_eq!(fake.patches()[0].message_id, card.message_id);
+    wait_resolved(&fake, &card.message_id, "Expired at").await;
+    assert_eq!(fake.sent().len(), 1, "no new message, no second question");
+}
+
+/// Starts the daemon again at `now_ms`, waits for the closing update of `id` to leave the
+/// outbox, and returns its state after stopping.
+async fn run_closing_after_restart(fake: &FakeFeishu, dir: &Path, now_ms: u64, id: &str) -> String {
+    fake.fail_next_patches(0);
+    let run = start(fake, dir, "", owned(), Clock::manual(now_ms)).await;
+    let mut state = None;
+    for _ in 0..2000 {
+        state = run.closing(id).await;
+        if state.as_deref() == Some("sent") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        run.state(id).await,
+        ConfirmState::Expired,
+        "still expired after the restart"
+    );
+    run.stop().await;
+    state.unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_card_that_cannot_be_patched_gets_a_new_closing_message() {
+    let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = start(&fake, dir.path(), "", owned(), Clock::manual(wall_ms())).await;
+    let (asked, card) = run.ask(&fake, 30).await;
+    fake.recall_message(&card.message_id);
+    run.clock.advance(30 * SEC);
+    assert_eq!(run.state(&asked.id).await, ConfirmState::Expired);
+    assert!(
+        fake.wait_until(WAIT, |f| f.sent().len() == 2).await,
+        "a new message: {:?}",
+        fake.sent()
+    );
+    let notice = fake.sent().remove(1);
+    assert_eq!(notice.msg_type, "interactive", "the resolved card");
+    assert_eq!(notice.receive_id, OWNER);
+    assert!(
+        notice.content.to_string().contains("Expired at"),
+        "{}",
+        notice.content
+    );
+    assert_eq!(fake.patch_requests(), 1, "tried once, refused for good");
+    assert!(fake.patches().is_empty());
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn a_configured_owner_without_a_stored_one_is_asked_and_answers() {
+    let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    // `owner` in the configuration; the stored credentials name nobody.
+    let creds = good_credentials(&FakeConfig::fast());
+    let table = format!("owner = \"{OWNER}\"\n");
+    let run = start(&fake, dir.path(), &table, creds, Clock::manual(wall_ms())).await;
+    let (asked, card) = run.ask(&fake, 600).await;
+    assert_eq!(asked.chat, ACCOUNT);
+    assert_eq!(card.receive_id, OWNER);
+    let code = run.confirm.view(&asked.id).expect("view").code;
+
+    // A stranger's answer does not count; the owner's does.
+    fake.push_p2p_text("ou_stranger", &format!("y {code}"));
+    fake.push_p2p_text(OWNER, &format!("n {code}"));
+    wait_resolved(&fake, &card.message_id, "Declined").await;
+    assert_eq!(run.state(&asked.id).await, ConfirmState::No);
+    run.stop().await;
 }

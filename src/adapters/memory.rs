@@ -8,7 +8,18 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tokio::sync::watch;
 
-use crate::conversation::{ChatId, ChatSender, Outbound, ReplyContext, SendError, SendLimits};
+use crate::conversation::{
+    ChatId, ChatSender, Outbound, PlatformMsgId, ReplyContext, SendError, SendLimits, Sent,
+};
+
+/// One accepted update: which sent message now shows what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryUpdate {
+    /// The updated message (`mem-<n>`, the n-th message sent, from 1).
+    pub target: PlatformMsgId,
+    /// Its new rich content.
+    pub rich: Option<String>,
+}
 
 /// A chat platform living in memory.
 pub struct MemoryChannel {
@@ -17,6 +28,9 @@ pub struct MemoryChannel {
     count: watch::Sender<usize>,
     script: Mutex<VecDeque<SendError>>,
     typing: Mutex<Vec<(ChatId, bool)>>,
+    updates: Mutex<Vec<MemoryUpdate>>,
+    update_script: Mutex<VecDeque<SendError>>,
+    update_count: watch::Sender<usize>,
 }
 
 impl MemoryChannel {
@@ -31,7 +45,28 @@ impl MemoryChannel {
             count: watch::channel(0).0,
             script: Mutex::new(VecDeque::new()),
             typing: Mutex::new(Vec::new()),
+            updates: Mutex::new(Vec::new()),
+            update_script: Mutex::new(VecDeque::new()),
+            update_count: watch::channel(0).0,
         })
+    }
+
+    /// Makes the next updates fail with these errors, in order.
+    pub fn fail_next_updates(&self, errors: impl IntoIterator<Item = SendError>) {
+        if let Ok(mut s) = self.update_script.lock() {
+            s.extend(errors);
+        }
+    }
+
+    /// Every accepted update so far, in order.
+    pub fn updates(&self) -> Vec<MemoryUpdate> {
+        self.updates.lock().map(|u| u.clone()).unwrap_or_default()
+    }
+
+    /// Waits until at least `n` updates have been accepted.
+    pub async fn wait_updates(&self, n: usize) {
+        let mut rx = self.update_count.subscribe();
+        let _ = rx.wait_for(|c| *c >= n).await;
     }
 
     /// Makes the next sends fail with these errors, in order.
@@ -72,7 +107,7 @@ impl ChatSender for MemoryChannel {
         self.limits
     }
 
-    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<(), SendError>> {
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
         Box::pin(async move {
             if let Some(e) = self.script.lock().ok().and_then(|mut s| s.pop_front()) {
                 return Err(e);
@@ -82,9 +117,36 @@ impl ChatSender for MemoryChannel {
                     "text longer than the platform allows".into(),
                 ));
             }
+            let mut sent = Sent::default();
             if let Ok(mut s) = self.sent.lock() {
                 s.push(msg.clone());
                 self.count.send_replace(s.len());
+                sent.msg_id = Some(PlatformMsgId::new(format!("mem-{}", s.len())));
+            }
+            Ok(sent)
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        target: &'a PlatformMsgId,
+        msg: &'a Outbound,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            if let Some(e) = self
+                .update_script
+                .lock()
+                .ok()
+                .and_then(|mut s| s.pop_front())
+            {
+                return Err(e);
+            }
+            if let Ok(mut u) = self.updates.lock() {
+                u.push(MemoryUpdate {
+                    target: target.clone(),
+                    rich: msg.rich.clone(),
+                });
+                self.update_count.send_replace(u.len());
             }
             Ok(())
         })

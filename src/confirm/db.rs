@@ -1,4 +1,5 @@
-//! The questions in SQLite: what must survive a restart (state, code, deadline, message key).
+//! The questions in SQLite: what must survive a restart (state, code, deadline, message key and
+//! the platform's ids of the message once sent).
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
@@ -31,6 +32,18 @@ pub struct Row {
     pub answer_msg: Option<String>,
     /// When it closed.
     pub closed_ms: Option<u64>,
+    /// The platform's id of the question message, once sent (Feishu `om_…`).
+    pub platform_msg: Option<String>,
+    /// The chat the question landed in, when the platform named one other than `chat` (Feishu:
+    /// asked by the owner's open_id, it lands in their `oc_…` p2p chat).
+    pub platform_chat: Option<String>,
+}
+
+impl Row {
+    /// Whether a message in `chat` is in this question's chat.
+    pub fn in_chat(&self, chat: &str) -> bool {
+        self.chat == chat || self.platform_chat.as_deref() == Some(chat)
+    }
 }
 
 /// The wire spelling of a state, as stored.
@@ -51,7 +64,7 @@ fn parse_state(s: &str) -> ConfirmState {
 }
 
 const COLUMNS: &str = "seq, account, chat, code, question, state, reason, created_unix_ms, \
-     deadline_unix, message_key, answer_msg, closed_unix_ms";
+     deadline_unix, message_key, answer_msg, closed_unix_ms, platform_msg_id, platform_chat";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     Ok(Row {
@@ -67,6 +80,8 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         message_key: r.get(9)?,
         answer_msg: r.get(10)?,
         closed_ms: r.get::<_, Option<i64>>(11)?.map(|v| v as u64),
+        platform_msg: r.get(12)?,
+        platform_chat: r.get(13)?,
     })
 }
 
@@ -131,6 +146,20 @@ pub fn close(t: &Transaction<'_>, c: &Close<'_>) -> rusqlite::Result<bool> {
             c.at_ms as i64
         ])?;
     Ok(n == 1)
+}
+
+/// Records what the platform said when the question message went out.
+pub fn set_sent(
+    t: &Transaction<'_>,
+    seq: i64,
+    msg: Option<&str>,
+    chat: Option<&str>,
+) -> rusqlite::Result<()> {
+    t.prepare_cached(
+        "UPDATE confirm_questions SET platform_msg_id = ?2, platform_chat = ?3 WHERE seq = ?1",
+    )?
+    .execute(params![seq, msg, chat])
+    .map(drop)
 }
 
 /// One question by its number.

@@ -103,7 +103,7 @@ impl Index {
         self.questions.remove(&seq);
     }
 
-    /// Questions of one chat.
+    /// Questions of one chat (asked there, or landed there).
     fn in_chat<'a>(
         &'a self,
         account: &'a AccountKey,
@@ -111,7 +111,7 @@ impl Index {
     ) -> impl Iterator<Item = &'a Question> + 'a {
         self.questions
             .values()
-            .filter(move |q| q.account.as_ref() == Some(account) && q.row.chat == chat)
+            .filter(move |q| q.account.as_ref() == Some(account) && q.row.in_chat(chat))
     }
 
     /// A code no remembered question of this chat uses, starting the search at `start`.
@@ -247,6 +247,8 @@ mod tests {
                 message_key: format!("confirm/q-{seq}/ask"),
                 answer_msg: None,
                 closed_ms: (state != ConfirmState::Pending).then_some(10_000),
+                platform_msg: None,
+                platform_chat: None,
             },
             account: Some(AccountKey::new(Channel::Wechat, "phone")),
             last_poll_ms: 0,
@@ -279,6 +281,18 @@ mod tests {
             !i.claims(&acc(), "o", &ans(Some("3K")), 0),
             "a code of another chat"
         );
+    }
+
+    #[test]
+    fn an_answer_from_the_chat_the_question_landed_in_counts() {
+        let mut i = Index::default();
+        let mut asked = q(1, "ou_owner", "7F", ConfirmState::Pending);
+        asked.row.platform_chat = Some("oc_p2p".into());
+        i.put(asked);
+        assert!(i.claims(&acc(), "oc_p2p", &ans(None), 0));
+        assert!(i.claims(&acc(), "ou_owner", &ans(None), 0));
+        assert_eq!(i.target(&acc(), "oc_p2p", &ans(None), 0), Target::One(1));
+        assert!(!i.claims(&acc(), "oc_group", &ans(None), 0));
     }
 
     #[test]

@@ -6,6 +6,13 @@
 //! they never wait behind an agent turn and never reach the agent. One loop per service moves
 //! questions to `withdrawn`, `expired` or `failed` on time; `confirm_status` applies the same
 //! rules before answering, so what a poller sees never depends on when the loop last ran.
+//!
+//! On Feishu the question is a card. When it goes out, the platform's message id and the chat it
+//! landed in are stored with the question (the owner answers from that chat). When it closes by
+//! a text answer, expiry, withdrawal or failure, an update of that card is queued in the outbox
+//! under one key per question, so it survives a restart and is done once; a card the platform
+//! will not update gets a new message. A click is answered with the new card in the callback
+//! response instead, so it queues nothing.
 
 pub mod cli;
 mod clock;

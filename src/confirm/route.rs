@@ -62,7 +62,8 @@ pub fn parse_parent(parent: Option<&str>) -> Result<Parent, String> {
     })
 }
 
-/// Resolves a parsed parent (else `notify`) to a chat whose owner is known and can answer.
+/// Resolves a parsed parent (else `notify`) to a chat whose owner is known and can answer: the
+/// owner the account reports in its health, else the one in its stored credentials.
 pub async fn resolve(
     parent: Parent,
     notify: Option<&AccountKey>,
@@ -92,19 +93,23 @@ pub async fn resolve(
         ));
     }
     let health = registry.and_then(|r| r.cell(&account.to_string()).map(|c| c.get()));
-    match health {
-        None => return nowhere(format!("{account} is not configured")),
-        Some(h) if h.state == ComponentState::Disabled || !h.enabled => {
-            return nowhere(format!("{account} is disabled"));
-        }
-        Some(h) if h.purpose == Some(Purpose::Mail) => {
-            return nowhere(format!(
-                "{account} is a mail-report chat, where answers are not read"
-            ));
-        }
-        Some(_) => {}
+    let Some(health) = health else {
+        return nowhere(format!("{account} is not configured"));
+    };
+    if health.state == ComponentState::Disabled || !health.enabled {
+        return nowhere(format!("{account} is disabled"));
     }
-    let owner = owner_of(credentials, &account).await;
+    if health.purpose == Some(Purpose::Mail) {
+        return nowhere(format!(
+            "{account} is a mail-report chat, where answers are not read"
+        ));
+    }
+    // The owner the running account answers (configured `owner`, `app_owner`, paired, stored);
+    // the stored one when it has not said yet (not started, or down since before this run).
+    let owner = match health.user_id.clone().filter(|s| !s.is_empty()) {
+        Some(o) => Some(o),
+        None => owner_of(credentials, &account).await,
+    };
     let Some(owner) = owner else {
         return nowhere(format!(
             "no owner is known for {account}, so nobody could answer; run `scv-bridge login {} {}`",

@@ -102,9 +102,13 @@ pub fn which(pending: &[(String, String)]) -> String {
     )
 }
 
-/// The notice sent to the chat when a question closes without an answer.
+/// The notice sent to the chat when a question closes (on Feishu only when its card cannot be
+/// updated: then this rides along with the resolved card).
 pub fn closed_notice(state: ConfirmState, q: &str, code: &str) -> String {
     match state {
+        ConfirmState::Yes | ConfirmState::No => {
+            format!("Answered {}: {} ({code}).", answer_word(state), quote(q))
+        }
         ConfirmState::Expired => format!(
             "No answer before the deadline, so it counts as no: {} ({code}).",
             quote(q)

@@ -1,9 +1,9 @@
-//! Hooks other parts of the bridge plug into the pipeline: the mail chat and confirm answers.
+//! Hooks other parts of the bridge plug into the pipeline: the mail chat, confirm answers, deliveries.
 
 use futures_util::future::BoxFuture;
 
 use super::ids::ChatId;
-use super::link::AccountLink;
+use super::link::{AccountLink, Sent};
 use super::message::Inbound;
 use crate::config::AccountKey;
 
@@ -24,4 +24,18 @@ pub trait AnswerInterceptor: Send + Sync + 'static {
 
     /// Handles a claimed message (at most once per message id; again after a crash).
     fn handle<'a>(&'a self, link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()>;
+}
+
+/// Learns what the platform said about items as they go out (confirm questions: the card's
+/// message id and the chat the owner answers from).
+pub trait DeliveryObserver: Send + Sync + 'static {
+    /// Called after the item queued under `key` (a piece key, `<key>/<n>`) is marked sent. The
+    /// chat's sender waits for it, so it must be quick. A crash between the two skips the call:
+    /// an observer that must know also reads [`super::Conversation::delivery`].
+    fn delivered<'a>(
+        &'a self,
+        account: &'a AccountKey,
+        key: &'a str,
+        sent: &'a Sent,
+    ) -> BoxFuture<'a, ()>;
 }

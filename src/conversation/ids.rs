@@ -42,7 +42,8 @@ id_type!(
     SenderId
 );
 id_type!(
-    /// The platform's id of one inbound message (WeChat `message_id` or its fallback key, Feishu
-    /// `message_id`). The journal deduplicates by (account, this id), so redeliveries map to it.
+    /// The platform's id of one message (WeChat `message_id` or its fallback key, Feishu
+    /// `message_id`). The journal deduplicates inbound messages by (account, this id), so
+    /// redeliveries map to it; the outbox keeps it for sent messages that may be updated later.
     PlatformMsgId
 );

@@ -3,6 +3,7 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::ids::{ChatId, PlatformMsgId, SenderId};
+use super::link::Sent;
 use super::message::{Inbound, Outbound, OutboundKind, ReplyContext};
 use crate::config::AccountKey;
 use crate::supervisor::unix_now;
@@ -233,10 +234,6 @@ pub fn enqueue(
     )?;
     let mut n = 0;
     for o in items {
-        let kind = match o.kind {
-            OutboundKind::Reply => "reply",
-            OutboundKind::Proactive => "proactive",
-        };
         n += st.execute(params![
             account.to_string(),
             o.chat.as_str(),
@@ -244,11 +241,75 @@ pub fn enqueue(
             o.text,
             o.rich,
             o.reply.0,
-            kind,
+            kind_str(o.kind),
             now
         ])?;
     }
     Ok(n)
+}
+
+fn kind_str(kind: OutboundKind) -> &'static str {
+    match kind {
+        OutboundKind::Reply => "reply",
+        OutboundKind::Proactive => "proactive",
+        OutboundKind::Update => "update",
+    }
+}
+
+fn parse_kind(s: &str) -> OutboundKind {
+    match s {
+        "proactive" => OutboundKind::Proactive,
+        "update" => OutboundKind::Update,
+        _ => OutboundKind::Reply,
+    }
+}
+
+/// One update to put in the outbox: replace the message sent under `target_key` with `rich`.
+pub struct NewUpdate<'a> {
+    /// The chat of both messages.
+    pub chat: &'a ChatId,
+    /// The plain text, sent with `rich` if the update becomes a new message.
+    pub text: &'a str,
+    /// The replacement content.
+    pub rich: &'a str,
+    /// Stable key: a second insert with the same key is ignored.
+    pub key: String,
+    /// The outbox key of the message to replace (a piece key, `<key>/0`).
+    pub target_key: String,
+}
+
+/// Queues an update; returns whether it was new.
+pub fn enqueue_update(
+    t: &Transaction<'_>,
+    account: &AccountKey,
+    u: &NewUpdate<'_>,
+) -> rusqlite::Result<bool> {
+    let n = t
+        .prepare_cached(
+            "INSERT OR IGNORE INTO outbox
+             (account, chat, idem_key, text, rich, reply, kind, state, created_unix, target_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, '', 'update', 'pending', ?6, ?7)",
+        )?
+        .execute(params![
+            account.to_string(),
+            u.chat.as_str(),
+            u.key,
+            u.text,
+            u.rich,
+            unix_now() as i64,
+            u.target_key
+        ])?;
+    Ok(n == 1)
+}
+
+/// Turns a pending update the platform refused into a new proactive message (same row, same
+/// place in the chat's order), noting why.
+pub fn update_as_new(t: &Transaction<'_>, id: i64, why: &str) -> rusqlite::Result<()> {
+    t.prepare_cached(
+        "UPDATE outbox SET kind = 'proactive', error = ?2 WHERE id = ?1 AND kind = 'update' AND state = 'pending'",
+    )?
+    .execute(params![id, why])
+    .map(drop)
 }
 
 /// The oldest pending outbox item of a chat, with the chat's latest reply context.
@@ -257,9 +318,14 @@ pub fn next_outbound(
     account: &AccountKey,
     chat: &ChatId,
 ) -> rusqlite::Result<Option<Outbound>> {
+    // An update's target resolves now, not when it was queued: the message it replaces is
+    // earlier in the same chat's order, so by now it has gone out (or failed for good).
     let found = t.prepare_cached(
-        "SELECT o.id, o.text, o.rich, o.idem_key, o.reply, o.kind, o.attempts, COALESCE(c.reply, '')
+        "SELECT o.id, o.text, o.rich, o.idem_key, o.reply, o.kind, o.attempts, COALESCE(c.reply, ''),
+                tgt.platform_msg_id
          FROM outbox o LEFT JOIN chat_state c ON c.account = o.account AND c.chat = o.chat
+         LEFT JOIN outbox tgt ON o.target_key IS NOT NULL AND tgt.idem_key = o.target_key
+              AND tgt.account = o.account AND tgt.state = 'sent'
          WHERE o.account = ?1 AND o.chat = ?2 AND o.state = 'pending' ORDER BY o.id LIMIT 1",
     )?
     .query_row(params![account.to_string(), chat.as_str()], |r| {
@@ -271,13 +337,10 @@ pub fn next_outbound(
             rich: r.get(2)?,
             idempotency_key: r.get(3)?,
             reply: ReplyContext(r.get(4)?),
-            kind: if r.get::<_, String>(5)? == "proactive" {
-                OutboundKind::Proactive
-            } else {
-                OutboundKind::Reply
-            },
+            kind: parse_kind(&r.get::<_, String>(5)?),
             attempts: r.get::<_, i64>(6)? as u32,
             latest_reply: ReplyContext(r.get(7)?),
+            target: r.get::<_, Option<String>>(8)?.map(PlatformMsgId),
         })
     })
     .optional()?;
@@ -303,23 +366,52 @@ pub fn pending_count(
     .map(|n| n as u64)
 }
 
-/// Marks an item sent (its text is forgotten) or failed for good.
-pub fn settle(t: &Transaction<'_>, id: i64, error: Option<&str>) -> rusqlite::Result<()> {
-    match error {
-        None => t
-            .prepare_cached("UPDATE outbox SET state = 'sent', text = '', rich = NULL, sent_unix = ?2 WHERE id = ?1")?
-            .execute(params![id, unix_now() as i64]),
-        Some(e) => t
-            .prepare_cached("UPDATE outbox SET state = 'failed', text = '', rich = NULL, error = ?2 WHERE id = ?1")?
-            .execute(params![id, e]),
-    }
+/// Marks an item sent (its text is forgotten) with what the platform said about it.
+pub fn mark_sent(t: &Transaction<'_>, id: i64, sent: &Sent) -> rusqlite::Result<()> {
+    t.prepare_cached(
+        "UPDATE outbox SET state = 'sent', text = '', rich = NULL, sent_unix = ?2,
+         platform_msg_id = ?3, platform_chat = ?4 WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        unix_now() as i64,
+        sent.msg_id.as_ref().map(PlatformMsgId::as_str),
+        sent.chat.as_ref().map(ChatId::as_str)
+    ])
     .map(drop)
 }
 
-/// Where the outbox item with `key` stands: `pending`, `sent` or `failed`.
-pub fn outbox_state(t: &Transaction<'_>, key: &str) -> rusqlite::Result<Option<String>> {
-    t.query_row("SELECT state FROM outbox WHERE idem_key = ?1", [key], |r| {
-        r.get(0)
+/// Marks an item failed for good (its text is forgotten).
+pub fn mark_failed(t: &Transaction<'_>, id: i64, error: &str) -> rusqlite::Result<()> {
+    t.prepare_cached(
+        "UPDATE outbox SET state = 'failed', text = '', rich = NULL, error = ?2 WHERE id = ?1",
+    )?
+    .execute(params![id, error])
+    .map(drop)
+}
+
+/// Where an outbox item stands, and what the platform said about it once sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// `pending`, `sent` or `failed`.
+    pub state: String,
+    /// The platform's message id and chat, when sent and named.
+    pub sent: Sent,
+}
+
+/// Where the outbox item with `key` stands.
+pub fn delivery(t: &Transaction<'_>, key: &str) -> rusqlite::Result<Option<Delivery>> {
+    t.prepare_cached(
+        "SELECT state, platform_msg_id, platform_chat FROM outbox WHERE idem_key = ?1",
+    )?
+    .query_row([key], |r| {
+        Ok(Delivery {
+            state: r.get(0)?,
+            sent: Sent {
+                msg_id: r.get::<_, Option<String>>(1)?.map(PlatformMsgId),
+                chat: r.get::<_, Option<String>>(2)?.map(ChatId),
+            },
+        })
     })
     .optional()
 }

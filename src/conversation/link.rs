@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use super::ids::{ChatId, SenderId};
+use super::ids::{ChatId, PlatformMsgId, SenderId};
 use super::message::{Outbound, ReplyContext};
 use crate::config::{AccountKey, Approvals};
 use crate::protocol::{Purpose, RemoteTools, Senders};
@@ -37,13 +37,40 @@ pub enum SendError {
     Fatal(String),
 }
 
+/// What the platform said about a message it took; stored with the outbox item.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sent {
+    /// The platform's id of the new message (Feishu `om_…`), when it gives one: what a later
+    /// update of the message names.
+    pub msg_id: Option<PlatformMsgId>,
+    /// The chat it landed in, when the platform says (Feishu: a message sent to an `ou_…`
+    /// open_id lands in the `oc_…` p2p chat, where the owner's answers then come from).
+    pub chat: Option<ChatId>,
+}
+
 /// What an adapter gives the pipeline to send with. Methods may do network IO; none holds a lock across it.
 pub trait ChatSender: Send + Sync + 'static {
     /// The platform's limits.
     fn limits(&self) -> SendLimits;
 
     /// Sends one outbox item. Must use `msg.idempotency_key` as the platform's dedupe key.
-    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<(), SendError>>;
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>>;
+
+    /// Replaces the sent message `target` with `msg.rich` (a card showing how a question ended).
+    ///
+    /// The default refuses: platforms that cannot edit a message keep it, and the pipeline then
+    /// sends `msg` as a new message instead, as it does when the platform refuses for good.
+    fn update<'a>(
+        &'a self,
+        _target: &'a PlatformMsgId,
+        _msg: &'a Outbound,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async {
+            Err(SendError::Rejected(
+                "this platform cannot update a sent message".into(),
+            ))
+        })
+    }
 
     /// Shows (`on`) or clears a typing indicator; adapters without one do nothing.
     fn typing<'a>(

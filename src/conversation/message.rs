@@ -52,6 +52,9 @@ pub enum OutboundKind {
     Reply,
     /// Written by the bridge on its own (mail digest, confirm question, notices).
     Proactive,
+    /// Replaces an earlier message of the chat (`Outbound::target`) with `rich`; sent as a new
+    /// proactive message instead when that message cannot be updated.
+    Update,
 }
 
 /// One piece of text to send, as stored in the outbox.
@@ -77,6 +80,9 @@ pub struct Outbound {
     pub rich: Option<String>,
     /// Earlier attempts to send this item (a retry after a crash or a transient error is > 0).
     pub attempts: u32,
+    /// For [`OutboundKind::Update`]: the platform id of the message to replace, when it was sent
+    /// and the platform named it (`None`: there is nothing to update; it goes out as new).
+    pub target: Option<PlatformMsgId>,
 }
 
 impl std::fmt::Debug for Outbound {

@@ -4,7 +4,9 @@
 //! Every message is journaled before [`Conversation::accept`] returns, so an adapter advances its
 //! platform cursor (or ACKs) only after that; work is then pulled from the journal and the outbox
 //! by one turn worker and one sender per chat, so order holds per chat, chats run in parallel, and
-//! a crash at any point resumes from what was stored.
+//! a crash at any point resumes from what was stored. An outbox item may also be an update of an
+//! earlier message (a card showing how a question ended); the platform's message id of each sent
+//! item is stored for that, and an update the platform refuses goes out as a new message.
 
 mod chunk;
 mod commands;
@@ -24,10 +26,10 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 pub use chunk::split;
-pub use hooks::{AnswerInterceptor, MailChatHandler};
+pub use hooks::{AnswerInterceptor, DeliveryObserver, MailChatHandler};
 pub use ids::{ChatId, PlatformMsgId, SenderId};
-pub use journal::DEDUPE_WINDOW_SECS;
-pub use link::{AccountLink, ChatSender, SendError, SendLimits};
+pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
+pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
 pub use message::{Inbound, Outbound, OutboundKind, ReplyContext};
 pub use stats::Stats;
 
@@ -35,7 +37,7 @@ use crate::agent::{Agent, Approver};
 use crate::config::AccountKey;
 use crate::policy::Decision;
 use crate::store::{Store, StoreError};
-use journal::{Entry, JournalState, NewOutbound};
+use journal::{Entry, JournalState, NewOutbound, NewUpdate};
 
 /// What [`Conversation::accept`] did with a batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -54,6 +56,7 @@ pub struct Conversation {
     mail_chat: RwLock<Option<Arc<dyn MailChatHandler>>>,
     answers: RwLock<Option<Arc<dyn AnswerInterceptor>>>,
     approver: RwLock<Option<Arc<dyn Approver>>>,
+    deliveries: RwLock<Option<Arc<dyn DeliveryObserver>>>,
     status_line: RwLock<Option<Arc<dyn Fn() -> String + Send + Sync>>>,
     stats: Stats,
 }
@@ -110,6 +113,7 @@ impl Conversation {
             mail_chat: RwLock::new(None),
             answers: RwLock::new(None),
             approver: RwLock::new(None),
+            deliveries: RwLock::new(None),
             status_line: RwLock::new(None),
             stats: Stats::default(),
         })
@@ -149,6 +153,18 @@ impl Conversation {
     /// The approver, if one is set.
     pub fn approver(&self) -> Option<Arc<dyn Approver>> {
         self.approver.read().ok().and_then(|a| a.clone())
+    }
+
+    /// Sets who learns what the platform said about items as they go out (confirm questions).
+    pub fn set_delivery_observer(&self, h: Arc<dyn DeliveryObserver>) {
+        if let Ok(mut slot) = self.deliveries.write() {
+            *slot = Some(h);
+        }
+    }
+
+    /// The delivery observer, if one is set.
+    fn delivery_observer(&self) -> Option<Arc<dyn DeliveryObserver>> {
+        self.deliveries.read().ok().and_then(|d| d.clone())
     }
 
     /// Sets what `/status` reports about the whole bridge (its second line).
@@ -321,10 +337,55 @@ impl Conversation {
         Ok(())
     }
 
+    /// Queues an update of the message queued under `target` (piece 0) to `rich`, idempotent by
+    /// `key`. It goes out after everything queued before it in the chat; when that message was
+    /// never sent, has no platform id, or the platform will not update it (too old, deleted, no
+    /// editing), `text` and `rich` go out as a new message instead. `text` must fit one message.
+    pub async fn update_proactive(
+        self: &Arc<Self>,
+        account: &AccountKey,
+        chat: &ChatId,
+        target: &str,
+        text: &str,
+        rich: &str,
+        key: &str,
+    ) -> Result<(), StoreError> {
+        let (a, c, text, rich, key, target_key) = (
+            account.clone(),
+            chat.clone(),
+            text.to_string(),
+            rich.to_string(),
+            format!("{key}/0"),
+            format!("{target}/0"),
+        );
+        self.store
+            .call(move |t| {
+                let u = NewUpdate {
+                    chat: &c,
+                    text: &text,
+                    rich: &rich,
+                    key,
+                    target_key,
+                };
+                journal::enqueue_update(t, &a, &u)
+            })
+            .await?;
+        if let Some(rt) = self.runtime(account) {
+            self.chat(&rt, chat).send_wake.notify_one();
+        }
+        Ok(())
+    }
+
     /// Where the outbox item queued under `key` (piece 0) stands: `pending`, `sent`, `failed`.
     pub async fn delivery_state(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.delivery(key).await?.map(|d| d.state))
+    }
+
+    /// Where the outbox item queued under `key` (piece 0) stands, and what the platform said
+    /// about it once sent (its message id, the chat it landed in).
+    pub async fn delivery(&self, key: &str) -> Result<Option<Delivery>, StoreError> {
         let k = format!("{key}/0");
-        self.store.call(move |t| journal::outbox_state(t, &k)).await
+        self.store.call(move |t| journal::delivery(t, &k)).await
     }
 
     /// Answers message `m` with `text` (split to the account's limit) under `<account>/<msg>/<suffix>`.

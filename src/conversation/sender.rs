@@ -6,7 +6,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::journal;
-use super::link::SendError;
+use super::link::{SendError, Sent};
+use super::message::{Outbound, OutboundKind};
 use super::{AccountRuntime, ChatRuntime, Conversation};
 use crate::supervisor::{BackoffPolicy, random_jitter};
 
@@ -61,9 +62,9 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
         let peer_wrote = chat.window_wake.notified();
         tokio::pin!(peer_wrote);
         peer_wrote.as_mut().enable();
-        let result = rt.link.sender.send(&msg).await;
+        let result = deliver(&rt, &msg).await;
         let delay = match result {
-            Ok(()) => {
+            Ok(sent) => {
                 conv.stats.sent(&rt.link.account);
                 last_sent = Some(Instant::now());
                 attempt = 0;
@@ -71,21 +72,42 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                     window_note = false;
                     rt.link.health.note(None);
                 }
-                let (a, c) = (rt.link.account.clone(), chat.chat.clone());
+                let (a, c, s) = (rt.link.account.clone(), chat.chat.clone(), sent.clone());
                 let settled = conv
                     .store
                     .call(move |t| {
-                        journal::settle(t, id, None)?;
+                        journal::mark_sent(t, id, &s)?;
                         journal::next_outbound(t, &a, &c)
                     })
                     .await;
                 match settled {
-                    Ok(next) => prefetched = next,
+                    Ok(next) => {
+                        prefetched = next;
+                        if let Some(obs) = conv.delivery_observer() {
+                            obs.delivered(&rt.link.account, &msg.idempotency_key, &sent)
+                                .await;
+                        }
+                    }
                     Err(e) => {
                         tracing::error!(account = %rt.link.account, error = %e, "cannot mark a message sent")
                     }
                 }
                 continue;
+            }
+            Err(SendError::Rejected(e)) if msg.kind == OutboundKind::Update => {
+                // The old message stays as it was; what it should now say goes out as a new one.
+                conv.stats.send_failed(&rt.link.account, "update_refused");
+                tracing::info!(account = %rt.link.account, error = %e, "cannot update a sent message; sending a new one");
+                if let Err(e) = conv
+                    .store
+                    .call(move |t| journal::update_as_new(t, id, &e))
+                    .await
+                {
+                    tracing::error!(account = %rt.link.account, error = %e, "cannot turn an update into a new message");
+                    Duration::from_secs(1)
+                } else {
+                    continue;
+                }
             }
             Err(SendError::Transient(e)) => {
                 conv.stats.send_failed(&rt.link.account, "transient");
@@ -127,7 +149,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 tracing::warn!(account = %rt.link.account, error = %e, "the platform refused a message for good");
                 if let Err(e) = conv
                     .store
-                    .call(move |t| journal::settle(t, id, Some(&e)))
+                    .call(move |t| journal::mark_failed(t, id, &e))
                     .await
                 {
                     tracing::error!(account = %rt.link.account, error = %e, "cannot mark a message failed");
@@ -144,6 +166,24 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             return;
         }
     }
+}
+
+/// Sends an item, or for an update replaces its target; an update with nothing to replace is
+/// refused like one the platform refused, so it goes out as a new message.
+async fn deliver(rt: &AccountRuntime, msg: &Outbound) -> Result<Sent, SendError> {
+    if msg.kind != OutboundKind::Update {
+        return rt.link.sender.send(msg).await;
+    }
+    let Some(target) = &msg.target else {
+        return Err(SendError::Rejected(
+            "the message to update was not sent or has no platform id".into(),
+        ));
+    };
+    rt.link.sender.update(target, msg).await?;
+    Ok(Sent {
+        msg_id: Some(target.clone()),
+        chat: None,
+    })
 }
 
 /// Sleeps `d`; true when cancelled first.

@@ -262,3 +262,76 @@ async fn bot_info_and_app_owner() {
     let owner = client.app_owner().await.unwrap();
     assert_eq!(owner.open_id(), Some("ou_owner"));
 }
+
+#[tokio::test]
+async fn only_the_apps_own_recent_unrecalled_cards_can_be_patched() {
+    let fake = FakeFeishu::start(FakeConfig::default()).await.unwrap();
+    let client = client_for(&fake);
+    let q = YesNoCard::new("q-1", "Confirm", "Go?");
+    let done = q.resolved(&scv_feishu::card::Resolution::Withdrawn);
+    let send_card = |uuid: &'static str| {
+        let (client, card) = (client.clone(), q.build());
+        async move {
+            client
+                .send(&owner(), &MessageContent::Card(card), uuid)
+                .await
+                .unwrap()
+        }
+    };
+    let rejected = |r: Result<(), Error>| {
+        matches!(
+            r.map_err(|e| classify(&e)),
+            Err(ErrorClass::Rejected { .. })
+        )
+    };
+
+    // A user's message is not the app's to patch.
+    let pushed = fake.push_p2p_text("ou_owner", "hi");
+    assert!(rejected(client.patch_card(&pushed.message_id, &done).await));
+
+    // Fourteen days is the limit.
+    let old = send_card("c-old").await;
+    fake.age_message(&old.message_id, Duration::from_secs(14 * 24 * 3600 - 60));
+    client.patch_card(&old.message_id, &done).await.unwrap();
+    fake.age_message(&old.message_id, Duration::from_secs(120));
+    assert!(rejected(client.patch_card(&old.message_id, &done).await));
+
+    // A recalled card stays as it was.
+    let gone = send_card("c-gone").await;
+    fake.recall_message(&gone.message_id);
+    let err = client
+        .patch_card(&gone.message_id, &done)
+        .await
+        .unwrap_err();
+    assert_eq!(classify(&err), ErrorClass::Rejected { code: 230011 });
+    assert_ne!(fake.message_content(&gone.message_id), Some(done.clone()));
+
+    // A card without update_multi cannot be patched either.
+    let mut fixed = q.build();
+    fixed["config"]["update_multi"] = json!(false);
+    let f = client
+        .send(&owner(), &MessageContent::Card(fixed), "c-fixed")
+        .await
+        .unwrap();
+    assert!(rejected(client.patch_card(&f.message_id, &done).await));
+
+    // Five patches per message per second, then slow down; a 500 is transient.
+    let busy = send_card("c-busy").await;
+    for _ in 0..5 {
+        client.patch_card(&busy.message_id, &done).await.unwrap();
+    }
+    let err = client
+        .patch_card(&busy.message_id, &done)
+        .await
+        .unwrap_err();
+    assert!(matches!(classify(&err), ErrorClass::SlowDown(_)), "{err:?}");
+    fake.fail_next_patches(1);
+    let err = client.patch_card(&old.message_id, &done).await.unwrap_err();
+    assert_eq!(classify(&err), ErrorClass::Transient);
+    assert_eq!(fake.patch_requests(), 12);
+    assert_eq!(
+        fake.patches().len(),
+        6,
+        "only the accepted ones are recorded"
+    );
+}

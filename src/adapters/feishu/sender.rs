@@ -1,4 +1,5 @@
-//! Sending outbox items through the Feishu IM API, and the one mapping of platform errors.
+//! Sending outbox items through the Feishu IM API (and patching sent cards), and the one mapping
+//! of platform errors.
 
 use std::time::Duration;
 
@@ -7,7 +8,9 @@ use scv_feishu::rest::{MessageContent, ReceiveId};
 use scv_feishu::{Client, ErrorClass, FatalReason, classify};
 
 use super::inbound::ReplyRef;
-use crate::conversation::{ChatSender, Outbound, OutboundKind, SendError, SendLimits};
+use crate::conversation::{
+    ChatId, ChatSender, Outbound, OutboundKind, PlatformMsgId, SendError, SendLimits, Sent,
+};
 use crate::supervisor::ComponentError;
 
 /// Characters per message: far below the 150 KB text / 30 KB post limits even for 4-byte
@@ -40,7 +43,7 @@ impl ChatSender for FeishuSender {
         }
     }
 
-    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<(), SendError>> {
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
         Box::pin(async move {
             let content = content_of(msg)?;
             let uuid = uuid_for(&msg.idempotency_key);
@@ -55,7 +58,29 @@ impl ChatSender for FeishuSender {
                     self.client.send(&to, &content, &uuid).await
                 }
             };
-            sent.map(drop).map_err(|e| send_error(&e))
+            let sent = sent.map_err(|e| send_error(&e))?;
+            Ok(Sent {
+                msg_id: Some(PlatformMsgId::new(sent.message_id)),
+                chat: sent.chat_id.map(ChatId::new),
+            })
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        target: &'a PlatformMsgId,
+        msg: &'a Outbound,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            // Only cards can be patched; anything else goes out as a new message.
+            let card = match content_of(msg)? {
+                MessageContent::Card(card) => card,
+                _ => return Err(SendError::Rejected("only a card can replace a card".into())),
+            };
+            self.client
+                .patch_card(target.as_str(), &card)
+                .await
+                .map_err(|e| send_error(&e))
         })
     }
 }

@@ -35,7 +35,9 @@ use tokio::time::Instant;
 use super::Tuning;
 use super::inbound::{Reply, hash};
 use super::state::{self, PeerWindow, Peers, SendOutcome};
-use crate::conversation::{ChatId, ChatSender, Outbound, ReplyContext, SendError, SendLimits};
+use crate::conversation::{
+    ChatId, ChatSender, Outbound, ReplyContext, SendError, SendLimits, Sent,
+};
 use crate::store::Store;
 use crate::supervisor::HealthHandle;
 
@@ -307,8 +309,9 @@ impl ChatSender for WechatSender {
         }
     }
 
-    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<(), SendError>> {
-        Box::pin(self.send_one(msg))
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
+        // iLink names no message id worth keeping: WeChat messages are never updated.
+        Box::pin(async move { self.send_one(msg).await.map(|()| Sent::default()) })
     }
 
     fn typing<'a>(

@@ -50,7 +50,9 @@ impl ConfirmService {
             idx.due(now)
                 .into_iter()
                 .filter_map(|(seq, _)| idx.get(seq).cloned())
-                .filter(|q| q.account.as_ref() == Some(&msg.account) && q.row.chat == msg.chat.0)
+                .filter(|q| {
+                    q.account.as_ref() == Some(&msg.account) && q.row.in_chat(msg.chat.as_str())
+                })
                 .collect()
         };
         for q in &in_chat {
@@ -60,7 +62,7 @@ impl ConfirmService {
             }
         }
         let target = self.lock().target(&msg.account, msg.chat.as_str(), &a, now);
-        let (reply, rich) = match target {
+        let reply = match target {
             Target::One(seq) => {
                 let code = self
                     .lock()
@@ -76,28 +78,30 @@ impl ConfirmService {
                     )
                     .await
                 {
-                    Ok(AnswerOutcome::Recorded(s)) => (
-                        text::recorded(s, &code),
-                        self.feishu_card(&msg.account, seq),
-                    ),
-                    Ok(AnswerOutcome::AlreadyClosed(s)) => (text::already_closed(s, &code), None),
+                    Ok(AnswerOutcome::Recorded(s)) => {
+                        // The card shows the answer in place (again after a crash: same key).
+                        let answered = self.lock().get(seq).cloned();
+                        if let Some(q) = answered {
+                            let notice = text::closed_notice(s, &q.row.question, &q.row.code);
+                            self.resolve_card(&q, &notice).await;
+                        }
+                        text::recorded(s, &code)
+                    }
+                    Ok(AnswerOutcome::AlreadyClosed(s)) => text::already_closed(s, &code),
                     Err(e) => {
                         tracing::error!(account = %msg.account, error = %e, "cannot record an answer");
-                        (
-                            "Sorry, your answer could not be recorded; please send it again."
-                                .to_string(),
-                            None,
-                        )
+                        "Sorry, your answer could not be recorded; please send it again."
+                            .to_string()
                     }
                 }
             }
-            Target::Several(list) => (text::which(&list), None),
-            Target::Nothing => ("There is no open question here.".to_string(), None),
+            Target::Several(list) => text::which(&list),
+            Target::Nothing => "There is no open question here.".to_string(),
         };
         let key = format!("confirm/reply/{}/{}", msg.account, msg.msg_id);
         if let Err(e) = self
             .conversation
-            .send_proactive(&msg.account, &msg.chat, &reply, rich.as_deref(), &key)
+            .send_proactive(&msg.account, &msg.chat, &reply, None, &key)
             .await
         {
             tracing::error!(account = %msg.account, error = %e, "cannot queue the reply to an answer");

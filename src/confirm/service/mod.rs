@@ -8,15 +8,17 @@ use tokio_util::sync::CancellationToken;
 mod answers;
 mod approvals;
 mod counts;
+mod deadlines;
+mod delivery;
 mod health;
 
 use super::clock::Clock;
 use super::db::{self, Row};
-use super::index::{CHECK_EVERY_MS, Due, FIRST_CHECK_MS, Index, KEEP_CLOSED_MS, Question};
+use super::index::{FIRST_CHECK_MS, Index, KEEP_CLOSED_MS, Question};
 use super::route::{self, Route};
 use super::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, parse, text};
-use crate::config::{AccountKey, Channel, Config};
-use crate::conversation::{ChatId, Conversation};
+use crate::config::{AccountKey, Config};
+use crate::conversation::Conversation;
 use crate::protocol::{ConfirmInfo, ConfirmState};
 use crate::secrets::CredentialStore;
 use crate::store::{Store, StoreError};
@@ -88,6 +90,9 @@ pub struct QuestionView {
     pub code: String,
     /// Why it failed, when it did.
     pub reason: Option<String>,
+    /// The platform's id of the question message once it went out (the Feishu card updated
+    /// when the question closes), when the platform gives one.
+    pub message_id: Option<String>,
 }
 
 /// How a close attempt ended.
@@ -138,6 +143,7 @@ impl ConfirmService {
         });
         conversation.set_answer_interceptor(svc.clone());
         conversation.set_approver(Arc::new(approvals::ConfirmApprover::new(&svc)));
+        conversation.set_delivery_observer(svc.clone());
         svc
     }
 
@@ -259,6 +265,8 @@ impl ConfirmService {
             message_key: String::new(),
             answer_msg: None,
             closed_ms: failed.then_some(now),
+            platform_msg: None,
+            platform_chat: None,
         };
         let row = self.store.call(move |t| db::insert(t, &row)).await?;
         let q = Question {
@@ -361,6 +369,7 @@ impl ConfirmService {
             chat: q.row.chat.clone(),
             code: q.row.code.clone(),
             reason: q.row.reason.clone(),
+            message_id: q.row.platform_msg.clone(),
         })
     }
 
@@ -379,112 +388,6 @@ impl ConfirmService {
                 text::resolved_card(&q.row.question, s, &text::deadline_text(at, now, tz))
             }
         })
-    }
-
-    // ---- the deadline loop's side ----
-
-    /// What is due at `now_ms`.
-    pub(super) fn due(&self, now_ms: u64) -> Vec<(i64, Due)> {
-        self.lock().due(now_ms)
-    }
-
-    /// When the loop should look again.
-    pub(super) fn next_wake(&self) -> Option<u64> {
-        self.lock().next_wake()
-    }
-
-    /// Resolves when an ask added something the loop must schedule.
-    pub(super) async fn woken(&self) {
-        self.wake.notified().await
-    }
-
-    /// Resolves when the service stops.
-    pub(super) async fn cancelled(&self) {
-        self.cancel.cancelled().await
-    }
-
-    /// Does what is due for one question.
-    pub(super) async fn process(&self, seq: i64, due: Due, now: u64) -> Result<(), ConfirmError> {
-        let Some(q) = self.lock().get(seq).cloned() else {
-            return Ok(());
-        };
-        match due {
-            Due::Withdraw | Due::Deadline => self.settle(&q, now).await,
-            Due::CheckDelivery => self.check_delivery(&q, now).await,
-            Due::Evict => {
-                self.lock().remove(seq);
-                Ok(())
-            }
-        }
-    }
-
-    /// Withdraws, expires or fails `q` if that is due at `now`; otherwise nothing.
-    async fn settle(&self, q: &Question, now: u64) -> Result<(), ConfirmError> {
-        let (state, reason) = match Index::due_one(q, now) {
-            Some(Due::Withdraw) => (ConfirmState::Withdrawn, None),
-            Some(Due::Deadline) if self.delivered(q).await? => (ConfirmState::Expired, None),
-            Some(Due::Deadline) => (ConfirmState::Failed, Some(self.undelivered_reason(q))),
-            _ => return Ok(()),
-        };
-        if let Closed::Now(q) = self
-            .close(q.row.seq, state, reason.as_deref(), None, None)
-            .await?
-        {
-            match &reason {
-                Some(r) => tracing::warn!(id = %q.id(), reason = %r, "question failed"),
-                None => {
-                    tracing::info!(id = %q.id(), state = text::answer_word(state), "question closed")
-                }
-            }
-            self.tell_closed(&q).await;
-        }
-        Ok(())
-    }
-
-    /// Whether the question message has left the outbox.
-    async fn delivered(&self, q: &Question) -> Result<bool, ConfirmError> {
-        if q.delivered {
-            return Ok(true);
-        }
-        let state = self.conversation.delivery_state(&q.row.message_key).await?;
-        Ok(state.as_deref() == Some("sent"))
-    }
-
-    /// Looks whether the question went out; notes a wait in health, re-queues a lost one.
-    async fn check_delivery(&self, q: &Question, now: u64) -> Result<(), ConfirmError> {
-        let state = self.conversation.delivery_state(&q.row.message_key).await?;
-        let seq = q.row.seq;
-        match state.as_deref() {
-            Some("sent") => {
-                if let Some(m) = self.lock().get_mut(seq) {
-                    m.delivered = true;
-                }
-                self.clear_note(q);
-            }
-            Some("failed") => {
-                let reason = "the platform refused the question message";
-                if let Closed::Now(q) = self
-                    .close(seq, ConfirmState::Failed, Some(reason), None, None)
-                    .await?
-                {
-                    tracing::warn!(id = %q.id(), reason, "question failed");
-                }
-            }
-            Some(_) => {
-                self.note_waiting(q);
-                if let Some(m) = self.lock().get_mut(seq) {
-                    m.next_check_ms = now + CHECK_EVERY_MS;
-                }
-            }
-            None => {
-                // Stored but never queued (a crash or a store error between the two): queue it now.
-                self.enqueue_question(q).await?;
-                if let Some(m) = self.lock().get_mut(seq) {
-                    m.next_check_ms = now + FIRST_CHECK_MS;
-                }
-            }
-        }
-        Ok(())
     }
 
     // ---- state changes ----
@@ -544,48 +447,6 @@ impl ConfirmService {
             (true, Some(q)) => Ok(Closed::Now(q)),
             _ => Ok(Closed::Already(row)),
         }
-    }
-
-    /// Tells the chat that a question no longer needs an answer (expired, withdrawn, failed).
-    async fn tell_closed(&self, q: &Question) {
-        let Some(account) = &q.account else { return };
-        if q.row.chat.is_empty() {
-            return;
-        }
-        let body = text::closed_notice(q.row.state, &q.row.question, &q.row.code);
-        let rich = self.feishu_card(account, q.row.seq);
-        let key = format!("confirm/q-{}/closed", q.row.seq);
-        let chat = ChatId::new(q.row.chat.clone());
-        if let Err(e) = self
-            .conversation
-            .send_proactive(account, &chat, &body, rich.as_deref(), &key)
-            .await
-        {
-            tracing::error!(id = %q.id(), error = %e, "cannot queue a closing notice");
-        }
-    }
-
-    /// Queues the question message (idempotent by its stored key).
-    async fn enqueue_question(&self, q: &Question) -> Result<(), StoreError> {
-        let Some(account) = &q.account else {
-            return Ok(());
-        };
-        let now = self.clock.now_ms() / 1000;
-        let deadline = text::deadline_text(q.row.deadline_unix, now, self.settings().timezone);
-        let body = text::question(&q.row.question, &q.row.code, &deadline);
-        let rich = (account.channel == Channel::Feishu)
-            .then(|| text::card(&q.id(), &q.row.question, &q.row.code, &deadline).to_string());
-        let chat = ChatId::new(q.row.chat.clone());
-        self.conversation
-            .send_proactive(account, &chat, &body, rich.as_deref(), &q.row.message_key)
-            .await
-    }
-
-    /// The card for `seq` as JSON text, on Feishu accounts only.
-    fn feishu_card(&self, account: &AccountKey, seq: i64) -> Option<String> {
-        (account.channel == Channel::Feishu)
-            .then(|| self.card(&format!("q-{seq}")).map(|c| c.to_string()))
-            .flatten()
     }
 
     fn settings(&self) -> ConfirmSettings {

@@ -22,4 +22,8 @@ pub(super) const STEPS: &[&str] = &[
         closed_unix_ms INTEGER
      );
      CREATE INDEX confirm_questions_open ON confirm_questions (state, closed_unix_ms);",
+    // 2: what the platform said when the question went out: its message id (the card to update
+    // when the question closes) and the chat it landed in (where the owner's answers come from).
+    "ALTER TABLE confirm_questions ADD COLUMN platform_msg_id TEXT;
+     ALTER TABLE confirm_questions ADD COLUMN platform_chat TEXT;",
 ];

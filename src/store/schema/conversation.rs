@@ -44,4 +44,9 @@ pub(super) const STEPS: &[&str] = &[
         error TEXT
      );
      CREATE INDEX outbox_open ON outbox (account, chat, state, id);",
+    // 2: what the platform said about a sent item (its message id, the chat it landed in), and
+    // update items: `kind` may be 'update', naming the item whose message it replaces by key.
+    "ALTER TABLE outbox ADD COLUMN platform_msg_id TEXT;
+     ALTER TABLE outbox ADD COLUMN platform_chat TEXT;
+     ALTER TABLE outbox ADD COLUMN target_key TEXT;",
 ];

@@ -19,6 +19,10 @@ type S = State<Arc<Shared>>;
 
 const HALF_HOUR: Duration = Duration::from_secs(1800);
 const UUID_TTL: Duration = Duration::from_secs(3600);
+/// Only messages sent within this window can be patched.
+const PATCH_WINDOW: Duration = Duration::from_secs(14 * 24 * 3600);
+/// Patches per message per rate window.
+const PATCH_QPS: usize = 5;
 
 fn reply(status: StatusCode, body: Value) -> Response {
     (status, Json(body)).into_response()
@@ -260,6 +264,10 @@ fn store_message(
             chat_id: chat_id.clone(),
             msg_type: new.msg_type.clone(),
             content: new.content.clone(),
+            by_bot: true,
+            created: now,
+            aged: Duration::ZERO,
+            recalled: false,
         },
     );
     st.sent.push(SentRecord {
@@ -320,7 +328,13 @@ pub(crate) async fn reply_to(
         Ok(p) => p,
         Err((code, msg)) => return err(code, msg),
     };
-    let Some(chat_id) = sh.lock().messages.get(&parent).map(|m| m.chat_id.clone()) else {
+    let Some(chat_id) = sh
+        .lock()
+        .messages
+        .get(&parent)
+        .filter(|m| !m.recalled)
+        .map(|m| m.chat_id.clone())
+    else {
         return err(230011, "the message has been recalled or does not exist");
     };
     let in_thread = v
@@ -342,6 +356,14 @@ pub(crate) async fn patch(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    {
+        let mut st = sh.lock();
+        st.patch_requests += 1;
+        if st.fail_patches > 0 {
+            st.fail_patches -= 1;
+            return (StatusCode::INTERNAL_SERVER_ERROR, "oops").into_response();
+        }
+    }
     if let Err((code, msg)) = authorize(&sh, &headers) {
         return err(code, msg);
     }
@@ -357,13 +379,21 @@ pub(crate) async fn patch(
         return err(230025, "message content too long");
     }
     let mut st = sh.lock();
+    let now = Instant::now();
+    if let Err(reset) = st.rate_check(&format!("patch:{id}"), PATCH_QPS, sh.config.qps_window, now)
+    {
+        drop(st);
+        return rate_limited(sh.as_ref(), reset);
+    }
     match apply_card(&mut st, &id, card) {
         Ok(()) => ok(json!({})),
         Err((code, msg)) => err(code, msg),
     }
 }
 
-/// Replaces a stored card if both old and new declare `update_multi`.
+/// Replaces a stored card the way the platform allows: a card the app sent, not recalled, at
+/// most 14 days old, declaring `update_multi` before and after. (The platform's codes for "not
+/// the app's message" and "too old" are unconfirmed; 230001 stands in for both.)
 pub(crate) fn apply_card(
     st: &mut super::state::State,
     id: &str,
@@ -374,6 +404,15 @@ pub(crate) fn apply_card(
     };
     let multi =
         |c: &Value| c.pointer("/config/update_multi").and_then(Value::as_bool) == Some(true);
+    if m.recalled {
+        return Err((230011, "the message has been recalled"));
+    }
+    if !m.by_bot {
+        return Err((230001, "only messages the app sent can be updated"));
+    }
+    if Instant::now().saturating_duration_since(m.created) + m.aged > PATCH_WINDOW {
+        return Err((230001, "only messages sent within 14 days can be updated"));
+    }
     if m.msg_type != "interactive" {
         return Err((230001, "only cards can be patched"));
     }

@@ -5,7 +5,8 @@
 //! (refusing frames missing fields 1-4, answering pings with pongs carrying ClientConfig,
 //! re-pushing with a new `event_id` when an ACK does not come within `ack_timeout`), and the
 //! IM, card, bot and application endpoints with size limits, `uuid` dedupe and a per-receiver
-//! rate limit.
+//! rate limit. A card patch is accepted only for a card the app sent, not recalled, at most 14
+//! days old, declaring `update_multi`, at most 5 per second per message.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -236,6 +237,10 @@ impl FakeFeishu {
                 chat_id: chat_id.to_string(),
                 msg_type: "text".into(),
                 content: json!({"text": text}),
+                by_bot: false,
+                created: tokio::time::Instant::now(),
+                aged: Duration::ZERO,
+                recalled: false,
             },
         );
         let event = message_event(
@@ -346,6 +351,30 @@ impl FakeFeishu {
     /// Ignores the next `n` event ACKs as if they were lost on the wire (the events are re-pushed).
     pub fn drop_next_acks(&self, n: usize) {
         self.shared.lock().drop_acks += n;
+    }
+
+    /// Recalls a message: patches and replies to it are refused from now on (230011).
+    pub fn recall_message(&self, message_id: &str) {
+        if let Some(m) = self.shared.lock().messages.get_mut(message_id) {
+            m.recalled = true;
+        }
+    }
+
+    /// Makes a message look `by` older (e.g. past the 14-day patch window).
+    pub fn age_message(&self, message_id: &str, by: Duration) {
+        if let Some(m) = self.shared.lock().messages.get_mut(message_id) {
+            m.aged += by;
+        }
+    }
+
+    /// Answers the next `n` PATCH requests with HTTP 500 (a transient failure).
+    pub fn fail_next_patches(&self, n: usize) {
+        self.shared.lock().fail_patches = n;
+    }
+
+    /// PATCH requests received so far, refused ones included.
+    pub fn patch_requests(&self) -> usize {
+        self.shared.lock().patch_requests
     }
 
     /// Closes every live connection (server-initiated close).

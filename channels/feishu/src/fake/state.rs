@@ -49,6 +49,14 @@ pub(crate) struct Stored {
     pub chat_id: String,
     pub msg_type: String,
     pub content: Value,
+    /// Sent by the app (only those can be patched), not pushed from a user.
+    pub by_bot: bool,
+    /// When it was created (the 14-day patch window counts from here).
+    pub created: Instant,
+    /// Extra age a test gave it ([`super::FakeFeishu::age_message`]).
+    pub aged: std::time::Duration,
+    /// Recalled or deleted: no patch, no reply.
+    pub recalled: bool,
 }
 
 #[derive(Debug, Default)]
@@ -80,6 +88,10 @@ pub(crate) struct State {
     pub click_tokens: HashMap<String, String>,
     /// ACKs still to be ignored as if lost on the wire.
     pub drop_acks: usize,
+    /// PATCH requests received, whatever their outcome.
+    pub patch_requests: usize,
+    /// PATCH requests still to be answered with HTTP 500.
+    pub fail_patches: usize,
 }
 
 /// Everything the routes and connections share.

@@ -75,6 +75,7 @@ fn outbound(key: &str, text: &str, attempts: u32) -> Outbound {
         kind: OutboundKind::Reply,
         rich: None,
         attempts,
+        target: None,
     }
 }
 
@@ -142,8 +143,14 @@ async fn sends_use_the_latest_token_and_count_against_the_window() {
     let h = s.fake.handle();
     owner_writes(&s, &h).await;
     let latest = owner_writes(&s, &h).await;
-    assert_eq!(s.sender.send(&outbound("k/0", "one", 0)).await, Ok(()));
-    assert_eq!(s.sender.send(&outbound("k/1", "two", 0)).await, Ok(()));
+    assert_eq!(
+        s.sender.send(&outbound("k/0", "one", 0)).await,
+        Ok(Sent::default())
+    );
+    assert_eq!(
+        s.sender.send(&outbound("k/1", "two", 0)).await,
+        Ok(Sent::default())
+    );
     assert!(matches!(
         s.sender.send(&outbound("k/2", "three", 0)).await,
         Err(SendError::WindowClosed(_))
@@ -160,7 +167,10 @@ async fn sends_use_the_latest_token_and_count_against_the_window() {
     );
     // The owner writes again: the window reopens.
     owner_writes(&s, &h).await;
-    assert_eq!(s.sender.send(&outbound("k/2", "three", 0)).await, Ok(()));
+    assert_eq!(
+        s.sender.send(&outbound("k/2", "three", 0)).await,
+        Ok(Sent::default())
+    );
 }
 
 #[tokio::test]
@@ -177,7 +187,10 @@ async fn a_refusal_holds_every_send_of_the_account() {
     assert_eq!(h.requests_to(Endpoint::SendMessage).len(), 1);
     tokio::time::sleep(Duration::from_millis(210)).await;
     // The retry of a definite refusal is not ambiguous: it goes out and is taken.
-    assert_eq!(s.sender.send(&outbound("k/0", "one", 1)).await, Ok(()));
+    assert_eq!(
+        s.sender.send(&outbound("k/0", "one", 1)).await,
+        Ok(Sent::default())
+    );
     assert_eq!(h.sent().len(), 1);
     // A second refusal later starts from the base hold again (the accept reset it).
     h.inject(Endpoint::SendMessage, Fault::ret(-2));
@@ -224,7 +237,10 @@ async fn a_retry_refused_as_a_repeat_after_a_crash_counts_as_delivered() {
         .await
         .expect("first attempt taken");
     // The outbox retries the same item: the platform refuses the reused id.
-    assert_eq!(s.sender.send(&outbound("k/0", "one", 1)).await, Ok(()));
+    assert_eq!(
+        s.sender.send(&outbound("k/0", "one", 1)).await,
+        Ok(Sent::default())
+    );
     assert_eq!(h.sent().len(), 1, "sent once");
     assert_eq!(
         h.rejected().len(),
@@ -233,7 +249,10 @@ async fn a_retry_refused_as_a_repeat_after_a_crash_counts_as_delivered() {
     );
     // And it is remembered: a further retry does not call the platform at all.
     let requests = h.requests_to(Endpoint::SendMessage).len();
-    assert_eq!(s.sender.send(&outbound("k/0", "one", 2)).await, Ok(()));
+    assert_eq!(
+        s.sender.send(&outbound("k/0", "one", 2)).await,
+        Ok(Sent::default())
+    );
     assert_eq!(h.requests_to(Endpoint::SendMessage).len(), requests);
 }
 

@@ -1,0 +1,187 @@
+//! What the chat is told, and what the platform said back: the question message, whether it
+//! went out (its message id and the chat it landed in), and how a closed question is shown (the
+//! Feishu card updated in place, or a notice).
+
+use futures_util::future::BoxFuture;
+
+use super::super::index::{CHECK_EVERY_MS, FIRST_CHECK_MS, Question};
+use super::super::text;
+use super::{Closed, ConfirmError, ConfirmService};
+use crate::config::{AccountKey, Channel};
+use crate::conversation::{ChatId, DeliveryObserver, Sent};
+use crate::protocol::ConfirmState;
+use crate::store::StoreError;
+
+impl ConfirmService {
+    /// Queues the question message (idempotent by its stored key).
+    pub(super) async fn enqueue_question(&self, q: &Question) -> Result<(), StoreError> {
+        let Some(account) = &q.account else {
+            return Ok(());
+        };
+        let now = self.clock.now_ms() / 1000;
+        let deadline = text::deadline_text(q.row.deadline_unix, now, self.settings().timezone);
+        let body = text::question(&q.row.question, &q.row.code, &deadline);
+        let rich = (account.channel == Channel::Feishu)
+            .then(|| text::card(&q.id(), &q.row.question, &q.row.code, &deadline).to_string());
+        let chat = ChatId::new(q.row.chat.clone());
+        self.conversation
+            .send_proactive(account, &chat, &body, rich.as_deref(), &q.row.message_key)
+            .await
+    }
+
+    /// Looks whether the question went out; notes a wait in health, re-queues a lost one.
+    pub(super) async fn check_delivery(&self, q: &Question, now: u64) -> Result<(), ConfirmError> {
+        let delivery = self.conversation.delivery(&q.row.message_key).await?;
+        let seq = q.row.seq;
+        match delivery {
+            // Normally the delivery observer got here first; after a crash between sending and
+            // telling it, this is where the message id and chat are learned.
+            Some(d) if d.state == "sent" => self.record_sent(seq, &d.sent).await,
+            Some(d) if d.state == "failed" => {
+                let reason = "the platform refused the question message";
+                if let Closed::Now(q) = self
+                    .close(seq, ConfirmState::Failed, Some(reason), None, None)
+                    .await?
+                {
+                    tracing::warn!(id = %q.id(), reason, "question failed");
+                }
+            }
+            Some(_) => {
+                self.note_waiting(q);
+                if let Some(m) = self.lock().get_mut(seq) {
+                    m.next_check_ms = now + CHECK_EVERY_MS;
+                }
+            }
+            None => {
+                // Stored but never queued (a crash or a store error between the two): queue it now.
+                self.enqueue_question(q).await?;
+                if let Some(m) = self.lock().get_mut(seq) {
+                    m.next_check_ms = now + FIRST_CHECK_MS;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks question `seq` delivered and keeps what the platform said: the message id (the
+    /// card to update later) and the chat it landed in (where answers come from).
+    async fn record_sent(&self, seq: i64, sent: &Sent) {
+        let snapshot = {
+            let mut idx = self.lock();
+            let Some(q) = idx.get_mut(seq) else { return };
+            q.delivered = true;
+            q.row.platform_msg = sent.msg_id.as_ref().map(|m| m.as_str().to_string());
+            q.row.platform_chat = sent
+                .chat
+                .as_ref()
+                .map(|c| c.as_str().to_string())
+                .filter(|c| *c != q.row.chat);
+            q.clone()
+        };
+        self.clear_note(&snapshot);
+        let (msg, chat) = (snapshot.row.platform_msg, snapshot.row.platform_chat);
+        let stored = self
+            .store
+            .call(move |t| super::db::set_sent(t, seq, msg.as_deref(), chat.as_deref()))
+            .await;
+        if let Err(e) = stored {
+            // Memory has it for this run; the next delivery check after a restart stores it.
+            tracing::error!(question = seq, error = %e, "cannot store where a question landed");
+        }
+    }
+
+    /// Tells the chat that a question no longer needs an answer (expired, withdrawn, failed):
+    /// on Feishu by updating the question card, elsewhere with a notice.
+    pub(super) async fn tell_closed(&self, q: &Question) {
+        let Some(account) = &q.account else { return };
+        if q.row.chat.is_empty() {
+            return;
+        }
+        let body = text::closed_notice(q.row.state, &q.row.question, &q.row.code);
+        if account.channel == Channel::Feishu {
+            self.resolve_card(q, &body).await;
+            return;
+        }
+        let chat = ChatId::new(q.row.chat.clone());
+        if let Err(e) = self
+            .conversation
+            .send_proactive(account, &chat, &body, None, &closed_key(q.row.seq))
+            .await
+        {
+            tracing::error!(id = %q.id(), error = %e, "cannot queue a closing notice");
+        }
+    }
+
+    /// Queues the update of a Feishu question card to how the question ended, once per question
+    /// (one key, whichever close queues it). The pipeline sends `fallback` with the resolved card
+    /// as a new message when the card cannot be updated (never sent, deleted, too old).
+    pub(super) async fn resolve_card(&self, q: &Question, fallback: &str) {
+        let Some(account) = &q.account else { return };
+        let Some(card) = self.feishu_card(account, q.row.seq) else {
+            return;
+        };
+        let chat = ChatId::new(q.row.chat.clone());
+        if let Err(e) = self
+            .conversation
+            .update_proactive(
+                account,
+                &chat,
+                &q.row.message_key,
+                fallback,
+                &card,
+                &closed_key(q.row.seq),
+            )
+            .await
+        {
+            tracing::error!(id = %q.id(), error = %e, "cannot queue the card update");
+        }
+    }
+
+    /// The card for `seq` as JSON text, on Feishu accounts only.
+    pub(super) fn feishu_card(&self, account: &AccountKey, seq: i64) -> Option<String> {
+        (account.channel == Channel::Feishu)
+            .then(|| self.card(&format!("q-{seq}")).map(|c| c.to_string()))
+            .flatten()
+    }
+}
+
+impl DeliveryObserver for ConfirmService {
+    fn delivered<'a>(
+        &'a self,
+        _account: &'a AccountKey,
+        key: &'a str,
+        sent: &'a Sent,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(seq) = asked_in(key) {
+                self.record_sent(seq, sent).await;
+            }
+        })
+    }
+}
+
+/// The outbox key of what shows a question closed (the card update or the notice).
+fn closed_key(seq: i64) -> String {
+    format!("confirm/q-{seq}/closed")
+}
+
+/// `confirm/q-7/ask/0` (the first piece of a question message, the one carrying the card) → 7.
+fn asked_in(key: &str) -> Option<i64> {
+    key.strip_prefix("confirm/q-")?
+        .strip_suffix("/ask/0")?
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_first_piece_of_a_question_counts() {
+        assert_eq!(asked_in("confirm/q-7/ask/0"), Some(7));
+        assert_eq!(asked_in("confirm/q-7/ask/1"), None);
+        assert_eq!(asked_in("confirm/q-7/closed/0"), None);
+        assert_eq!(asked_in("feishu:work/om_1/0"), None);
+    }
+}
