@@ -30,6 +30,14 @@ impl FakeHandle {
         out
     }
 
+    /// `getupdates` requests being held or answered now. A client that died mid-poll stops
+    /// counting once the fake has noticed its hang-up (until then a push could still go to it).
+    pub fn polls_in_flight(&self) -> usize {
+        self.shared
+            .polls_in_flight
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// The base URL clients should use.
     pub fn base_url(&self) -> String {
         self.shared.lock().base_url.clone()

@@ -1,6 +1,7 @@
 //! The fake's HTTP face: routing, recording, injected faults, auth, and long-poll holding.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes, to_bytes};
@@ -208,7 +209,26 @@ async fn qr_status(shared: &Shared, qrcode: &str, verify_code: Option<&str>) -> 
     shared.lock().qr.poll(qrcode, verify_code)
 }
 
+/// Counts a running `getupdates` handler until it ends or is dropped (its client hung up).
+struct InFlight<'a>(&'a Shared);
+
+impl<'a> InFlight<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        shared.polls_in_flight.fetch_add(1, Ordering::SeqCst);
+        shared.bump();
+        InFlight(shared)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.polls_in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.0.bump();
+    }
+}
+
 async fn get_updates(shared: &Shared, cursor: &str) -> Value {
+    let _counted = InFlight::new(shared);
     let hold = shared.lock().config.hold;
     hold_until(shared, hold, |s| s.has_pending(cursor)).await;
     // Taking the batch happens with no await before the response is returned, so a client

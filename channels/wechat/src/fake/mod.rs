@@ -107,6 +107,8 @@ pub(crate) struct Shared {
     changed: watch::Sender<u64>,
     shutdown: watch::Sender<bool>,
     prefix: String,
+    /// `getupdates` requests whose handler is still running (held, or answering).
+    polls_in_flight: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
@@ -145,6 +147,7 @@ impl FakeServer {
             state: Mutex::new(State::new(config, base_url)),
             changed: watch::channel(0).0,
             shutdown: watch::channel(false).0,
+            polls_in_flight: std::sync::atomic::AtomicUsize::new(0),
         });
         let app = axum::Router::new()
             .fallback(http::handle)

@@ -1,0 +1,258 @@
+//! `kill -9` at any moment loses nothing and sends nothing twice, literally: the real binary with
+//! the real WeChat adapter and OpenAI backend, against the fake iLink and model servers over real
+//! sockets, SIGKILLed at a different point of the work in each round, then restarted.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use scv_bridge::secrets::{CredentialStore, Credentials};
+use scv_bridge::testing::fake_openai::FakeOpenAi;
+use scv_wechat::Endpoint;
+use scv_wechat::fake::{FakeHandle, FakeServer};
+
+const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
+/// Real time allowed for anything to happen; nothing waits this long unless broken.
+const PATIENCE: Duration = Duration::from_secs(30);
+/// WeChat allows one send a second per account, so every answer costs the test a real second:
+/// the rounds are many, the messages per round few.
+const PER_ROUND: usize = 2;
+
+struct Bed {
+    _dir: tempfile::TempDir,
+    config: PathBuf,
+    fake: FakeServer,
+    model: FakeOpenAi,
+}
+
+impl Bed {
+    async fn new() -> Bed {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fake = FakeServer::start().await.expect("fake ilink");
+        let model = FakeOpenAi::start().await.expect("fake model");
+        let state = dir.path().join("state");
+        let config = dir.path().join("config.toml");
+        let text = format!(
+            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n\
+             [agent]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"SCV_KILL9_KEY\"\n\
+             [wechat.phone]\nsenders = \"anyone\"\nbase_url = \"{}\"\n",
+            state.display(),
+            dir.path().join("run/daemon.sock").display(),
+            model.base_url(),
+            fake.base_url(),
+        );
+        std::fs::write(&config, text).expect("config");
+        let token = fake.handle().issue_token();
+        let creds = Credentials::default()
+            .with("bot_token", token.expose())
+            .with("bot_id", fake.handle().bot_id())
+            .with("base_url", fake.base_url())
+            .with("owner_id", "owner@im.wechat");
+        CredentialStore::Files(state.join("credentials"))
+            .save("wechat:phone", &creds)
+            .expect("save login");
+        Bed {
+            _dir: dir,
+            config,
+            fake,
+            model,
+        }
+    }
+
+    fn spawn(&self) -> Child {
+        Command::new(BIN)
+            .arg("--config")
+            .arg(&self.config)
+            .arg("run")
+            .env("SCV_KILL9_KEY", "k")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(self.log_file())
+            .spawn()
+            .expect("spawn the daemon")
+    }
+
+    /// The daemons' logs, appended run after run, shown when the test fails.
+    fn log_file(&self) -> Stdio {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self._dir.path().join("daemon.log"))
+            .map(Stdio::from)
+            .unwrap_or_else(|_| Stdio::null())
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("daemon.log")).unwrap_or_default()
+    }
+
+    /// The last user text of every model request, in order.
+    fn asked(&self) -> Vec<String> {
+        self.model
+            .requests()
+            .iter()
+            .filter_map(|r| r.messages.last().map(|m| m.content.clone()))
+            .collect()
+    }
+
+    fn handle(&self) -> FakeHandle {
+        self.fake.handle()
+    }
+}
+
+/// Where in the work a round's SIGKILL lands, once the round's batch is journaled: iLink marks
+/// messages consumed when it returns them (an older cursor does not replay them, spec §3.1), so
+/// a kill between receiving a batch and committing it is the one window no client can close.
+#[derive(Debug, Clone, Copy)]
+enum KillPoint {
+    /// While the model answers the round's `n`th message (others may be queued or answered).
+    AgentAsked(usize),
+    /// Right after the platform accepted the round's `n`th answer (before it is marked sent).
+    Sent(usize),
+}
+
+fn sigkill(child: &mut Child) {
+    // `Child::kill` is SIGKILL on Unix: no handler runs, nothing is flushed.
+    child.kill().expect("kill -9");
+    child.wait().expect("reap");
+}
+
+async fn wait_until(bed: &Bed, what: &str, mut f: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !f() {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "timed out waiting for {what}; model asked: {:?}\nsent: {:?}\nlog:\n{}",
+            bed.asked(),
+            bed.handle()
+                .sent()
+                .into_iter()
+                .map(|s| s.text)
+                .collect::<Vec<_>>(),
+            bed.log()
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_at_any_moment_loses_nothing_and_sends_nothing_twice() {
+    let bed = Bed::new().await;
+    let fake = bed.handle();
+    let points = [
+        KillPoint::AgentAsked(1),
+        KillPoint::Sent(1),
+        KillPoint::AgentAsked(2),
+        KillPoint::Sent(2),
+        KillPoint::AgentAsked(1),
+        KillPoint::Sent(1),
+    ];
+    let mut pushed = Vec::new();
+    for (round, point) in points.iter().enumerate() {
+        // Every message has its own peer, so WeChat's 1 s per-chat pacing never slows the test.
+        for i in 0..PER_ROUND {
+            let text = format!("r{round}m{i}");
+            fake.push_text(&format!("u{round}x{i}@im.wechat"), &text);
+            pushed.push(text);
+        }
+        let (polls, asks, sends) = (
+            fake.requests_to(Endpoint::GetUpdates).len(),
+            bed.model.requests().len(),
+            fake.sent().len(),
+        );
+        let mut child = bed.spawn();
+        // The loop polls again only after the batch it got is journaled and the cursor saved:
+        // from the second poll of this run on, the round's messages are the daemon's to keep.
+        wait_until(&bed, &format!("round {round}: the batch journaled"), || {
+            fake.requests_to(Endpoint::GetUpdates).len() >= polls + 2
+        })
+        .await;
+        match *point {
+            KillPoint::AgentAsked(n) => {
+                wait_until(&bed, &format!("round {round}: model request {n}"), || {
+                    bed.model.requests().len() >= asks + n
+                })
+                .await
+            }
+            KillPoint::Sent(n) => {
+                wait_until(&bed, &format!("round {round}: send {n}"), || {
+                    fake.sent().len() >= sends + n
+                })
+                .await
+            }
+        }
+        sigkill(&mut child);
+        // A poll the dead daemon left open could still take the next round's messages (and lose
+        // them with the connection) until the platform notices the hang-up: that is the
+        // platform's window, not the daemon's, so the next messages are written after it.
+        wait_until(
+            &bed,
+            &format!("round {round}: the dead poll released"),
+            || fake.polls_in_flight() == 0,
+        )
+        .await;
+    }
+
+    // A last run drains everything, then a clean stop.
+    let mut child = bed.spawn();
+    let all = pushed.len();
+    let missing = || {
+        let answered: std::collections::BTreeSet<String> =
+            fake.sent().into_iter().map(|s| s.text).collect();
+        pushed
+            .iter()
+            .filter(|p| !answered.contains(&format!("echo: {p}")))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let started = std::time::Instant::now();
+    while !missing().is_empty() {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "never answered: {:?}; model asked {} times; state in {}\nlog:\n{}",
+            missing(),
+            bed.model.requests().len(),
+            bed._dir.path().display(),
+            bed.log()
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // One more poll after the last send, so anything still queued would have gone out by now.
+    let polls = fake.requests_to(Endpoint::GetUpdates).len();
+    wait_until(&bed, "a poll after the last answer", || {
+        fake.requests_to(Endpoint::GetUpdates).len() > polls
+    })
+    .await;
+    terminate(&mut child);
+
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for s in fake.sent() {
+        *counts.entry(s.text).or_default() += 1;
+    }
+    let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "sent more than once: {twice:?}");
+    assert_eq!(counts.len(), all, "answers: {counts:?}");
+    assert!(
+        counts
+            .keys()
+            .all(|t| pushed.iter().any(|p| *t == format!("echo: {p}"))),
+        "unexpected sends: {counts:?}"
+    );
+    // The platform never saw a reused client_id accepted or a send outside the rules.
+    let rejected = fake.rejected();
+    assert!(
+        rejected.iter().all(|r| r.reason == "client_id reused"),
+        "refused sends: {rejected:?}"
+    );
+}
+
+/// SIGTERM and wait for the clean exit.
+fn terminate(child: &mut Child) {
+    let pid = child.id() as i32;
+    // SAFETY: kill(2) on our own child's pid; no memory is shared.
+    let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(rc, 0, "SIGTERM");
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "the daemon exited with {status}");
+}
