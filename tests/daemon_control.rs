@@ -415,3 +415,121 @@ async fn metrics_are_served_when_configured() {
     );
     d.stop().await;
 }
+
+/// Connects to `socket` as `uid` in a forked child and returns what the daemon wrote back, or
+/// `None` when this process may not switch users (not root).
+fn probe_as(uid: u32, socket: &Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: plain value type, zeroed is a valid empty address.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let path = socket.as_os_str().as_bytes();
+    assert!(path.len() < addr.sun_path.len(), "socket path too long");
+    for (d, s) in addr.sun_path.iter_mut().zip(path) {
+        *d = *s as libc::c_char;
+    }
+    let request =
+        b"{\"type\":\"daemon.control\",\"request_id\":\"p\",\"command\":{\"action\":\"status\"}}\n";
+    let mut pipe = [0i32; 2];
+    // SAFETY: a two-int array for pipe(2).
+    assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0, "pipe");
+    // SAFETY: the child only makes async-signal-safe system calls (setgroups, setgid, setuid,
+    // socket, connect, write, read, _exit) on memory prepared before the fork.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork");
+    if pid == 0 {
+        unsafe {
+            libc::close(pipe[0]);
+            let out = pipe[1];
+            let fail = |code: &[u8]| {
+                libc::write(out, code.as_ptr().cast(), code.len());
+                libc::_exit(0)
+            };
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setgid(uid) != 0
+                || libc::setuid(uid) != 0
+            {
+                fail(b"!cannot switch user");
+            }
+            let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
+            let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+            if fd < 0 || libc::connect(fd, (&raw const addr).cast(), len) != 0 {
+                fail(b"!cannot connect");
+            }
+            libc::write(fd, request.as_ptr().cast(), request.len());
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+                if n <= 0 {
+                    break;
+                }
+                libc::write(out, buf.as_ptr().cast(), n as usize);
+                // One answer line is all we asked for; the daemon keeps a served peer open.
+                if buf[..n as usize].contains(&b'\n') {
+                    break;
+                }
+            }
+            libc::_exit(0);
+        }
+    }
+    // SAFETY: closing our copy of the write end, then reading the child's report.
+    unsafe { libc::close(pipe[1]) };
+    let mut reader = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(pipe[0]) };
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut text).expect("read the child's report");
+    let mut status = 0;
+    // SAFETY: reaping our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    match text.as_str() {
+        "!cannot switch user" => None,
+        t => Some(t.to_string()),
+    }
+}
+
+#[tokio::test]
+async fn another_user_is_refused_even_when_the_socket_file_lets_them_in() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = start(dir.path(), THREE, FakeFactory::new())
+        .await
+        .expect("start");
+    // Loosen every permission on the way, so only the daemon's peer check stands in the way.
+    let open = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod")
+    };
+    open(dir.path(), 0o755);
+    open(d.socket.parent().expect("dir"), 0o755);
+    open(&d.socket, 0o666);
+    let socket = d.socket.clone();
+    let as_nobody = tokio::task::spawn_blocking(move || probe_as(65534, &socket))
+        .await
+        .expect("probe");
+    let socket = d.socket.clone();
+    let as_me = tokio::task::spawn_blocking(move || probe_as(libc_geteuid(), &socket))
+        .await
+        .expect("probe");
+    d.stop().await;
+    let Some(refused) = as_nobody else {
+        // Only root can become another user; elsewhere the refusal cannot be exercised.
+        assert_ne!(libc_geteuid(), 0, "root could not switch users");
+        eprintln!("not root: the other-user refusal was not exercised");
+        return;
+    };
+    let v: serde_json::Value = serde_json::from_str(refused.trim()).expect("one JSON line");
+    assert_eq!(v["type"], "error", "{refused}");
+    assert_eq!(v["fatal"], true);
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("permission denied")),
+        "{refused}"
+    );
+    assert!(!refused.contains("daemon.status"), "{refused}");
+    let mine = as_me.expect("own uid");
+    assert!(mine.contains("\"daemon.status\""), "{mine}");
+}
+
+fn libc_geteuid() -> u32 {
+    // SAFETY: no preconditions.
+    unsafe { libc::geteuid() }
+}
