@@ -4,7 +4,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::config::{AgentBackend, ChannelSettings, Config};
+use crate::config::{AgentBackend, Approvals, ChannelSettings, Config};
 use crate::secrets::CredentialStore;
 
 /// How long one network check may take.
@@ -64,7 +64,29 @@ pub async fn run(path: &Path) -> Vec<Check> {
     checks.push(clock());
     checks.extend(platforms(&config).await);
     checks.push(agent(&config).await);
+    checks.extend(approvals(&config));
     checks
+}
+
+/// `approvals = "ask"` means something only to an agent that runs tools and asks first.
+fn approvals(config: &Config) -> Vec<Check> {
+    if config.agent.backend == AgentBackend::Scv {
+        return Vec::new();
+    }
+    config
+        .accounts
+        .values()
+        .filter(|a| a.approvals == Approvals::Ask)
+        .map(|a| {
+            Check::fail(
+                format!(
+                    "{}: approvals = \"ask\" has no effect: the openai backend runs no tools",
+                    a.key
+                ),
+                "set [agent] backend = \"scv\", or remove approvals from the account",
+            )
+        })
+        .collect()
 }
 
 async fn credentials(config: &Config) -> Vec<Check> {

@@ -53,6 +53,28 @@ async fn all_checks_pass_with_a_reachable_agent_and_no_accounts() {
 }
 
 #[tokio::test]
+async fn approvals_ask_without_a_tool_running_agent_is_a_failed_check() {
+    let fake = FakeOpenAi::start().await.expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "[agent]\nbase_url = \"{}\"\nmodel = \"m\"\n[feishu.work]\nenabled = false\nremote_tools = \"owner\"\napprovals = \"ask\"\n",
+            fake.base_url()
+        ),
+    );
+    let (code, out) = tokio::task::spawn_blocking(move || doctor(&config))
+        .await
+        .expect("join");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL  feishu:work: approvals = \"ask\" has no effect")
+            && out.contains("fix: set [agent] backend = \"scv\""),
+        "{out}"
+    );
+}
+
+#[tokio::test]
 async fn missing_credentials_and_an_unreachable_platform_fail_with_fixes() {
     let fake = FakeOpenAi::start().await.expect("fake");
     // A port nothing listens on.
