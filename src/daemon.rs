@@ -1,6 +1,5 @@
 //! The daemon: configuration, store, credentials, supervisor and control socket, wired together.
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -10,20 +9,18 @@ use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{
-    AccountKey, AccountSpec, Channel, ChannelSettings, Config, FeishuSettings, WechatSettings,
-};
+use crate::config::{AccountKey, Config};
 use crate::confirm::{ConfirmError, ConfirmService, ConfirmSettings};
 use crate::control::{self, CommandError, Handler};
 use crate::conversation::Conversation;
-use crate::protocol::{
-    DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode, Purpose, RemoteTools, Senders,
-};
+use crate::protocol::{DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode};
 use crate::secrets::CredentialStore;
-use crate::store::{SettingsOverride, Store, StoreGuard};
-use crate::supervisor::{
-    ComponentFactory, DesiredAccount, LifecyclePolicy, ReloadReport, Supervisor,
-};
+use crate::store::{Store, StoreGuard};
+use crate::supervisor::{ComponentFactory, LifecyclePolicy, ReloadReport, Supervisor};
+
+mod accounts;
+
+pub use accounts::ChannelSet;
 
 /// The state every control command works on.
 pub struct Core {
@@ -151,47 +148,6 @@ impl Core {
         Ok(report)
     }
 
-    /// Applies `channel_set`: stores the override and restarts that account.
-    pub async fn channel_set(&self, cmd: ChannelSet) -> Result<ReloadReport, CommandError> {
-        let config = self.config.lock().await;
-        let key = account_key(&cmd.channel, &cmd.account)?;
-        if key.channel == Channel::Mail && !config.accounts.contains_key(&key) {
-            let msg = format!(
-                "{key}: mail accounts need their server settings in the configuration file first"
-            );
-            return Err(CommandError::new(ErrorCode::NotFound, msg));
-        }
-        if key.channel == Channel::Mail
-            && (cmd.senders.is_some() || cmd.remote_tools.is_some() || cmd.purpose.is_some())
-        {
-            return Err(CommandError::new(
-                ErrorCode::InvalidRequest,
-                format!("{key}: mail accounts have no senders, remote_tools or purpose"),
-            ));
-        }
-        let saved = self.overrides().await?.remove(&key);
-        let keep = |new: Option<String>, old: Option<String>| new.or(old);
-        let o = SettingsOverride {
-            account: key.to_string(),
-            enabled: cmd.enabled,
-            workspace: keep(
-                cmd.workspace,
-                saved.as_ref().and_then(|s| s.workspace.clone()),
-            ),
-            senders: keep(
-                cmd.senders.map(|s| wire(&s)),
-                saved.as_ref().and_then(|s| s.senders.clone()),
-            ),
-            remote_tools: keep(
-                cmd.remote_tools.map(|s| wire(&s)),
-                saved.as_ref().and_then(|s| s.remote_tools.clone()),
-            ),
-            purpose: keep(cmd.purpose.map(|s| wire(&s)), saved.and_then(|s| s.purpose)),
-        };
-        self.store.put_settings(o).await.map_err(internal)?;
-        self.reconcile(&config, std::slice::from_ref(&key)).await
-    }
-
     /// Applies `channel_logout`: removes credentials and every stored row, then restarts it (it will report `failed`).
     pub async fn channel_logout(
         &self,
@@ -221,64 +177,6 @@ impl Core {
         let desired = self.desired(config).await?;
         Ok(self.supervisor.apply(desired, force).await)
     }
-
-    async fn overrides(&self) -> Result<BTreeMap<AccountKey, SettingsOverride>, CommandError> {
-        let list = self.store.settings_overrides().await.map_err(internal)?;
-        Ok(list
-            .into_iter()
-            .filter_map(|o| AccountKey::parse(&o.account).map(|k| (k, o)))
-            .collect())
-    }
-
-    /// The accounts as they should run: the file's, changed by `channel_set`, with credential fingerprints.
-    async fn desired(
-        &self,
-        config: &Config,
-    ) -> Result<BTreeMap<AccountKey, DesiredAccount>, CommandError> {
-        let mut specs = config.accounts.clone();
-        for (key, o) in self.overrides().await? {
-            if key.channel == Channel::Mail && !specs.contains_key(&key) {
-                continue;
-            }
-            let spec = specs
-                .entry(key.clone())
-                .or_insert_with(|| default_chat_spec(&key));
-            apply_override(spec, &o);
-        }
-        let creds = self.credentials.clone();
-        let ids: Vec<String> = specs.keys().map(|k| k.to_string()).collect();
-        let prints = tokio::task::spawn_blocking(move || {
-            ids.iter()
-                .map(|id| creds.load(id).ok().flatten().map(|c| c.fingerprint()))
-                .collect::<Vec<_>>()
-        })
-        .await
-        .map_err(|e| internal(e.to_string()))?;
-        Ok(specs
-            .into_iter()
-            .zip(prints)
-            .map(|((k, spec), credentials)| (k, DesiredAccount { spec, credentials }))
-            .collect())
-    }
-}
-
-/// The fields of a `channel_set` command.
-#[derive(Debug, Clone)]
-pub struct ChannelSet {
-    /// The channel name.
-    pub channel: String,
-    /// The account name.
-    pub account: String,
-    /// Whether it runs.
-    pub enabled: bool,
-    /// A new workspace, or keep.
-    pub workspace: Option<String>,
-    /// New senders, or keep.
-    pub senders: Option<Senders>,
-    /// New tool grant, or keep.
-    pub remote_tools: Option<RemoteTools>,
-    /// New purpose, or keep.
-    pub purpose: Option<Purpose>,
 }
 
 impl Handler for Core {
@@ -343,19 +241,6 @@ fn internal(e: impl ToString) -> CommandError {
     CommandError::new(ErrorCode::Internal, e.to_string())
 }
 
-/// The snake_case wire spelling of a settings enum.
-fn wire<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
-fn parse_wire<T: serde::de::DeserializeOwned>(s: &Option<String>) -> Option<T> {
-    s.as_ref()
-        .and_then(|s| serde_json::from_value(serde_json::Value::String(s.clone())).ok())
-}
-
 fn account_key(channel: &str, account: &str) -> Result<AccountKey, CommandError> {
     AccountKey::parse(&format!("{channel}:{account}")).ok_or_else(|| {
         CommandError::new(
@@ -363,40 +248,6 @@ fn account_key(channel: &str, account: &str) -> Result<AccountKey, CommandError>
             format!("expected channel wechat, feishu or mail and an account name of letters, digits, '-' or '_', found '{channel}:{account}'"),
         )
     })
-}
-
-/// A chat account created by `channel_set` alone: the safe defaults.
-fn default_chat_spec(key: &AccountKey) -> AccountSpec {
-    let settings = match key.channel {
-        Channel::Feishu => ChannelSettings::Feishu(FeishuSettings::default()),
-        _ => ChannelSettings::Wechat(WechatSettings::default()),
-    };
-    AccountSpec {
-        key: key.clone(),
-        enabled: true,
-        workspace: None,
-        senders: Senders::Owner,
-        remote_tools: RemoteTools::None,
-        approvals: Default::default(),
-        purpose: Purpose::Chat,
-        settings,
-    }
-}
-
-fn apply_override(spec: &mut AccountSpec, o: &SettingsOverride) {
-    spec.enabled = o.enabled;
-    if let Some(w) = &o.workspace {
-        spec.workspace = Some(crate::config::expand_tilde(w));
-    }
-    if let Some(s) = parse_wire(&o.senders) {
-        spec.senders = s;
-    }
-    if let Some(t) = parse_wire(&o.remote_tools) {
-        spec.remote_tools = t;
-    }
-    if let Some(p) = parse_wire(&o.purpose) {
-        spec.purpose = p;
-    }
 }
 
 /// One line about the whole bridge: how many accounts are connected, and which are not.
