@@ -13,8 +13,9 @@ use scv_feishu::{Client, ClientOptions, Domain, ErrorClass, classify};
 use crate::adapters::feishu::pairing::{
     CODE_FIELD, CODE_TTL_SECS, EXPIRES_FIELD, OWNER_FIELD, new_code,
 };
+use crate::adapters::feishu::{ENCRYPT_KEY_FIELD, TOKEN_FIELD};
 use crate::config::{
-    AccountKey, Channel, ChannelSettings, Config, FeishuSettings, valid_account_name,
+    AccountKey, Channel, ChannelSettings, Config, FeishuMode, FeishuSettings, valid_account_name,
 };
 use crate::secrets::{CredentialStore, Credentials};
 use crate::supervisor::unix_now;
@@ -50,8 +51,27 @@ pub async fn run(config: &Config, account: &str, args: &super::LoginArgs) -> Res
     if app_id.is_empty() || secret.is_empty() {
         return Err("the app ID and secret must not be empty".into());
     }
+    let callbacks = if settings.mode == FeishuMode::Webhook {
+        let key = read_line(
+            "Encrypt Key (Events & Callbacks > Encryption Strategy): ",
+            true,
+        )
+        .await?;
+        if key.is_empty() {
+            return Err(
+                "callback mode needs the Encrypt Key, so that callbacks are signed; set one in the Feishu console".into(),
+            );
+        }
+        let token = read_line("Verification Token (empty to skip): ", true).await?;
+        Some((key, token))
+    } else {
+        None
+    };
     let store = super::credential_store(config).await?;
     let out = store_credentials(&store, &key, &settings, &app_id, &secret, unix_now()).await?;
+    if let Some((encrypt_key, token)) = callbacks {
+        store_callback_secrets(&store, &key, &encrypt_key, &token).await?;
+    }
     println!(
         "Verified: bot \"{}\" ({}); credentials stored for {key}.",
         out.bot_name, out.bot_open_id
@@ -138,6 +158,27 @@ pub async fn store_credentials(
         code,
         previous_owner,
     })
+}
+
+/// Adds the callback mode's Encrypt Key and Verification Token to the stored credentials.
+pub async fn store_callback_secrets(
+    store: &CredentialStore,
+    key: &AccountKey,
+    encrypt_key: &str,
+    token: &str,
+) -> Result<(), String> {
+    let mut creds = load(store, key)
+        .await?
+        .ok_or_else(|| format!("no credentials stored for {key}"))?
+        .with(ENCRYPT_KEY_FIELD, encrypt_key);
+    if !token.is_empty() {
+        creds = creds.with(TOKEN_FIELD, token);
+    }
+    let (s, id) = (store.clone(), key.to_string());
+    tokio::task::spawn_blocking(move || s.save(&id, &creds))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("cannot store the callback secrets: {e}"))
 }
 
 /// The account's Feishu settings (defaults when it is not configured yet).

@@ -1,4 +1,4 @@
-//! The Feishu / Lark account component: the long connection in, the IM API out.
+//! The Feishu / Lark account component: the long connection (or HTTP callbacks) in, the IM API out.
 //!
 //! One run: load the credentials, fetch the bot's identity once (never polled), settle who the
 //! owner is (config `owner`, `app_owner`, or the paired owner in the credentials), attach to the
@@ -10,16 +10,21 @@
 //! before its ACK is written, and answered later by the pipeline's workers, so a slow agent never
 //! makes Feishu re-push. `connected` comes only from pongs and frames.
 //!
+//! In callback mode (`mode = "webhook"`) a listener takes the events instead (`webhook`); both
+//! transports hand the session the same `delivery` items.
+//!
 //! Layout: `session` (per-run event handling), `inbound` (event → `Inbound`), `sender`
 //! (`ChatSender` and the error table), `pairing` (one-time owner codes), `cards` (yes/no clicks),
 //! `confirm` (the confirm service as the click handler).
 
 mod cards;
 mod confirm;
+mod delivery;
 mod inbound;
 pub(crate) mod pairing;
 mod sender;
 mod session;
+mod webhook;
 
 use std::sync::Arc;
 
@@ -34,6 +39,7 @@ pub use cards::{CardAnswerHandler, CardClick, ClickOutcome, HANDLER_DEADLINE};
 pub use confirm::ConfirmCards;
 pub use inbound::ReplyRef;
 pub use sender::{FeishuSender, MAX_CHARS, MIN_INTERVAL};
+pub use webhook::{DEFAULT_LISTEN as DEFAULT_WEBHOOK_LISTEN, ENCRYPT_KEY_FIELD, TOKEN_FIELD};
 
 use super::{AdapterContext, login_hint};
 use crate::config::{AccountSpec, ChannelSettings, FeishuMode, FeishuSettings};
@@ -50,6 +56,21 @@ pub const APP_OWNER: &str = "app_owner";
 const DELIVERY_QUEUE: usize = 1024;
 /// Deliveries journaled in one store transaction.
 const MAX_BATCH: usize = 64;
+
+/// Up to [`MAX_BATCH`] deliveries: `first` and whatever else is already queued.
+fn take_batch<T: Into<delivery::Incoming>>(
+    first: T,
+    rx: &mut mpsc::Receiver<T>,
+) -> Vec<delivery::Incoming> {
+    let mut batch = vec![first.into()];
+    while batch.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(d) => batch.push(d.into()),
+            Err(_) => break,
+        }
+    }
+    batch
+}
 
 /// The component for one Feishu account, without a card-answer handler.
 pub fn build(spec: &AccountSpec, ctx: &AdapterContext) -> Arc<dyn Component> {
@@ -115,6 +136,10 @@ impl FeishuComponent {
     ) -> Result<(), ComponentError> {
         let hint = login_hint(&self.spec);
         let (client, setup) = self.setup(&hint).await?;
+        let callbacks = match self.settings.mode {
+            FeishuMode::Webhook => Some(webhook::config(&setup.credentials, &hint)?),
+            FeishuMode::Websocket => None,
+        };
         let mut session = Session::start(
             setup,
             client.clone(),
@@ -123,6 +148,22 @@ impl FeishuComponent {
             health,
             self.cards.clone(),
         );
+        match callbacks {
+            Some(config) => {
+                let listen = self.settings.webhook_listen.as_deref();
+                webhook::run(&mut session, config, listen, &self.spec.key, cancel).await
+            }
+            None => Self::run_socket(&mut session, client, &hint, cancel).await,
+        }
+    }
+
+    /// Keeps the long connection open and hands its deliveries to the session.
+    async fn run_socket(
+        session: &mut Session,
+        client: Client,
+        hint: &str,
+        cancel: CancellationToken,
+    ) -> Result<(), ComponentError> {
         let conn = Arc::new(LongConnection::new(client, WsOptions::default()));
         let (tx, mut rx) = mpsc::channel(DELIVERY_QUEUE);
         let stop = cancel.child_token();
@@ -139,7 +180,7 @@ impl FeishuComponent {
                     runner_done = true;
                     break match ended {
                         Ok(Ok(())) => Err(ComponentError::transient("the long connection stopped")),
-                        Ok(Err(e)) => Err(component_error(&e, &hint)),
+                        Ok(Err(e)) => Err(component_error(&e, hint)),
                         Err(e) => Err(ComponentError::transient(format!("the long connection task failed: {e}"))),
                     };
                 }
@@ -150,13 +191,7 @@ impl FeishuComponent {
                     }
                 }
                 Some(first) = rx.recv() => {
-                    let mut batch = vec![first];
-                    while batch.len() < MAX_BATCH {
-                        match rx.try_recv() {
-                            Ok(d) => batch.push(d),
-                            Err(_) => break,
-                        }
-                    }
+                    let batch = take_batch(first, &mut rx);
                     session.handle(batch).await;
                 }
             }
@@ -170,12 +205,6 @@ impl FeishuComponent {
 
     /// Loads credentials, checks settings, fetches the bot's identity and settles the owner.
     async fn setup(&self, hint: &str) -> Result<(Client, SessionSetup), ComponentError> {
-        if self.settings.mode == FeishuMode::Webhook {
-            return Err(ComponentError::fatal(
-                "webhook mode is not available in this build",
-                "set mode = \"websocket\" (no public URL needed), then run `scv-bridge reload`",
-            ));
-        }
         let creds = self.load_credentials(hint).await?;
         let field = |k: &str| creds.get(k).map(|s| s.expose().to_string());
         let (Some(app_id), Some(app_secret)) = (field("app_id"), field("app_secret")) else {

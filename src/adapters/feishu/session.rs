@@ -4,9 +4,10 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, RwLock};
 
 use scv_feishu::event::{CardAction, EventBody, parse_event};
-use scv_feishu::ws::{AckHandle, AckResponse, Delivery, LinkState, LinkStatus};
+use scv_feishu::ws::{AckResponse, LinkState, LinkStatus};
 
 use super::cards::{self, CardAnswerHandler, ClickCache};
+use super::delivery::{Incoming, Reply};
 use super::inbound::{ReplyRef, to_inbound};
 use super::pairing::{Attempt, OWNER_FIELD, Pairing};
 use super::sender::FeishuSender;
@@ -88,6 +89,17 @@ impl Session {
         session
     }
 
+    /// Callback mode: the listener is bound and the app's token works, so events can arrive.
+    pub fn listening(&mut self) {
+        if !self.connected {
+            self.connected = true;
+            self.health.connected();
+            if self.note.is_some() {
+                self.health.note(self.note.clone());
+            }
+        }
+    }
+
     /// Follows the link: `connected` on protocol evidence, `disconnected` between sockets.
     pub fn link_status(&mut self, s: &LinkStatus) {
         match s.state {
@@ -112,15 +124,15 @@ impl Session {
     }
 
     /// Handles a batch of deliveries: journal what the pipeline should see, then ACK each one.
-    pub async fn handle(&mut self, batch: Vec<Delivery>) {
-        let mut pending: Vec<(Inbound, AckHandle, String)> = Vec::new();
+    pub async fn handle(&mut self, batch: Vec<Incoming>) {
+        let mut pending: Vec<(Inbound, Reply, String)> = Vec::new();
         for d in batch {
             let event = match parse_event(&d.payload) {
                 Ok(e) => e,
                 Err(e) => {
                     // Unreadable: ACK it anyway, or it is re-pushed for ever.
                     tracing::warn!(account = %self.account, error = %e, "ignoring an unreadable event");
-                    ack(d.ack, AckResponse::Ok);
+                    d.reply.send(AckResponse::Ok);
                     continue;
                 }
             };
@@ -131,7 +143,7 @@ impl Session {
                 .as_deref()
                 .is_some_and(|a| a != self.setup.app_id);
             if foreign || self.recent.contains(&event_id) {
-                ack(d.ack, AckResponse::Ok);
+                d.reply.send(AckResponse::Ok);
                 continue;
             }
             match event.body {
@@ -140,22 +152,22 @@ impl Session {
                     match to_inbound(&self.account, &m, &self.setup.bot_open_id, now_ms) {
                         Err(skip) => {
                             tracing::debug!(account = %self.account, reason = skip.as_str(), "message not for the bot");
-                            ack(d.ack, AckResponse::Ok);
+                            d.reply.send(AckResponse::Ok);
                             self.recent.insert(event_id);
                         }
                         Ok(inbound) if self.is_pairing_attempt(&inbound) => {
                             // Earlier messages first, so they are judged under the old owner.
                             self.journal(std::mem::take(&mut pending)).await;
                             self.pairing_attempt(&inbound).await;
-                            ack(d.ack, AckResponse::Ok);
+                            d.reply.send(AckResponse::Ok);
                             self.recent.insert(event_id);
                         }
-                        Ok(inbound) => pending.push((inbound, d.ack, event_id)),
+                        Ok(inbound) => pending.push((inbound, d.reply, event_id)),
                     }
                 }
-                EventBody::CardAction(click) => self.click(click, d.ack),
+                EventBody::CardAction(click) => self.click(click, d.reply),
                 EventBody::Other(_) => {
-                    ack(d.ack, AckResponse::Ok);
+                    d.reply.send(AckResponse::Ok);
                     self.recent.insert(event_id);
                 }
             }
@@ -164,23 +176,23 @@ impl Session {
     }
 
     /// Journals messages, then ACKs them; a store failure ACKs 500 so Feishu re-pushes.
-    async fn journal(&mut self, pending: Vec<(Inbound, AckHandle, String)>) {
+    async fn journal(&mut self, pending: Vec<(Inbound, Reply, String)>) {
         if pending.is_empty() {
             return;
         }
-        let (batch, rest): (Vec<Inbound>, Vec<(AckHandle, String)>) =
+        let (batch, rest): (Vec<Inbound>, Vec<(Reply, String)>) =
             pending.into_iter().map(|(i, a, e)| (i, (a, e))).unzip();
         match self.ctx.conversation.accept(batch).await {
             Ok(_) => {
                 for (a, event_id) in rest {
-                    ack(a, AckResponse::Ok);
+                    a.send(AckResponse::Ok);
                     self.recent.insert(event_id);
                 }
             }
             Err(e) => {
                 tracing::error!(account = %self.account, error = %e, "cannot journal events; asking Feishu to re-push");
                 for (a, _) in rest {
-                    ack(a, AckResponse::Failed);
+                    a.send(AckResponse::Failed);
                 }
             }
         }
@@ -268,7 +280,7 @@ impl Session {
     }
 
     /// Answers a card click on its own task, so a slow handler never holds up messages.
-    fn click(&self, click: CardAction, handle: AckHandle) {
+    fn click(&self, click: CardAction, handle: Reply) {
         let (account, owner, cards, clicks) = (
             self.account.clone(),
             self.owner.clone(),
@@ -285,7 +297,7 @@ impl Session {
                 &click,
             )
             .await;
-            ack(handle, AckResponse::card(&response));
+            handle.send(AckResponse::card(&response));
         });
     }
 
@@ -340,13 +352,6 @@ fn link(
         },
         health: health.clone(),
         sender: sender.clone(),
-    }
-}
-
-/// Writes an ACK; a closed socket means Feishu re-pushes, which the journal dedupes.
-fn ack(handle: AckHandle, response: AckResponse) {
-    if handle.ack(response).is_err() {
-        tracing::debug!("the socket closed before the ACK; the event will be re-pushed");
     }
 }
 

@@ -14,10 +14,22 @@ pub fn callback_request(
     event_type: &str,
     event: Value,
 ) -> (Vec<(String, String)>, Vec<u8>) {
+    callback_request_for("cli_fake", encrypt_key, token, event_id, event_type, event)
+}
+
+/// [`callback_request`] for the app `app_id`.
+pub fn callback_request_for(
+    app_id: &str,
+    encrypt_key: Option<&Secret>,
+    token: &str,
+    event_id: &str,
+    event_type: &str,
+    event: Value,
+) -> (Vec<(String, String)>, Vec<u8>) {
     let plain = json!({
         "schema": "2.0",
         "header": {"event_id": event_id, "event_type": event_type, "create_time": super::state::now_ms().to_string(),
-                   "token": token, "app_id": "cli_fake", "tenant_key": "fake-tenant"},
+                   "token": token, "app_id": app_id, "tenant_key": "fake-tenant"},
         "event": event,
     });
     let Some(key) = encrypt_key else {

@@ -38,13 +38,13 @@ use axum::routing::{get, patch, post};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-pub use callback::callback_request;
+pub use callback::{callback_request, callback_request_for};
 pub use records::*;
 use state::{ConnCtl, PendingPush, Shared, Stored, card_event, message_event};
 
 use crate::domain::Domain;
 use crate::frame::FrameType;
-use crate::secret::Credentials;
+use crate::secret::{Credentials, Secret};
 
 /// The fake's settings.
 #[derive(Debug, Clone)]
@@ -264,6 +264,91 @@ impl FakeFeishu {
         Pushed {
             event_id,
             message_id,
+        }
+    }
+
+    /// A private text from `from_open_id` as the HTTP callback the platform would POST in
+    /// callback mode (signed and encrypted with `encrypt_key`, carrying `token`): the message is
+    /// recorded like [`FakeFeishu::push_p2p_text`]'s, nothing is pushed on a socket.
+    pub fn p2p_text_callback(
+        &self,
+        from_open_id: &str,
+        text: &str,
+        encrypt_key: Option<&Secret>,
+        token: &str,
+    ) -> CallbackDelivery {
+        let chat = format!("oc_p2p_{from_open_id}");
+        let mut st = self.shared.lock();
+        let message_id = format!("om_in{}", st.next());
+        st.messages.insert(
+            message_id.clone(),
+            Stored {
+                chat_id: chat.clone(),
+                msg_type: "text".into(),
+                content: json!({"text": text}),
+                by_bot: false,
+                created: tokio::time::Instant::now(),
+                aged: Duration::ZERO,
+                recalled: false,
+            },
+        );
+        let event_id = format!("ev_{}", st.next());
+        drop(st);
+        let event = message_event(from_open_id, &message_id, &chat, "p2p", text, json!([]));
+        let (headers, body) = callback_request_for(
+            &self.shared.config.app_id,
+            encrypt_key,
+            token,
+            &event_id,
+            crate::event::MESSAGE_RECEIVE,
+            event,
+        );
+        CallbackDelivery {
+            pushed: Pushed {
+                event_id,
+                message_id,
+            },
+            headers,
+            body,
+        }
+    }
+
+    /// A click on card `message_id` by `operator_open_id` as the platform's HTTP callback.
+    pub fn card_click_callback(
+        &self,
+        operator_open_id: &str,
+        message_id: &str,
+        value: Value,
+        encrypt_key: Option<&Secret>,
+        token: &str,
+    ) -> CallbackDelivery {
+        let mut st = self.shared.lock();
+        let chat = st
+            .messages
+            .get(message_id)
+            .map(|m| m.chat_id.clone())
+            .unwrap_or_default();
+        let click_token = format!("c-fake{}", st.next());
+        st.click_tokens
+            .insert(click_token.clone(), message_id.to_string());
+        let event_id = format!("ev_{}", st.next());
+        drop(st);
+        let event = card_event(operator_open_id, &click_token, message_id, &chat, &value);
+        let (headers, body) = callback_request_for(
+            &self.shared.config.app_id,
+            encrypt_key,
+            token,
+            &event_id,
+            crate::event::CARD_ACTION,
+            event,
+        );
+        CallbackDelivery {
+            pushed: Pushed {
+                event_id,
+                message_id: message_id.to_string(),
+            },
+            headers,
+            body,
         }
     }
 

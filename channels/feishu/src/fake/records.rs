@@ -86,6 +86,17 @@ pub struct Pushed {
     pub message_id: String,
 }
 
+/// An event as an HTTP callback request, ready to POST to a callback-mode server.
+#[derive(Debug, Clone)]
+pub struct CallbackDelivery {
+    /// Its ids.
+    pub pushed: Pushed,
+    /// The signature headers (empty when unencrypted).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
 /// How to deliver a pushed event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushOptions {
