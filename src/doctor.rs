@@ -4,7 +4,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::config::{AgentBackend, Approvals, ChannelSettings, Config};
+use crate::adapters::feishu::ENCRYPT_KEY_FIELD;
+use crate::config::{AgentBackend, Approvals, ChannelSettings, Config, FeishuMode};
 use crate::secrets::CredentialStore;
 
 /// How long one network check may take.
@@ -97,6 +98,16 @@ async fn credentials(config: &Config) -> Vec<Check> {
         .filter(|a| a.enabled)
         .map(|a| a.key.to_string())
         .collect();
+    // Callback mode refuses to start without the key that signs callbacks.
+    let callbacks: Vec<String> = config
+        .accounts
+        .values()
+        .filter(|a| {
+            a.enabled
+                && matches!(&a.settings, ChannelSettings::Feishu(f) if f.mode == FeishuMode::Webhook)
+        })
+        .map(|a| a.key.to_string())
+        .collect();
     let loaded = tokio::task::spawn_blocking(move || {
         let store = CredentialStore::open(mode, &dir).map_err(|e| e.to_string())?;
         Ok::<_, String>(
@@ -126,6 +137,17 @@ async fn credentials(config: &Config) -> Vec<Check> {
         .map(|(id, r)| {
             let (channel, account) = id.split_once(':').unwrap_or((&id, ""));
             match r {
+                Ok(Some(c))
+                    if callbacks.contains(&id)
+                        && c.get(ENCRYPT_KEY_FIELD).is_none_or(|k| k.expose().is_empty()) =>
+                {
+                    Check::fail(
+                        format!("{id} is in callback mode but has no Encrypt Key stored"),
+                        format!(
+                            "set an Encrypt Key in the Feishu console, then run `scv-bridge login {channel} {account}`"
+                        ),
+                    )
+                }
                 Ok(Some(_)) => Check::pass(format!("{id} has credentials")),
                 Ok(None) => Check::fail(
                     format!("{id} has no credentials"),

@@ -75,6 +75,36 @@ async fn approvals_ask_without_a_tool_running_agent_is_a_failed_check() {
 }
 
 #[tokio::test]
+async fn callback_mode_without_an_encrypt_key_is_a_failed_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr");
+    let config = write_config(
+        dir.path(),
+        &format!("[feishu.work]\ndomain = \"http://{closed}\"\nmode = \"webhook\"\n"),
+    );
+    scv_bridge::secrets::CredentialStore::Files(dir.path().join("state/credentials"))
+        .save(
+            "feishu:work",
+            &scv_bridge::secrets::Credentials::default()
+                .with("app_id", "cli_x")
+                .with("app_secret", "s"),
+        )
+        .expect("save");
+    let (code, out) = tokio::task::spawn_blocking(move || doctor(&config))
+        .await
+        .expect("join");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL  feishu:work is in callback mode but has no Encrypt Key stored")
+            && out.contains("scv-bridge login feishu work"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
 async fn missing_credentials_and_an_unreachable_platform_fail_with_fixes() {
     let fake = FakeOpenAi::start().await.expect("fake");
     // A port nothing listens on.
