@@ -234,11 +234,28 @@ impl Conversation {
         if batch.is_empty() {
             return Ok(Accepted::default());
         }
+        self.accept_with(batch, |_| Ok(())).await
+    }
+
+    /// [`Conversation::accept`], with the adapter's own bookkeeping (`also`: peer tokens, the
+    /// poll cursor) in the same transaction, so the batch and where to poll next are stored
+    /// together or not at all, in one commit. `also` runs even for an empty batch.
+    pub async fn accept_with<F>(
+        self: &Arc<Self>,
+        batch: Vec<Inbound>,
+        also: F,
+    ) -> Result<Accepted, StoreError>
+    where
+        F: FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()> + Send + 'static,
+    {
         let entries: Vec<Entry> = batch.into_iter().map(|m| self.classify(m)).collect();
         let total = entries.len();
         let (entries, fresh) = self
             .store
-            .call(move |t| journal::insert(t, &entries).map(|fresh| (entries, fresh)))
+            .call(move |t| {
+                also(t)?;
+                journal::insert(t, &entries).map(|fresh| (entries, fresh))
+            })
             .await?;
         for i in &fresh {
             self.route(&entries[*i]);

@@ -226,12 +226,17 @@ impl WechatComponent {
                 r = client.get_updates(&cursor) => r,
             };
             let updates = polled.map_err(|e| self.error(&e))?;
-            self.take_batch(&peers, &mut copies, &updates).await?;
-            if updates.cursor != cursor {
-                state::save_cursor(&store, &id, &login.bot_id, &updates.cursor)
-                    .await
-                    .map_err(|e| ComponentError::transient(e.to_string()))?;
-                cursor = updates.cursor;
+            let moved = (updates.cursor != cursor).then(|| updates.cursor.clone());
+            self.take_batch(
+                &peers,
+                &mut copies,
+                &updates,
+                moved.as_deref(),
+                &login.bot_id,
+            )
+            .await?;
+            if let Some(next) = moved {
+                cursor = next;
             }
             if !updates.timed_out {
                 mark_connected(&health);
@@ -246,12 +251,16 @@ impl WechatComponent {
         Ok(())
     }
 
-    /// Filters a batch, stores each sender's token, and journals it; returns after the commit.
+    /// Filters a batch, then journals it with each sender's token and the new cursor in one
+    /// transaction; returns after the commit. One commit keeps the moment between "the server
+    /// counts these as delivered" and "they are stored" as short as it can be.
     async fn take_batch(
         &self,
         peers: &Peers,
         copies: &mut Copies,
         updates: &scv_wechat::Updates,
+        new_cursor: Option<&str>,
+        bot_id: &str,
     ) -> Result<(), ComponentError> {
         if updates.undecodable > 0 {
             tracing::warn!(account = %self.spec.key, count = updates.undecodable, "skipped messages that do not decode");
@@ -275,14 +284,22 @@ impl WechatComponent {
             }
             batch.push(inbound::to_inbound(&self.spec.key, m, now_ms));
         }
-        // Tokens first: a pipeline woken by the new message must find the window open.
-        peers
-            .record_inbound(seen)
-            .await
-            .map_err(|e| ComponentError::transient(e.to_string()))?;
+        if batch.is_empty() && seen.is_empty() && new_cursor.is_none() {
+            return Ok(());
+        }
+        // Tokens first, in memory: a pipeline woken by the new message must find the window open.
+        peers.remember_inbound(seen.clone());
+        let account = self.spec.key.to_string();
+        let cursor = new_cursor.map(|c| (bot_id.to_string(), c.to_string()));
         self.ctx
             .conversation
-            .accept(batch)
+            .accept_with(batch, move |t| {
+                state::store_inbound(t, &account, &seen)?;
+                match &cursor {
+                    Some((bot, c)) => state::save_cursor_in(t, &account, bot, c),
+                    None => Ok(()),
+                }
+            })
             .await
             .map_err(|e| ComponentError::transient(e.to_string()))?;
         Ok(())

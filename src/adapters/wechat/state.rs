@@ -43,19 +43,43 @@ pub(super) async fn load_cursor(
         .unwrap_or_default())
 }
 
-/// Stores the cursor; call only after the batch it follows was accepted (the server never replays).
-pub(super) async fn save_cursor(
-    store: &Store,
+/// Stores the cursor inside `t`, the transaction that journals the batch it follows (the server
+/// never replays what it returned, so the two must commit together).
+pub(super) fn save_cursor_in(
+    t: &rusqlite::Transaction<'_>,
     account: &str,
     bot_id: &str,
     cursor: &str,
-) -> Result<(), StoreError> {
+) -> rusqlite::Result<()> {
     let value = serde_json::to_string(&StoredCursor {
         bot_id: bot_id.to_string(),
         cursor: cursor.to_string(),
     })
     .unwrap_or_default();
-    store.set_state(account, CURSOR, &value).await
+    t.execute(
+        "INSERT INTO account_state (account, name, value) VALUES (?1, ?2, ?3)
+         ON CONFLICT(account, name) DO UPDATE SET value = excluded.value",
+        params![account, CURSOR, value],
+    )
+    .map(drop)
+}
+
+/// Stores peers' latest tokens and reopens their windows, inside `t`.
+pub(super) fn store_inbound(
+    t: &rusqlite::Transaction<'_>,
+    account: &str,
+    rows: &[(String, String, i64)],
+) -> rusqlite::Result<()> {
+    let mut st = t.prepare_cached(
+        "INSERT INTO wechat_peers (account, peer, context_token, last_inbound_ms, sends)
+         VALUES (?1, ?2, ?3, ?4, 0)
+         ON CONFLICT(account, peer) DO UPDATE SET context_token = excluded.context_token,
+           last_inbound_ms = excluded.last_inbound_ms, sends = 0",
+    )?;
+    for (peer, token, at) in rows {
+        st.execute(params![account, peer, token, at])?;
+    }
+    Ok(())
 }
 
 /// One peer's latest context token and what is left of its send window.
@@ -87,6 +111,7 @@ impl Peers {
     }
 
     /// A peer wrote: its token becomes the latest and its window reopens (count back to 0).
+    #[cfg(test)]
     pub(super) async fn record_inbound(
         &self,
         seen: Vec<(String, String, i64)>,
@@ -97,19 +122,15 @@ impl Peers {
         let account = self.account.clone();
         let rows = seen.clone();
         self.store
-            .call(move |t| {
-                let mut st = t.prepare_cached(
-                    "INSERT INTO wechat_peers (account, peer, context_token, last_inbound_ms, sends)
-                     VALUES (?1, ?2, ?3, ?4, 0)
-                     ON CONFLICT(account, peer) DO UPDATE SET context_token = excluded.context_token,
-                       last_inbound_ms = excluded.last_inbound_ms, sends = 0",
-                )?;
-                for (peer, token, at) in &rows {
-                    st.execute(params![account, peer, token, at])?;
-                }
-                Ok(())
-            })
+            .call(move |t| store_inbound(t, &account, &rows))
             .await?;
+        self.remember_inbound(seen);
+        Ok(())
+    }
+
+    /// The in-memory half of [`Peers::record_inbound`], for a caller that stores the rows with
+    /// [`store_inbound`] in its own transaction.
+    pub(super) fn remember_inbound(&self, seen: Vec<(String, String, i64)>) {
         if let Ok(mut cache) = self.cache.lock() {
             for (peer, token, at) in seen {
                 cache.insert(
@@ -122,7 +143,6 @@ impl Peers {
                 );
             }
         }
-        Ok(())
     }
 
     /// The peer's window, if the peer ever wrote.
