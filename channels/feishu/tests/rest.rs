@@ -154,6 +154,29 @@ async fn send_reply_patch_and_uuid_dedupe() {
 }
 
 #[tokio::test]
+async fn a_withheld_response_still_delivers_and_the_resend_dedupes() {
+    let fake = FakeFeishu::start(FakeConfig::default()).await.unwrap();
+    let client = client_for(&fake);
+    fake.withhold_send_responses(true);
+    let text = MessageContent::Text("once".into());
+    let lost = tokio::time::timeout(
+        Duration::from_millis(300),
+        client.send(&owner(), &text, "u-lost"),
+    )
+    .await;
+    assert!(lost.is_err(), "no response while withheld");
+    assert_eq!(fake.sent().len(), 1, "but the message went out");
+    fake.withhold_send_responses(false);
+    let again = client.send(&owner(), &text, "u-lost").await.unwrap();
+    assert_eq!(again.message_id, fake.sent()[0].message_id);
+    assert_eq!(
+        fake.sent().len(),
+        1,
+        "the resend with the same uuid dedupes"
+    );
+}
+
+#[tokio::test]
 async fn oversize_messages_are_rejected() {
     let fake = FakeFeishu::start(FakeConfig::default()).await.unwrap();
     let client = client_for(&fake);

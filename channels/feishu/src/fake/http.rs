@@ -312,7 +312,18 @@ pub(crate) async fn send(
     } else {
         format!("oc_p2p_{receive_id}")
     };
-    store_message(&sh, chat_id, (id_type, receive_id.to_string()), new, None)
+    let response = store_message(&sh, chat_id, (id_type, receive_id.to_string()), new, None);
+    withheld_if_set(&sh, response).await
+}
+
+/// Holds a successful send's response for good while the test says so: the message is
+/// delivered, the client never learns it (it resends under the same `uuid`).
+async fn withheld_if_set(sh: &Shared, response: Response) -> Response {
+    if response.status().is_success() && sh.lock().withhold_send_responses {
+        // Dropped with the connection when the client goes away.
+        std::future::pending::<()>().await;
+    }
+    response
 }
 
 pub(crate) async fn reply_to(
@@ -341,13 +352,14 @@ pub(crate) async fn reply_to(
         .get("reply_in_thread")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    store_message(
+    let response = store_message(
         &sh,
         chat_id,
         ("reply".into(), parent.clone()),
         new,
         Some((parent, in_thread)),
-    )
+    );
+    withheld_if_set(&sh, response).await
 }
 
 pub(crate) async fn patch(

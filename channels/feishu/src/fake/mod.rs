@@ -438,6 +438,11 @@ impl FakeFeishu {
         self.shared.lock().drop_acks += n;
     }
 
+    /// While on, sends and replies are carried out but never answered, as if the response was lost.
+    pub fn withhold_send_responses(&self, on: bool) {
+        self.shared.lock().withhold_send_responses = on;
+    }
+
     /// Recalls a message: patches and replies to it are refused from now on (230011).
     pub fn recall_message(&self, message_id: &str) {
         if let Some(m) = self.shared.lock().messages.get_mut(message_id) {

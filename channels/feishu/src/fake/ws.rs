@@ -219,9 +219,15 @@ async fn send_queued(socket: &mut WebSocket, sh: &Shared) -> Result<(), axum::Er
         let Some((frames, push)) = next_frames(sh) else {
             return Ok(());
         };
+        let mut sent = Ok(());
         for f in &frames {
-            socket.send(Message::Binary(f.to_bytes().into())).await?;
+            sent = socket.send(Message::Binary(f.to_bytes().into())).await;
+            if sent.is_err() {
+                break;
+            }
         }
+        // In flight even when the socket failed: the platform cannot tell a dead peer from a
+        // slow one, so the event is re-pushed after the deadline, never silently lost.
         let mut st = sh.lock();
         if let Some(last) = frames.last() {
             let id = last.header("message_id").unwrap_or_default().to_string();
@@ -235,6 +241,7 @@ async fn send_queued(socket: &mut WebSocket, sh: &Shared) -> Result<(), axum::Er
                 },
             );
         }
+        sent?;
     }
 }
 
