@@ -2,11 +2,14 @@
 //! the real WeChat adapter and OpenAI backend, against the fake iLink and model servers over real
 //! sockets, SIGKILLed at a different point of the work in each round, then restarted.
 
+mod process_support;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use process_support::Daemon;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_wechat::Endpoint;
@@ -60,17 +63,19 @@ impl Bed {
         }
     }
 
-    fn spawn(&self) -> Child {
-        Command::new(BIN)
-            .arg("--config")
-            .arg(&self.config)
-            .arg("run")
-            .env("SCV_KILL9_KEY", "k")
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(self.log_file())
-            .spawn()
-            .expect("spawn the daemon")
+    fn spawn(&self) -> Daemon {
+        Daemon(
+            Command::new(BIN)
+                .arg("--config")
+                .arg(&self.config)
+                .arg("run")
+                .env("SCV_KILL9_KEY", "k")
+                .env("RUST_LOG", "info")
+                .stdout(Stdio::null())
+                .stderr(self.log_file())
+                .spawn()
+                .expect("spawn the daemon"),
+        )
     }
 
     /// The daemons' logs, appended run after run, shown when the test fails.

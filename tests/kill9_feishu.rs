@@ -8,11 +8,14 @@
 //! journal commit is re-pushed, a kill after it is deduped by the journal, and a send the
 //! platform carried out but the daemon never heard of is deduped by its `uuid`.
 
+mod process_support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use process_support::Daemon;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 use scv_feishu::fake::{FakeConfig, FakeFeishu, SentRecord};
@@ -90,17 +93,19 @@ impl Bed {
         }
     }
 
-    fn spawn(&self) -> Child {
-        Command::new(BIN)
-            .arg("--config")
-            .arg(&self.config)
-            .arg("run")
-            .env("SCV_KILL9_FEISHU_KEY", "k")
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(self.log_file())
-            .spawn()
-            .expect("spawn the daemon")
+    fn spawn(&self) -> Daemon {
+        Daemon(
+            Command::new(BIN)
+                .arg("--config")
+                .arg(&self.config)
+                .arg("run")
+                .env("SCV_KILL9_FEISHU_KEY", "k")
+                .env("RUST_LOG", "info")
+                .stdout(Stdio::null())
+                .stderr(self.log_file())
+                .spawn()
+                .expect("spawn the daemon"),
+        )
     }
 
     /// The daemons' logs, appended run after run, shown when the test fails.
