@@ -601,3 +601,33 @@ async fn a_mail_chat_never_reaches_the_agent() {
     assert_eq!(*rec.0.lock().expect("lock"), ["/digest", "hello"]);
     assert!(s.agent.prompts().is_empty());
 }
+
+#[tokio::test]
+async fn a_mail_chat_message_waits_for_the_mail_accounts_to_start() {
+    // The chat can attach and get the owner's message before any mail account has started and
+    // set the handler (a daemon start, or a restart resuming the journal): it must wait, not be
+    // dropped.
+    struct Recorder(Mutex<Vec<String>>);
+    impl MailChatHandler for Recorder {
+        fn handle<'a>(&'a self, _link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()> {
+            Box::pin(async move { self.0.lock().expect("lock").push(msg.text) })
+        }
+    }
+    let s = setup(Senders::Owner, RemoteTools::None, Purpose::Mail);
+    s.conv
+        .accept(vec![msg("m1", OWNER, "/digest")])
+        .await
+        .expect("accept");
+    // Long enough for the fast lane to have claimed the message and looked for a handler.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let rec = Arc::new(Recorder(Mutex::new(Vec::new())));
+    s.conv.set_mail_chat_handler(rec.clone());
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while rec.0.lock().expect("lock").is_empty() {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await
+    .expect("handled once the handler is set");
+    assert_eq!(*rec.0.lock().expect("lock"), ["/digest"]);
+}

@@ -33,6 +33,10 @@ pub fn parse(text: &str) -> Option<Command> {
     }
 }
 
+/// How long an owner's mail-chat message waits for the mail accounts to start (they install
+/// the handler) before it is given up with a warning.
+pub(crate) const MAIL_ACCOUNTS_START: std::time::Duration = std::time::Duration::from_secs(30);
+
 const HELP: &str = "Commands: /new starts a fresh conversation, /stop cancels the running answer, \
 /status shows the bridge's health, /help shows this.";
 
@@ -57,8 +61,7 @@ pub(super) async fn handle_fast(conv: Arc<Conversation>, rt: Arc<AccountRuntime>
     let (decision, from_owner) = l.decide(&m.sender);
     let answers = conv.answers.read().ok().and_then(|a| a.clone());
     if decision == Decision::MailChat {
-        let handler = conv.mail_chat.read().ok().and_then(|h| h.clone());
-        match handler {
+        match conv.mail_chat_handler(MAIL_ACCOUNTS_START).await {
             Some(h) => h.handle(l, m.clone()).await,
             None => {
                 tracing::warn!(account = %l.account, "a mail chat message arrived but no mail account reports here")

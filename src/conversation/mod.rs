@@ -22,10 +22,11 @@ mod turns;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use chunk::split;
+pub(crate) use commands::MAIL_ACCOUNTS_START;
 pub use hooks::{AnswerInterceptor, DeliveryObserver, MailChatHandler};
 pub use ids::{ChatId, PlatformMsgId, SenderId};
 pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
@@ -53,7 +54,8 @@ pub struct Conversation {
     store: Store,
     agent: Arc<dyn Agent>,
     accounts: Mutex<HashMap<AccountKey, Arc<AccountRuntime>>>,
-    mail_chat: RwLock<Option<Arc<dyn MailChatHandler>>>,
+    /// Set by the first mail account that starts; mail-chat messages wait for it.
+    mail_chat: watch::Sender<Option<Arc<dyn MailChatHandler>>>,
     answers: RwLock<Option<Arc<dyn AnswerInterceptor>>>,
     approver: RwLock<Option<Arc<dyn Approver>>>,
     deliveries: RwLock<Option<Arc<dyn DeliveryObserver>>>,
@@ -110,7 +112,7 @@ impl Conversation {
             store,
             agent,
             accounts: Mutex::new(HashMap::new()),
-            mail_chat: RwLock::new(None),
+            mail_chat: watch::channel(None).0,
             answers: RwLock::new(None),
             approver: RwLock::new(None),
             deliveries: RwLock::new(None),
@@ -131,8 +133,19 @@ impl Conversation {
 
     /// Sets who handles the owner's messages in `purpose = "mail"` chats (the mail triage).
     pub fn set_mail_chat_handler(&self, h: Arc<dyn MailChatHandler>) {
-        if let Ok(mut slot) = self.mail_chat.write() {
-            *slot = Some(h);
+        self.mail_chat.send_replace(Some(h));
+    }
+
+    /// The mail-chat handler, waiting up to `wait` for a mail account to set it: the chat may
+    /// attach (and resume or receive the owner's messages) before any mail account has started.
+    pub(crate) async fn mail_chat_handler(
+        &self,
+        wait: std::time::Duration,
+    ) -> Option<Arc<dyn MailChatHandler>> {
+        let mut rx = self.mail_chat.subscribe();
+        match tokio::time::timeout(wait, rx.wait_for(Option::is_some)).await {
+            Ok(Ok(h)) => h.clone(),
+            _ => None,
         }
     }
 

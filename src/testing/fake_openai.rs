@@ -2,9 +2,11 @@
 //! to the `openai` backend.
 //!
 //! It answers `POST /v1/chat/completions` (and `/chat/completions`) from a script of [`Reply`]s,
-//! one per request; with the script empty it streams `echo: <last user text>` with usage. Every
-//! request is recorded, so tests assert on the model, the messages (system prompt, history) and
-//! `stream_options`.
+//! one per request; with the script empty it asks the responder set by
+//! [`FakeOpenAi::respond_with`] (replies decided by what was asked), else streams
+//! `echo: <last user text>` with usage. Every request is recorded, so tests assert on the model,
+//! the messages (system prompt, history) and `stream_options`. [`FakeOpenAi::answer_only`]
+//! holds requests unanswered, so a test can stop the caller while a request is in flight.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -151,9 +153,15 @@ pub struct RecordedRequest {
     pub at: tokio::time::Instant,
 }
 
+/// Decides the reply to a request when the script is empty; `None` falls back to the echo.
+type Responder = Arc<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
+
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: watch::Sender<Vec<RecordedRequest>>,
+    responder: Mutex<Option<Responder>>,
+    /// Requests at this index or later (in arrival order) wait for it to grow; `None`: none wait.
+    answer_limit: watch::Sender<Option<usize>>,
 }
 
 /// A running fake server; stops when dropped.
@@ -169,6 +177,8 @@ impl FakeOpenAi {
         let shared = Arc::new(Shared {
             script: Mutex::new(VecDeque::new()),
             requests: watch::channel(Vec::new()).0,
+            responder: Mutex::new(None),
+            answer_limit: watch::channel(None).0,
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(completions))
@@ -192,6 +202,24 @@ impl FakeOpenAi {
         if let Ok(mut s) = self.shared.script.lock() {
             s.push_back(reply);
         }
+    }
+
+    /// Decides replies from the request itself once the script is empty (e.g. from markers in
+    /// the last user message); `f` returning `None` falls back to the echo.
+    pub fn respond_with(
+        &self,
+        f: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
+    ) {
+        if let Ok(mut r) = self.shared.responder.lock() {
+            *r = Some(Arc::new(f));
+        }
+    }
+
+    /// Answers only the first `n` requests (counted from the start, in arrival order); later
+    /// ones are recorded and then held without an answer until the limit grows. `None` answers
+    /// everything, including what is held.
+    pub fn answer_only(&self, n: Option<usize>) {
+        self.shared.answer_limit.send_replace(n);
     }
 
     /// Every request received so far.
@@ -232,7 +260,9 @@ async fn completions(
         .find(|m| m.role == Role::User)
         .map(|m| m.content.clone())
         .unwrap_or_default();
+    let mut index = 0;
     shared.requests.send_modify(|r| {
+        index = r.len();
         r.push(RecordedRequest {
             model: v["model"].as_str().unwrap_or_default().to_string(),
             messages,
@@ -245,11 +275,16 @@ async fn completions(
             at: tokio::time::Instant::now(),
         })
     });
+    let mut limit = shared.answer_limit.subscribe();
+    let _ = limit.wait_for(|l| l.is_none_or(|n| index < n)).await;
+    let responder = shared.responder.lock().ok().and_then(|r| r.clone());
+    let recorded = shared.requests.borrow().get(index).cloned();
     let reply = shared
         .script
         .lock()
         .ok()
         .and_then(|mut s| s.pop_front())
+        .or_else(|| responder.zip(recorded).and_then(|(f, r)| f(&r)))
         .unwrap_or_else(|| Reply::Stream {
             pieces: split3(&format!("echo: {last_user}")),
             usage: Some((10, 5)),

@@ -8,10 +8,13 @@ use futures_util::future::BoxFuture;
 use scv_mail::{
     BuiltMessage, ErrorClass, ImapSession, MailAddress, SmtpSender, build_message, reply_to,
 };
+use tokio::sync::watch;
 
 use super::Account;
 use super::report::Flush;
-use crate::conversation::{AccountLink, Conversation, Inbound, MailChatHandler};
+use crate::conversation::{
+    AccountLink, Conversation, Inbound, MAIL_ACCOUNTS_START, MailChatHandler,
+};
 use crate::triage::db::{self, PendingReply};
 
 const HELP: &str = "Mail chat: /digest sends what is waiting now; /reply N <text> answers item N of \
@@ -54,6 +57,8 @@ impl ReplyConfirmation for TextConfirmation {
 pub struct MailChatRouter {
     installed: AtomicBool,
     accounts: Mutex<Vec<Weak<Account>>>,
+    /// Bumped on every registration, so a message can wait for its chat's accounts to start.
+    registered: watch::Sender<u64>,
     confirm: Arc<dyn ReplyConfirmation>,
 }
 
@@ -63,18 +68,21 @@ impl MailChatRouter {
         Arc::new(MailChatRouter {
             installed: AtomicBool::new(false),
             accounts: Mutex::new(Vec::new()),
+            registered: watch::channel(0).0,
             confirm: Arc::new(TextConfirmation),
         })
     }
 
-    /// Adds (or replaces) a running account; installs the router on first use.
+    /// Adds (or replaces) a running account; installs the router on first use, after listing
+    /// the account, so messages that waited for the handler find the account that installed it.
     pub(super) fn register(self: &Arc<Self>, conv: &Arc<Conversation>, acct: &Arc<Account>) {
-        if !self.installed.swap(true, Ordering::SeqCst) {
-            conv.set_mail_chat_handler(self.clone());
-        }
         if let Ok(mut list) = self.accounts.lock() {
             list.retain(|w| w.upgrade().is_some_and(|a| a.key != acct.key));
             list.push(Arc::downgrade(acct));
+        }
+        self.registered.send_modify(|n| *n = n.wrapping_add(1));
+        if !self.installed.swap(true, Ordering::SeqCst) {
+            conv.set_mail_chat_handler(self.clone());
         }
     }
 
@@ -86,8 +94,25 @@ impl MailChatRouter {
             .collect()
     }
 
+    /// The accounts reporting to `link`, waiting (bounded) for the first to start: the chat
+    /// may hand over the owner's message before the mail accounts have registered.
+    async fn wait_reporting_to(&self, link: &AccountLink) -> Vec<Arc<Account>> {
+        let mut changes = self.registered.subscribe();
+        let deadline = tokio::time::Instant::now() + MAIL_ACCOUNTS_START;
+        loop {
+            let found = self.reporting_to(link);
+            if !found.is_empty() {
+                return found;
+            }
+            match tokio::time::timeout_at(deadline, changes.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return found,
+            }
+        }
+    }
+
     async fn answer(&self, link: &AccountLink, msg: &Inbound) -> String {
-        let accounts = self.reporting_to(link);
+        let accounts = self.wait_reporting_to(link).await;
         if accounts.is_empty() {
             return "No mail account reports to this chat.".to_string();
         }

@@ -66,8 +66,9 @@ pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Reque
 
     // Faults act like a gateway in front of the platform: before any check.
     let fault = shared.lock().next_fault(endpoint);
+    let lose_answer = fault == Some(Fault::LoseAnswer);
     match fault {
-        None => {}
+        None | Some(Fault::LoseAnswer) => {}
         Some(Fault::Status(code)) => {
             return StatusCode::from_u16(code)
                 .unwrap_or(StatusCode::BAD_GATEWAY)
@@ -117,6 +118,11 @@ pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Reque
         }
     };
     shared.bump();
+    if lose_answer {
+        let mut shutdown = shared.shutdown.subscribe();
+        let _ = shutdown.wait_for(|down| *down).await;
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
     ok_json(&answer)
 }
 

@@ -5,7 +5,8 @@
 //! moves forward (delivered messages are consumed; an old cursor replays nothing), the send
 //! window (context token required, 24 h, 10 sends per inbound message, then `ret:-2`),
 //! duplicate delivery, a QR login the test walks, typing tickets, and injectable faults
-//! (5xx, hangs, resets, any body). Everything is recorded for assertions.
+//! (5xx, hangs, resets, any body, a taken request whose answer is lost). Everything is
+//! recorded for assertions.
 //!
 //! Time: hold times are real but short (default 400 ms); the send window uses tokio time
 //! plus [`FakeHandle::advance_clock`], so tests never wait for real hours.

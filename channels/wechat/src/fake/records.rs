@@ -83,6 +83,9 @@ pub enum Fault {
     Reset,
     /// Answer HTTP 200 with this JSON body instead of the real answer.
     Body(Value),
+    /// Handle the request as usual (a send is taken and recorded), then never answer (until
+    /// the fake shuts down): the answer is lost, so the client cannot know it was taken.
+    LoseAnswer,
 }
 
 impl Fault {

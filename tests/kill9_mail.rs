@@ -1,0 +1,655 @@
+//! `kill -9` during mail triage loses nothing and reports nothing twice, literally: the real
+//! binary with a `[mail.box]` account against a real Dovecot on loopback, the triage model on the
+//! fake OpenAI server and the mail chat on the fake iLink server (both in this process, over real
+//! sockets). Each round APPENDs new mail, starts the daemon and SIGKILLs it at a different point:
+//! while the model holds a triage request, right after iLink took a digest, after a short delay.
+//! A last clean run drains everything; then every mail that matters must be in exactly one digest
+//! item, the model asked about each mail once (plus the one decision in flight at a kill), the
+//! flags untouched, and no mail text in the trace-level logs.
+
+#[path = "../channels/mail/tests/support/mod.rs"]
+mod server;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use scv_bridge::protocol::{DaemonCommand, MailCounts};
+use scv_bridge::secrets::{CredentialStore, Credentials};
+use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
+use scv_mail::{ImapSession, Security};
+use scv_wechat::Endpoint;
+use scv_wechat::fake::{FakeHandle, FakeServer, Fault};
+use server::MailServer;
+
+const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
+/// Real time allowed for anything to happen; nothing waits this long unless broken.
+const PATIENCE: Duration = Duration::from_secs(20);
+/// The owner of the mail chat (the WeChat user who logged in).
+const OWNER: &str = "owner@im.wechat";
+/// The mail account's id.
+const MAIL: &str = "mail:box";
+
+/// What a mail is, and so what the model (or the pre-filter) decides about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A person wrote; the model reports it in the next digest.
+    Report,
+    /// A person wrote; the model reports it at once.
+    Urgent,
+    /// A person wrote; the model says it need not be reported.
+    Skip,
+    /// A newsletter: the pre-filter decides, the model never sees it.
+    Bulk,
+}
+
+impl Kind {
+    fn matters(self) -> bool {
+        matches!(self, Kind::Report | Kind::Urgent)
+    }
+
+    fn to_model(self) -> bool {
+        self != Kind::Bulk
+    }
+
+    /// The subject marker the fake model decides by.
+    fn tag(self) -> &'static str {
+        match self {
+            Kind::Report => "report",
+            Kind::Urgent => "URGENT",
+            Kind::Skip => "SKIPME",
+            Kind::Bulk => "news",
+        }
+    }
+}
+
+/// One appended mail.
+#[derive(Debug, Clone)]
+struct Mail {
+    kind: Kind,
+    /// Unique in the test and never a substring of another's: `[k9 r1 m0] report`.
+    subject: String,
+    /// Unique text only in the body, looked for in the logs.
+    body_marker: String,
+}
+
+/// Where in the work a round's SIGKILL lands.
+#[derive(Debug, Clone, Copy)]
+enum KillPoint {
+    /// The round's `n`th triage request reached the model, which holds it unanswered: that
+    /// mail's decision is in flight when the process dies.
+    ModelAsked(usize),
+    /// iLink took the round's first send (a digest) and its answer is lost: the platform has
+    /// it, the daemon cannot know.
+    SentAnswerLost,
+    /// Right after iLink accepted the round's first send (the daemon may not have noted it yet).
+    Sent,
+    /// This long after the spawn, wherever the work is.
+    After(Duration),
+}
+
+struct Round {
+    /// Kinds of the mail APPENDed before the spawn, in UID order.
+    mail: &'static [Kind],
+    /// Whether the owner writes `/digest` in the mail chat before the spawn.
+    digest_command: bool,
+    kill: KillPoint,
+}
+
+struct Bed {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+    socket: PathBuf,
+    state: PathBuf,
+    imap: MailServer,
+    wechat: FakeServer,
+    model: FakeOpenAi,
+    mail: Vec<Mail>,
+    /// Each message's flags as appended (without `\Recent`), by UID.
+    flags: BTreeMap<u32, String>,
+}
+
+impl Bed {
+    async fn new() -> Bed {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let imap = MailServer::start(&["--user", "test:secret"]);
+        let wechat = FakeServer::start().await.expect("fake ilink");
+        let model = FakeOpenAi::start().await.expect("fake model");
+        model.respond_with(|r| {
+            let user = r.messages.last()?.content.clone();
+            let v: serde_json::Value = serde_json::from_str(&user).ok()?;
+            let subject = v["untrusted_email"]["subject"].as_str()?;
+            let verdict = if subject.contains(Kind::Urgent.tag()) {
+                r#"{"report": true, "urgency": "urgent", "summary": "Act today"}"#
+            } else if subject.contains(Kind::Skip.tag()) {
+                r#"{"report": false, "urgency": "low", "summary": ""}"#
+            } else {
+                r#"{"report": true, "urgency": "normal", "summary": "Worth a look"}"#
+            };
+            Some(Reply::text(verdict))
+        });
+        let state = dir.path().join("state");
+        let socket = dir.path().join("run/daemon.sock");
+        let config = dir.path().join("config.toml");
+        let text = format!(
+            "state_dir = \"{state}\"\nsocket = \"{socket}\"\ncredentials = \"file\"\ntimezone = \"UTC\"\n\
+             [agent]\nbackend = \"openai\"\nbase_url = \"{model}\"\nmodel = \"triage\"\n\
+             [wechat.inbox]\npurpose = \"mail\"\nbase_url = \"{ilink}\"\n\
+             [mail.box]\nimap_host = \"127.0.0.1\"\nimap_port = {port}\ntls = \"none\"\n\
+             username = \"test\"\nreport_to = \"wechat:inbox\"\n",
+            state = state.display(),
+            socket = socket.display(),
+            model = model.base_url(),
+            ilink = wechat.base_url(),
+            port = imap.var("IMAP_PORT"),
+        );
+        std::fs::write(&config, text).expect("config");
+        let store = CredentialStore::Files(state.join("credentials"));
+        let token = wechat.handle().issue_token();
+        store
+            .save(
+                "wechat:inbox",
+                &Credentials::default()
+                    .with("bot_token", token.expose())
+                    .with("bot_id", wechat.handle().bot_id())
+                    .with("base_url", wechat.base_url())
+                    .with("owner_id", OWNER),
+            )
+            .expect("save the wechat login");
+        store
+            .save(
+                MAIL,
+                &Credentials::default()
+                    .with("password", imap.var("IMAP_PASS"))
+                    .with("address", "test@mail.test"),
+            )
+            .expect("save the mail login");
+        Bed {
+            dir,
+            config,
+            socket,
+            state,
+            imap,
+            wechat,
+            model,
+            mail: Vec::new(),
+            flags: BTreeMap::new(),
+        }
+    }
+
+    fn ilink(&self) -> FakeHandle {
+        self.wechat.handle()
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.path().join("daemon.log")
+    }
+
+    fn spawn(&self) -> Daemon {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .expect("log file");
+        Command::new(BIN)
+            .arg("--config")
+            .arg(&self.config)
+            .arg("run")
+            .env("RUST_LOG", "trace")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map(Daemon)
+            .expect("spawn the daemon")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    /// APPENDs one mail per kind over IMAP (some `\Seen`, one `\Flagged`, most unflagged).
+    async fn append(&mut self, round: usize, kinds: &[Kind]) {
+        let mut imap = ImapSession::connect(&self.imap.imap(Security::Plain))
+            .await
+            .expect("imap login");
+        for (i, &kind) in kinds.iter().enumerate() {
+            let n = self.mail.len();
+            let subject = format!("[k9 r{round} m{i}] {}", kind.tag());
+            let body_marker = format!("Quokka{n}Body{}x{round}y{i}", std::process::id());
+            let (from, extra) = match kind {
+                Kind::Bulk => (
+                    "News <news@example.com>",
+                    "List-Unsubscribe: <mailto:u@example.com>\r\nPrecedence: bulk\r\n",
+                ),
+                _ => ("Sender <sender@example.com>", ""),
+            };
+            let raw = format!(
+                "From: {from}\r\nTo: test@mail.test\r\nSubject: {subject}\r\n\
+                 Message-ID: <k9-{n}-{}@example.com>\r\nDate: {}\r\n{extra}\
+                 Content-Type: text/plain; charset=utf-8\r\n\r\nHello,\r\n{body_marker}\r\nBye\r\n",
+                std::process::id(),
+                chrono::Utc::now().to_rfc2822(),
+            );
+            let flags: &[&str] = match n % 4 {
+                1 => &["\\Seen"],
+                3 if n % 8 == 3 => &["\\Flagged"],
+                _ => &[],
+            };
+            imap.append("INBOX", flags, raw.as_bytes())
+                .await
+                .expect("APPEND");
+            self.mail.push(Mail {
+                kind,
+                subject,
+                body_marker,
+            });
+        }
+        imap.logout().await;
+        self.check_flags();
+    }
+
+    /// Flags of earlier mail are as they were appended; new mail's flags are noted.
+    fn check_flags(&mut self) {
+        for (uid, flags) in self.imap.flags("INBOX") {
+            let was = self.flags.entry(uid).or_insert_with(|| flags.clone());
+            assert_eq!(*was, flags, "the flags of UID {uid} changed");
+        }
+        assert_eq!(self.flags.len(), self.mail.len(), "{:?}", self.flags);
+    }
+
+    /// The subject of each triage request, in order.
+    fn asked(&self) -> Vec<String> {
+        self.model
+            .requests()
+            .iter()
+            .map(|r| {
+                r.messages
+                    .last()
+                    .and_then(|m| serde_json::from_str::<serde_json::Value>(&m.content).ok())
+                    .and_then(|v| v["untrusted_email"]["subject"].as_str().map(str::to_owned))
+                    .unwrap_or_else(|| "(not a triage request)".to_owned())
+            })
+            .collect()
+    }
+
+    fn sent(&self) -> Vec<String> {
+        self.ilink().sent().into_iter().map(|s| s.text).collect()
+    }
+
+    /// Subjects of the claims left open (claimed, not decided) in the store; the daemon is dead.
+    fn open_claims(&self) -> BTreeSet<String> {
+        let db = rusqlite::Connection::open(self.state.join("state.db")).expect("open the store");
+        let mut st = db
+            .prepare("SELECT uid FROM mail_claims WHERE account = ?1 AND state = 'claimed'")
+            .expect("query");
+        let uids: Vec<u32> = st
+            .query_map([MAIL], |r| r.get(0))
+            .expect("claims")
+            .collect::<Result<_, _>>()
+            .expect("claims");
+        let subjects = self.subjects_by_uid();
+        uids.iter()
+            .map(|u| {
+                subjects
+                    .get(u)
+                    .cloned()
+                    .unwrap_or_else(|| format!("uid {u}"))
+            })
+            .collect()
+    }
+
+    /// UID → subject, as Dovecot has them.
+    fn subjects_by_uid(&self) -> BTreeMap<u32, String> {
+        let out = self.imap.doveadm(&[
+            "-f",
+            "tab",
+            "fetch",
+            "-u",
+            "test",
+            "uid hdr.subject",
+            "mailbox",
+            "INBOX",
+            "ALL",
+        ]);
+        out.lines()
+            .skip(1)
+            .filter_map(|l| {
+                let (uid, subject) = l.split_once('\t')?;
+                Some((uid.trim().parse().ok()?, subject.trim().to_owned()))
+            })
+            .collect()
+    }
+
+    /// The mail account's counters from the control socket, when the daemon answers.
+    async fn mail_counts(&self) -> Option<MailCounts> {
+        let status = scv_bridge::client::request(&self.socket, DaemonCommand::Status)
+            .await
+            .ok()?;
+        status
+            .components
+            .into_iter()
+            .find(|c| c.id == MAIL)
+            .and_then(|c| c.mail)
+    }
+
+    fn report(&self) -> String {
+        format!(
+            "model asked: {:?}\nsent: {:#?}\nrejected: {:?}\nlog tail:\n{}",
+            self.asked(),
+            self.sent(),
+            self.ilink().rejected(),
+            tail(&self.log(), 60),
+        )
+    }
+
+    /// Waits until the mail account's counters (from the control socket) satisfy `f`.
+    async fn wait_counts(&self, what: &str, f: impl Fn(&MailCounts) -> bool) {
+        let started = Instant::now();
+        loop {
+            let counts = self.mail_counts().await;
+            if counts.as_ref().is_some_and(&f) {
+                return;
+            }
+            assert!(
+                started.elapsed() < PATIENCE,
+                "timed out waiting for {what}: {counts:?}\n{}",
+                self.report()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    async fn wait_until(&self, what: &str, mut f: impl FnMut() -> bool) {
+        let started = Instant::now();
+        while !f() {
+            assert!(
+                started.elapsed() < PATIENCE,
+                "timed out waiting for {what}\n{}",
+                self.report()
+            );
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+}
+
+fn tail(log: &str, n: usize) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// A spawned daemon; SIGKILLed if the test fails before stopping it, so none is left behind.
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn sigkill(Daemon(child): &mut Daemon) {
+    // `Child::kill` is SIGKILL on Unix: no handler runs, nothing is flushed.
+    child.kill().expect("kill -9");
+    child.wait().expect("reap");
+}
+
+/// SIGTERM and wait for the clean exit.
+fn terminate(Daemon(child): &mut Daemon) {
+    let pid = child.id() as i32;
+    // SAFETY: kill(2) on our own child's pid; no memory is shared.
+    let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(rc, 0, "SIGTERM");
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "the daemon exited with {status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_during_mail_triage_loses_nothing_and_reports_nothing_twice() {
+    use Kind::*;
+    let started = Instant::now();
+    let mut bed = Bed::new().await;
+    let ilink = bed.ilink();
+    let rounds = [
+        Round {
+            mail: &[Report, Skip, Bulk, Report],
+            digest_command: false,
+            kill: KillPoint::ModelAsked(2),
+        },
+        Round {
+            mail: &[Urgent, Skip],
+            digest_command: false,
+            kill: KillPoint::SentAnswerLost,
+        },
+        Round {
+            mail: &[Report, Bulk, Skip],
+            digest_command: false,
+            kill: KillPoint::After(Duration::from_millis(250)),
+        },
+        Round {
+            mail: &[Report, Skip, Report],
+            digest_command: true,
+            kill: KillPoint::ModelAsked(1),
+        },
+        Round {
+            mail: &[Urgent, Report],
+            digest_command: false,
+            kill: KillPoint::Sent,
+        },
+    ];
+    // First start: the owner writes (opening WeChat's send window for the mail chat, answered
+    // with "Nothing new.") and the account baselines at UIDNEXT. Then the first SIGKILL.
+    ilink.push_text(OWNER, "/digest");
+    let mut owner_messages = 1;
+    let mut child = bed.spawn();
+    bed.wait_until("the answer to the first /digest", || {
+        !ilink.sent().is_empty()
+    })
+    .await;
+    bed.wait_counts("the first check of the mailbox (the baseline)", |c| {
+        c.last_check_unix_seconds.is_some()
+    })
+    .await;
+    sigkill(&mut child);
+    bed.wait_until("the dead poll released", || ilink.polls_in_flight() == 0)
+        .await;
+    eprintln!("baseline run: {:?}", started.elapsed());
+
+    // Per kill: the mail whose decision may be in flight (the last one asked, still claimed).
+    let mut in_flight: Vec<String> = Vec::new();
+    for (round, r) in rounds.iter().enumerate() {
+        bed.append(round, r.mail).await;
+        if r.digest_command {
+            owner_messages += 1;
+            ilink.push_text(OWNER, "/digest");
+        }
+        let (polls, asks, sends) = (
+            ilink.requests_to(Endpoint::GetUpdates).len(),
+            bed.model.requests().len(),
+            ilink.sent().len(),
+        );
+        match r.kill {
+            KillPoint::ModelAsked(n) => bed.model.answer_only(Some(asks + n - 1)),
+            KillPoint::SentAnswerLost => ilink.inject(Endpoint::SendMessage, Fault::LoseAnswer),
+            _ => {}
+        }
+        let spawned = Instant::now();
+        let mut child = bed.spawn();
+        if r.digest_command {
+            // The poll after the one that returned the owner's message: it is journaled.
+            bed.wait_until(&format!("round {round}: /digest journaled"), || {
+                ilink.requests_to(Endpoint::GetUpdates).len() >= polls + 2
+            })
+            .await;
+        }
+        match r.kill {
+            KillPoint::ModelAsked(n) => {
+                bed.wait_until(&format!("round {round}: triage request {n}"), || {
+                    bed.model.requests().len() >= asks + n
+                })
+                .await
+            }
+            KillPoint::SentAnswerLost | KillPoint::Sent => {
+                bed.wait_until(&format!("round {round}: a send"), || {
+                    ilink.sent().len() > sends
+                })
+                .await
+            }
+            KillPoint::After(d) => tokio::time::sleep(d.saturating_sub(spawned.elapsed())).await,
+        }
+        sigkill(&mut child);
+        let killed_after = spawned.elapsed();
+        bed.model.answer_only(None);
+        ilink.clear_faults();
+        let asked = bed.asked();
+        let open = bed.open_claims();
+        let last = (asked.len() > asks).then(|| asked[asked.len() - 1].clone());
+        let flight = last.filter(|s| open.contains(s));
+        eprintln!(
+            "round {round}: {:?} after {killed_after:?}; asked {:?}; sent {}; open claims {open:?}; in flight {flight:?}",
+            r.kill,
+            &asked[asks..],
+            ilink.sent().len() - sends,
+        );
+        in_flight.extend(flight);
+        // A poll the dead daemon left open could still take the owner's next message (and lose
+        // it with the connection) until iLink notices the hang-up: that window is iLink's.
+        bed.wait_until(&format!("round {round}: the dead poll released"), || {
+            ilink.polls_in_flight() == 0
+        })
+        .await;
+    }
+
+    // A last clean run with fresh mail drains everything.
+    bed.append(rounds.len(), &[Report, Bulk]).await;
+    let total = bed.mail.len() as u64;
+    let spawned = Instant::now();
+    let mut child = bed.spawn();
+    // (Counters are per local day: a run across midnight UTC would wait in vain here.)
+    bed.wait_counts("every mail decided", |c| {
+        c.claimed == 0 && c.seen_today == total
+    })
+    .await;
+    owner_messages += 1;
+    ilink.push_text(OWNER, "/digest");
+    let matter: Vec<Mail> = bed
+        .mail
+        .iter()
+        .filter(|m| m.kind.matters())
+        .cloned()
+        .collect();
+    bed.wait_until("every mail that matters in a digest", || {
+        let sent = bed.sent();
+        matter
+            .iter()
+            .all(|m| sent.iter().any(|t| t.contains(&m.subject)))
+    })
+    .await;
+    // The daemon agrees: no item waits for a digest or for its digest's delivery.
+    bed.wait_counts("every digest marked delivered", |c| {
+        c.claimed == 0 && c.queued == 0
+    })
+    .await;
+    terminate(&mut child);
+    eprintln!("final run: drained in {:?}", spawned.elapsed());
+
+    // Nothing lost, nothing twice: each mail that matters is in exactly one digest item.
+    let sent = bed.sent();
+    for m in &bed.mail {
+        let items: usize = sent.iter().map(|t| t.matches(&m.subject).count()).sum();
+        let want = usize::from(m.kind.matters());
+        assert_eq!(
+            items,
+            want,
+            "{} ({:?}) is in {items} digest items\n{}",
+            m.subject,
+            m.kind,
+            bed.report()
+        );
+    }
+    // The platform refused nothing but a repeat of a send it had taken (the lost answer).
+    let rejected = ilink.rejected();
+    assert!(
+        rejected.iter().all(|r| r.reason == "client_id reused"),
+        "refused sends: {rejected:?}"
+    );
+
+    // The model was asked once per mail a person wrote, plus once more for a mail whose
+    // decision was in flight at a kill; never about bulk mail.
+    let asked = bed.asked();
+    let mut retriaged = Vec::new();
+    for m in &bed.mail {
+        let n = asked.iter().filter(|s| **s == m.subject).count();
+        let allowed = in_flight.iter().filter(|s| **s == m.subject).count();
+        if m.kind.to_model() {
+            assert!(
+                n >= 1 && n <= 1 + allowed,
+                "{} asked {n} times ({allowed} in flight at a kill)\n{}",
+                m.subject,
+                bed.report()
+            );
+            if n > 1 {
+                retriaged.push(m.subject.clone());
+            }
+        } else {
+            assert_eq!(n, 0, "{} reached the model", m.subject);
+        }
+    }
+    assert!(
+        asked
+            .iter()
+            .all(|s| bed.mail.iter().any(|m| m.subject == *s)),
+        "requests that are not about an appended mail: {asked:?}"
+    );
+
+    // EXAMINE and BODY.PEEK only: \Seen and every other flag as they were appended.
+    bed.check_flags();
+    assert!(
+        bed.flags.values().any(|f| f.contains("\\Seen"))
+            && bed.flags.values().any(|f| f.contains("\\Flagged"))
+            && bed.flags.values().any(|f| f.is_empty()),
+        "the appended flags: {:?}",
+        bed.flags
+    );
+
+    // No mail text in the logs, at trace level.
+    let log = bed.log();
+    // KILL9_MAIL_LOG=FILE keeps the daemons' logs for a look.
+    if let Ok(keep) = std::env::var("KILL9_MAIL_LOG") {
+        let _ = std::fs::write(keep, &log);
+    }
+    assert!(
+        log.contains("TRACE") && log.contains("digest queued for the mail chat"),
+        "trace-level logs were captured:\n{}",
+        tail(&log, 20)
+    );
+    for m in &bed.mail {
+        for text in [&m.body_marker, &m.subject] {
+            let hits: Vec<&str> = log
+                .lines()
+                .filter(|l| l.contains(text.as_str()))
+                .take(3)
+                .collect();
+            assert!(hits.is_empty(), "mail text in the logs: {hits:?}");
+        }
+    }
+
+    eprintln!(
+        "{} mails ({} that matter), {} rounds killed, {} owner messages, {} sends accepted, \
+         {} refused as repeats, {} triage requests, re-triaged (in flight at a kill): {retriaged:?}; \
+         log {} KiB; {:?} in all",
+        bed.mail.len(),
+        matter.len(),
+        rounds.len(),
+        owner_messages,
+        sent.len(),
+        rejected.len(),
+        asked.len(),
+        log.len() / 1024,
+        started.elapsed(),
+    );
+}
