@@ -6,10 +6,10 @@ mod process_support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use process_support::Daemon;
+use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_wechat::Endpoint;
@@ -115,12 +115,6 @@ enum KillPoint {
     AgentAsked(usize),
     /// Right after the platform accepted the round's `n`th answer (before it is marked sent).
     Sent(usize),
-}
-
-fn sigkill(child: &mut Child) {
-    // `Child::kill` is SIGKILL on Unix: no handler runs, nothing is flushed.
-    child.kill().expect("kill -9");
-    child.wait().expect("reap");
 }
 
 async fn wait_until(bed: &Bed, what: &str, mut f: impl FnMut() -> bool) {
@@ -250,14 +244,4 @@ async fn sigkill_at_any_moment_loses_nothing_and_sends_nothing_twice() {
         rejected.iter().all(|r| r.reason == "client_id reused"),
         "refused sends: {rejected:?}"
     );
-}
-
-/// SIGTERM and wait for the clean exit.
-fn terminate(child: &mut Child) {
-    let pid = child.id() as i32;
-    // SAFETY: kill(2) on our own child's pid; no memory is shared.
-    let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
-    assert_eq!(rc, 0, "SIGTERM");
-    let status = child.wait().expect("wait");
-    assert!(status.success(), "the daemon exited with {status}");
 }

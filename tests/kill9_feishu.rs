@@ -12,10 +12,10 @@ mod process_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use process_support::Daemon;
+use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 use scv_feishu::fake::{FakeConfig, FakeFeishu, SentRecord};
@@ -264,12 +264,6 @@ enum KillPoint {
     Sent(usize),
 }
 
-fn sigkill(child: &mut Child) {
-    // `Child::kill` is SIGKILL on Unix: no handler runs, nothing is flushed.
-    child.kill().expect("kill -9");
-    child.wait().expect("reap");
-}
-
 /// Holds the store's write lock, as a stalled disk would: every journal commit waits.
 fn hold_journal(bed: &Bed) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(bed.db()).expect("open the daemon's store");
@@ -485,16 +479,6 @@ async fn sigkill_at_any_moment_loses_nothing_and_sends_nothing_twice() {
         sent.len(),
         started.elapsed()
     );
-}
-
-/// SIGTERM and wait for the clean exit.
-fn terminate(child: &mut Child) {
-    let pid = child.id() as i32;
-    // SAFETY: kill(2) on our own child's pid; no memory is shared.
-    let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
-    assert_eq!(rc, 0, "SIGTERM");
-    let status = child.wait().expect("wait");
-    assert!(status.success(), "the daemon exited with {status}");
 }
 
 /// The readable text of a sent message (text, or the markdown of a post).

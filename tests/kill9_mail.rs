@@ -7,14 +7,17 @@
 //! item, the model asked about each mail once (plus the one decision in flight at a kill), the
 //! flags untouched, and no mail text in the trace-level logs.
 
+mod process_support;
+
 #[path = "../channels/mail/tests/support/mod.rs"]
 mod server;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::protocol::{DaemonCommand, MailCounts};
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
@@ -378,34 +381,6 @@ impl Bed {
 fn tail(log: &str, n: usize) -> String {
     let lines: Vec<&str> = log.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-/// A spawned daemon; SIGKILLed if the test fails before stopping it, so none is left behind.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-fn sigkill(Daemon(child): &mut Daemon) {
-    // `Child::kill` is SIGKILL on Unix: no handler runs, nothing is flushed.
-    child.kill().expect("kill -9");
-    child.wait().expect("reap");
-}
-
-/// SIGTERM and wait for the clean exit.
-fn terminate(Daemon(child): &mut Daemon) {
-    let pid = child.id() as i32;
-    // SAFETY: kill(2) on our own child's pid; no memory is shared.
-    let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
-    assert_eq!(rc, 0, "SIGTERM");
-    let status = child.wait().expect("wait");
-    assert!(status.success(), "the daemon exited with {status}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,8 @@
 //! A daemon child process that cannot outlive its test: killed and reaped when dropped, so a
 //! failing assertion never leaves a daemon running.
 
+#![allow(dead_code)]
+
 use std::ops::{Deref, DerefMut};
 use std::process::Child;
 
@@ -27,4 +29,20 @@ impl Drop for Daemon {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// SIGKILL (`Child::kill` on Unix): no handler runs, nothing is flushed; then reap it.
+pub fn sigkill(child: &mut Child) {
+    child.kill().expect("kill -9");
+    child.wait().expect("reap");
+}
+
+/// SIGTERM, then wait for a clean exit.
+pub fn terminate(child: &mut Child) {
+    let pid = child.id() as i32;
+    // SAFETY: kill(2) on our own child's pid; no memory is shared.
+    let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(rc, 0, "SIGTERM");
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "the daemon exited with {status}");
 }
