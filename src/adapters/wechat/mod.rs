@@ -192,6 +192,10 @@ impl WechatComponent {
                 .unwrap_or(DEFAULT_SENDS_PER_MESSAGE),
             health.clone(),
         ));
+        match state::pacing(&store, &id).await {
+            Ok((last, hold)) => sender.resume(last, hold),
+            Err(e) => tracing::warn!(account = %id, error = %e, "cannot read the last send time"),
+        }
         // Dropping the attachment (any return below) stops this account's chat workers.
         let _attachment = self.ctx.conversation.attach(AccountLink {
             account: self.spec.key.clone(),

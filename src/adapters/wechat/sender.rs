@@ -65,6 +65,13 @@ pub fn client_id_for(idempotency_key: &str) -> String {
     )
 }
 
+/// The `Instant` of Unix ms `then`, given that `now_ms` is `now`; `None` when it lies ahead
+/// (a clock step) or so far back that it no longer matters.
+fn instant_of(then_ms: i64, now_ms: i64, now: Instant) -> Option<Instant> {
+    let ago = now_ms.checked_sub(then_ms).filter(|d| *d >= 0)?;
+    now.checked_sub(Duration::from_millis(ago as u64))
+}
+
 /// The context token to send with, if the peer's window is open at `now_ms`.
 pub(super) fn open_window(
     peer: Option<&PeerWindow>,
@@ -139,6 +146,22 @@ impl WechatSender {
             gate: Mutex::new(Gate::default()),
             tickets: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Takes over the previous run's pace (from [`state::pacing`]): its last send attempt and
+    /// any hold still running, so a restart neither bursts nor sends into a throttle.
+    pub(super) fn resume(&self, last_send_ms: Option<i64>, hold_until_ms: Option<i64>) {
+        let (now_ms, now) = (state::now_ms(), Instant::now());
+        self.gate(|g| {
+            if let Some(t) = last_send_ms.and_then(|ms| instant_of(ms, now_ms, now)) {
+                g.last_send = Some(t);
+            }
+            if let Some(ms) = hold_until_ms.filter(|ms| *ms > now_ms) {
+                let left = Duration::from_millis((ms - now_ms) as u64);
+                g.hold_until = Some(now + left.min(self.tuning.slow_down_cap));
+                g.last_accepted = Some(false);
+            }
+        });
     }
 
     fn gate<T>(&self, f: impl FnOnce(&mut Gate) -> T) -> T {
@@ -223,6 +246,10 @@ impl WechatSender {
                     g.noted = true;
                     hold
                 });
+                let until_ms = state::now_ms().saturating_add(hold.as_millis() as i64);
+                if let Err(e) = state::save_hold(&self.store, &self.account, until_ms).await {
+                    tracing::warn!(account = %self.account, error = %e, "cannot store the send hold; a restart will not keep it");
+                }
                 self.health.note(Some(format!(
                     "WeChat refused a send (throttled, or the send window is used up); sends pause for {} s",
                     hold.as_secs().max(1)

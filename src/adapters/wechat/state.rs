@@ -11,6 +11,8 @@ use crate::store::{Store, StoreError};
 
 /// The `account_state` name of the long-poll cursor.
 const CURSOR: &str = "wechat_cursor";
+/// The `account_state` name of the account-wide send hold after a refusal (Unix ms).
+const HOLD_UNTIL: &str = "wechat_hold_until_ms";
 /// Send outcomes older than this are forgotten (the outbox retries far sooner than this).
 const SEND_RECORD_KEEP_MS: i64 = 8 * 24 * 3600 * 1000;
 
@@ -80,6 +82,43 @@ pub(super) fn store_inbound(
         st.execute(params![account, peer, token, at])?;
     }
     Ok(())
+}
+
+/// What a new run needs to keep the previous run's pace: when it last tried to send, and until
+/// when WeChat's refusal holds sends (both Unix ms). A restart must not send sooner than either.
+pub(super) async fn pacing(
+    store: &Store,
+    account: &str,
+) -> Result<(Option<i64>, Option<i64>), StoreError> {
+    let a = account.to_string();
+    store
+        .call(move |t| {
+            let last: Option<i64> = t.query_row(
+                "SELECT MAX(updated_ms) FROM wechat_sends WHERE account = ?1",
+                params![a],
+                |r| r.get(0),
+            )?;
+            let hold: Option<String> = t
+                .query_row(
+                    "SELECT value FROM account_state WHERE account = ?1 AND name = ?2",
+                    params![a, HOLD_UNTIL],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            Ok((last, hold.and_then(|h| h.parse().ok())))
+        })
+        .await
+}
+
+/// Remembers the account-wide hold, so a restart keeps it.
+pub(super) async fn save_hold(
+    store: &Store,
+    account: &str,
+    until_ms: i64,
+) -> Result<(), StoreError> {
+    store
+        .set_state(account, HOLD_UNTIL, &until_ms.to_string())
+        .await
 }
 
 /// One peer's latest context token and what is left of its send window.

@@ -34,15 +34,19 @@ fn spec() -> AccountSpec {
 }
 
 async fn setup(per_message: u32) -> Setup {
-    let fake = FakeServer::start().await.expect("fake");
-    let client = Client::new(&fake.base_url(), fake.handle().bot_token()).expect("client");
-    let (store, guard) = Store::open_in_memory().expect("store");
-    let peers = Arc::new(Peers::new(store.clone(), ACCOUNT.into()));
     let tuning = Tuning {
         min_send_interval: Duration::from_millis(10),
         slow_down_base: Duration::from_millis(200),
         ..Tuning::default()
     };
+    setup_with(per_message, tuning).await
+}
+
+async fn setup_with(per_message: u32, tuning: Tuning) -> Setup {
+    let fake = FakeServer::start().await.expect("fake");
+    let client = Client::new(&fake.base_url(), fake.handle().bot_token()).expect("client");
+    let (store, guard) = Store::open_in_memory().expect("store");
+    let peers = Arc::new(Peers::new(store.clone(), ACCOUNT.into()));
     let sender = WechatSender::new(
         ACCOUNT.into(),
         "run `scv-bridge login wechat t`".into(),
@@ -269,4 +273,85 @@ async fn typing_fetches_a_ticket_once_and_cancels() {
     let calls: Vec<i64> = h.typing().iter().map(|t| t.status).collect();
     assert_eq!(calls, [1, 1, 2]);
     assert_eq!(h.requests_to(Endpoint::GetConfig).len(), 1);
+}
+
+/// Another run's sender over the same store and fake, as the component builds it after a restart.
+async fn restarted(s: &Setup, tuning: Tuning) -> WechatSender {
+    let client = Client::new(&s.fake.base_url(), s.fake.handle().bot_token()).expect("client");
+    let sender = WechatSender::new(
+        ACCOUNT.into(),
+        "run `scv-bridge login wechat t`".into(),
+        client,
+        s.store.clone(),
+        Arc::new(Peers::new(s.store.clone(), ACCOUNT.into())),
+        tuning,
+        Duration::from_secs(24 * 3600),
+        10,
+        HealthHandle::new(HealthCell::new(&spec())),
+    );
+    let (last, hold) = state::pacing(&s.store, ACCOUNT).await.expect("pacing");
+    sender.resume(last, hold);
+    sender
+}
+
+#[test]
+fn instants_of_past_wall_times() {
+    let now = Instant::now();
+    assert_eq!(instant_of(1_000, 1_000, now), Some(now));
+    assert_eq!(
+        instant_of(400, 1_000, now),
+        now.checked_sub(Duration::from_millis(600))
+    );
+    assert_eq!(
+        instant_of(2_000, 1_000, now),
+        None,
+        "a time ahead is ignored"
+    );
+}
+
+#[tokio::test]
+async fn a_restart_keeps_the_refusal_hold() {
+    let s = setup(10).await;
+    let h = s.fake.handle();
+    owner_writes(&s, &h).await;
+    h.inject(Endpoint::SendMessage, Fault::ret(-2));
+    let first = s.sender.send(&outbound("k/0", "one", 0)).await;
+    assert!(matches!(first, Err(SendError::SlowDown(..))), "{first:?}");
+    let tuning = Tuning {
+        min_send_interval: Duration::from_millis(10),
+        slow_down_base: Duration::from_secs(60),
+        ..Tuning::default()
+    };
+    let next = restarted(&s, tuning).await;
+    let during = next.send(&outbound("j/0", "two", 0)).await;
+    assert!(
+        matches!(during, Err(SendError::SlowDown(d, _)) if d <= Duration::from_millis(200)),
+        "the new run sent into the hold: {during:?}"
+    );
+    assert_eq!(h.requests_to(Endpoint::SendMessage).len(), 1);
+}
+
+#[tokio::test]
+async fn a_restart_keeps_the_pace_of_the_previous_run() {
+    let slow = Tuning {
+        min_send_interval: Duration::from_secs(60),
+        slow_down_base: Duration::from_millis(200),
+        ..Tuning::default()
+    };
+    let s = setup_with(10, slow.clone()).await;
+    let h = s.fake.handle();
+    owner_writes(&s, &h).await;
+    assert_eq!(
+        s.sender.send(&outbound("k/0", "one", 0)).await,
+        Ok(Sent::default())
+    );
+    // The next run may not send until a minute after that send.
+    let next = restarted(&s, slow).await;
+    let paced = tokio::time::timeout(
+        Duration::from_millis(200),
+        next.send(&outbound("j/0", "two", 0)),
+    )
+    .await;
+    assert!(paced.is_err(), "the new run sent at once");
+    assert_eq!(h.sent().len(), 1);
 }
