@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use tokio::sync::oneshot;
 
+mod checkpoint;
 mod schema;
 
 pub use schema::versions as schema_versions;
@@ -87,6 +88,7 @@ pub struct SettingsOverride {
 /// Closes the writer thread when the last handle that owns it is dropped.
 pub struct StoreGuard {
     thread: Option<JoinHandle<()>>,
+    checkpoint_thread: Option<JoinHandle<()>>,
     store: Option<Store>,
 }
 
@@ -101,6 +103,10 @@ impl StoreGuard {
             let _ = store.jobs.send(Msg::Close);
         }
         if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        // The writer's end is gone with the writer, so the checkpointer is stopping too.
+        if let Some(t) = self.checkpoint_thread.take() {
             let _ = t.join();
         }
     }
@@ -136,13 +142,23 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         schema::migrate(&mut conn)?;
+        let checkpointer = (path != Path::new(":memory:"))
+            .then(|| checkpoint::start(&path))
+            .flatten();
+        if checkpointer.is_some() {
+            conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        }
+        let (commits, checkpoint_thread) = match checkpointer {
+            Some(c) => (Some(c.commits), Some(c.thread)),
+            None => (None, None),
+        };
         let (tx, rx) = mpsc::channel::<Msg>();
         let counters = Arc::new(Counters::default());
         let thread = std::thread::Builder::new()
             .name("scv-store".into())
             .spawn({
                 let counters = counters.clone();
-                move || writer(conn, rx, &counters)
+                move || writer(conn, rx, &counters, commits)
             })
             .map_err(|e| {
                 StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
@@ -154,6 +170,7 @@ impl Store {
         };
         let guard = StoreGuard {
             thread: Some(thread),
+            checkpoint_thread,
             store: Some(store.clone()),
         };
         Ok((store, guard))
@@ -317,7 +334,12 @@ fn run_in_savepoint<R>(
 }
 
 /// The writer thread: take every queued call, run them in one transaction, commit, then answer.
-fn writer(mut conn: Connection, rx: mpsc::Receiver<Msg>, counters: &Counters) {
+fn writer(
+    mut conn: Connection,
+    rx: mpsc::Receiver<Msg>,
+    counters: &Counters,
+    checkpoints: Option<mpsc::SyncSender<()>>,
+) {
     let mut closing = false;
     while !closing {
         let Ok(first) = rx.recv() else { break };
@@ -341,8 +363,13 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Msg>, counters: &Counters) {
                 .fetch_add(batch.len() as u64, Ordering::Relaxed);
             counters.commits.fetch_add(1, Ordering::Relaxed);
             run_batch(&mut conn, batch);
+            if let Some(c) = &checkpoints {
+                // Full means a notice is already pending: nothing to add.
+                let _ = c.try_send(());
+            }
         }
     }
+    drop(checkpoints);
     // Checkpoint so the WAL does not outlive a clean shutdown.
     let _ = conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
 }

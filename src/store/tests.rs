@@ -178,3 +178,56 @@ async fn every_per_account_table_is_covered_by_logout() {
         "tables without an account column: {missing:?}"
     );
 }
+
+#[tokio::test]
+async fn the_wal_is_copied_back_beside_the_writer_not_in_its_commits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("state.db");
+    let (store, guard) = Store::open(&path).expect("open");
+    let main_size = || std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let before = main_size();
+    // About 4 MiB of rows: far past the 1,000 pages at which SQLite would checkpoint by itself.
+    let blob = "x".repeat(4096);
+    for i in 0..1000 {
+        let v = blob.clone();
+        store
+            .set_state("wechat:a", &format!("k{i}"), &v)
+            .await
+            .expect("set");
+    }
+    // The writer never checkpoints (its commits stay fast); the checkpointer copies the pages
+    // into the main file shortly after the commits stop.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while main_size() < before + 3 * 1024 * 1024 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint: the main file is still {} bytes",
+            main_size()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let autocheckpoint: i64 = store
+        .call(|t| t.query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0)))
+        .await
+        .expect("pragma");
+    assert_eq!(
+        autocheckpoint, 0,
+        "the writer must not checkpoint in its commits"
+    );
+    guard.close();
+    // A clean close leaves no WAL behind.
+    let wal = dir.path().join("state.db-wal");
+    assert!(
+        std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) == 0,
+        "the WAL outlived a clean close"
+    );
+    let (store, _g) = Store::open(&path).expect("reopen");
+    assert_eq!(
+        store
+            .get_state("wechat:a", "k999")
+            .await
+            .expect("get")
+            .map(|v| v.len()),
+        Some(4096)
+    );
+}
