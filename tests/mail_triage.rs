@@ -68,6 +68,10 @@ async fn new_mail_is_claimed_within_a_second_reported_and_seen_untouched() {
     .await;
     for (_, flags) in h.server.flags("INBOX") {
         assert!(!flags.contains("\\Seen"), "{flags}");
+        assert!(
+            !flags.contains("$ScvTriaged"),
+            "marked without mark_triaged: {flags}"
+        );
     }
     h.stop().await;
     assert_private(&[
@@ -75,6 +79,33 @@ async fn new_mail_is_claimed_within_a_second_reported_and_seen_untouched() {
         "Quokka-Body-5521",
         "sender@example.com",
     ]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mark_triaged_sets_the_keyword_on_decided_mail_and_never_seen() {
+    let mut h = started("mark_triaged = true\n").await;
+    h.mail("Marked-Subject-1", "Marked-Body-1").await;
+    h.bulk("Marked-Bulk-2", "Bulk-Body-2").await;
+    h.wait_health(5, "both decided", |x| {
+        x.mail
+            .as_ref()
+            .is_some_and(|m| m.seen_today == 2 && m.claimed == 0)
+    })
+    .await;
+    // The keyword follows the stored decision; poll the server until it shows.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let flags = h.server.flags("INBOX");
+        if flags.len() == 2 && flags.iter().all(|(_, f)| f.contains("$ScvTriaged")) {
+            for (_, f) in &flags {
+                assert!(!f.contains("\\Seen"), "{f}");
+            }
+            break;
+        }
+        assert!(Instant::now() < deadline, "not marked: {flags:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    h.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -201,6 +201,9 @@ account_table!(
     max_digests_per_day: Option<u32>,
     /// Days of existing mail to triage on first start (default 0: start at new mail).
     backfill_days: Option<u32>,
+    /// Set the `$ScvTriaged` keyword on mail once it is decided, where the server allows new
+    /// keywords (default false: the mailbox is opened read-only).
+    mark_triaged: Option<bool>,
 });
 
 /// The file as written.

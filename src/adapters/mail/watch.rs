@@ -31,11 +31,18 @@ pub(super) async fn watch(
         _ = cancel.cancelled() => return Ok(()),
     };
     let mailbox = acct.mailbox();
-    // EXAMINE: read-only, so nothing here can change the owner's flags.
-    let state = imap
-        .examine(&mailbox)
-        .await
-        .map_err(|e| acct.error(spec, &e))?;
+    let mark = acct.settings.mark_triaged.unwrap_or(false);
+    // EXAMINE (read-only) unless keywords are wanted: then SELECT, and still only BODY.PEEK and
+    // `+FLAGS.SILENT ($ScvTriaged)` are ever sent, so `\Seen` cannot change either way.
+    let opened = if mark {
+        imap.select(&mailbox).await
+    } else {
+        imap.examine(&mailbox).await
+    };
+    let state = opened.map_err(|e| acct.error(spec, &e))?;
+    if mark && !state.allows_keyword(scv_mail::TRIAGED_KEYWORD) {
+        tracing::info!(account = %acct.id, "the server does not allow new keywords here; mail is not marked");
+    }
     let place = Place {
         mailbox: mailbox.clone(),
         validity: state.uid_validity.unwrap_or(0),
@@ -201,6 +208,11 @@ async fn decide_open(
                 PreFilter::Pass => for_model.push(item),
             }
         }
+        let decided: Vec<u32> = batch
+            .iter()
+            .copied()
+            .filter(|u| found.contains(u))
+            .collect();
         store_decisions(acct, place, quick).await?;
         for item in for_model {
             let d = judge(acct, &item).await?;
@@ -210,8 +222,31 @@ async fn decide_open(
                 acct.wake.notify_one();
             }
         }
+        // After the decisions are stored: a keyword is only ever a mirror of the store.
+        mark_decided(acct, spec, imap, &decided).await?;
     }
     Ok(())
+}
+
+/// Sets `$ScvTriaged` on decided mail when `mark_triaged` is on and the server allows it.
+/// A refusal (NO) is noted and skipped; a broken connection is the session's error as usual.
+async fn mark_decided(
+    acct: &Account,
+    spec: &AccountSpec,
+    imap: &mut ImapSession,
+    uids: &[u32],
+) -> Result<(), ComponentError> {
+    if !acct.settings.mark_triaged.unwrap_or(false) || uids.is_empty() {
+        return Ok(());
+    }
+    match imap.mark_triaged(uids).await {
+        Ok(_) => Ok(()),
+        Err(e @ scv_mail::MailError::ServerNo { .. }) => {
+            tracing::warn!(account = %acct.id, error = %e, "the server refused the triaged keyword");
+            Ok(())
+        }
+        Err(e) => Err(acct.error(spec, &e)),
+    }
 }
 
 async fn store_decisions(
