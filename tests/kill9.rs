@@ -6,16 +6,14 @@ mod process_support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use process_support::{Daemon, sigkill, terminate};
+use process_support::{Daemon, read_log, sigkill, terminate};
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeHandle, FakeServer};
 
-const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
 /// Real time allowed for anything to happen; nothing waits this long unless broken.
 const PATIENCE: Duration = Duration::from_secs(30);
 /// WeChat allows one send a second per account, so every answer costs the test a real second:
@@ -64,32 +62,12 @@ impl Bed {
     }
 
     fn spawn(&self) -> Daemon {
-        Daemon(
-            Command::new(BIN)
-                .arg("--config")
-                .arg(&self.config)
-                .arg("run")
-                .env("SCV_KILL9_KEY", "k")
-                .env("RUST_LOG", "info")
-                .stdout(Stdio::null())
-                .stderr(self.log_file())
-                .spawn()
-                .expect("spawn the daemon"),
-        )
-    }
-
-    /// The daemons' logs, appended run after run, shown when the test fails.
-    fn log_file(&self) -> Stdio {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self._dir.path().join("daemon.log"))
-            .map(Stdio::from)
-            .unwrap_or_else(|_| Stdio::null())
+        let env = [("SCV_KILL9_KEY", "k"), ("RUST_LOG", "info")];
+        Daemon::spawn(&self.config, &env, &self._dir.path().join("daemon.log"))
     }
 
     fn log(&self) -> String {
-        std::fs::read_to_string(self._dir.path().join("daemon.log")).unwrap_or_default()
+        read_log(&self._dir.path().join("daemon.log"))
     }
 
     /// The last user text of every model request, in order.

@@ -14,10 +14,9 @@ mod server;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use process_support::{Daemon, sigkill, terminate};
+use process_support::{Daemon, read_log, sigkill, terminate};
 use scv_bridge::protocol::{DaemonCommand, MailCounts};
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
@@ -26,7 +25,6 @@ use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeHandle, FakeServer, Fault};
 use server::MailServer;
 
-const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
 /// Real time allowed for anything to happen; nothing waits this long unless broken.
 const PATIENCE: Duration = Duration::from_secs(20);
 /// The owner of the mail chat (the WeChat user who logged in).
@@ -190,27 +188,12 @@ impl Bed {
     }
 
     fn spawn(&self) -> Daemon {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.log_path())
-            .expect("log file");
-        Command::new(BIN)
-            .arg("--config")
-            .arg(&self.config)
-            .arg("run")
-            .env("RUST_LOG", "trace")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .map(Daemon)
-            .expect("spawn the daemon")
+        let env = [("RUST_LOG", "trace"), ("NO_COLOR", "1")];
+        Daemon::spawn(&self.config, &env, &self.log_path())
     }
 
     fn log(&self) -> String {
-        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+        read_log(&self.log_path())
     }
 
     /// APPENDs one mail per kind over IMAP (some `\Seen`, one `\Flagged`, most unflagged).

@@ -4,10 +4,39 @@
 #![allow(dead_code)]
 
 use std::ops::{Deref, DerefMut};
-use std::process::Child;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 
 /// A spawned `scv-bridge run`.
 pub struct Daemon(pub Child);
+
+impl Daemon {
+    /// Runs `scv-bridge --config CONFIG run` with `env`, its log appended to `log` (one file
+    /// for every run of a test, read back when it fails).
+    pub fn spawn(config: &Path, env: &[(&str, &str)], log: &Path) -> Daemon {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .expect("log file");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_scv-bridge"));
+        cmd.arg("--config")
+            .arg(config)
+            .arg("run")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Daemon(cmd.spawn().expect("spawn the daemon"))
+    }
+}
+
+/// What the daemons wrote to `log` so far.
+pub fn read_log(log: &Path) -> String {
+    std::fs::read_to_string(log).unwrap_or_default()
+}
 
 impl Deref for Daemon {
     type Target = Child;

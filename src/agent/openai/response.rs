@@ -218,9 +218,9 @@ mod tests {
     fn parses_retry_after() {
         let mut h = HeaderMap::new();
         assert_eq!(retry_after(&h), None);
-        h.insert(RETRY_AFTER, "2".parse().unwrap());
+        h.insert(RETRY_AFTER, "2".parse().expect("header"));
         assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
-        h.insert(RETRY_AFTER, "soon".parse().unwrap());
+        h.insert(RETRY_AFTER, "soon".parse().expect("header"));
         assert_eq!(retry_after(&h), None);
     }
 }

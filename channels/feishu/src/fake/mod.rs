@@ -222,8 +222,6 @@ impl FakeFeishu {
         mention_bot: bool,
         options: PushOptions,
     ) -> Pushed {
-        let mut st = self.shared.lock();
-        let message_id = format!("om_in{}", st.next());
         let (text, mentions) = if mention_bot {
             let m = json!([{"key": "@_user_1", "id": {"open_id": self.shared.config.bot_open_id, "union_id": "on_bot"},
                             "name": self.shared.config.bot_name, "tenant_key": "fake-tenant"}]);
@@ -231,18 +229,7 @@ impl FakeFeishu {
         } else {
             (text.to_string(), json!([]))
         };
-        st.messages.insert(
-            message_id.clone(),
-            Stored {
-                chat_id: chat_id.to_string(),
-                msg_type: "text".into(),
-                content: json!({"text": text}),
-                by_bot: false,
-                created: tokio::time::Instant::now(),
-                aged: Duration::ZERO,
-                recalled: false,
-            },
-        );
+        let (message_id, event_id) = self.record_text(chat_id, &text);
         let event = message_event(
             from_open_id,
             &message_id,
@@ -251,8 +238,6 @@ impl FakeFeishu {
             &text,
             mentions,
         );
-        let event_id = format!("ev_{}", st.next());
-        drop(st);
         self.shared.enqueue(PendingPush {
             event_id: event_id.clone(),
             event_type: crate::event::MESSAGE_RECEIVE.into(),
@@ -278,39 +263,19 @@ impl FakeFeishu {
         token: &str,
     ) -> CallbackDelivery {
         let chat = format!("oc_p2p_{from_open_id}");
-        let mut st = self.shared.lock();
-        let message_id = format!("om_in{}", st.next());
-        st.messages.insert(
-            message_id.clone(),
-            Stored {
-                chat_id: chat.clone(),
-                msg_type: "text".into(),
-                content: json!({"text": text}),
-                by_bot: false,
-                created: tokio::time::Instant::now(),
-                aged: Duration::ZERO,
-                recalled: false,
-            },
-        );
-        let event_id = format!("ev_{}", st.next());
-        drop(st);
+        let (message_id, event_id) = self.record_text(&chat, text);
         let event = message_event(from_open_id, &message_id, &chat, "p2p", text, json!([]));
-        let (headers, body) = callback_request_for(
-            &self.shared.config.app_id,
-            encrypt_key,
-            token,
-            &event_id,
+        let pushed = Pushed {
+            event_id,
+            message_id,
+        };
+        self.as_callback(
+            pushed,
             crate::event::MESSAGE_RECEIVE,
             event,
-        );
-        CallbackDelivery {
-            pushed: Pushed {
-                event_id,
-                message_id,
-            },
-            headers,
-            body,
-        }
+            encrypt_key,
+            token,
+        )
     }
 
     /// A click on card `message_id` by `operator_open_id` as the platform's HTTP callback.
@@ -322,34 +287,13 @@ impl FakeFeishu {
         encrypt_key: Option<&Secret>,
         token: &str,
     ) -> CallbackDelivery {
-        let mut st = self.shared.lock();
-        let chat = st
-            .messages
-            .get(message_id)
-            .map(|m| m.chat_id.clone())
-            .unwrap_or_default();
-        let click_token = format!("c-fake{}", st.next());
-        st.click_tokens
-            .insert(click_token.clone(), message_id.to_string());
-        let event_id = format!("ev_{}", st.next());
-        drop(st);
+        let (chat, click_token, event_id) = self.record_click(message_id);
         let event = card_event(operator_open_id, &click_token, message_id, &chat, &value);
-        let (headers, body) = callback_request_for(
-            &self.shared.config.app_id,
-            encrypt_key,
-            token,
-            &event_id,
-            crate::event::CARD_ACTION,
-            event,
-        );
-        CallbackDelivery {
-            pushed: Pushed {
-                event_id,
-                message_id: message_id.to_string(),
-            },
-            headers,
-            body,
-        }
+        let pushed = Pushed {
+            event_id,
+            message_id: message_id.to_string(),
+        };
+        self.as_callback(pushed, crate::event::CARD_ACTION, event, encrypt_key, token)
     }
 
     /// Pushes a click on card `message_id` by `operator_open_id`, delivered as `kind`.
@@ -360,17 +304,7 @@ impl FakeFeishu {
         value: Value,
         kind: FrameType,
     ) -> Pushed {
-        let mut st = self.shared.lock();
-        let chat = st
-            .messages
-            .get(message_id)
-            .map(|m| m.chat_id.clone())
-            .unwrap_or_default();
-        let token = format!("c-fake{}", st.next());
-        st.click_tokens
-            .insert(token.clone(), message_id.to_string());
-        let event_id = format!("ev_{}", st.next());
-        drop(st);
+        let (chat, token, event_id) = self.record_click(message_id);
         self.shared.enqueue(PendingPush {
             event_id: event_id.clone(),
             event_type: crate::event::CARD_ACTION.into(),
@@ -385,6 +319,65 @@ impl FakeFeishu {
         Pushed {
             event_id,
             message_id: message_id.to_string(),
+        }
+    }
+
+    /// Stores an incoming text message in `chat_id`; returns its IM id and a fresh event id.
+    fn record_text(&self, chat_id: &str, text: &str) -> (String, String) {
+        let mut st = self.shared.lock();
+        let message_id = format!("om_in{}", st.next());
+        st.messages.insert(
+            message_id.clone(),
+            Stored {
+                chat_id: chat_id.to_string(),
+                msg_type: "text".into(),
+                content: json!({"text": text}),
+                by_bot: false,
+                created: tokio::time::Instant::now(),
+                aged: Duration::ZERO,
+                recalled: false,
+            },
+        );
+        let event_id = format!("ev_{}", st.next());
+        (message_id, event_id)
+    }
+
+    /// Issues the click token for a click on card `message_id`: (its chat, the token, an event id).
+    fn record_click(&self, message_id: &str) -> (String, String, String) {
+        let mut st = self.shared.lock();
+        let chat = st
+            .messages
+            .get(message_id)
+            .map(|m| m.chat_id.clone())
+            .unwrap_or_default();
+        let token = format!("c-fake{}", st.next());
+        st.click_tokens
+            .insert(token.clone(), message_id.to_string());
+        let event_id = format!("ev_{}", st.next());
+        (chat, token, event_id)
+    }
+
+    /// `event` as the HTTP callback request the platform would POST for this app.
+    fn as_callback(
+        &self,
+        pushed: Pushed,
+        event_type: &str,
+        event: Value,
+        encrypt_key: Option<&Secret>,
+        token: &str,
+    ) -> CallbackDelivery {
+        let (headers, body) = callback_request_for(
+            &self.shared.config.app_id,
+            encrypt_key,
+            token,
+            &pushed.event_id,
+            event_type,
+            event,
+        );
+        CallbackDelivery {
+            pushed,
+            headers,
+            body,
         }
     }
 
