@@ -9,7 +9,7 @@ use super::journal;
 use super::link::{SendError, Sent};
 use super::message::{Outbound, OutboundKind};
 use super::{AccountRuntime, ChatRuntime, Conversation};
-use crate::supervisor::{BackoffPolicy, random_jitter};
+use crate::supervisor::{BackoffPolicy, NoteSource, random_jitter};
 
 /// How long a closed send window is left alone before trying again without news from the peer.
 const WINDOW_RECHECK: Duration = Duration::from_secs(600);
@@ -70,7 +70,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 attempt = 0;
                 if window_note {
                     window_note = false;
-                    rt.link.health.note(None);
+                    rt.link.health.note(NoteSource::Sends, None);
                 }
                 let (a, c, s) = (rt.link.account.clone(), chat.chat.clone(), sent.clone());
                 let settled = conv
@@ -134,7 +134,9 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 } else {
                     "messages wait"
                 };
-                rt.link.health.note(Some(format!("{n} {plural}: {reason}")));
+                rt.link
+                    .health
+                    .note(NoteSource::Sends, Some(format!("{n} {plural}: {reason}")));
                 window_note = true;
                 conv.stats.send_failed(&rt.link.account, "window_closed");
                 tokio::select! {

@@ -8,7 +8,7 @@ use super::message::OutboundKind;
 use super::{AccountRuntime, ChatRuntime, Conversation};
 use crate::agent::{AgentError, AgentErrorKind, SessionKey, TurnRequest};
 use crate::config::Approvals;
-use crate::supervisor::{BackoffPolicy, random_jitter};
+use crate::supervisor::{BackoffPolicy, NoteSource, random_jitter};
 
 /// How often a typing indicator is refreshed while the agent works.
 const TYPING_EVERY: Duration = Duration::from_secs(5);
@@ -49,7 +49,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             TurnEnd::Done(next) => {
                 prefetched = next;
                 if outage.take().is_some() {
-                    rt.link.health.note(None);
+                    rt.link.health.note(NoteSource::Agent, None);
                 }
             }
             TurnEnd::Shutdown => return,
@@ -59,9 +59,10 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                     tell_owner_once(&conv, &rt, &pending, &err).await;
                 }
                 outage = Some(attempt);
-                rt.link
-                    .health
-                    .note(Some(format!("the agent is not answering: {}", err.message)));
+                rt.link.health.note(
+                    NoteSource::Agent,
+                    Some(format!("the agent is not answering: {}", err.message)),
+                );
                 let delay = err.retry_after.unwrap_or_else(|| {
                     BackoffPolicy::default().delay(attempt, 0.5 + random_jitter() / 2.0)
                 });

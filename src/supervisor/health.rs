@@ -30,6 +30,42 @@ fn forget_older_than_an_hour(times: &mut std::collections::VecDeque<u64>, now: u
     times.len() as u64
 }
 
+/// Where a health note comes from; each source keeps its own note, so one clearing its note never
+/// erases another's. Notes are shown after the run error, in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NoteSource {
+    /// The platform side of the account (e.g. no owner paired yet).
+    Account,
+    /// The send path: replies failing, throttled or waiting for a window.
+    Sends,
+    /// The agent behind the conversation.
+    Agent,
+    /// Confirm questions waiting for a way to reach the owner.
+    Confirm,
+}
+
+/// The run error (set by the lifecycle and `disconnected`) and the notes, joined for `error`.
+#[derive(Debug, Default)]
+struct Lines {
+    reason: Option<String>,
+    notes: BTreeMap<NoteSource, String>,
+}
+
+impl Lines {
+    /// The published `error`: the reason, then each note, without repeating a phrase.
+    fn compose(&self) -> Option<String> {
+        let mut parts: Vec<&str> = Vec::new();
+        for line in self.reason.iter().chain(self.notes.values()) {
+            for phrase in line.split("; ") {
+                if !phrase.is_empty() && !parts.contains(&phrase) {
+                    parts.push(phrase);
+                }
+            }
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
 /// Serializes a snapshot; plain data always serializes.
 fn to_json(h: &ComponentHealth) -> String {
     serde_json::to_string(h)
@@ -47,6 +83,7 @@ pub struct HealthCell {
     connected_since: Mutex<Option<Instant>>,
     /// Wall-clock times of recent restarts, so `restarts_last_hour` stays true as time passes.
     restart_times: Mutex<std::collections::VecDeque<u64>>,
+    lines: Mutex<Lines>,
     changed: watch::Sender<u64>,
 }
 
@@ -72,6 +109,7 @@ impl HealthCell {
             configured_tools: spec.remote_tools,
             connected_since: Mutex::new(None),
             restart_times: Mutex::new(std::collections::VecDeque::new()),
+            lines: Mutex::new(Lines::default()),
             changed: watch::channel(0).0,
         })
     }
@@ -99,6 +137,50 @@ impl HealthCell {
         self.json.store(Arc::new(to_json(&h)));
         self.snapshot.store(Arc::new(h));
         self.changed.send_modify(|v| *v = v.wrapping_add(1));
+    }
+
+    /// Changes the run error or one note with `f`, and republishes `error` from all of them.
+    fn edit_lines(&self, also: impl Fn(&mut ComponentHealth), f: impl FnOnce(&mut Lines)) {
+        let composed = {
+            let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut lines);
+            lines.compose()
+        };
+        self.update(|h| {
+            also(h);
+            h.error = composed.clone();
+        });
+    }
+
+    /// Sets (or clears) the run error: why the account is not connected, backing off or failed.
+    pub fn set_reason(&self, reason: Option<String>) {
+        self.edit_lines(|_| {}, |l| l.reason = reason);
+    }
+
+    /// Sets the run error and publishes it together with other fields changed by `also`.
+    pub fn set_reason_with(&self, reason: Option<String>, also: impl Fn(&mut ComponentHealth)) {
+        self.edit_lines(also, |l| l.reason = reason);
+    }
+
+    /// Sets (or clears) the note of `source`.
+    pub fn set_note(&self, source: NoteSource, note: Option<String>) {
+        self.edit_lines(
+            |_| {},
+            |l| match note {
+                Some(n) => {
+                    l.notes.insert(source, n);
+                }
+                None => {
+                    l.notes.remove(&source);
+                }
+            },
+        );
+    }
+
+    /// The note `source` has set, if any.
+    pub fn note_of(&self, source: NoteSource) -> Option<String> {
+        let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        lines.notes.get(&source).cloned()
     }
 
     /// Moves to `state`, stamping when it happened (a repeat of the same state keeps its stamp).
@@ -179,31 +261,33 @@ impl HealthHandle {
         HealthHandle { cell }
     }
 
-    /// The platform answered (a completed poll, a pong, an event): connected, error cleared.
+    /// The platform answered (a completed poll, a pong, an event): connected, run error cleared.
+    ///
+    /// Notes stay: they describe something else (the send path, the agent, pairing).
     pub fn connected(&self) {
         self.cell.mark_connected();
         let now = unix_now();
-        self.cell.update(|h| {
+        self.cell.set_reason_with(None, |h| {
             if h.state != ComponentState::Connected {
                 h.state = ComponentState::Connected;
                 h.since_unix_seconds = Some(now);
             }
             h.last_success_unix_seconds = Some(now);
-            h.error = None;
             h.action = None;
         });
     }
 
     /// Running but not connected, with the reason.
     pub fn disconnected(&self, reason: impl Into<String>) {
-        let reason = reason.into();
         self.cell.set_state(ComponentState::Disconnected);
-        self.cell.update(|h| h.error = Some(reason.clone()));
+        self.cell.set_reason(Some(reason.into()));
     }
 
     /// A note for people without a state change (e.g. "3 messages wait for WeChat's send window").
-    pub fn note(&self, message: Option<String>) {
-        self.cell.update(|h| h.error = message.clone());
+    ///
+    /// Each `source` owns its note; `None` clears only that one.
+    pub fn note(&self, source: NoteSource, message: Option<String>) {
+        self.cell.set_note(source, message);
     }
 
     /// The bot's and the owner's platform ids; the effective tool grant follows the owner.
@@ -305,6 +389,33 @@ impl HealthRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_of_different_sources_survive_each_other_and_connecting() {
+        let mut l = Lines::default();
+        assert_eq!(l.compose(), None);
+        l.reason = Some("connection refused; reconnecting".into());
+        l.notes
+            .insert(NoteSource::Sends, "sends failing: HTTP 500".into());
+        l.notes
+            .insert(NoteSource::Account, "no owner paired".into());
+        assert_eq!(
+            l.compose().as_deref(),
+            Some("connection refused; reconnecting; no owner paired; sends failing: HTTP 500")
+        );
+        l.reason = None;
+        l.notes.remove(&NoteSource::Account);
+        assert_eq!(l.compose().as_deref(), Some("sends failing: HTTP 500"));
+    }
+
+    #[test]
+    fn a_phrase_is_never_repeated() {
+        let l = Lines {
+            reason: Some("reconnecting; reconnecting".into()),
+            notes: [(NoteSource::Sends, "reconnecting".to_string())].into(),
+        };
+        assert_eq!(l.compose().as_deref(), Some("reconnecting"));
+    }
 
     #[test]
     fn restarts_age_out_of_the_last_hour() {

@@ -105,8 +105,7 @@ pub async fn run_account(
         tracing::info!(account = %cell.get().id, error = %err.message, delay_ms = delay.as_millis() as u64, "account restarts after a delay");
         cell.set_state(ComponentState::Backoff);
         let retry_at = unix_now() + delay.as_secs_f64().ceil() as u64;
-        cell.update(|h| {
-            h.error = Some(err.message.clone());
+        cell.set_reason_with(Some(err.message.clone()), |h| {
             h.next_retry_unix_seconds = Some(retry_at);
         });
         tokio::select! {
@@ -127,10 +126,7 @@ async fn fail(
     cancel: &CancellationToken,
 ) -> StopOutcome {
     cell.set_state(ComponentState::Failed);
-    cell.update(|h| {
-        h.error = Some(message.clone());
-        h.action = action.clone();
-    });
+    cell.set_reason_with(Some(message), |h| h.action = action.clone());
     cancel.cancelled().await;
     StopOutcome::Stopped
 }
@@ -157,7 +153,7 @@ async fn stop(
             );
             tracing::warn!(account = %cell.get().id, "{msg}");
             cell.set_state(ComponentState::Stopped);
-            cell.update(|h| h.error = Some(msg.clone()));
+            cell.set_reason(Some(msg));
             StopOutcome::Abandoned
         }
     }

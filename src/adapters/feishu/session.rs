@@ -15,7 +15,7 @@ use super::{AdapterContext, login_hint};
 use crate::config::{AccountKey, AccountSpec};
 use crate::conversation::{AccountLink, Attachment, Inbound, SenderId};
 use crate::secrets::Credentials;
-use crate::supervisor::{HealthHandle, unix_now};
+use crate::supervisor::{HealthHandle, NoteSource, unix_now};
 
 /// Event ids remembered to drop re-pushes before they reach the store.
 const RECENT_EVENTS: usize = 4096;
@@ -94,9 +94,6 @@ impl Session {
         if !self.connected {
             self.connected = true;
             self.health.connected();
-            if self.note.is_some() {
-                self.health.note(self.note.clone());
-            }
         }
     }
 
@@ -106,10 +103,6 @@ impl Session {
             LinkState::Connected if !self.connected => {
                 self.connected = true;
                 self.health.connected();
-                // `connected` clears the error line; the owner note must stay visible.
-                if self.note.is_some() {
-                    self.health.note(self.note.clone());
-                }
             }
             LinkState::Disconnected if self.connected => {
                 self.connected = false;
@@ -324,7 +317,7 @@ impl Session {
             };
         if note != self.note {
             self.note = note.clone();
-            self.health.note(note);
+            self.health.note(NoteSource::Account, note);
         }
     }
 }

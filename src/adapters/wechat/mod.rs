@@ -30,7 +30,6 @@ pub use sender::{MAX_CHARS, WINDOW_CLOSED, client_id_for};
 use super::{AdapterContext, login_hint};
 use crate::config::{AccountSpec, ChannelSettings, WechatSettings};
 use crate::conversation::{AccountLink, SenderId};
-use crate::protocol::ComponentState;
 use crate::supervisor::{Capabilities, Component, ComponentError, HealthHandle};
 use inbound::Copies;
 use state::Peers;
@@ -330,13 +329,9 @@ impl WechatComponent {
     }
 }
 
-/// Reports a completed poll, but leaves a note the pipeline set (e.g. messages waiting for the
-/// send window) in place while already connected: `connected()` would clear it.
+/// Reports a completed poll: protocol evidence, so `last_success` moves (notes stay where they are).
 fn mark_connected(health: &HealthHandle) {
-    let h = health.get();
-    if h.state != ComponentState::Connected || h.error.is_none() {
-        health.connected();
-    }
+    health.connected();
 }
 
 impl Component for WechatComponent {

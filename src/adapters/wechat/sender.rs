@@ -39,7 +39,7 @@ use crate::conversation::{
     ChatId, ChatSender, Outbound, ReplyContext, SendError, SendLimits, Sent,
 };
 use crate::store::Store;
-use crate::supervisor::HealthHandle;
+use crate::supervisor::{HealthHandle, NoteSource};
 
 /// The most characters one WeChat message carries (the spec recommends splitting at 2,000).
 pub const MAX_CHARS: usize = 2000;
@@ -250,7 +250,7 @@ impl WechatSender {
                 if let Err(e) = state::save_hold(&self.store, &self.account, until_ms).await {
                     tracing::warn!(account = %self.account, error = %e, "cannot store the send hold; a restart will not keep it");
                 }
-                self.health.note(Some(format!(
+                self.health.note(NoteSource::Sends, Some(format!(
                     "WeChat refused a send (throttled, or the send window is used up); sends pause for {} s",
                     hold.as_secs().max(1)
                 )));
@@ -291,7 +291,7 @@ impl WechatSender {
             std::mem::take(&mut g.noted)
         });
         if clear {
-            self.health.note(None);
+            self.health.note(NoteSource::Sends, None);
         }
         Ok(())
     }

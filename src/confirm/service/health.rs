@@ -5,7 +5,7 @@ use super::super::{WAITING_NOTE, WINDOW_NOTE};
 use super::ConfirmService;
 use crate::config::Channel;
 use crate::protocol::ComponentState;
-use crate::supervisor::HealthHandle;
+use crate::supervisor::{HealthHandle, NoteSource};
 
 impl ConfirmService {
     /// Why an undelivered question failed at its deadline, from the account's health.
@@ -23,8 +23,8 @@ impl ConfirmService {
             Some(h) if h.state != ComponentState::Connected => {
                 let why = h
                     .error
-                    .as_ref()
-                    .filter(|e| !is_our_note(e))
+                    .as_deref()
+                    .and_then(without_our_notes)
                     .map(|e| format!(" ({e})"))
                     .unwrap_or_default();
                 format!(
@@ -56,7 +56,7 @@ impl ConfirmService {
         } else {
             WAITING_NOTE
         };
-        HealthHandle::new(cell).note(Some(note.to_string()));
+        HealthHandle::new(cell).note(NoteSource::Confirm, Some(note.to_string()));
         if let Some(m) = self.lock().get_mut(q.row.seq) {
             m.noted = true;
         }
@@ -82,12 +82,15 @@ impl ConfirmService {
         else {
             return;
         };
-        if cell.get().error.as_deref().is_some_and(is_our_note) {
-            HealthHandle::new(cell).note(None);
-        }
+        HealthHandle::new(cell).note(NoteSource::Confirm, None);
     }
 }
 
-fn is_our_note(e: &str) -> bool {
-    e == WINDOW_NOTE || e == WAITING_NOTE
+/// The account's error line without this service's own notes (they say nothing about why).
+fn without_our_notes(e: &str) -> Option<String> {
+    let rest: Vec<&str> = e
+        .split("; ")
+        .filter(|p| *p != WINDOW_NOTE && *p != WAITING_NOTE)
+        .collect();
+    (!rest.is_empty()).then(|| rest.join("; "))
 }
