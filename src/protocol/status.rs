@@ -65,7 +65,8 @@ pub struct ComponentHealth {
     /// The latest error, for people; never a secret.
     #[serde(default)]
     pub error: Option<String>,
-    /// Restarts since the daemon started.
+    /// Restarts since the daemon started: drops of a connection that was up (attempts that never
+    /// connected only grow the backoff and are not counted).
     #[serde(default)]
     pub restarts: u64,
     /// The effective tool grant (`owner` only when set so and the owner is known).

@@ -84,6 +84,8 @@ pub struct HealthCell {
     /// Wall-clock times of recent restarts, so `restarts_last_hour` stays true as time passes.
     restart_times: Mutex<std::collections::VecDeque<u64>>,
     lines: Mutex<Lines>,
+    /// How many times the account became connected; the lifecycle compares it across one run.
+    connects: std::sync::atomic::AtomicU64,
     changed: watch::Sender<u64>,
 }
 
@@ -110,6 +112,7 @@ impl HealthCell {
             connected_since: Mutex::new(None),
             restart_times: Mutex::new(std::collections::VecDeque::new()),
             lines: Mutex::new(Lines::default()),
+            connects: std::sync::atomic::AtomicU64::new(0),
             changed: watch::channel(0).0,
         })
     }
@@ -240,11 +243,18 @@ impl HealthCell {
             .map_or(Duration::ZERO, |t| t.elapsed())
     }
 
+    /// How many times the account has become connected since this cell was made.
+    pub fn connects(&self) -> u64 {
+        self.connects.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     fn mark_connected(&self) {
         if let Ok(mut c) = self.connected_since.lock()
             && c.is_none()
         {
             *c = Some(Instant::now());
+            self.connects
+                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         }
     }
 }

@@ -24,6 +24,7 @@ pub use reconcile::{DesiredAccount, Diff, diff};
 pub use runner::{LifecyclePolicy, StopOutcome, run_account};
 
 use crate::config::AccountKey;
+use crate::protocol::ComponentState;
 
 /// What one reconcile did, reported back to whoever asked for it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -32,7 +33,7 @@ pub struct ReloadReport {
     pub started: Vec<String>,
     /// Accounts stopped and removed.
     pub stopped: Vec<String>,
-    /// Accounts stopped and started again with new settings or credentials.
+    /// Accounts stopped and started again: new settings or credentials, or they had failed.
     pub restarted: Vec<String>,
     /// Accounts whose task had to be abandoned while stopping.
     pub abandoned: Vec<String>,
@@ -74,6 +75,9 @@ impl Supervisor {
     /// Brings the running set to `desired`: stops removed and changed accounts, then starts changed and added ones.
     ///
     /// `force` names accounts to restart even when unchanged (an explicit `channel_set`).
+    /// An account in `failed` restarts on every apply: a person ran `login`, `reload` or
+    /// `channel enable` because they fixed something, perhaps on the platform's side where
+    /// neither the file nor the credentials change.
     pub async fn apply(
         &self,
         desired: BTreeMap<AccountKey, DesiredAccount>,
@@ -85,9 +89,15 @@ impl Supervisor {
             .map(|(k, r)| (k.clone(), r.desired.clone()))
             .collect();
         let mut d = diff(&current, &desired);
-        for k in force {
-            if current.contains_key(k) && desired.contains_key(k) && !d.change.contains(k) {
-                d.change.push(k.clone());
+        let failed = current.keys().filter(|k| {
+            self.registry
+                .cell(&k.to_string())
+                .is_some_and(|c| c.get().state == ComponentState::Failed)
+        });
+        let again: Vec<AccountKey> = force.iter().chain(failed).cloned().collect();
+        for k in again {
+            if current.contains_key(&k) && desired.contains_key(&k) && !d.change.contains(&k) {
+                d.change.push(k);
             }
         }
         let mut report = ReloadReport::default();

@@ -1,4 +1,10 @@
 //! One account's lifecycle: start, watch, classify the failure, back off or fail, stop.
+//!
+//! Only what a person must fix (rejected credentials, bad configuration: `Fatal`) ends in
+//! `failed`. Every transient failure is retried for ever: attempts that never connected only
+//! grow the backoff; runs that connected and then dropped count toward the restart budget, and
+//! a spent budget holds retries at the backoff cap instead of giving up, so an account always
+//! comes back within the cap once its platform heals.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +26,8 @@ pub struct LifecyclePolicy {
     pub backoff: BackoffPolicy,
     /// Connected this long resets the backoff.
     pub healthy_after: Duration,
-    /// More restarts than this within `budget_window` means `failed`.
+    /// More restarts of a connected account than this within `budget_window` hold its retries
+    /// at the backoff cap (it keeps retrying; it never fails for this).
     pub budget_max: usize,
     /// The restart budget's window.
     pub budget_window: Duration,
@@ -63,6 +70,7 @@ pub async fn run_account(
     let mut budget = RestartBudget::new(policy.budget_max, policy.budget_window);
     loop {
         cell.set_state(ComponentState::Starting);
+        let connects_before = cell.connects();
         let child = cancel.child_token();
         let handle = HealthHandle::new(cell.clone());
         let mut task = tokio::spawn(component.clone().run(handle, child.clone()));
@@ -82,19 +90,16 @@ pub async fn run_account(
         if cell.connected_for() >= policy.healthy_after {
             attempt = 0;
         }
-        let now = Instant::now();
-        let within_budget = budget.record(now);
-        cell.record_restart();
-        if !within_budget {
-            let msg = format!(
-                "restarted more than {} times within an hour; last error: {}",
-                policy.budget_max, err.message
-            );
-            let action = "fix the cause, then run `scv-bridge reload`".to_string();
-            tracing::warn!(account = %cell.get().id, "restart budget spent; account failed");
-            return fail(&cell, msg, Some(action), &cancel).await;
-        }
-        let delay = match err.class {
+        // A run that never connected is one more failed attempt, not a restart: it only grows
+        // the backoff. A run that connected and then dropped is a restart and spends budget.
+        let had_connected = cell.connects() > connects_before;
+        let within_budget = if had_connected {
+            cell.record_restart();
+            budget.record(Instant::now())
+        } else {
+            true
+        };
+        let mut delay = match err.class {
             ErrorClass::SlowDown(d) => d,
             _ => {
                 let d = policy.backoff.delay(attempt, (policy.jitter)());
@@ -102,10 +107,23 @@ pub async fn run_account(
                 d
             }
         };
+        let reason = if within_budget {
+            err.message.clone()
+        } else {
+            // Connects and drops over and over: slow down to the cap, but never give up.
+            delay = delay.max(policy.backoff.cap);
+            let recent = budget.recent(Instant::now());
+            tracing::warn!(account = %cell.get().id, recent, "restart budget spent; retries wait the backoff cap");
+            format!(
+                "{recent} failures in the last hour, so retries wait {}; last error: {}",
+                human_secs(policy.backoff.cap),
+                err.message
+            )
+        };
         tracing::info!(account = %cell.get().id, error = %err.message, delay_ms = delay.as_millis() as u64, "account restarts after a delay");
         cell.set_state(ComponentState::Backoff);
         let retry_at = unix_now() + delay.as_secs_f64().ceil() as u64;
-        cell.set_reason_with(Some(err.message.clone()), |h| {
+        cell.set_reason_with(Some(reason), |h| {
             h.next_retry_unix_seconds = Some(retry_at);
         });
         tokio::select! {
@@ -115,6 +133,16 @@ pub async fn run_account(
                 return StopOutcome::Stopped;
             }
         }
+    }
+}
+
+/// "5 min", "40 s": how long retries wait, for people.
+fn human_secs(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s % 60 == 0 {
+        format!("{} min", s / 60)
+    } else {
+        format!("{s} s")
     }
 }
 

@@ -46,7 +46,9 @@ pub(crate) async fn token(State(sh): S, body: Bytes) -> Response {
     if v.get("app_id").and_then(Value::as_str) != Some(sh.config.app_id.as_str()) {
         return err(10003, "invalid param");
     }
-    if v.get("app_secret").and_then(Value::as_str) != Some(sh.config.app_secret.as_str()) {
+    if st.secret_refused
+        || v.get("app_secret").and_then(Value::as_str) != Some(sh.config.app_secret.as_str())
+    {
         return err(10014, "app secret invalid");
     }
     let now = Instant::now();

@@ -411,6 +411,17 @@ impl FakeFeishu {
         self.shared.lock().reject_all_tokens = on;
     }
 
+    /// While set, the token endpoint refuses even the right secret (10014), as the platform does
+    /// while the app is disabled or its secret is being reset in the console; issued tokens die.
+    pub fn refuse_secret(&self, on: bool) {
+        let mut st = self.shared.lock();
+        st.secret_refused = on;
+        if on {
+            st.token = None;
+            st.valid_tokens.clear();
+        }
+    }
+
     /// Makes endpoint discovery fail (or succeed again with `None`).
     pub fn set_endpoint_failure(&self, failure: Option<EndpointFailure>) {
         self.shared.lock().endpoint_failure = failure;

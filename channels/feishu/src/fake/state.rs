@@ -66,6 +66,7 @@ pub(crate) struct State {
     pub valid_tokens: HashMap<String, Instant>,
     pub token_requests: usize,
     pub reject_all_tokens: bool,
+    pub secret_refused: bool,
     pub endpoint_requests: usize,
     pub endpoint_failure: Option<EndpointFailure>,
     pub handshake_failure: Option<HandshakeFailure>,
