@@ -71,7 +71,10 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
         .collect();
     let mut out = format!("scv-bridge {} (pid {})\n", status.version, status.pid);
     if status.components.is_empty() {
-        out.push_str("no accounts configured; add one to the configuration file and run `scv-bridge reload`\n");
+        out.push_str(&format!(
+            "no accounts configured; add one to the configuration file and run `{}`\n",
+            crate::config::command("reload")
+        ));
         return out;
     }
     for r in rows {

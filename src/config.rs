@@ -8,10 +8,14 @@ use serde::Deserialize;
 
 use crate::protocol::{Purpose, RemoteTools, Senders};
 
+mod client_socket;
+mod command_line;
 mod locate;
 mod ranges;
 mod raw;
 
+pub use client_socket::{ClientSocket, client_socket};
+pub use command_line::{CommandLine, command, default_location};
 use locate::{key_path_at, line_col, line_of_key};
 pub use raw::{AgentBackend, AgentConfig, Approvals, CredentialsMode, FeishuMode, MailTls};
 
@@ -236,11 +240,7 @@ impl Config {
         if let Some(p) = std::env::var_os("SCV_BRIDGE_CONFIG").filter(|p| !p.is_empty()) {
             return PathBuf::from(p);
         }
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| home_dir().join(".config"));
-        base.join("scv-bridge").join("config.toml")
+        default_location()
     }
 
     /// The settings whose change a reload cannot apply, named when they differ.

@@ -132,30 +132,30 @@ async fn credentials(config: &Config) -> Vec<Check> {
             )];
         }
     };
+    let commands = crate::config::CommandLine::for_config(&config.path);
     results
         .into_iter()
         .map(|(id, r)| {
             let (channel, account) = id.split_once(':').unwrap_or((&id, ""));
+            let login = commands.command(&format!("login {channel} {account}"));
             match r {
                 Ok(Some(c))
                     if callbacks.contains(&id)
-                        && c.get(ENCRYPT_KEY_FIELD).is_none_or(|k| k.expose().is_empty()) =>
+                        && c.get(ENCRYPT_KEY_FIELD)
+                            .is_none_or(|k| k.expose().is_empty()) =>
                 {
                     Check::fail(
                         format!("{id} is in callback mode but has no Encrypt Key stored"),
-                        format!(
-                            "set an Encrypt Key in the Feishu console, then run `scv-bridge login {channel} {account}`"
-                        ),
+                        format!("set an Encrypt Key in the Feishu console, then run `{login}`"),
                     )
                 }
                 Ok(Some(_)) => Check::pass(format!("{id} has credentials")),
-                Ok(None) => Check::fail(
-                    format!("{id} has no credentials"),
-                    format!("run `scv-bridge login {channel} {account}`"),
-                ),
+                Ok(None) => {
+                    Check::fail(format!("{id} has no credentials"), format!("run `{login}`"))
+                }
                 Err(e) => Check::fail(
                     format!("{id} credentials unreadable: {e}"),
-                    format!("run `scv-bridge login {channel} {account}` again"),
+                    format!("run `{login}` again"),
                 ),
             }
         })

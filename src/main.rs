@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 use scv_bridge::adapters::{AdapterContext, PlatformFactory};
 use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::client;
-use scv_bridge::config::Config;
+use scv_bridge::config::{CommandLine, Config, client_socket};
 use scv_bridge::confirm::{Clock, ConfirmService};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::Wiring;
@@ -204,6 +204,8 @@ fn init_logging(format: LogFormat) {
 
 async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
     let config_path = Config::default_path(cli.config.as_deref());
+    // Every command printed from here on (and by a daemon started here) names this file.
+    CommandLine::for_config(&config_path).install();
     match cli.command {
         Command::Run => run(&config_path).await,
         Command::Doctor => {
@@ -234,7 +236,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             json: false,
             watch: true,
         } => {
-            let socket = socket_of(&config_path)?;
+            let socket = socket_of(&config_path);
             loop {
                 let status = client::request(&socket, DaemonCommand::Status)
                     .await
@@ -251,7 +253,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             }
         }
         Command::Status { json, .. } => {
-            let status = client::request(&socket_of(&config_path)?, DaemonCommand::Status)
+            let status = client::request(&socket_of(&config_path), DaemonCommand::Status)
                 .await
                 .map_err(|e| e.to_string())?;
             if json {
@@ -265,7 +267,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Reload => {
-            let status = client::request(&socket_of(&config_path)?, DaemonCommand::Reload)
+            let status = client::request(&socket_of(&config_path), DaemonCommand::Reload)
                 .await
                 .map_err(|e| e.to_string())?;
             println!(
@@ -306,11 +308,14 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
     }
 }
 
-/// The socket path every client command uses, found the same way as the daemon finds it.
-fn socket_of(config_path: &Path) -> Result<PathBuf, String> {
-    Config::load(config_path)
-        .map(|c| c.socket)
-        .map_err(|e| e.to_string())
+/// The socket path every client command uses, found the same way as the daemon finds it; a
+/// configuration error is a warning here (the running daemon keeps what it loaded).
+fn socket_of(config_path: &Path) -> PathBuf {
+    let found = client_socket(config_path);
+    for line in found.warning.iter().flat_map(|w| w.lines()) {
+        eprintln!("scv-bridge: warning: {line}");
+    }
+    found.path
 }
 
 async fn run(config_path: &Path) -> Result<ExitCode, String> {
@@ -436,7 +441,7 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
             DaemonCommand::ChannelLogout { channel, account }
         }
     };
-    let status = client::request(&socket_of(config_path)?, command)
+    let status = client::request(&socket_of(config_path), command)
         .await
         .map_err(|e| e.to_string())?;
     print!("{}", scv_bridge::cli::status_table(&status, unix_now()));
@@ -452,13 +457,7 @@ async fn confirm(
 ) -> Result<ExitCode, String> {
     use scv_bridge::confirm::cli;
     use std::io::IsTerminal;
-    let socket = match socket_of(config_path) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("scv-bridge: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let socket = socket_of(config_path);
     let opts = cli::Options {
         question,
         timeout_seconds: timeout,

@@ -99,7 +99,7 @@ async fn callback_mode_without_an_encrypt_key_is_a_failed_check() {
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("FAIL  feishu:work is in callback mode but has no Encrypt Key stored")
-            && out.contains("scv-bridge login feishu work"),
+            && out.contains(" login feishu work`"),
         "{out}"
     );
 }
@@ -118,14 +118,16 @@ async fn missing_credentials_and_an_unreachable_platform_fail_with_fixes() {
         fake.base_url()
     );
     let config = write_config(dir.path(), &body);
+    let shown = config.display().to_string();
     let (code, out) = tokio::task::spawn_blocking(move || doctor(&config))
         .await
         .expect("join");
     assert_eq!(code, 1, "{out}");
+    // The fix names the configuration file doctor was given, so it works when copied.
     assert!(
-        out.contains(
-            "FAIL  wechat:phone has no credentials\n      fix: run `scv-bridge login wechat phone`"
-        ),
+        out.contains(&format!(
+            "FAIL  wechat:phone has no credentials\n      fix: run `scv-bridge --config {shown} login wechat phone`"
+        )),
         "{out}"
     );
     assert!(
