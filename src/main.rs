@@ -63,7 +63,7 @@ enum Command {
     },
     /// Reread the configuration and restart only what changed.
     Reload,
-    /// Enable, disable, change or log out one account.
+    /// Enable, disable, change, reset or log out one account.
     Channel {
         #[command(subcommand)]
         action: ChannelAction,
@@ -112,7 +112,8 @@ enum ChannelAction {
     Enable { channel: String, account: String },
     /// Stop an account (it stays configured).
     Disable { channel: String, account: String },
-    /// Change an account's settings (persisted across restarts).
+    /// Change an account's settings (persisted across restarts; `status` shows where they differ
+    /// from the file, `channel reset` forgets them).
     Set {
         channel: String,
         account: String,
@@ -124,10 +125,15 @@ enum ChannelAction {
         purpose: Option<PurposeArg>,
         #[arg(long)]
         workspace: Option<String>,
-        /// Disable the account instead of enabling it.
+        /// Also enable the account (without it, whether it runs does not change).
+        #[arg(long, conflicts_with = "disabled")]
+        enabled: bool,
+        /// Also disable the account.
         #[arg(long)]
         disabled: bool,
     },
+    /// Forget an account's run-time settings (set, enable, disable): it runs as the file says.
+    Reset { channel: String, account: String },
     /// Stop an account and remove its credentials and stored state.
     Logout { channel: String, account: String },
 }
@@ -402,7 +408,7 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
     let set = |channel: String, account: String, enabled: bool| DaemonCommand::ChannelSet {
         channel,
         account,
-        enabled,
+        enabled: Some(enabled),
         workspace: None,
         remote_tools: None,
         senders: None,
@@ -418,11 +424,13 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
             remote_tools,
             purpose,
             workspace,
+            enabled,
             disabled,
         } => DaemonCommand::ChannelSet {
             channel,
             account,
-            enabled: !disabled,
+            // Neither flag: whether the account runs stays as it is.
+            enabled: (enabled || disabled).then_some(enabled),
             workspace,
             senders: senders.map(|s| match s {
                 SendersArg::Owner => Senders::Owner,
@@ -437,6 +445,9 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
                 PurposeArg::Mail => Purpose::Mail,
             }),
         },
+        ChannelAction::Reset { channel, account } => {
+            DaemonCommand::ChannelReset { channel, account }
+        }
         ChannelAction::Logout { channel, account } => {
             DaemonCommand::ChannelLogout { channel, account }
         }
