@@ -54,8 +54,13 @@ enum Command {
         #[arg(long, conflicts_with = "json")]
         watch: bool,
     },
-    /// Check the configuration, credentials, store, socket, clock, platforms and agent.
-    Doctor,
+    /// Check the configuration, credentials, store, socket, clock, platforms and agent (a running
+    /// daemon's view of each account when one answers).
+    Doctor {
+        /// Print the checks as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -214,19 +219,21 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
     CommandLine::for_config(&config_path).install();
     match cli.command {
         Command::Run => run(&config_path).await,
-        Command::Doctor => {
-            let checks = scv_bridge::doctor::run(&config_path).await;
-            for c in &checks {
-                println!("{}", c.render());
-            }
-            let failed = checks.iter().filter(|c| c.fix.is_some()).count();
-            if failed == 0 {
-                println!("all {} checks passed", checks.len());
-                Ok(ExitCode::SUCCESS)
+        Command::Doctor { json } => {
+            let report = scv_bridge::doctor::run(&config_path).await;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report.to_json()).map_err(|e| e.to_string())?
+                );
             } else {
-                println!("{failed} of {} checks failed", checks.len());
-                Ok(ExitCode::from(1))
+                print!("{}", report.render());
             }
+            Ok(if report.failed() == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Command::Completions { shell } => {
             use clap::CommandFactory;
