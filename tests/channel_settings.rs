@@ -255,3 +255,30 @@ fn the_wire_form_of_the_new_fields() {
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn settings_stored_by_an_older_daemon_survive_the_upgrade() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("state.db");
+    // The store as the previous release left it: `enabled` always set.
+    let old = rusqlite::Connection::open(&path).expect("open");
+    old.execute_batch(
+        "CREATE TABLE schema_versions (module TEXT PRIMARY KEY, version INTEGER NOT NULL);
+         INSERT INTO schema_versions VALUES ('core', 1);
+         CREATE TABLE account_settings (account TEXT PRIMARY KEY, enabled INTEGER NOT NULL,
+            workspace TEXT, senders TEXT, remote_tools TEXT, purpose TEXT);
+         CREATE TABLE account_state (account TEXT NOT NULL, name TEXT NOT NULL,
+            value TEXT NOT NULL, PRIMARY KEY (account, name));
+         INSERT INTO account_settings VALUES ('wechat:a', 0, NULL, 'anyone', NULL, NULL);",
+    )
+    .expect("old schema");
+    drop(old);
+    let (store, guard) = scv_bridge::store::Store::open(&path).expect("upgrade");
+    let saved = store.settings_overrides().await.expect("list");
+    assert_eq!(
+        (saved.len(), saved[0].enabled, saved[0].senders.as_deref()),
+        (1, Some(false), Some("anyone"))
+    );
+    drop(store);
+    let _ = tokio::task::spawn_blocking(move || guard.close()).await;
+}
