@@ -21,7 +21,7 @@ pub fn ago(at: Option<u64>, now: u64) -> String {
     }
 }
 
-/// The NOTE column: the error, the next retry, or the fix.
+/// The NOTE column: the error, the next retry, the fix, and settings changed at run time.
 fn note(h: &ComponentHealth, now: u64) -> String {
     let mut parts = Vec::new();
     if let Some(e) = &h.error {
@@ -37,6 +37,13 @@ fn note(h: &ComponentHealth, now: u64) -> String {
     }
     if let Some(a) = &h.action {
         parts.push(format!("fix: {a}"));
+    }
+    if !h.overrides.is_empty() {
+        parts.extend(h.overrides.iter().cloned());
+        parts.push(format!(
+            "`{}` returns to the file",
+            crate::config::command(&format!("channel reset {} {}", h.channel, h.account))
+        ));
     }
     parts.join("; ")
 }
@@ -71,7 +78,10 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
         .collect();
     let mut out = format!("scv-bridge {} (pid {})\n", status.version, status.pid);
     if status.components.is_empty() {
-        out.push_str("no accounts configured; add one to the configuration file and run `scv-bridge reload`\n");
+        out.push_str(&format!(
+            "no accounts configured; add one to the configuration file and run `{}`\n",
+            crate::config::command("reload")
+        ));
         return out;
     }
     for r in rows {
@@ -161,6 +171,19 @@ mod tests {
         let col = lines[1].find("STATE").expect("header");
         assert_eq!(lines[2].find("failed"), Some(col));
         assert_eq!(lines[3].find("backoff"), Some(col));
+    }
+
+    #[test]
+    fn run_time_settings_are_shown_with_the_way_back() {
+        let mut a = ComponentHealth::new("feishu", "work", true);
+        a.state = ComponentState::Connected;
+        a.overrides = vec!["remote_tools: owner (set at run time; the file says none)".into()];
+        assert_eq!(
+            note(&a, 0),
+            "remote_tools: owner (set at run time; the file says none); `scv-bridge channel reset feishu work` returns to the file"
+        );
+        a.overrides.clear();
+        assert_eq!(note(&a, 0), "");
     }
 
     #[test]

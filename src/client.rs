@@ -15,7 +15,11 @@ use crate::protocol::{
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// Nothing listens on the socket.
-    #[error("no scv-bridge daemon answers on {0}; start it with `scv-bridge run`")]
+    #[error(
+        "no scv-bridge daemon answers on {}; start it with `{run}`",
+        .0.display(),
+        run = crate::config::command("run")
+    )]
     NotRunning(PathBuf),
     /// The daemon answered with an error.
     #[error("{message}")]

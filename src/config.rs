@@ -8,9 +8,14 @@ use serde::Deserialize;
 
 use crate::protocol::{Purpose, RemoteTools, Senders};
 
+mod client_socket;
+mod command_line;
 mod locate;
+mod ranges;
 mod raw;
 
+pub use client_socket::{ClientSocket, client_socket};
+pub use command_line::{CommandLine, command, default_location};
 use locate::{key_path_at, line_col, line_of_key};
 pub use raw::{AgentBackend, AgentConfig, Approvals, CredentialsMode, FeishuMode, MailTls};
 
@@ -191,7 +196,7 @@ impl Config {
 
     /// Parses and validates configuration text that came from `path`.
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
-        let raw: raw::RawConfig = toml::from_str(text).map_err(|e| {
+        let parse_error = |e: toml::de::Error| {
             let (line, key) = match e.span() {
                 Some(span) => (
                     Some(line_col(text, span.start).0),
@@ -199,13 +204,31 @@ impl Config {
                 ),
                 None => (None, None),
             };
+            let message = match (&key, e.span()) {
+                // A number its type cannot hold (`backfill_days = 18446744073709551615`) reads
+                // like any other value out of range.
+                (Some(k), Some(span)) if number_error(e.message()) => match ranges::range_of(k) {
+                    Some(r) => format!(
+                        "expected {}, found {}",
+                        r.expected(),
+                        text.get(span).unwrap_or("").trim()
+                    ),
+                    None => friendly_serde_message(e.message()),
+                },
+                _ => friendly_serde_message(e.message()),
+            };
             ConfigError {
                 file: path.to_path_buf(),
                 line,
                 key,
-                message: friendly_serde_message(e.message()),
+                message,
             }
-        })?;
+        };
+        // Ranges first, on the file as a plain tree: a number the typed parse accepts can still be
+        // one that overflows at run time.
+        let tree: serde_json::Value = toml::from_str(text).map_err(parse_error)?;
+        ranges::check(&tree).map_err(|o| located(path, text, &o.table, Some(o.key), o.message))?;
+        let raw: raw::RawConfig = toml::from_str(text).map_err(parse_error)?;
         raw.validate(path, text)
     }
 
@@ -217,11 +240,7 @@ impl Config {
         if let Some(p) = std::env::var_os("SCV_BRIDGE_CONFIG").filter(|p| !p.is_empty()) {
             return PathBuf::from(p);
         }
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| home_dir().join(".config"));
-        base.join("scv-bridge").join("config.toml")
+        default_location()
     }
 
     /// The settings whose change a reload cannot apply, named when they differ.
@@ -241,6 +260,13 @@ impl Config {
         }
         changed
     }
+}
+
+/// Whether a parse error is about a value that is not a number of the right size.
+fn number_error(msg: &str) -> bool {
+    msg.starts_with("invalid value")
+        || msg.starts_with("invalid type")
+        || msg.contains("out of range")
 }
 
 /// Makes serde's enum message read as "expected owner or anyone, found 'all'".
@@ -317,5 +343,7 @@ impl<'de> Deserialize<'de> for AccountKey {
     }
 }
 
+#[cfg(test)]
+mod range_tests;
 #[cfg(test)]
 mod tests;

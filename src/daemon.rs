@@ -175,7 +175,9 @@ impl Core {
         force: &[AccountKey],
     ) -> Result<ReloadReport, CommandError> {
         let desired = self.desired(config).await?;
-        Ok(self.supervisor.apply(desired, force).await)
+        let report = self.supervisor.apply(desired, force).await;
+        self.show_overrides(config).await;
+        Ok(report)
     }
 }
 
@@ -211,6 +213,9 @@ impl Handler for Core {
                     purpose,
                 };
                 self.channel_set(cmd).await?;
+            }
+            DaemonCommand::ChannelReset { channel, account } => {
+                self.channel_reset(&channel, &account).await?;
             }
             DaemonCommand::ChannelLogout { channel, account } => {
                 self.channel_logout(&channel, &account).await?;

@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 use scv_bridge::adapters::{AdapterContext, PlatformFactory};
 use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::client;
-use scv_bridge::config::Config;
+use scv_bridge::config::{CommandLine, Config, client_socket};
 use scv_bridge::confirm::{Clock, ConfirmService};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::Wiring;
@@ -54,8 +54,13 @@ enum Command {
         #[arg(long, conflicts_with = "json")]
         watch: bool,
     },
-    /// Check the configuration, credentials, store, socket, clock, platforms and agent.
-    Doctor,
+    /// Check the configuration, credentials, store, socket, clock, platforms and agent (a running
+    /// daemon's view of each account when one answers).
+    Doctor {
+        /// Print the checks as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -63,7 +68,7 @@ enum Command {
     },
     /// Reread the configuration and restart only what changed.
     Reload,
-    /// Enable, disable, change or log out one account.
+    /// Enable, disable, change, reset or log out one account.
     Channel {
         #[command(subcommand)]
         action: ChannelAction,
@@ -112,7 +117,8 @@ enum ChannelAction {
     Enable { channel: String, account: String },
     /// Stop an account (it stays configured).
     Disable { channel: String, account: String },
-    /// Change an account's settings (persisted across restarts).
+    /// Change an account's settings (persisted across restarts; `status` shows where they differ
+    /// from the file, `channel reset` forgets them).
     Set {
         channel: String,
         account: String,
@@ -124,10 +130,15 @@ enum ChannelAction {
         purpose: Option<PurposeArg>,
         #[arg(long)]
         workspace: Option<String>,
-        /// Disable the account instead of enabling it.
+        /// Also enable the account (without it, whether it runs does not change).
+        #[arg(long, conflicts_with = "disabled")]
+        enabled: bool,
+        /// Also disable the account.
         #[arg(long)]
         disabled: bool,
     },
+    /// Forget an account's run-time settings (set, enable, disable): it runs as the file says.
+    Reset { channel: String, account: String },
     /// Stop an account and remove its credentials and stored state.
     Logout { channel: String, account: String },
 }
@@ -204,21 +215,25 @@ fn init_logging(format: LogFormat) {
 
 async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
     let config_path = Config::default_path(cli.config.as_deref());
+    // Every command printed from here on (and by a daemon started here) names this file.
+    CommandLine::for_config(&config_path).install();
     match cli.command {
         Command::Run => run(&config_path).await,
-        Command::Doctor => {
-            let checks = scv_bridge::doctor::run(&config_path).await;
-            for c in &checks {
-                println!("{}", c.render());
-            }
-            let failed = checks.iter().filter(|c| c.fix.is_some()).count();
-            if failed == 0 {
-                println!("all {} checks passed", checks.len());
-                Ok(ExitCode::SUCCESS)
+        Command::Doctor { json } => {
+            let report = scv_bridge::doctor::run(&config_path).await;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report.to_json()).map_err(|e| e.to_string())?
+                );
             } else {
-                println!("{failed} of {} checks failed", checks.len());
-                Ok(ExitCode::from(1))
+                print!("{}", report.render());
             }
+            Ok(if report.failed() == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Command::Completions { shell } => {
             use clap::CommandFactory;
@@ -234,7 +249,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             json: false,
             watch: true,
         } => {
-            let socket = socket_of(&config_path)?;
+            let socket = socket_of(&config_path);
             loop {
                 let status = client::request(&socket, DaemonCommand::Status)
                     .await
@@ -251,7 +266,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             }
         }
         Command::Status { json, .. } => {
-            let status = client::request(&socket_of(&config_path)?, DaemonCommand::Status)
+            let status = client::request(&socket_of(&config_path), DaemonCommand::Status)
                 .await
                 .map_err(|e| e.to_string())?;
             if json {
@@ -265,7 +280,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Reload => {
-            let status = client::request(&socket_of(&config_path)?, DaemonCommand::Reload)
+            let status = client::request(&socket_of(&config_path), DaemonCommand::Reload)
                 .await
                 .map_err(|e| e.to_string())?;
             println!(
@@ -306,11 +321,14 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
     }
 }
 
-/// The socket path every client command uses, found the same way as the daemon finds it.
-fn socket_of(config_path: &Path) -> Result<PathBuf, String> {
-    Config::load(config_path)
-        .map(|c| c.socket)
-        .map_err(|e| e.to_string())
+/// The socket path every client command uses, found the same way as the daemon finds it; a
+/// configuration error is a warning here (the running daemon keeps what it loaded).
+fn socket_of(config_path: &Path) -> PathBuf {
+    let found = client_socket(config_path);
+    for line in found.warning.iter().flat_map(|w| w.lines()) {
+        eprintln!("scv-bridge: warning: {line}");
+    }
+    found.path
 }
 
 async fn run(config_path: &Path) -> Result<ExitCode, String> {
@@ -397,7 +415,7 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
     let set = |channel: String, account: String, enabled: bool| DaemonCommand::ChannelSet {
         channel,
         account,
-        enabled,
+        enabled: Some(enabled),
         workspace: None,
         remote_tools: None,
         senders: None,
@@ -413,11 +431,13 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
             remote_tools,
             purpose,
             workspace,
+            enabled,
             disabled,
         } => DaemonCommand::ChannelSet {
             channel,
             account,
-            enabled: !disabled,
+            // Neither flag: whether the account runs stays as it is.
+            enabled: (enabled || disabled).then_some(enabled),
             workspace,
             senders: senders.map(|s| match s {
                 SendersArg::Owner => Senders::Owner,
@@ -432,11 +452,14 @@ async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, 
                 PurposeArg::Mail => Purpose::Mail,
             }),
         },
+        ChannelAction::Reset { channel, account } => {
+            DaemonCommand::ChannelReset { channel, account }
+        }
         ChannelAction::Logout { channel, account } => {
             DaemonCommand::ChannelLogout { channel, account }
         }
     };
-    let status = client::request(&socket_of(config_path)?, command)
+    let status = client::request(&socket_of(config_path), command)
         .await
         .map_err(|e| e.to_string())?;
     print!("{}", scv_bridge::cli::status_table(&status, unix_now()));
@@ -452,13 +475,7 @@ async fn confirm(
 ) -> Result<ExitCode, String> {
     use scv_bridge::confirm::cli;
     use std::io::IsTerminal;
-    let socket = match socket_of(config_path) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("scv-bridge: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let socket = socket_of(config_path);
     let opts = cli::Options {
         question,
         timeout_seconds: timeout,

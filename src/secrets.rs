@@ -113,7 +113,10 @@ pub enum SecretsError {
         source: std::io::Error,
     },
     /// A stored entry is not what this program writes.
-    #[error("stored credentials are corrupt; run the account's `scv-bridge login` again")]
+    #[error(
+        "stored credentials are corrupt; run the account's `{login}` again",
+        login = crate::config::command("login CHANNEL ACCOUNT")
+    )]
     Corrupt,
 }
 

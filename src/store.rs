@@ -68,13 +68,13 @@ pub struct Counters {
     pub calls: AtomicU64,
 }
 
-/// Settings changed by `channel_set`, stored so they survive restarts.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Settings changed by `channel_set`, stored so they survive restarts; `None` follows the file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SettingsOverride {
     /// `<channel>:<account>`.
     pub account: String,
-    /// Whether the account runs.
-    pub enabled: bool,
+    /// Whether the account runs, if set.
+    pub enabled: Option<bool>,
     /// The saved workspace, if any.
     pub workspace: Option<String>,
     /// `owner` / `anyone`, if set.
@@ -277,6 +277,19 @@ impl Store {
                 params![o.account, o.enabled, o.workspace, o.senders, o.remote_tools, o.purpose],
             )
             .map(drop)
+        })
+        .await
+    }
+
+    /// Removes `account`'s run-time settings (`channel_reset`); whether there were any.
+    pub async fn delete_settings(&self, account: &str) -> Result<bool, StoreError> {
+        let account = account.to_string();
+        self.call(move |t| {
+            t.execute(
+                "DELETE FROM account_settings WHERE account = ?1",
+                [&account],
+            )
+            .map(|n| n > 0)
         })
         .await
     }

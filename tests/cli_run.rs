@@ -45,7 +45,8 @@ fn run_status_and_sigterm_with_the_example_config() {
     assert_eq!(before.status.code(), Some(1));
     let err = String::from_utf8_lossy(&before.stderr);
     assert!(
-        err.contains("no scv-bridge daemon answers on") && err.contains("scv-bridge run"),
+        err.contains("no scv-bridge daemon answers on")
+            && err.contains(&format!("scv-bridge --config {} run", config.display())),
         "{err}"
     );
 
@@ -102,9 +103,10 @@ fn run_status_and_sigterm_with_the_example_config() {
         if c["state"] == "failed" {
             assert_eq!(c["error"], "not logged in", "{c}");
             assert!(
-                c["action"]
-                    .as_str()
-                    .is_some_and(|a| a.starts_with("run `scv-bridge login ")),
+                c["action"].as_str().is_some_and(|a| a.starts_with(&format!(
+                    "run `scv-bridge --config {} login ",
+                    config.display()
+                ))),
                 "{c}"
             );
         } else {

@@ -202,7 +202,7 @@ async fn channel_set_persists_across_restarts_and_restarts_only_that_account() {
     let set = DaemonCommand::ChannelSet {
         channel: "wechat".into(),
         account: "a".into(),
-        enabled: false,
+        enabled: Some(false),
         workspace: Some("/tmp/ws".into()),
         remote_tools: None,
         senders: Some(Senders::Anyone),
@@ -233,7 +233,7 @@ async fn channel_set_persists_across_restarts_and_restarts_only_that_account() {
     let enable = DaemonCommand::ChannelSet {
         channel: "wechat".into(),
         account: "a".into(),
-        enabled: true,
+        enabled: Some(true),
         workspace: None,
         remote_tools: None,
         senders: None,
@@ -252,7 +252,7 @@ async fn channel_set_persists_across_restarts_and_restarts_only_that_account() {
     let bad = DaemonCommand::ChannelSet {
         channel: "slack".into(),
         account: "x".into(),
-        enabled: true,
+        enabled: Some(true),
         workspace: None,
         remote_tools: None,
         senders: None,

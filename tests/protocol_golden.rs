@@ -64,7 +64,7 @@ fn optional_fields_are_omitted_or_null_as_specified() {
     let set = DaemonCommand::ChannelSet {
         channel: "wechat".into(),
         account: "a".into(),
-        enabled: false,
+        enabled: Some(false),
         workspace: None,
         remote_tools: None,
         senders: None,

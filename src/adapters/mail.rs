@@ -260,8 +260,9 @@ impl Account {
             ErrorClass::Fatal { auth: false } => ComponentError::fatal(
                 e.to_string(),
                 format!(
-                    "fix the [mail.{}] settings, then run `scv-bridge reload`",
-                    self.key.account
+                    "fix the [mail.{}] settings, then run `{}`",
+                    self.key.account,
+                    crate::config::command("reload")
                 ),
             ),
             ErrorClass::Transient | ErrorClass::Rejected => {

@@ -80,8 +80,8 @@ struct Unavailable {
 /// The command that stores credentials for an account.
 pub fn login_hint(spec: &AccountSpec) -> String {
     format!(
-        "run `scv-bridge login {} {}`",
-        spec.key.channel, spec.key.account
+        "run `{}`",
+        crate::config::command(&format!("login {} {}", spec.key.channel, spec.key.account))
     )
 }
 
@@ -111,7 +111,13 @@ impl Component for Unavailable {
                         "the {} channel is not available in this build",
                         channel_name(self.spec.key.channel)
                     ),
-                    "upgrade scv-bridge, or disable the account with `scv-bridge channel disable`",
+                    format!(
+                        "upgrade scv-bridge, or disable the account with `{}`",
+                        crate::config::command(&format!(
+                            "channel disable {} {}",
+                            self.spec.key.channel, self.spec.key.account
+                        ))
+                    ),
                 )),
             }
         }

@@ -410,17 +410,5 @@ fn check_mail(m: &MailSettings) -> Result<(), (&'static str, String)> {
             format!("no TLS is allowed only for loopback hosts, not '{h}'"),
         ));
     }
-    if m.token_budget == Some(0) {
-        return Err((
-            "token_budget",
-            "expected a positive number of tokens a day".into(),
-        ));
-    }
-    if m.digest_interval_minutes == Some(0) {
-        return Err((
-            "digest_interval_minutes",
-            "expected at least 1 minute".into(),
-        ));
-    }
     Ok(())
 }

@@ -112,8 +112,8 @@ pub async fn resolve(
     };
     let Some(owner) = owner else {
         return nowhere(format!(
-            "no owner is known for {account}, so nobody could answer; run `scv-bridge login {} {}`",
-            account.channel, account.account
+            "no owner is known for {account}, so nobody could answer; run `{}`",
+            crate::config::command(&format!("login {} {}", account.channel, account.account))
         ));
     };
     // In a direct chat the chat id is the owner's user id.

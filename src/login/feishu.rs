@@ -95,7 +95,9 @@ pub async fn run(config: &Config, account: &str, args: &super::LoginArgs) -> Res
             Ok(())
         }
         None => Err(format!(
-            "the code expired unused; run `scv-bridge login feishu {account}` again"
+            "the code expired unused; run `{}` again",
+            crate::config::CommandLine::for_config(&config.path)
+                .command(&format!("login feishu {account}"))
         )),
     }
 }

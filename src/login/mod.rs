@@ -31,11 +31,18 @@ pub async fn credential_store(config: &Config) -> Result<CredentialStore, String
 ///
 /// Returns a line for people: picked up, or no daemon running.
 pub async fn notify_daemon(config: &Config) -> String {
+    let commands = crate::config::CommandLine::for_config(&config.path);
     match client::request(&config.socket, DaemonCommand::Reload).await {
         Ok(_) => "the running daemon picked up the new credentials".to_string(),
         Err(client::ClientError::NotRunning(_)) => {
-            "no daemon is running; start it with `scv-bridge run`".to_string()
+            format!(
+                "no daemon is running; start it with `{}`",
+                commands.command("run")
+            )
         }
-        Err(e) => format!("the daemon did not reload: {e}; run `scv-bridge reload`"),
+        Err(e) => format!(
+            "the daemon did not reload: {e}; run `{}`",
+            commands.command("reload")
+        ),
     }
 }

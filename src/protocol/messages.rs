@@ -116,6 +116,16 @@ pub enum ErrorCode {
 }
 
 /// The command inside `daemon.control`, tagged by `action`.
+///
+/// Additions to `daemon-protocol.md` (both additive; an old client keeps working):
+/// - `channel_set`'s `enabled` is optional. Absent keeps the saved value, else the file's; old
+///   clients that always send it still enable or disable. A value equal to the file's is not
+///   kept as a run-time setting, so the file decides again from then on.
+/// - `channel_reset` (`channel`, `account`) forgets every run-time setting of one configured
+///   account (`channel_set`, `enable`, `disable`): it runs as its file table says again.
+///
+/// `channel_set` and `channel_reset` of an account that is not in the configuration answer
+/// `not_found`, naming the closest configured account.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum DaemonCommand {
@@ -129,8 +139,9 @@ pub enum DaemonCommand {
         channel: String,
         /// The account name.
         account: String,
-        /// Whether the account should run.
-        enabled: bool,
+        /// Whether the account should run; omitted keeps the saved (else the file's) value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        enabled: Option<bool>,
         /// A new workspace; null keeps the saved one.
         #[serde(default)]
         workspace: Option<String>,
@@ -143,6 +154,13 @@ pub enum DaemonCommand {
         /// The chat's purpose; omitted keeps the saved one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         purpose: Option<Purpose>,
+    },
+    /// Forget one account's run-time settings; it runs as the configuration file says.
+    ChannelReset {
+        /// `wechat`, `feishu` or `mail`.
+        channel: String,
+        /// The account name.
+        account: String,
     },
     /// Stop the account and remove its credentials and its state.
     ChannelLogout {

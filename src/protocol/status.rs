@@ -93,6 +93,10 @@ pub struct ComponentHealth {
     /// Extension: the one thing a person can do to fix a `failed` account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
+    /// Extension: settings changed at run time that differ from the configuration file, for
+    /// people ("remote_tools: owner (set at run time; the file says none)"); omitted when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
 }
 
 impl ComponentHealth {
@@ -121,6 +125,7 @@ impl ComponentHealth {
             next_retry_unix_seconds: None,
             restarts_last_hour: None,
             action: None,
+            overrides: Vec::new(),
         }
     }
 }

@@ -88,7 +88,7 @@ async fn delete_account_removes_every_row_of_that_account_only() {
     store
         .put_settings(SettingsOverride {
             account: "wechat:a".into(),
-            enabled: false,
+            enabled: Some(false),
             workspace: None,
             senders: Some("anyone".into()),
             remote_tools: None,

@@ -4,7 +4,8 @@
 //! It answers `POST /v1/chat/completions` (and `/chat/completions`) from a script of [`Reply`]s,
 //! one per request; with the script empty it asks the responder set by
 //! [`FakeOpenAi::respond_with`] (replies decided by what was asked), else streams
-//! `echo: <last user text>` with usage. Every request is recorded, so tests assert on the model,
+//! `echo: <last user text>` with usage. `GET /v1/models` lists one model (what `doctor` asks);
+//! [`FakeOpenAi::require_key`] makes it refuse other keys with 401. Every request is recorded, so tests assert on the model,
 //! the messages (system prompt, history) and `stream_options`. [`FakeOpenAi::answer_only`]
 //! holds requests unanswered, so a test can stop the caller while a request is in flight.
 //!
@@ -31,7 +32,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
@@ -162,6 +163,8 @@ struct Shared {
     responder: Mutex<Option<Responder>>,
     /// Requests at this index or later (in arrival order) wait for it to grow; `None`: none wait.
     answer_limit: watch::Sender<Option<usize>>,
+    /// The key `GET /models` accepts; `None` accepts any request.
+    models_key: Mutex<Option<String>>,
 }
 
 /// A running fake server; stops when dropped.
@@ -179,8 +182,11 @@ impl FakeOpenAi {
             requests: watch::channel(Vec::new()).0,
             responder: Mutex::new(None),
             answer_limit: watch::channel(None).0,
+            models_key: Mutex::new(None),
         });
         let app = Router::new()
+            .route("/v1/models", get(models))
+            .route("/models", get(models))
             .route("/v1/chat/completions", post(completions))
             .route("/chat/completions", post(completions))
             .with_state(shared.clone());
@@ -222,7 +228,14 @@ impl FakeOpenAi {
         self.shared.answer_limit.send_replace(n);
     }
 
-    /// Every request received so far.
+    /// Makes `GET /models` answer 401 unless the request carries `Authorization: Bearer <key>`.
+    pub fn require_key(&self, key: &str) {
+        if let Ok(mut k) = self.shared.models_key.lock() {
+            *k = Some(key.to_string());
+        }
+    }
+
+    /// Every chat completions request received so far.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.borrow().clone()
     }
@@ -238,6 +251,21 @@ impl Drop for FakeOpenAi {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// `GET /models`: one model, or 401 for a key other than the required one.
+async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let required = shared.models_key.lock().ok().and_then(|k| k.clone());
+    let sent = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok());
+    if let Some(key) = required
+        && sent != Some(format!("Bearer {key}").as_str())
+    {
+        let body = json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}});
+        return (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    }
+    axum::Json(json!({"object": "list", "data": [{"id": "m", "object": "model"}]})).into_response()
 }
 
 async fn completions(

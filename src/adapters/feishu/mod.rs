@@ -222,7 +222,10 @@ impl FeishuComponent {
             .map_err(|e: scv_feishu::domain::DomainError| {
                 ComponentError::fatal(
                     e.to_string(),
-                    "fix `domain` in the configuration, then run `scv-bridge reload`",
+                    format!(
+                        "fix `domain` in the configuration, then run `{}`",
+                        crate::config::command("reload")
+                    ),
                 )
             })?;
         let options = ClientOptions::new(
@@ -290,7 +293,13 @@ impl FeishuComponent {
                     Some(id) => Ok((Some(id.to_string()), true)),
                     None => Err(ComponentError::fatal(
                         "the application API names no owner for this app",
-                        "set owner = \"ou_…\" in the configuration, or remove it and pair with `scv-bridge login feishu`",
+                        format!(
+                            "set owner = \"ou_…\" in the configuration, or remove it and pair with `{}`",
+                            crate::config::command(&format!(
+                                "login feishu {}",
+                                self.spec.key.account
+                            ))
+                        ),
                     )),
                 }
             }

@@ -178,11 +178,14 @@ fn fatal_action(reason: &FatalReason, login_hint: &str) -> String {
         FatalReason::BadCredentials => {
             format!("check the app ID and secret in the developer console, then {login_hint}")
         }
-        FatalReason::ConnectionLimit => {
-            "close other long connections of this app (at most 50), then run `scv-bridge reload`"
-                .into()
-        }
-        _ => "fix it in the Feishu developer console, then run `scv-bridge reload`".into(),
+        FatalReason::ConnectionLimit => format!(
+            "close other long connections of this app (at most 50), then run `{}`",
+            crate::config::command("reload")
+        ),
+        _ => format!(
+            "fix it in the Feishu developer console, then run `{}`",
+            crate::config::command("reload")
+        ),
     }
 }
 

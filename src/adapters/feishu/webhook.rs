@@ -64,7 +64,10 @@ pub(super) async fn run(
     let addr: SocketAddr = text.parse().map_err(|_| {
         ComponentError::fatal(
             format!("webhook_listen '{text}' is not an address such as {DEFAULT_LISTEN}"),
-            "correct webhook_listen in the configuration, then run `scv-bridge reload`",
+            format!(
+                "correct webhook_listen in the configuration, then run `{}`",
+                crate::config::command("reload")
+            ),
         )
     })?;
     let listener = tokio::net::TcpListener::bind(addr)
@@ -76,7 +79,10 @@ pub(super) async fn run(
             }
             _ => ComponentError::fatal(
                 format!("cannot listen on {addr}: {e}"),
-                "choose another webhook_listen, then run `scv-bridge reload`",
+                format!(
+                    "choose another webhook_listen, then run `{}`",
+                    crate::config::command("reload")
+                ),
             ),
         })?;
     let (tx, mut rx) = mpsc::channel::<WebhookDelivery>(DELIVERY_QUEUE);

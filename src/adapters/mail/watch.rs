@@ -123,7 +123,8 @@ async fn position(
     let backfill = match (stored.is_none(), acct.settings.backfill_days) {
         (true, Some(days)) if days > 0 => {
             let since = local_day(acct.env.clock.now(), acct.env.timezone)
-                - chrono::Days::new(u64::from(days));
+                .checked_sub_days(chrono::Days::new(u64::from(days)))
+                .unwrap_or_default();
             imap.uids_since(since)
                 .await
                 .map_err(|e| acct.error(spec, &e))?

@@ -319,8 +319,9 @@ impl WechatComponent {
             ErrorClass::Fatal { relogin: false } => ComponentError::fatal(
                 e.to_string(),
                 format!(
-                    "check base_url under [wechat.{}], then run `scv-bridge reload`",
-                    self.spec.key.account
+                    "check base_url under [wechat.{}], then run `{}`",
+                    self.spec.key.account,
+                    crate::config::command("reload")
                 ),
             ),
             ErrorClass::SlowDown(d) => ComponentError::slow_down(e.to_string(), d),

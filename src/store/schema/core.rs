@@ -17,4 +17,17 @@ pub(super) const STEPS: &[&str] = &[
         value TEXT NOT NULL,
         PRIMARY KEY (account, name)
      );",
+    // 2: `enabled` may be unset: a `channel_set` that does not name it follows the file.
+    "CREATE TABLE account_settings_v2 (
+        account TEXT PRIMARY KEY,
+        enabled INTEGER,
+        workspace TEXT,
+        senders TEXT,
+        remote_tools TEXT,
+        purpose TEXT
+     );
+     INSERT INTO account_settings_v2 SELECT account, enabled, workspace, senders, remote_tools, purpose
+        FROM account_settings;
+     DROP TABLE account_settings;
+     ALTER TABLE account_settings_v2 RENAME TO account_settings;",
 ];

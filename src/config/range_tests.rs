@@ -1,0 +1,187 @@
+//! Every numeric key has a range: found by asking the parser itself for every key, so a numeric
+//! key added without an entry in `RANGES` fails here.
+
+use super::ranges::{RANGES, Scope};
+use super::*;
+
+const FILE: &str = "/etc/scv/config.toml";
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(Path::new(FILE), text)
+}
+
+/// The keys that must be present in an account table of `channel` for it to parse.
+fn required(channel: &str) -> &'static [(&'static str, &'static str)] {
+    match channel {
+        "mail" => &[("imap_host", "\"h\""), ("username", "\"u\"")],
+        _ => &[],
+    }
+}
+
+/// `header`, then `key = value`, then the required keys not already set.
+fn table_text(header: &str, channel: &str, key: &str, value: &str) -> String {
+    let mut text = String::new();
+    if !header.is_empty() {
+        text.push_str(&format!("[{header}]\n"));
+    }
+    text.push_str(&format!("{key} = {value}\n"));
+    for (k, v) in required(channel) {
+        if *k != key {
+            text.push_str(&format!("{k} = {v}\n"));
+        }
+    }
+    text
+}
+
+/// Every key the table at `header` accepts, as listed by the unknown-field error.
+fn keys_of(header: &str, channel: &str) -> Vec<String> {
+    let e = parse(&table_text(header, channel, "zz_probe", "1"))
+        .expect_err("an unknown key is refused")
+        .message;
+    let list = e
+        .split_once("expected ")
+        .map(|(_, l)| l)
+        .unwrap_or_else(|| panic!("no key list in {e}"));
+    list.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Walks the whole schema: every (table, key) whose value is a number, with `*` for account names.
+fn numeric_keys() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut tables = vec![(String::new(), String::new(), String::new())];
+    while let Some((header, shown, channel)) = tables.pop() {
+        for key in keys_of(&header, &channel) {
+            // A string where a number belongs is refused with the number type (or our range).
+            let e = match parse(&table_text(&header, &channel, &key, "\"x\"")) {
+                Ok(_) => continue,
+                Err(e) => e.message,
+            };
+            let sub = |h: &str| {
+                if h.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{h}.{key}")
+                }
+            };
+            if e.contains("expected struct") {
+                tables.push((sub(&header), sub(&shown), channel.clone()));
+            } else if e.contains("expected a map") {
+                tables.push((
+                    format!("{}.probe", sub(&header)),
+                    format!("{}.*", sub(&shown)),
+                    key.clone(),
+                ));
+            } else if is_number_error(&e) {
+                found.push((shown.clone(), key.clone()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn is_number_error(e: &str) -> bool {
+    e.contains("expected a whole number")
+        || [
+            "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64",
+        ]
+        .iter()
+        .any(|t| e.ends_with(&format!("expected {t}")))
+}
+
+fn shown(scope: Scope) -> String {
+    match scope {
+        Scope::Agent => "agent".into(),
+        s => format!("{}.*", s.table()),
+    }
+}
+
+#[test]
+fn every_numeric_key_has_a_range() {
+    let found = numeric_keys();
+    let mut ranged: Vec<(String, String)> = RANGES
+        .iter()
+        .map(|r| (shown(r.scope), r.key.to_string()))
+        .collect();
+    ranged.sort();
+    assert!(
+        found.len() >= 9,
+        "the schema walk found too few numeric keys: {found:?}"
+    );
+    assert_eq!(
+        found, ranged,
+        "every numeric key needs an entry in config/ranges.rs RANGES (and nothing else does)"
+    );
+}
+
+#[test]
+fn every_numeric_key_is_checked_at_zero_its_maximum_and_u64_max() {
+    for r in RANGES {
+        let (header, channel, line) = match r.scope {
+            Scope::Agent => ("agent".to_string(), "", 2),
+            Scope::Wechat => ("wechat.w".to_string(), "wechat", 2),
+            Scope::Mail => ("mail.m".to_string(), "mail", 2),
+        };
+        let mut values: Vec<String> = [0, r.min, r.max, u64::MAX]
+            .iter()
+            .map(u64::to_string)
+            .collect();
+        if r.max < u64::MAX {
+            values.push((r.max + 1).to_string());
+        }
+        if r.min > 0 {
+            values.push((r.min - 1).to_string());
+        }
+        values.extend(["-1".to_string(), "99999999999999999999".to_string()]);
+        for v in values {
+            let text = table_text(&header, channel, r.key, &v);
+            let inside = v.parse::<u64>().is_ok_and(|n| (r.min..=r.max).contains(&n));
+            match parse(&text) {
+                Ok(_) => assert!(inside, "{header}.{} = {v} was accepted", r.key),
+                Err(e) => {
+                    assert!(!inside, "{header}.{} = {v} was refused: {e}", r.key);
+                    assert_eq!(
+                        e.to_string(),
+                        format!(
+                            "{FILE}:{line}: {header}.{}: expected {}, found {v}",
+                            r.key,
+                            r.expected()
+                        )
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_number_of_the_wrong_kind_names_the_range() {
+    let e = parse("[mail.m]\nimap_host = \"h\"\nusername = \"u\"\nbackfill_days = \"ten\"\n")
+        .expect_err("refused")
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{FILE}:4: mail.m.backfill_days: expected a whole number of days from 0 to 3650, found \"ten\""
+        )
+    );
+}
+
+#[test]
+fn the_example_documents_every_range() {
+    let text = include_str!("../../config/example.toml");
+    for r in RANGES {
+        let documented = text
+            .lines()
+            .any(|l| l.contains(r.key) && l.contains(&format!("({} to {})", r.min, r.max)));
+        assert!(
+            documented,
+            "config/example.toml must show `{}` with its range ({} to {})",
+            r.key, r.min, r.max
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! The allowed range of every numeric key, checked at load so no number in the file can reach
+//! arithmetic that overflows or a date out of range at run time.
+
+use serde_json::Value;
+
+/// Where a numeric key lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// The `[agent]` table.
+    Agent,
+    /// Every `[wechat.ACCOUNT]` table.
+    Wechat,
+    /// Every `[mail.ACCOUNT]` table.
+    Mail,
+}
+
+impl Scope {
+    /// The dotted table name (`agent`), or the channel whose account tables hold the key (`mail`).
+    pub(crate) fn table(self) -> &'static str {
+        match self {
+            Scope::Agent => "agent",
+            Scope::Wechat => "wechat",
+            Scope::Mail => "mail",
+        }
+    }
+
+    /// Whether the key sits one level down, in each account's table.
+    fn per_account(self) -> bool {
+        !matches!(self, Scope::Agent)
+    }
+}
+
+/// One numeric key and the whole numbers it accepts (both ends included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeyRange {
+    /// The table.
+    pub scope: Scope,
+    /// The key.
+    pub key: &'static str,
+    /// The smallest value allowed.
+    pub min: u64,
+    /// The largest value allowed.
+    pub max: u64,
+    /// What the number counts, for the message ("days").
+    pub unit: &'static str,
+}
+
+impl KeyRange {
+    /// "a whole number of days from 0 to 3650".
+    pub(crate) fn expected(&self) -> String {
+        let what = if self.unit.is_empty() {
+            "a whole number".to_string()
+        } else {
+            format!("a whole number of {}", self.unit)
+        };
+        format!("{what} from {} to {}", self.min, self.max)
+    }
+}
+
+const fn range(
+    scope: Scope,
+    key: &'static str,
+    min: u64,
+    max: u64,
+    unit: &'static str,
+) -> KeyRange {
+    KeyRange {
+        scope,
+        key,
+        min,
+        max,
+        unit,
+    }
+}
+
+/// Every numeric key of the configuration. `config/example.toml` shows each range; the tests
+/// fail when a numeric key exists without an entry here.
+pub(crate) const RANGES: &[KeyRange] = &[
+    range(Scope::Agent, "timeout_seconds", 1, 86_400, "seconds"),
+    range(Scope::Wechat, "send_window_hours", 1, 168, "hours"),
+    range(Scope::Wechat, "sends_per_message", 1, 1_000, "sends"),
+    range(Scope::Mail, "imap_port", 1, 65_535, ""),
+    range(Scope::Mail, "smtp_port", 1, 65_535, ""),
+    range(Scope::Mail, "token_budget", 1, 1_000_000_000, "tokens"),
+    range(Scope::Mail, "digest_interval_minutes", 1, 10_080, "minutes"),
+    range(Scope::Mail, "max_digests_per_day", 1, 1_440, "digests"),
+    range(Scope::Mail, "backfill_days", 0, 3_650, "days"),
+];
+
+/// The range of the key at dotted `path` (`mail.home.backfill_days`), if it is a numeric key.
+pub(crate) fn range_of(path: &str) -> Option<&'static KeyRange> {
+    let parts: Vec<&str> = path.split('.').collect();
+    RANGES
+        .iter()
+        .find(|r| match (r.scope.per_account(), parts.as_slice()) {
+            (false, [t, k]) => *t == r.scope.table() && *k == r.key,
+            (true, [t, _, k]) => *t == r.scope.table() && *k == r.key,
+            _ => false,
+        })
+}
+
+/// A number outside its range: the table (`mail.home`), the key and the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OutOfRange {
+    /// The dotted table.
+    pub table: String,
+    /// The key.
+    pub key: &'static str,
+    /// What is allowed and what was found.
+    pub message: String,
+}
+
+/// Checks every numeric key present in the parsed file; values of another type are left to the
+/// typed parse, which names the type expected.
+pub(crate) fn check(tree: &Value) -> Result<(), OutOfRange> {
+    for r in RANGES {
+        let Some(table) = tree.get(r.scope.table()) else {
+            continue;
+        };
+        let tables: Vec<(String, &Value)> = if r.scope.per_account() {
+            match table.as_object() {
+                Some(accounts) => accounts
+                    .iter()
+                    .map(|(name, t)| (format!("{}.{name}", r.scope.table()), t))
+                    .collect(),
+                None => continue,
+            }
+        } else {
+            vec![(r.scope.table().to_string(), table)]
+        };
+        for (name, t) in tables {
+            let Some(Value::Number(n)) = t.get(r.key) else {
+                continue;
+            };
+            let inside = n.as_u64().is_some_and(|v| (r.min..=r.max).contains(&v));
+            if !inside {
+                return Err(OutOfRange {
+                    table: name,
+                    key: r.key,
+                    message: format!("expected {}, found {n}", r.expected()),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_find_their_range() {
+        assert_eq!(
+            range_of("mail.home.backfill_days").map(|r| r.max),
+            Some(3_650)
+        );
+        assert_eq!(range_of("agent.timeout_seconds").map(|r| r.min), Some(1));
+        assert!(range_of("mail.backfill_days").is_none());
+        assert!(range_of("agent.x.timeout_seconds").is_none());
+        assert!(range_of("wechat.a.base_url").is_none());
+    }
+}

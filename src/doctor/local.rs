@@ -1,0 +1,183 @@
+//! Checks on this machine: credentials present, store sound, socket directory private, clock sane,
+//! and settings that mean nothing with the configured agent.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use super::Check;
+use crate::adapters::feishu::ENCRYPT_KEY_FIELD;
+use crate::config::{AgentBackend, Approvals, ChannelSettings, CommandLine, Config, FeishuMode};
+use crate::secrets::{CredentialStore, Credentials};
+
+/// Each enabled account's stored credentials, or why they could not be read.
+pub(super) type Loaded = BTreeMap<String, Result<Option<Credentials>, String>>;
+
+/// Loads every enabled account's credentials once; the store's own failure is one check.
+pub(super) async fn load_credentials(config: &Config) -> Result<Loaded, Check> {
+    let (mode, dir) = (config.credentials, config.state_dir.clone());
+    let ids: Vec<String> = config
+        .accounts
+        .values()
+        .filter(|a| a.enabled)
+        .map(|a| a.key.to_string())
+        .collect();
+    let loaded = tokio::task::spawn_blocking(move || {
+        let store = CredentialStore::open(mode, &dir).map_err(|e| e.to_string())?;
+        Ok::<_, String>(
+            ids.into_iter()
+                .map(|id| {
+                    let r = store.load(&id).map_err(|e| e.to_string());
+                    (id, r)
+                })
+                .collect::<Loaded>(),
+        )
+    })
+    .await;
+    match loaded {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) => Err(Check::fail(
+            format!("credential store: {e}"),
+            "set credentials = \"file\" in the configuration",
+        )),
+        Err(e) => Err(Check::fail(
+            format!("credential store: {e}"),
+            "run doctor again",
+        )),
+    }
+}
+
+/// One check per enabled account: credentials stored, and what its mode needs among them.
+pub(super) fn credentials(config: &Config, loaded: &Loaded) -> Vec<Check> {
+    let commands = CommandLine::for_config(&config.path);
+    // Callback mode refuses to start without the key that signs callbacks.
+    let callbacks: Vec<String> = config
+        .accounts
+        .values()
+        .filter(|a| {
+            a.enabled
+                && matches!(&a.settings, ChannelSettings::Feishu(f) if f.mode == FeishuMode::Webhook)
+        })
+        .map(|a| a.key.to_string())
+        .collect();
+    loaded
+        .iter()
+        .map(|(id, r)| {
+            let (channel, account) = id.split_once(':').unwrap_or((id, ""));
+            let login = commands.command(&format!("login {channel} {account}"));
+            match r {
+                Ok(Some(c))
+                    if callbacks.contains(id)
+                        && c.get(ENCRYPT_KEY_FIELD)
+                            .is_none_or(|k| k.expose().is_empty()) =>
+                {
+                    Check::fail(
+                        format!("{id} is in callback mode but has no Encrypt Key stored"),
+                        format!("set an Encrypt Key in the Feishu console, then run `{login}`"),
+                    )
+                }
+                Ok(Some(_)) => Check::pass(format!("{id} has credentials")),
+                Ok(None) => {
+                    Check::fail(format!("{id} has no credentials"), format!("run `{login}`"))
+                }
+                Err(e) => Check::fail(
+                    format!("{id} credentials unreadable: {e}"),
+                    format!("run `{login}` again"),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// `approvals = "ask"` means something only to an agent that runs tools and asks first.
+pub(super) fn approvals(config: &Config) -> Vec<Check> {
+    if config.agent.backend == AgentBackend::Scv {
+        return Vec::new();
+    }
+    config
+        .accounts
+        .values()
+        .filter(|a| a.approvals == Approvals::Ask)
+        .map(|a| {
+            Check::fail(
+                format!(
+                    "{}: approvals = \"ask\" has no effect: the openai backend runs no tools",
+                    a.key
+                ),
+                "set [agent] backend = \"scv\", or remove approvals from the account",
+            )
+        })
+        .collect()
+}
+
+/// The store opens read-only and passes SQLite's integrity check.
+pub(super) async fn store(path: &Path) -> Check {
+    if !path.exists() {
+        return Check::pass(format!(
+            "store {} not created yet (the daemon creates it)",
+            path.display()
+        ));
+    }
+    let p = path.to_path_buf();
+    let result = tokio::task::spawn_blocking(move || {
+        let conn =
+            rusqlite::Connection::open_with_flags(&p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        conn.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
+    })
+    .await;
+    match result {
+        Ok(Ok(s)) if s == "ok" => Check::pass(format!(
+            "store {} passes the integrity check",
+            path.display()
+        )),
+        Ok(Ok(s)) => Check::fail(
+            format!("store {} is damaged: {s}", path.display()),
+            "stop the daemon, move the file aside and start again (accounts re-baseline; credentials are kept)",
+        ),
+        Ok(Err(e)) => Check::fail(
+            format!("store {} cannot be opened: {e}", path.display()),
+            "check the file's owner and permissions",
+        ),
+        Err(e) => Check::fail(format!("store check failed: {e}"), "run doctor again"),
+    }
+}
+
+/// The socket's directory is private to this user.
+pub(super) fn socket_dir(socket: &Path) -> Check {
+    let Some(dir) = socket.parent() else {
+        return Check::fail(
+            "the socket path has no directory",
+            "set `socket` to a path in a private directory",
+        );
+    };
+    match std::fs::metadata(dir) {
+        Err(_) => Check::pass(format!(
+            "socket directory {} will be created 0700",
+            dir.display()
+        )),
+        Ok(m) if m.permissions().mode() & 0o077 == 0 => {
+            Check::pass(format!("socket directory {} is private", dir.display()))
+        }
+        Ok(m) => Check::fail(
+            format!(
+                "socket directory {} is mode {:o}: other users can reach it",
+                dir.display(),
+                m.permissions().mode() & 0o777
+            ),
+            format!("chmod 700 {}", dir.display()),
+        ),
+    }
+}
+
+/// A clock before 2025 is certainly wrong, and TLS and token expiry would fail.
+pub(super) fn clock() -> Check {
+    let now = crate::supervisor::unix_now();
+    if now > 1_735_689_600 {
+        Check::pass("the system clock is plausible")
+    } else {
+        Check::fail(
+            "the system clock is before 2025",
+            "enable time synchronisation (e.g. systemd-timesyncd or chrony)",
+        )
+    }
+}
