@@ -43,5 +43,6 @@ pub mod sd_notify;
 pub mod secrets;
 pub mod store;
 pub mod supervisor;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod triage;

@@ -6,11 +6,15 @@
 //! - `chat`: the owner's commands in the mail chat (`/digest`, `/reply N`) and reply confirmation.
 
 mod chat;
+mod crash_points;
 mod report;
 mod watch;
 
+use crash_points::CrashPoint;
+pub use crash_points::TestHooks;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use chrono_tz::Tz;
@@ -69,30 +73,6 @@ impl MailEnv {
 impl Default for MailEnv {
     fn default() -> Self {
         MailEnv::new(None)
-    }
-}
-
-/// Points where a test can make the component stop as if the process died there: once
-/// reached, nothing after the point runs, exactly as after `kill -9` (only commits survive).
-#[derive(Default)]
-pub struct TestHooks {
-    /// Stop after new mail is claimed, before it is decided.
-    pub stop_after_claim: AtomicBool,
-    /// Stop after a digest is built and stored, before it goes to the outbox.
-    pub stop_after_digest_build: AtomicBool,
-    /// Notified when a stop point is reached.
-    pub reached: Notify,
-}
-
-impl TestHooks {
-    /// Whether the point `flag` is armed; if so, announces it.
-    fn hit(&self, flag: &AtomicBool) -> bool {
-        let armed = flag.load(Ordering::SeqCst);
-        if armed {
-            self.reached.notify_waiters();
-            self.reached.notify_one();
-        }
-        armed
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod feishu;
 pub mod mail;
+#[cfg(any(test, feature = "testing"))]
 pub mod memory;
 pub mod wechat;
 

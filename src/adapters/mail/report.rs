@@ -162,7 +162,7 @@ impl Account {
             return Ok(Flush::Nothing);
         };
         tracing::info!(account = %self.id, digest = u.id, "digest built");
-        if self.env.hooks.hit(&self.env.hooks.stop_after_digest_build) {
+        if self.env.hooks.hit(super::CrashPoint::AfterDigestBuild) {
             return Ok(Flush::Halted);
         }
         self.enqueue(u).await?;

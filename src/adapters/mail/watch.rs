@@ -70,7 +70,7 @@ pub(super) async fn watch(
             last_uid = new.iter().copied().max().unwrap_or(last_uid).max(last_uid);
             tracing::debug!(account = %acct.id, claimed, "new mail claimed");
             acct.refresh_health(health).await;
-            if acct.env.hooks.hit(&acct.env.hooks.stop_after_claim) {
+            if acct.env.hooks.hit(super::CrashPoint::AfterClaim) {
                 cancel.cancelled().await;
                 return Ok(());
             }
