@@ -547,12 +547,8 @@ async fn a_closed_window_waits_for_the_peer_and_health_says_why() {
         tokio::task::yield_now().await;
     }
     assert_eq!(
-        s.conv
-            .delivery_state("digest-1")
-            .await
-            .expect("state")
-            .as_deref(),
-        Some("pending")
+        s.conv.delivery_state("digest-1").await.expect("state"),
+        Some(scv_bridge::ids::DeliveryState::Pending)
     );
     let note = s.health.get().error.clone().unwrap_or_default();
     assert_eq!(note, format!("1 message waits: {closed}"));
@@ -564,12 +560,8 @@ async fn a_closed_window_waits_for_the_peer_and_health_says_why() {
     s.channel.wait_sent(3).await;
     assert_eq!(s.channel.texts(OWNER), ["echo: a", "digest", "echo: b"]);
     assert_eq!(
-        s.conv
-            .delivery_state("digest-1")
-            .await
-            .expect("state")
-            .as_deref(),
-        Some("sent")
+        s.conv.delivery_state("digest-1").await.expect("state"),
+        Some(scv_bridge::ids::DeliveryState::Sent)
     );
 }
 

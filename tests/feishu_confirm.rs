@@ -151,6 +151,7 @@ impl Run {
             .delivery_state(&format!("confirm/{id}/closed"))
             .await
             .expect("outbox")
+            .map(|d| d.as_str().to_string())
     }
 
     async fn state(&self, id: &str) -> ConfirmState {

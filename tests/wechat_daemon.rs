@@ -233,12 +233,8 @@ async fn a_proactive_message_waits_for_the_owner_and_says_why() {
     );
     assert!(fake.requests_to(Endpoint::SendMessage).is_empty());
     assert_eq!(
-        h.conversation()
-            .delivery_state("p1")
-            .await
-            .expect("state")
-            .as_deref(),
-        Some("pending")
+        h.conversation().delivery_state("p1").await.expect("state"),
+        Some(scv_bridge::ids::DeliveryState::Pending)
     );
 
     fake.push_text(OWNER, "hi");

@@ -10,8 +10,9 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{AccountKey, AgentBackend, AgentConfig};
-use crate::conversation::ChatId;
+use crate::config::{AgentBackend, AgentConfig};
+use crate::ids::AccountKey;
+use crate::ids::ChatId;
 use crate::store::Store;
 
 pub mod approval;

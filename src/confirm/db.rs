@@ -1,6 +1,7 @@
 //! The questions in SQLite: what must survive a restart (state, code, deadline, message key and
 //! the platform's ids of the message once sent).
 
+use crate::ids::{OutboxKey, QuestionId};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::protocol::ConfirmState;
@@ -104,7 +105,7 @@ pub fn insert(t: &Transaction<'_>, q: &Row) -> rusqlite::Result<Row> {
         q.closed_ms.map(|v| v as i64)
     ])?;
     let seq = t.last_insert_rowid();
-    let key = format!("confirm/q-{seq}/ask");
+    let key = OutboxKey::question(QuestionId(seq)).to_string();
     t.prepare_cached("UPDATE confirm_questions SET message_key = ?2 WHERE seq = ?1")?
         .execute(params![seq, key])?;
     Ok(Row {

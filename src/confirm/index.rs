@@ -1,5 +1,6 @@
 //! The questions in memory: what `wants` (sync, on every inbound message) and the deadline loop read.
 
+use crate::ids::QuestionId;
 use std::collections::BTreeMap;
 
 use super::db::Row;
@@ -38,7 +39,7 @@ pub struct Question {
 impl Question {
     /// The wire id.
     pub fn id(&self) -> String {
-        format!("q-{}", self.row.seq)
+        QuestionId(self.row.seq).to_string()
     }
 
     /// When it becomes due for expiry (or failure), in Unix ms.

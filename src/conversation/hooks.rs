@@ -2,10 +2,10 @@
 
 use futures_util::future::BoxFuture;
 
-use super::ids::ChatId;
 use super::link::{AccountLink, Sent};
 use super::message::Inbound;
 use crate::config::AccountKey;
+use crate::ids::ChatId;
 
 /// Handles the owner's messages in a `purpose = "mail"` chat (`/digest`, `/reply N ...`).
 ///

@@ -2,10 +2,11 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use super::ids::{ChatId, PlatformMsgId, SenderId};
 use super::link::Sent;
 use super::message::{Inbound, Outbound, OutboundKind, ReplyContext};
 use crate::config::AccountKey;
+use crate::ids::DeliveryState;
+use crate::ids::{ChatId, PlatformMsgId, SenderId};
 use crate::supervisor::unix_now;
 
 /// How long journal rows are kept for deduplication.
@@ -393,8 +394,8 @@ pub fn mark_failed(t: &Transaction<'_>, id: i64, error: &str) -> rusqlite::Resul
 /// Where an outbox item stands, and what the platform said about it once sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
-    /// `pending`, `sent` or `failed`.
-    pub state: String,
+    /// Pending, sent or failed.
+    pub state: DeliveryState,
     /// The platform's message id and chat, when sent and named.
     pub sent: Sent,
 }
@@ -405,8 +406,10 @@ pub fn delivery(t: &Transaction<'_>, key: &str) -> rusqlite::Result<Option<Deliv
         "SELECT state, platform_msg_id, platform_chat FROM outbox WHERE idem_key = ?1",
     )?
     .query_row([key], |r| {
+        let state: String = r.get(0)?;
         Ok(Delivery {
-            state: r.get(0)?,
+            // Only this module writes states; an unknown one (a newer release's) is not done.
+            state: DeliveryState::parse(&state).unwrap_or(DeliveryState::Pending),
             sent: Sent {
                 msg_id: r.get::<_, Option<String>>(1)?.map(PlatformMsgId),
                 chat: r.get::<_, Option<String>>(2)?.map(ChatId),

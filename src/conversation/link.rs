@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use super::ids::{ChatId, PlatformMsgId, SenderId};
 use super::message::{Outbound, ReplyContext};
 use crate::config::{AccountKey, Approvals};
+use crate::ids::{ChatId, PlatformMsgId, SenderId};
 use crate::protocol::{Purpose, RemoteTools, Senders};
 use crate::supervisor::{Capabilities, HealthHandle};
 

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ids::{ChatId, PlatformMsgId, SenderId};
 use crate::config::AccountKey;
+use crate::ids::{ChatId, PlatformMsgId, SenderId};
 
 /// One message from a platform, normalized by its adapter.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,7 +11,6 @@
 mod chunk;
 mod commands;
 mod hooks;
-mod ids;
 mod journal;
 mod link;
 mod message;
@@ -25,10 +24,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::ids::{ChatId, DeliveryState, OutboxKey, PlatformMsgId, SenderId};
 pub use chunk::split;
 pub(crate) use commands::MAIL_ACCOUNTS_START;
 pub use hooks::{AnswerInterceptor, DeliveryObserver, MailChatHandler};
-pub use ids::{ChatId, PlatformMsgId, SenderId};
 pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
 pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
 pub use message::{Inbound, Outbound, OutboundKind, ReplyContext};
@@ -406,8 +405,8 @@ impl Conversation {
         Ok(())
     }
 
-    /// Where the outbox item queued under `key` (piece 0) stands: `pending`, `sent`, `failed`.
-    pub async fn delivery_state(&self, key: &str) -> Result<Option<String>, StoreError> {
+    /// Where the outbox item queued under `key` (piece 0) stands.
+    pub async fn delivery_state(&self, key: &str) -> Result<Option<DeliveryState>, StoreError> {
         Ok(self.delivery(key).await?.map(|d| d.state))
     }
 
@@ -426,7 +425,7 @@ impl Conversation {
         suffix: &str,
         text: &str,
     ) -> Result<(), StoreError> {
-        let key = format!("{}/{}/{suffix}", m.account, m.msg_id);
+        let key = String::from(OutboxKey::reply(&m.account, &m.msg_id, suffix));
         let pieces = split(text, rt.link.sender.limits().max_chars);
         self.enqueue(
             &m.account,

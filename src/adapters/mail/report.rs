@@ -1,6 +1,7 @@
 //! Digests and health counters: report items become one numbered digest per interval (at once
 //! when one is urgent), at most `max_digests_per_day`, each handed to the outbox exactly once.
 
+use crate::ids::DeliveryState;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -202,7 +203,10 @@ impl Account {
             let key = self.digest_key(id);
             let state = self.ctx.conversation.delivery_state(&key).await;
             // `failed` digests will never arrive; counting them as waiting forever helps nobody.
-            if matches!(state.ok().flatten().as_deref(), Some("sent" | "failed")) {
+            if matches!(
+                state.ok().flatten(),
+                Some(DeliveryState::Sent | DeliveryState::Failed)
+            ) {
                 let _ = self
                     .ctx
                     .store

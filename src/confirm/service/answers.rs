@@ -1,5 +1,6 @@
 //! Answers: text answers claimed from the pipeline, and the record of yes/no.
 
+use crate::ids::OutboxKey;
 use futures_util::future::BoxFuture;
 
 use super::super::index::{Question, Target};
@@ -98,7 +99,7 @@ impl ConfirmService {
             Target::Several(list) => text::which(&list),
             Target::Nothing => "There is no open question here.".to_string(),
         };
-        let key = format!("confirm/reply/{}/{}", msg.account, msg.msg_id);
+        let key = String::from(OutboxKey::confirm_reply(&msg.account, &msg.msg_id));
         if let Err(e) = self
             .conversation
             .send_proactive(&msg.account, &msg.chat, &reply, None, &key)

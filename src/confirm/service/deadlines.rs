@@ -4,6 +4,7 @@
 use super::super::index::{Due, Index, Question};
 use super::super::text;
 use super::{Closed, ConfirmError, ConfirmService};
+use crate::ids::DeliveryState;
 use crate::protocol::ConfirmState;
 
 impl ConfirmService {
@@ -76,6 +77,6 @@ impl ConfirmService {
             return Ok(true);
         }
         let state = self.conversation.delivery_state(&q.row.message_key).await?;
-        Ok(state.as_deref() == Some("sent"))
+        Ok(state == Some(DeliveryState::Sent))
     }
 }

@@ -2,6 +2,7 @@
 //! went out (its message id and the chat it landed in), and how a closed question is shown (the
 //! Feishu card updated in place, or a notice).
 
+use crate::ids::{DeliveryState, OutboxKey, QuestionId};
 use futures_util::future::BoxFuture;
 
 use super::super::index::{CHECK_EVERY_MS, FIRST_CHECK_MS, Question};
@@ -36,8 +37,8 @@ impl ConfirmService {
         match delivery {
             // Normally the delivery observer got here first; after a crash between sending and
             // telling it, this is where the message id and chat are learned.
-            Some(d) if d.state == "sent" => self.record_sent(seq, &d.sent).await,
-            Some(d) if d.state == "failed" => {
+            Some(d) if d.state == DeliveryState::Sent => self.record_sent(seq, &d.sent).await,
+            Some(d) if d.state == DeliveryState::Failed => {
                 let reason = "the platform refused the question message";
                 if let Closed::Now(q) = self
                     .close(seq, ConfirmState::Failed, Some(reason), None, None)
@@ -162,7 +163,7 @@ impl DeliveryObserver for ConfirmService {
 
 /// The outbox key of what shows a question closed (the card update or the notice).
 fn closed_key(seq: i64) -> String {
-    format!("confirm/q-{seq}/closed")
+    OutboxKey::question_closed(QuestionId(seq)).into()
 }
 
 /// `confirm/q-7/ask/0` (the first piece of a question message, the one carrying the card) → 7.

@@ -1,4 +1,4 @@
-//! Typed ids of the conversation layer; each is created by an adapter from platform data.
+//! Typed ids of chats, senders and platform messages; each is created by an adapter from platform data.
 
 use std::fmt;
 

@@ -1,0 +1,80 @@
+//! Which platform and which account: the names every layer shares.
+
+use std::fmt;
+
+/// A chat or mail platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Channel {
+    /// WeChat through the iLink bot API.
+    Wechat,
+    /// Feishu / Lark open-platform bot.
+    Feishu,
+    /// A mailbox over IMAP and SMTP.
+    Mail,
+}
+
+impl Channel {
+    /// Every channel, in configuration order.
+    pub const ALL: [Channel; 3] = [Channel::Wechat, Channel::Feishu, Channel::Mail];
+
+    /// The lowercase name used in configuration, ids and the protocol.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Wechat => "wechat",
+            Channel::Feishu => "feishu",
+            Channel::Mail => "mail",
+        }
+    }
+
+    /// Parses a lowercase channel name.
+    pub fn parse(s: &str) -> Option<Channel> {
+        Channel::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+impl fmt::Display for Channel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Names one configured account: `<channel>:<account>`. Created by configuration; stable for the account's life.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AccountKey {
+    /// The platform.
+    pub channel: Channel,
+    /// The account's name in the configuration.
+    pub account: String,
+}
+
+impl AccountKey {
+    /// A key from its parts.
+    pub fn new(channel: Channel, account: impl Into<String>) -> Self {
+        AccountKey {
+            channel,
+            account: account.into(),
+        }
+    }
+
+    /// Parses `channel:account`.
+    pub fn parse(s: &str) -> Option<AccountKey> {
+        let (c, a) = s.split_once(':')?;
+        let channel = Channel::parse(c)?;
+        valid_account_name(a).then(|| AccountKey::new(channel, a))
+    }
+}
+
+impl fmt::Display for AccountKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.channel, self.account)
+    }
+}
+
+/// Whether `name` can name an account: letters, digits, `-` and `_`, at most 64 characters.
+pub fn valid_account_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}

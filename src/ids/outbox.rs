@@ -1,0 +1,148 @@
+//! Outbox keys, question ids and delivery states: built here only, so their stored spellings
+//! cannot drift apart between the places that write and the places that look them up.
+
+use std::fmt;
+
+use super::{AccountKey, PlatformMsgId};
+
+/// A confirm question's id as people and the protocol see it: `q-<seq>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct QuestionId(pub i64);
+
+impl QuestionId {
+    /// Parses `q-<seq>`.
+    pub fn parse(s: &str) -> Option<QuestionId> {
+        s.strip_prefix("q-")?.parse().ok().map(QuestionId)
+    }
+}
+
+impl fmt::Display for QuestionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "q-{}", self.0)
+    }
+}
+
+/// The idempotency key of one outbox item: unique per thing said, reused by every retry and
+/// every restart, and handed to the platform as its dedupe key where it has one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OutboxKey(String);
+
+impl OutboxKey {
+    /// The answer to inbound message `msg` of `account`.
+    pub fn answer(account: &AccountKey, msg: &PlatformMsgId) -> OutboxKey {
+        OutboxKey(format!("{account}/{msg}"))
+    }
+
+    /// Another reply to `msg` than its answer, told apart by `what` ("status", "paired", ...).
+    pub fn reply(account: &AccountKey, msg: &PlatformMsgId, what: &str) -> OutboxKey {
+        OutboxKey(format!("{account}/{msg}/{what}"))
+    }
+
+    /// The message that asks question `q`.
+    pub fn question(q: QuestionId) -> OutboxKey {
+        OutboxKey(format!("confirm/{q}/ask"))
+    }
+
+    /// The message (or card update) that says how question `q` ended.
+    pub fn question_closed(q: QuestionId) -> OutboxKey {
+        OutboxKey(format!("confirm/{q}/closed"))
+    }
+
+    /// The reply to an answer of a confirm question, inbound message `msg` of `account`.
+    pub fn confirm_reply(account: &AccountKey, msg: &PlatformMsgId) -> OutboxKey {
+        OutboxKey(format!("confirm/reply/{account}/{msg}"))
+    }
+
+    /// The reply to a command in the mail chat, inbound message `msg` of `account`.
+    pub fn mail_chat(account: &AccountKey, msg: &PlatformMsgId) -> OutboxKey {
+        OutboxKey(format!("mail-chat:{account}/{msg}"))
+    }
+
+    /// The stored spelling.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for OutboxKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<OutboxKey> for String {
+    fn from(k: OutboxKey) -> String {
+        k.0
+    }
+}
+
+/// Where an outbox item stands, as the journal stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeliveryState {
+    /// Waiting to be sent (or being sent).
+    Pending,
+    /// The platform took it.
+    Sent,
+    /// It can never be sent; not retried.
+    Failed,
+}
+
+impl DeliveryState {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "pending",
+            DeliveryState::Sent => "sent",
+            DeliveryState::Failed => "failed",
+        }
+    }
+
+    /// Reads a stored spelling; an unknown one is `None`.
+    pub fn parse(s: &str) -> Option<DeliveryState> {
+        [
+            DeliveryState::Pending,
+            DeliveryState::Sent,
+            DeliveryState::Failed,
+        ]
+        .into_iter()
+        .find(|d| d.as_str() == s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::Channel;
+
+    #[test]
+    fn stored_spellings_never_change() {
+        let a = AccountKey::new(Channel::Wechat, "phone");
+        let m = PlatformMsgId::new("42");
+        let q = QuestionId(7);
+        assert_eq!(OutboxKey::answer(&a, &m).as_str(), "wechat:phone/42");
+        assert_eq!(
+            OutboxKey::reply(&a, &m, "status").as_str(),
+            "wechat:phone/42/status"
+        );
+        assert_eq!(OutboxKey::question(q).as_str(), "confirm/q-7/ask");
+        assert_eq!(OutboxKey::question_closed(q).as_str(), "confirm/q-7/closed");
+        assert_eq!(
+            OutboxKey::confirm_reply(&a, &m).as_str(),
+            "confirm/reply/wechat:phone/42"
+        );
+        assert_eq!(
+            OutboxKey::mail_chat(&a, &m).as_str(),
+            "mail-chat:wechat:phone/42"
+        );
+        assert_eq!(QuestionId::parse("q-7"), Some(q));
+        assert_eq!(QuestionId::parse("7"), None);
+        for d in [
+            DeliveryState::Pending,
+            DeliveryState::Sent,
+            DeliveryState::Failed,
+        ] {
+            assert_eq!(DeliveryState::parse(d.as_str()), Some(d));
+        }
+        assert_eq!(DeliveryState::parse("lost"), None);
+    }
+}
