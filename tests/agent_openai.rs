@@ -368,6 +368,38 @@ async fn a_slow_agent_hits_the_turn_timeout() {
 }
 
 #[tokio::test]
+async fn a_stream_that_does_not_parse_is_unavailable_and_not_remembered() {
+    let fake = FakeOpenAi::start().await.expect("fake");
+    let (store, _g) = memory_store();
+    let agent = OpenAiAgent::new(opts(&fake), store).expect("agent");
+    let broken = [
+        // The case: the only content event is cut off mid-JSON, then [DONE].
+        Reply::truncated_event(""),
+        // Part of the answer arrived before the broken event: still not an answer.
+        Reply::truncated_event("Hel"),
+        // Bytes that are no stream at all.
+        Reply::Raw {
+            body: "\u{1}\u{2}<html>502 Bad Gateway</html>\n".into(),
+        },
+    ];
+    for reply in broken {
+        fake.push(reply.clone());
+        let err = agent
+            .turn(req("c1", "lost"), CancellationToken::new())
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{reply:?} is no answer"));
+        assert_eq!(err.kind, AgentErrorKind::Unavailable, "{reply:?}: {err:?}");
+    }
+    turn(&agent, "c1", "kept").await;
+    assert_eq!(
+        convo(&fake.requests()[3].messages),
+        [(Role::User, "kept".to_string())],
+        "no broken turn is in the history"
+    );
+}
+
+#[tokio::test]
 async fn a_closed_port_is_unavailable() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
