@@ -455,9 +455,43 @@ async fn the_factory_builds_openai_and_reports_a_missing_key() {
         .err()
         .expect("missing model");
     assert!(err.contains("agent.model"), "{err}");
+    let no_url = AgentConfig {
+        base_url: None,
+        api_key_env: None,
+        ..cfg.clone()
+    };
+    let err = scv_bridge::agent::from_config(&no_url, store.clone())
+        .err()
+        .expect("no default endpoint");
+    assert_eq!(err, "agent.base_url is not set");
     let ok = AgentConfig {
         api_key_env: None,
-        ..cfg
+        max_message_bytes: Some(4096),
+        ..cfg.clone()
     };
-    assert!(scv_bridge::agent::from_config(&ok, store).is_ok());
+    let built = scv_bridge::agent::from_config(&ok, store.clone()).expect("builds");
+    let info = built.describe();
+    assert_eq!(
+        (info.backend.as_str(), info.model.as_deref()),
+        ("openai", Some("m"))
+    );
+    assert_eq!(info.max_message_bytes, 4096);
+    assert_eq!(info.problem, None);
+
+    // `build` never fails: what cannot work is a stand-in that says why, with the fix.
+    let stand_in = scv_bridge::agent::build(&cfg, store);
+    let info = stand_in.describe();
+    let problem = info.problem.expect("a problem");
+    assert!(problem.message.contains("SCV_TEST_SURELY_UNSET_KEY"));
+    assert!(
+        problem
+            .fix
+            .contains("Environment=SCV_TEST_SURELY_UNSET_KEY=")
+    );
+    let err = stand_in
+        .turn(req("c1", "hi"), CancellationToken::new())
+        .await
+        .err()
+        .expect("no answer");
+    assert_eq!(err.kind, AgentErrorKind::Unavailable);
 }

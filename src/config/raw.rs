@@ -58,7 +58,13 @@ pub struct AgentConfig {
     pub socket: Option<String>,
     /// Seconds to wait for an answer before giving up on a turn.
     pub timeout_seconds: Option<u64>,
+    /// The most bytes of one chat message handed to the agent; longer ones are cut and the
+    /// sender is told. 1024 to 4194304 (4 MiB); default 32768.
+    pub max_message_bytes: Option<u64>,
 }
+
+/// What `[agent] max_message_bytes` accepts: at least 1 KiB, at most 4 MiB.
+const MAX_MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1024..=4 * 1024 * 1024;
 
 /// How the owner's tool calls are approved on an account with `remote_tools = "owner"`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
@@ -258,6 +264,13 @@ impl RawConfig {
                 )
             })?),
         };
+        if let Some(n) = self.agent.max_message_bytes
+            && !MAX_MESSAGE_BYTES_RANGE.contains(&n)
+        {
+            let (lo, hi) = MAX_MESSAGE_BYTES_RANGE.into_inner();
+            let msg = format!("expected {lo} to {hi} bytes, found {n}");
+            return Err(err("agent", Some("max_message_bytes"), msg));
+        }
         let mut accounts = BTreeMap::new();
         let chats = self
             .wechat
