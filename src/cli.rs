@@ -1,6 +1,6 @@
 //! Command-line rendering: the status table and human durations.
 
-use crate::protocol::{ComponentHealth, ComponentState, DaemonStatus};
+use crate::protocol::{AgentHealth, ComponentHealth, ComponentState, DaemonStatus};
 
 /// "42 s", "3 min", "5 h", "2 d".
 pub fn human_duration(secs: u64) -> String {
@@ -82,6 +82,7 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
             "no accounts configured; add one to the configuration file and run `{}`\n",
             crate::config::command("reload")
         ));
+        out.push_str(&agent_line(status.agent.as_deref(), now));
         return out;
     }
     for r in rows {
@@ -93,7 +94,37 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    out.push_str(&agent_line(status.agent.as_deref(), now));
     out
+}
+
+/// The agent's one line under the accounts: backend, model, state, last success, error and fix.
+fn agent_line(agent: Option<&AgentHealth>, now: u64) -> String {
+    let Some(a) = agent else {
+        return String::new();
+    };
+    let mut line = format!("agent: {}", a.backend);
+    if let Some(m) = &a.model {
+        line.push_str(&format!(" ({m})"));
+    }
+    line.push_str(&format!(
+        "  {}  last success {}",
+        a.state.as_str(),
+        ago(a.last_success_unix_seconds, now)
+    ));
+    let mut note = Vec::new();
+    if let Some(e) = &a.error {
+        note.push(e.clone());
+    }
+    if let Some(fix) = &a.action {
+        note.push(format!("fix: {fix}"));
+    }
+    if !note.is_empty() {
+        line.push_str("  ");
+        line.push_str(&note.join("; "));
+    }
+    line.push('\n');
+    line
 }
 
 #[cfg(test)]
@@ -123,6 +154,7 @@ mod tests {
             restart: None,
             confirm: None,
             project: None,
+            agent: None,
         };
         let t = status_table(&status, 10_000);
         let lines: Vec<&str> = t.lines().collect();
@@ -184,6 +216,41 @@ mod tests {
         );
         a.overrides.clear();
         assert_eq!(note(&a, 0), "");
+    }
+
+    #[test]
+    fn the_agent_has_one_line_under_the_accounts() {
+        let mut status = DaemonStatus {
+            version: "0.1.0".into(),
+            pid: 7,
+            components: vec![ComponentHealth::new("wechat", "phone", true)],
+            delegations: DelegationSummary::default(),
+            restart: None,
+            confirm: None,
+            project: None,
+            agent: None,
+        };
+        assert!(
+            !status_table(&status, 1000).contains("agent:"),
+            "no pipeline, no line"
+        );
+        status.agent = Some(Box::new(AgentHealth {
+            backend: "openai".into(),
+            model: Some("qwen2.5:7b".into()),
+            state: crate::protocol::AgentState::Failing,
+            last_success_unix_seconds: Some(1000 - 180),
+            error: Some("the agent is unavailable (503 after 3 attempts)".into()),
+            action: Some("start it".into()),
+        }));
+        let t = status_table(&status, 1000);
+        assert_eq!(
+            t.lines().last(),
+            Some(
+                "agent: openai (qwen2.5:7b)  failing  last success 3 min ago  the agent is unavailable (503 after 3 attempts); fix: start it"
+            )
+        );
+        status.components.clear();
+        assert!(status_table(&status, 1000).ends_with("fix: start it\n"));
     }
 
     #[test]

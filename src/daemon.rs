@@ -56,7 +56,16 @@ impl Wiring {
 impl Core {
     /// The status report: one health entry per configured account, sorted by id.
     pub fn status(&self) -> DaemonStatus {
-        self.status_with(self.supervisor.registry().snapshot())
+        let mut status = self.status_with(self.supervisor.registry().snapshot());
+        status.agent = self.agent_health();
+        status
+    }
+
+    /// The `agent` object of the status, when the daemon runs a conversation pipeline.
+    fn agent_health(&self) -> Option<Box<crate::protocol::AgentHealth>> {
+        self.conversation
+            .as_ref()
+            .map(|c| Box::new(c.agent_health()))
     }
 
     fn status_with(&self, components: Vec<crate::protocol::ComponentHealth>) -> DaemonStatus {
@@ -68,6 +77,7 @@ impl Core {
             restart: None,
             confirm: None,
             project: None,
+            agent: None,
         }
     }
 
@@ -183,7 +193,8 @@ impl Core {
 
 impl Handler for Core {
     fn status_line(&self, request_id: &str) -> Option<String> {
-        let head = self.status_with(Vec::new());
+        let mut head = self.status_with(Vec::new());
+        head.agent = self.agent_health();
         let components = self.supervisor.registry().snapshot_json();
         Some(crate::protocol::status_line(request_id, &head, &components))
     }

@@ -6,9 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
 use scv_bridge::adapters::{AdapterContext, PlatformFactory};
-use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::client;
 use scv_bridge::config::{CommandLine, Config, client_socket};
 use scv_bridge::confirm::{Clock, ConfirmService};
@@ -19,7 +17,6 @@ use scv_bridge::protocol::{DaemonCommand, Purpose, RemoteTools, Senders};
 use scv_bridge::secrets::CredentialStore;
 use scv_bridge::store::Store;
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy, unix_now};
-use tokio_util::sync::CancellationToken;
 
 /// A supervised bridge from WeChat, Feishu and mail to your agent.
 #[derive(Parser)]
@@ -336,19 +333,9 @@ async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let agent_config = config.agent.clone();
     let timezone = config.timezone;
     let wire = move |creds: &CredentialStore, store: &Store| {
-        let agent: Arc<dyn Agent> = match scv_bridge::agent::from_config(
-            &agent_config,
-            store.clone(),
-        ) {
-            Ok(a) => a,
-            Err(reason) => {
-                // Keep running: accounts still connect, and the owner is told why nobody answers.
-                tracing::error!(%reason, "the agent backend is not usable; chats will report it");
-                Arc::new(UnconfiguredAgent(format!(
-                    "the agent is not configured: {reason}"
-                )))
-            }
-        };
+        // A backend that cannot work is a stand-in that says why: accounts still connect, status
+        // shows "not configured" from the start, and the owner is told why nobody answers.
+        let agent = scv_bridge::agent::build(&agent_config, store.clone());
         let conversation = Conversation::new(store.clone(), agent);
         let confirm = ConfirmService::new(
             store.clone(),
@@ -497,21 +484,4 @@ async fn confirm(
         _ => println!("{}", outcome.message()),
     }
     Ok(ExitCode::from(outcome.exit_code()))
-}
-
-/// Answers every turn with "unavailable" and the reason, when the agent backend cannot be built.
-struct UnconfiguredAgent(String);
-
-impl Agent for UnconfiguredAgent {
-    fn turn(
-        &self,
-        _req: TurnRequest,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async { Err(AgentError::new(AgentErrorKind::Unavailable, self.0.clone())) })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
 }

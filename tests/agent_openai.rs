@@ -368,6 +368,38 @@ async fn a_slow_agent_hits_the_turn_timeout() {
 }
 
 #[tokio::test]
+async fn a_stream_that_does_not_parse_is_unavailable_and_not_remembered() {
+    let fake = FakeOpenAi::start().await.expect("fake");
+    let (store, _g) = memory_store();
+    let agent = OpenAiAgent::new(opts(&fake), store).expect("agent");
+    let broken = [
+        // The case: the only content event is cut off mid-JSON, then [DONE].
+        Reply::truncated_event(""),
+        // Part of the answer arrived before the broken event: still not an answer.
+        Reply::truncated_event("Hel"),
+        // Bytes that are no stream at all.
+        Reply::Raw {
+            body: "\u{1}\u{2}<html>502 Bad Gateway</html>\n".into(),
+        },
+    ];
+    for reply in broken {
+        fake.push(reply.clone());
+        let err = agent
+            .turn(req("c1", "lost"), CancellationToken::new())
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{reply:?} is no answer"));
+        assert_eq!(err.kind, AgentErrorKind::Unavailable, "{reply:?}: {err:?}");
+    }
+    turn(&agent, "c1", "kept").await;
+    assert_eq!(
+        convo(&fake.requests()[3].messages),
+        [(Role::User, "kept".to_string())],
+        "no broken turn is in the history"
+    );
+}
+
+#[tokio::test]
 async fn a_closed_port_is_unavailable() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
@@ -423,9 +455,43 @@ async fn the_factory_builds_openai_and_reports_a_missing_key() {
         .err()
         .expect("missing model");
     assert!(err.contains("agent.model"), "{err}");
+    let no_url = AgentConfig {
+        base_url: None,
+        api_key_env: None,
+        ..cfg.clone()
+    };
+    let err = scv_bridge::agent::from_config(&no_url, store.clone())
+        .err()
+        .expect("no default endpoint");
+    assert_eq!(err, "agent.base_url is not set");
     let ok = AgentConfig {
         api_key_env: None,
-        ..cfg
+        max_message_bytes: Some(4096),
+        ..cfg.clone()
     };
-    assert!(scv_bridge::agent::from_config(&ok, store).is_ok());
+    let built = scv_bridge::agent::from_config(&ok, store.clone()).expect("builds");
+    let info = built.describe();
+    assert_eq!(
+        (info.backend.as_str(), info.model.as_deref()),
+        ("openai", Some("m"))
+    );
+    assert_eq!(info.max_message_bytes, 4096);
+    assert_eq!(info.problem, None);
+
+    // `build` never fails: what cannot work is a stand-in that says why, with the fix.
+    let stand_in = scv_bridge::agent::build(&cfg, store);
+    let info = stand_in.describe();
+    let problem = info.problem.expect("a problem");
+    assert!(problem.message.contains("SCV_TEST_SURELY_UNSET_KEY"));
+    assert!(
+        problem
+            .fix
+            .contains("Environment=SCV_TEST_SURELY_UNSET_KEY=")
+    );
+    let err = stand_in
+        .turn(req("c1", "hi"), CancellationToken::new())
+        .await
+        .err()
+        .expect("no answer");
+    assert_eq!(err.kind, AgentErrorKind::Unavailable);
 }

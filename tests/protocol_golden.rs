@@ -51,6 +51,7 @@ fn optional_fields_are_omitted_or_null_as_specified() {
         restart: None,
         confirm: None,
         project: None,
+        agent: None,
     };
     assert_eq!(
         serde_json::to_value(&status).expect("ser"),

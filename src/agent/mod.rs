@@ -16,13 +16,17 @@ use crate::ids::ChatId;
 use crate::store::Store;
 
 pub mod approval;
+pub mod health;
 pub mod openai;
 pub mod scv;
+mod unconfigured;
 
 pub use approval::{ApprovalRequest, Approver};
+pub use health::{AgentInfo, AgentMonitor, ConfigProblem, DEFAULT_MAX_MESSAGE_BYTES, Fixes};
 pub use openai::history::{DailyUsage, daily_usage};
 pub use openai::{ChatMessage, OpenAiAgent, OpenAiOptions, Role};
 pub use scv::{ScvAgent, ScvOptions, Transport};
+pub use unconfigured::Unconfigured;
 
 /// One conversation with the agent: an account's chat.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -152,14 +156,42 @@ pub trait Agent: Send + Sync + 'static {
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }
+
+    /// Which backend and model this is, whether it can work, the fixes for its failures, and how
+    /// much of a message it is handed; asked once, when the pipeline starts.
+    fn describe(&self) -> AgentInfo {
+        AgentInfo::new("custom")
+    }
 }
 
 /// Builds the backend `[agent]` selects; the error says which setting is missing or wrong.
 ///
 /// The store keeps the `openai` backend's history; the `scv` server keeps its own.
 pub fn from_config(cfg: &AgentConfig, store: Store) -> Result<Arc<dyn Agent>, String> {
+    configure(cfg, store).map_err(|p| p.message)
+}
+
+/// [`from_config`], or when `[agent]` cannot work, an [`Unconfigured`] stand-in that says why
+/// (logged once here, in status from the start, and to the owner on the first message).
+pub fn build(cfg: &AgentConfig, store: Store) -> Arc<dyn Agent> {
+    configure(cfg, store).unwrap_or_else(|problem| {
+        tracing::error!(reason = %problem, "the agent backend is not usable; chats will report it");
+        Arc::new(Unconfigured::new(cfg, problem))
+    })
+}
+
+fn configure(cfg: &AgentConfig, store: Store) -> Result<Arc<dyn Agent>, ConfigProblem> {
     match cfg.backend {
-        AgentBackend::Openai => Ok(Arc::new(OpenAiAgent::from_config(cfg, store)?)),
-        AgentBackend::Scv => Ok(Arc::new(ScvAgent::from_config(cfg)?)),
+        AgentBackend::Openai => {
+            let opts = OpenAiOptions::configure(cfg)?;
+            let agent = OpenAiAgent::new(opts, store).map_err(|e| {
+                ConfigProblem::new(
+                    e,
+                    "restart the daemon; if this stays, report it with the daemon's log",
+                )
+            })?;
+            Ok(Arc::new(agent))
+        }
+        AgentBackend::Scv => Ok(Arc::new(ScvAgent::new(ScvOptions::configure(cfg)?))),
     }
 }

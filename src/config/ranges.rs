@@ -77,6 +77,13 @@ const fn range(
 /// fail when a numeric key exists without an entry here.
 pub(crate) const RANGES: &[KeyRange] = &[
     range(Scope::Agent, "timeout_seconds", 1, 86_400, "seconds"),
+    range(
+        Scope::Agent,
+        "max_message_bytes",
+        1024,
+        4 * 1024 * 1024,
+        "bytes",
+    ),
     range(Scope::Wechat, "send_window_hours", 1, 168, "hours"),
     range(Scope::Wechat, "sends_per_message", 1, 1_000, "sends"),
     range(Scope::Mail, "imap_port", 1, 65_535, ""),

@@ -58,6 +58,9 @@ pub struct AgentConfig {
     pub socket: Option<String>,
     /// Seconds to wait for an answer before giving up on a turn.
     pub timeout_seconds: Option<u64>,
+    /// The most bytes of one chat message handed to the agent; longer ones are cut and the
+    /// sender is told. 1024 to 4194304 (4 MiB); default 32768.
+    pub max_message_bytes: Option<u64>,
 }
 
 /// How the owner's tool calls are approved on an account with `remote_tools = "owner"`.

@@ -8,6 +8,7 @@
 //! earlier message (a card showing how a question ended); the platform's message id of each sent
 //! item is stored for that, and an update the platform refuses goes out as a new message.
 
+mod cap;
 mod chunk;
 mod commands;
 mod hooks;
@@ -33,7 +34,7 @@ pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
 pub use message::{Inbound, Outbound, OutboundKind, ReplyContext};
 pub use stats::Stats;
 
-use crate::agent::{Agent, Approver};
+use crate::agent::{Agent, AgentMonitor, Approver};
 use crate::config::AccountKey;
 use crate::policy::Decision;
 use crate::store::{Store, StoreError};
@@ -52,6 +53,8 @@ pub struct Accepted {
 pub struct Conversation {
     store: Store,
     agent: Arc<dyn Agent>,
+    /// What status says about the agent: its description and how its turns end.
+    agent_monitor: AgentMonitor,
     accounts: Mutex<HashMap<AccountKey, Arc<AccountRuntime>>>,
     /// Set by the first mail account that starts; mail-chat messages wait for it.
     mail_chat: watch::Sender<Option<Arc<dyn MailChatHandler>>>,
@@ -109,6 +112,7 @@ impl Conversation {
     pub fn new(store: Store, agent: Arc<dyn Agent>) -> Arc<Self> {
         Arc::new(Conversation {
             store,
+            agent_monitor: AgentMonitor::new(agent.describe()),
             agent,
             accounts: Mutex::new(HashMap::new()),
             mail_chat: watch::channel(None).0,
@@ -123,6 +127,11 @@ impl Conversation {
     /// Releases the agent backend (child processes, connections) at shutdown.
     pub async fn close(&self) {
         self.agent.close().await;
+    }
+
+    /// The `agent` object of the status: backend, model, ok / not configured / failing, the fix.
+    pub fn agent_health(&self) -> crate::protocol::AgentHealth {
+        self.agent_monitor.health()
     }
 
     /// Counters of what happened (received, dropped by reason, answered, sent, failures).

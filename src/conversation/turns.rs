@@ -98,12 +98,17 @@ async fn turn(
         *cur = Some(turn_cancel.clone());
     }
     let asks = rt.link.approvals == Approvals::Ask;
+    let max = conv.agent_monitor.info().max_message_bytes;
+    let cut = super::cap::cut(&m.text, max);
+    if cut.is_some() {
+        tracing::info!(account = %m.account, bytes = m.text.len(), max, "a message is longer than the agent is handed; cut");
+    }
     let req = TurnRequest {
         session: SessionKey {
             account: m.account.clone(),
             chat: m.chat.clone(),
         },
-        prompt: m.text.clone(),
+        prompt: cut.unwrap_or(&m.text).to_string(),
         no_tools: !p.tools,
         auto_approve: p.tools && !asks,
         approver: if p.tools && asks {
@@ -121,7 +126,8 @@ async fn turn(
     if rt.cancel.is_cancelled() {
         return TurnEnd::Shutdown;
     }
-    let text = match result {
+    conv.agent_monitor.record(result.as_ref().map(|_| ()));
+    let mut text = match result {
         Ok(out) => {
             conv.stats.answered(&m.account);
             out.text
@@ -132,6 +138,14 @@ async fn turn(
         }
         Err(e) => format!("The agent could not answer: {}", e.message),
     };
+    if cut.is_some() {
+        let note = super::cap::note(m.text.len(), max);
+        text = if text.is_empty() {
+            note
+        } else {
+            format!("{note}\n\n{text}")
+        };
+    }
     let pieces = super::split(&text, rt.link.sender.limits().max_chars);
     let key = format!("{}/{}", m.account, m.msg_id);
     let (a, id, reply, chat_id) = (

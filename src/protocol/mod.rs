@@ -12,7 +12,7 @@ pub use messages::{
     ClientMessage, DaemonCommand, ErrorCode, PROTOCOL_VERSION, PeerInfo, ServerEvent,
 };
 pub use status::{
-    ComponentHealth, ComponentState, ConfirmInfo, ConfirmState, DaemonStatus, DelegationSummary,
-    MailCounts, Purpose, RemoteTools, Senders,
+    AgentHealth, AgentState, ComponentHealth, ComponentState, ConfirmInfo, ConfirmState,
+    DaemonStatus, DelegationSummary, MailCounts, Purpose, RemoteTools, Senders,
 };
 pub use status_frame::status_line;

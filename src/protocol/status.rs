@@ -1,4 +1,5 @@
-//! The daemon's status report: `DaemonStatus`, `ComponentHealth`, `MailCounts`, `ConfirmInfo`.
+//! The daemon's status report: `DaemonStatus`, `ComponentHealth`, `AgentHealth`, `MailCounts`,
+//! `ConfirmInfo`.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,59 @@ pub struct DaemonStatus {
     /// Project information; the bridge never sends one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<serde_json::Value>,
+    /// Extension: the agent's health. Omitted by a daemon without a conversation pipeline and in
+    /// confirm answers; clients that do not know it ignore it (unknown fields are ignored).
+    /// Boxed so every event that carries a status stays small.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<Box<AgentHealth>>,
+}
+
+/// Extension: the health of the agent every chat is answered by (one per daemon).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentHealth {
+    /// `openai` or `scv` (`[agent] backend`).
+    pub backend: String,
+    /// The model name, when the backend has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Whether it can answer.
+    pub state: AgentState,
+    /// When a turn last got an answer (null: not since the daemon started).
+    #[serde(default)]
+    pub last_success_unix_seconds: Option<u64>,
+    /// Why it is not configured or what the last failed turn said, for people; never a secret.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// The step that fixes it, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+}
+
+/// Whether the agent can answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentState {
+    /// Configured, and the last turn (if any) was answered.
+    Ok,
+    /// `[agent]` cannot work as written (known at start); nothing is answered until it is fixed.
+    NotConfigured,
+    /// The last turn failed; messages are kept and retried until the next answer.
+    Failing,
+    /// A state this client does not know (a newer daemon).
+    #[serde(other)]
+    Unknown,
+}
+
+impl AgentState {
+    /// The words the status table prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentState::Ok => "ok",
+            AgentState::NotConfigured => "not configured",
+            AgentState::Failing => "failing",
+            AgentState::Unknown => "unknown",
+        }
+    }
 }
 
 /// Counts of delegated tasks; the bridge always reports zeros.

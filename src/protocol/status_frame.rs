@@ -55,6 +55,7 @@ mod tests {
             restart: None,
             confirm: None,
             project: None,
+            agent: None,
         };
         let json: Vec<Arc<String>> = comps
             .iter()
@@ -78,6 +79,7 @@ mod tests {
                 restart: None,
                 confirm: None,
                 project: None,
+                agent: None,
             },
             &[],
         ))

@@ -8,6 +8,7 @@
 //! [`FakeOpenAi::require_key`] makes it refuse other keys with 401. Every request is recorded, so tests assert on the model,
 //! the messages (system prompt, history) and `stream_options`. [`FakeOpenAi::answer_only`]
 //! holds requests unanswered, so a test can stop the caller while a request is in flight.
+//! [`Reply::Raw`] sends a stream byte for byte (e.g. [`Reply::truncated_event`]).
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -68,6 +69,11 @@ pub enum Reply {
         /// What is sent after it.
         rest: String,
     },
+    /// Sends `body` as the whole `text/event-stream` answer, byte for byte (malformed streams).
+    Raw {
+        /// The answer body.
+        body: String,
+    },
 }
 
 impl Reply {
@@ -118,6 +124,20 @@ impl Reply {
                 "code": "context_length_exceeded"
             }})
             .to_string(),
+        }
+    }
+
+    /// A 200 stream of `first` as a content delta, then an event cut off mid-JSON, then `[DONE]`:
+    /// what a proxy that drops bytes produces.
+    pub fn truncated_event(first: &str) -> Reply {
+        let whole = delta(&format!("{first} and the rest"));
+        let cut = whole.trim_end().len() - 12;
+        let cut = (0..=cut)
+            .rev()
+            .find(|i| whole.is_char_boundary(*i))
+            .unwrap_or(0);
+        Reply::Raw {
+            body: format!("{}{}\n\ndata: [DONE]\n\n", delta(first), &whole[..cut]),
         }
     }
 
@@ -334,6 +354,10 @@ async fn completions(
             }
             resp
         }
+        Reply::Raw { body } => Response::builder()
+            .header(header::CONTENT_TYPE, "text/event-stream")
+            .body(Body::from(body))
+            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
         Reply::Stream { pieces, usage } if !stream => whole_answer(&pieces.concat(), usage),
         Reply::Slow { first, rest, .. } if !stream => whole_answer(&(first + &rest), None),
         reply => sse(reply),
@@ -378,7 +402,7 @@ fn sse(reply: Reply) -> Response {
         let (pieces, usage, stall) = match reply {
             Reply::Stream { pieces, usage } => (pieces, usage, None),
             Reply::Slow { first, wait, rest } => (vec![first, rest], None, Some(wait)),
-            Reply::Status { .. } => return,
+            Reply::Status { .. } | Reply::Raw { .. } => return,
         };
         for (i, p) in pieces.iter().enumerate() {
             let line = delta(p);

@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use super::health::{
+    AgentInfo, ConfigProblem, DEFAULT_MAX_MESSAGE_BYTES, Fixes, max_message_bytes, set_variable_fix,
+};
 use super::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest, Usage};
 use crate::config::AgentConfig;
 use crate::secrets::Secret;
@@ -67,7 +70,7 @@ impl ChatMessage {
 /// Everything the `openai` backend needs; [`OpenAiOptions::from_config`] fills it from `[agent]`.
 #[derive(Debug, Clone)]
 pub struct OpenAiOptions {
-    /// The API base (`https://api.openai.com/v1`); `/chat/completions` is appended.
+    /// The API base (e.g. `https://api.openai.com/v1`); `/chat/completions` is appended.
     pub base_url: String,
     /// The model name.
     pub model: String,
@@ -89,6 +92,8 @@ pub struct OpenAiOptions {
     pub max_retry_wait: Duration,
     /// How much history each chat keeps.
     pub history: HistoryLimits,
+    /// The most bytes of one chat message the pipeline hands over (`[agent] max_message_bytes`).
+    pub max_message_bytes: usize,
 }
 
 impl OpenAiOptions {
@@ -106,27 +111,50 @@ impl OpenAiOptions {
             backoff_base: Duration::from_secs(1),
             max_retry_wait: Duration::from_secs(30),
             history: HistoryLimits::default(),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 
     /// Reads `[agent]`; the key is taken from the environment variable `api_key_env` names.
     pub fn from_config(cfg: &AgentConfig) -> Result<Self, String> {
+        OpenAiOptions::configure(cfg).map_err(|p| p.message)
+    }
+
+    /// [`OpenAiOptions::from_config`], with the step that fixes what is wrong.
+    pub fn configure(cfg: &AgentConfig) -> Result<Self, ConfigProblem> {
         let model = cfg
             .model
             .clone()
             .filter(|m| !m.trim().is_empty())
-            .ok_or("agent.model is required for the openai backend (e.g. \"gpt-4o-mini\")")?;
+            .ok_or_else(|| {
+                ConfigProblem::new(
+                    "agent.model is required for the openai backend (e.g. \"gpt-4o-mini\")",
+                    "set model = \"...\" in the [agent] table of the configuration file to a model \
+                     the endpoint lists, then restart the daemon",
+                )
+            })?;
+        // No default endpoint: a bridge that quietly calls a cloud API it was never pointed at
+        // fails late and confusingly; doctor and mail triage need base_url too.
         let base_url = cfg
             .base_url
             .clone()
-            .unwrap_or_else(|| "https://api.openai.com/v1".into());
+            .filter(|u| !u.trim().is_empty())
+            .ok_or_else(|| {
+                ConfigProblem::new(
+                    "agent.base_url is not set",
+                    "set base_url in the [agent] table of the configuration file (e.g. \
+                     \"http://127.0.0.1:11434/v1\" for Ollama, \"https://api.openai.com/v1\"), \
+                     then restart the daemon",
+                )
+            })?;
         let mut o = OpenAiOptions::new(base_url, model);
         match &cfg.api_key_env {
             Some(name) => match std::env::var(name) {
                 Ok(v) if !v.trim().is_empty() => o.api_key = Some(Secret::new(v.trim())),
                 _ => {
-                    return Err(format!(
-                        "the environment variable {name} (agent.api_key_env) is not set"
+                    return Err(ConfigProblem::new(
+                        format!("the environment variable {name} (agent.api_key_env) is not set"),
+                        set_variable_fix(name),
                     ));
                 }
             },
@@ -147,6 +175,7 @@ impl OpenAiOptions {
         if let Some(s) = cfg.timeout_seconds.filter(|s| *s > 0) {
             o.turn_timeout = Some(Duration::from_secs(s));
         }
+        o.max_message_bytes = max_message_bytes(cfg);
         Ok(o)
     }
 }
@@ -473,6 +502,33 @@ impl Agent for OpenAiAgent {
             }
             out
         })
+    }
+
+    fn describe(&self) -> AgentInfo {
+        let o = &self.opts;
+        let base = o.base_url.trim_end_matches('/');
+        let auth = if o.api_key.is_some() {
+            format!(" -H \"Authorization: Bearer ${}\"", o.api_key_env)
+        } else {
+            String::new()
+        };
+        let check = format!("`curl -sS{auth} {base}/models`");
+        let mut info = AgentInfo::new("openai");
+        info.model = Some(o.model.clone());
+        info.max_message_bytes = o.max_message_bytes;
+        info.fixes = Fixes {
+            unavailable: Some(format!(
+                "check that the model endpoint answers: {check}; kept messages are retried on their own"
+            )),
+            auth: Some(format!(
+                "{}; check the key with {check}",
+                set_variable_fix(&o.api_key_env)
+            )),
+            failed: Some(format!(
+                "check agent.model and agent.base_url against {check}; the next message is tried again"
+            )),
+        };
+        info
     }
 
     fn reset<'a>(&'a self, session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {

@@ -34,13 +34,19 @@ impl Assembly {
             self.finished = true;
             return Ok(true);
         }
-        let chunk: StreamChunk = match serde_json::from_str(payload) {
-            Ok(c) => c,
-            Err(e) => {
-                debug!(error = %e, "skipping an unparsable stream event");
-                return Ok(false);
-            }
-        };
+        if payload.trim().is_empty() {
+            return Ok(false);
+        }
+        // An event that does not parse lost part of the answer (a truncated chunk, a proxy's
+        // garbage): retrying is the only way to the whole text, as after a 503. The payload may
+        // hold answer text, so it is not logged.
+        let chunk: StreamChunk = serde_json::from_str(payload).map_err(|e| {
+            debug!(error = %e, "an unparsable stream event");
+            AgentError::new(
+                AgentErrorKind::Unavailable,
+                "the agent's answer stream did not parse (a broken event)",
+            )
+        })?;
         if let Some(err) = chunk.error {
             return Err(AgentError::new(
                 AgentErrorKind::Failed,
@@ -212,6 +218,25 @@ mod tests {
         );
         assert_eq!(short_message("plain"), "plain");
         assert!(short_message(&"x".repeat(500)).chars().count() <= 201);
+    }
+
+    #[test]
+    fn a_truncated_event_fails_the_stream_as_unavailable() {
+        let mut acc = Assembly::default();
+        assert_eq!(
+            acc.event(r#"{"choices":[{"delta":{"content":"Hel"}}]}"#),
+            Ok(false)
+        );
+        assert_eq!(
+            acc.event(""),
+            Ok(false),
+            "an empty data line carries nothing"
+        );
+        let err = acc
+            .event(r#"{"choices":[{"delta":{"content":"lo wor"#)
+            .expect_err("truncated JSON");
+        assert_eq!(err.kind, AgentErrorKind::Unavailable);
+        assert!(!err.message.contains("lo wor"), "{}", err.message);
     }
 
     #[test]

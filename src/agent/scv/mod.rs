@@ -16,6 +16,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, info, warn};
 
+use super::health::{
+    AgentInfo, ConfigProblem, DEFAULT_MAX_MESSAGE_BYTES, Fixes, max_message_bytes,
+};
 use super::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use crate::config::AgentConfig;
 
@@ -46,6 +49,8 @@ pub struct ScvOptions {
     /// After a cancel before `turn.started`, how long to wait for the turn id before dropping
     /// the connection instead.
     pub cancel_grace: Duration,
+    /// The most bytes of one chat message the pipeline hands over (`[agent] max_message_bytes`).
+    pub max_message_bytes: usize,
 }
 
 impl ScvOptions {
@@ -59,15 +64,25 @@ impl ScvOptions {
             restart_cap: Duration::from_secs(300),
             max_line: 8 << 20,
             cancel_grace: Duration::from_secs(2),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 
     /// Reads `[agent]`: `socket` if set, else `command` (default `scv`) with `args`
     /// (default `server --stdio`).
     pub fn from_config(cfg: &AgentConfig) -> Result<Self, String> {
+        ScvOptions::configure(cfg).map_err(|p| p.message)
+    }
+
+    /// [`ScvOptions::from_config`], with the step that fixes what is wrong.
+    pub fn configure(cfg: &AgentConfig) -> Result<Self, ConfigProblem> {
         let transport = match (&cfg.socket, &cfg.command) {
             (Some(_), Some(_)) => {
-                return Err("set agent.socket or agent.command, not both".into());
+                return Err(ConfigProblem::new(
+                    "set agent.socket or agent.command, not both",
+                    "remove socket or command from the [agent] table of the configuration file, \
+                     then restart the daemon",
+                ));
             }
             (Some(s), None) => Transport::Socket(crate::config::expand_tilde(s)),
             (None, command) => Transport::Command {
@@ -82,6 +97,7 @@ impl ScvOptions {
         if let Some(s) = cfg.timeout_seconds.filter(|s| *s > 0) {
             o.turn_timeout = Some(Duration::from_secs(s));
         }
+        o.max_message_bytes = max_message_bytes(cfg);
         Ok(o)
     }
 
@@ -300,6 +316,37 @@ impl Agent for ScvAgent {
             }
             out
         })
+    }
+
+    fn describe(&self) -> AgentInfo {
+        let mut info = AgentInfo::new("scv");
+        info.max_message_bytes = self.opts.max_message_bytes;
+        let unavailable = match &self.opts.transport {
+            Transport::Command { program, args } => {
+                let mut cmd = vec![program.clone()];
+                cmd.extend(args.iter().cloned());
+                format!(
+                    "check that `{}` starts for the daemon's user (it must be on the daemon's PATH); \
+                     kept messages are retried on their own",
+                    cmd.join(" ")
+                )
+            }
+            Transport::Socket(path) => format!(
+                "start the SCV agent server listening on {} (check with `test -S {}`); kept \
+                 messages are retried on their own",
+                path.display(),
+                path.display()
+            ),
+        };
+        info.fixes = Fixes {
+            unavailable: Some(unavailable),
+            auth: None,
+            failed: Some(
+                "see the SCV agent server's log for its error; the next message is tried again"
+                    .into(),
+            ),
+        };
+        info
     }
 
     fn reset<'a>(&'a self, session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
