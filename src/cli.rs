@@ -155,6 +155,7 @@ mod tests {
             confirm: None,
             project: None,
             agent: None,
+            reload: None,
         };
         let t = status_table(&status, 10_000);
         let lines: Vec<&str> = t.lines().collect();
@@ -229,6 +230,7 @@ mod tests {
             confirm: None,
             project: None,
             agent: None,
+            reload: None,
         };
         assert!(
             !status_table(&status, 1000).contains("agent:"),

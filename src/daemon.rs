@@ -78,6 +78,7 @@ impl Core {
             confirm: None,
             project: None,
             agent: None,
+            reload: None,
         }
     }
 
@@ -200,11 +201,9 @@ impl Handler for Core {
     }
 
     async fn handle(&self, command: DaemonCommand) -> Result<DaemonStatus, CommandError> {
-        match command {
-            DaemonCommand::Status => {}
-            DaemonCommand::Reload => {
-                self.reload().await?;
-            }
+        let report = match command {
+            DaemonCommand::Status => None,
+            DaemonCommand::Reload => Some(self.reload().await?),
             DaemonCommand::ChannelSet {
                 channel,
                 account,
@@ -223,13 +222,13 @@ impl Handler for Core {
                     remote_tools,
                     purpose,
                 };
-                self.channel_set(cmd).await?;
+                Some(self.channel_set(cmd).await?)
             }
             DaemonCommand::ChannelReset { channel, account } => {
-                self.channel_reset(&channel, &account).await?;
+                Some(self.channel_reset(&channel, &account).await?)
             }
             DaemonCommand::ChannelLogout { channel, account } => {
-                self.channel_logout(&channel, &account).await?;
+                Some(self.channel_logout(&channel, &account).await?)
             }
             c @ (DaemonCommand::ConfirmAsk { .. } | DaemonCommand::ConfirmStatus { .. }) => {
                 return self.confirm_command(c).await;
@@ -248,8 +247,20 @@ impl Handler for Core {
                     "project commands are not served by the bridge",
                 ));
             }
-        }
-        Ok(self.status())
+        };
+        let mut status = self.status();
+        status.reload = report.map(summary);
+        Ok(status)
+    }
+}
+
+/// The wire form of what a reconcile did.
+fn summary(r: ReloadReport) -> crate::protocol::ReloadSummary {
+    crate::protocol::ReloadSummary {
+        started: r.started,
+        stopped: r.stopped,
+        restarted: r.restarted,
+        abandoned: r.abandoned,
     }
 }
 

@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //!
+//! - [`app`]: the program: flags, the composition root, what each command does.
 //! - [`metrics`]: Prometheus text over plain HTTP: states, restarts, message counters.
 //! - [`policy`]: who may do what (drop, answer with or without tools, mail chat), one pure function.
 //! - [`protocol`]: wire types of the control socket and its bounded JSON-lines framing.
@@ -28,6 +29,7 @@
 
 pub mod adapters;
 pub mod agent;
+pub mod app;
 pub mod cli;
 pub mod client;
 pub mod config;

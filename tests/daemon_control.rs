@@ -281,6 +281,26 @@ async fn reload_restarts_only_what_changed_and_refuses_bad_files() {
         .await
         .expect("reload");
     assert_eq!(s.components.len(), 4);
+    // The answer says what the reload did.
+    let did = s.reload.expect("a reload reports what it did");
+    assert_eq!(
+        (did.started.clone(), did.restarted.clone()),
+        (vec!["feishu:d".to_string()], vec!["wechat:b".to_string()])
+    );
+    assert!(did.stopped.is_empty() && did.abandoned.is_empty());
+    assert_eq!(did.describe(), "started feishu:d; restarted wechat:b");
+    assert_eq!(
+        status(&d).await.reload,
+        None,
+        "only answers to changes carry it"
+    );
+    let again = client::request(&d.socket, DaemonCommand::Reload)
+        .await
+        .expect("reload");
+    assert_eq!(
+        again.reload.map(|r| r.describe()).as_deref(),
+        Some("nothing changed")
+    );
     let builds = |n: &str, c| f.builds(&AccountKey::new(c, n));
     assert_eq!(
         [

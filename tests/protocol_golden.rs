@@ -52,6 +52,7 @@ fn optional_fields_are_omitted_or_null_as_specified() {
         confirm: None,
         project: None,
         agent: None,
+        reload: None,
     };
     assert_eq!(
         serde_json::to_value(&status).expect("ser"),

@@ -13,6 +13,6 @@ pub use messages::{
 };
 pub use status::{
     AgentHealth, AgentState, ComponentHealth, ComponentState, ConfirmInfo, ConfirmState,
-    DaemonStatus, DelegationSummary, MailCounts, Purpose, RemoteTools, Senders,
+    DaemonStatus, DelegationSummary, MailCounts, Purpose, ReloadSummary, RemoteTools, Senders,
 };
 pub use status_frame::status_line;

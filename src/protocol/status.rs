@@ -30,6 +30,48 @@ pub struct DaemonStatus {
     /// Boxed so every event that carries a status stays small.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<Box<AgentHealth>>,
+    /// Extension: what a `reload`, `channel_set`, `channel_reset` or `channel_logout` did to the
+    /// accounts; omitted in every other answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reload: Option<ReloadSummary>,
+}
+
+/// Extension: the accounts one reconcile started, stopped and restarted, by id.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReloadSummary {
+    /// Started for the first time.
+    #[serde(default)]
+    pub started: Vec<String>,
+    /// Stopped and removed (no longer configured).
+    #[serde(default)]
+    pub stopped: Vec<String>,
+    /// Stopped and started again: changed settings or credentials, or they had failed.
+    #[serde(default)]
+    pub restarted: Vec<String>,
+    /// Did not stop within the grace period and were abandoned.
+    #[serde(default)]
+    pub abandoned: Vec<String>,
+}
+
+impl ReloadSummary {
+    /// One line for people: "started feishu:work; restarted wechat:phone", or "nothing changed".
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = [
+            ("started", &self.started),
+            ("restarted", &self.restarted),
+            ("stopped", &self.stopped),
+            ("abandoned while stopping", &self.abandoned),
+        ]
+        .into_iter()
+        .filter(|(_, ids)| !ids.is_empty())
+        .map(|(what, ids)| format!("{what} {}", ids.join(", ")))
+        .collect();
+        if parts.is_empty() {
+            "nothing changed".to_string()
+        } else {
+            parts.join("; ")
+        }
+    }
 }
 
 /// Extension: the health of the agent every chat is answered by (one per daemon).

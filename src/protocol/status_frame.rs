@@ -56,6 +56,7 @@ mod tests {
             confirm: None,
             project: None,
             agent: None,
+            reload: None,
         };
         let json: Vec<Arc<String>> = comps
             .iter()
@@ -80,6 +81,7 @@ mod tests {
                 confirm: None,
                 project: None,
                 agent: None,
+                reload: None,
             },
             &[],
         ))

@@ -1,0 +1,160 @@
+//! The command line's flags and subcommands (clap); `main` parses them, [`super::dispatch`] acts.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// A supervised bridge from WeChat, Feishu and mail to your agent.
+#[derive(Parser)]
+#[command(name = "scv-bridge", version, about)]
+pub struct Cli {
+    /// The configuration file (else $SCV_BRIDGE_CONFIG, else $XDG_CONFIG_HOME/scv-bridge/config.toml).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value = "pretty")]
+    pub log_format: LogFormat,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How log lines are written on stderr.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum LogFormat {
+    /// For people.
+    Pretty,
+    /// One JSON object per line, for collectors.
+    Json,
+}
+
+/// What to do.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the daemon in the foreground (logs to stderr; SIGTERM/SIGINT stop it).
+    Run,
+    /// Show every account's state.
+    Status {
+        /// Print the raw DaemonStatus JSON.
+        #[arg(long)]
+        json: bool,
+        /// Redraw every 2 s until interrupted.
+        #[arg(long, conflicts_with = "json")]
+        watch: bool,
+    },
+    /// Check the configuration, credentials, store, socket, clock, platforms and agent (a running
+    /// daemon's view of each account when one answers).
+    Doctor {
+        /// Print the checks as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Reread the configuration and restart only what changed.
+    Reload,
+    /// Enable, disable, change, reset or log out one account.
+    Channel {
+        #[command(subcommand)]
+        action: ChannelAction,
+    },
+    /// Ask the owner a yes/no question in chat; exit 0 yes, 1 no/expired/withdrawn, 2 failed or error.
+    Confirm {
+        /// The question, as the owner will read it.
+        question: String,
+        /// How long to wait: seconds, or e.g. 90s, 10m, 1h30m (default 30m, at most 4h).
+        #[arg(long, value_parser = crate::confirm::cli::parse_timeout)]
+        timeout: Option<u64>,
+        /// Ask in this account's owner chat (CHANNEL:ACCOUNT, e.g. feishu:work) instead of `notify`.
+        #[arg(long)]
+        chat: Option<String>,
+    },
+    /// Store an account's credentials (a running daemon picks them up).
+    Login {
+        #[command(subcommand)]
+        target: LoginTarget,
+    },
+}
+
+/// Which channel to log in to.
+#[derive(Subcommand)]
+pub enum LoginTarget {
+    /// Scan a QR code with WeChat; the scanner becomes the account's owner.
+    Wechat {
+        account: String,
+        /// The iLink endpoint to log in against.
+        #[arg(long)]
+        base_url: Option<String>,
+    },
+    /// Store the Feishu app ID and secret, then pair the owner.
+    Feishu {
+        account: String,
+        /// The app ID (the secret is prompted, or read from stdin).
+        #[arg(long)]
+        app_id: Option<String>,
+    },
+    /// Store the mailbox password (prompted, or read from stdin).
+    Mail { account: String },
+}
+
+/// What to do to one account.
+#[derive(Subcommand)]
+pub enum ChannelAction {
+    /// Start an account.
+    Enable { channel: String, account: String },
+    /// Stop an account (it stays configured).
+    Disable { channel: String, account: String },
+    /// Change an account's settings (persisted across restarts; `status` shows where they differ
+    /// from the file, `channel reset` forgets them).
+    Set {
+        channel: String,
+        account: String,
+        #[arg(long, value_enum)]
+        senders: Option<SendersArg>,
+        #[arg(long = "remote-tools", value_enum)]
+        remote_tools: Option<ToolsArg>,
+        #[arg(long, value_enum)]
+        purpose: Option<PurposeArg>,
+        #[arg(long)]
+        workspace: Option<String>,
+        /// Also enable the account (without it, whether it runs does not change).
+        #[arg(long, conflicts_with = "disabled")]
+        enabled: bool,
+        /// Also disable the account.
+        #[arg(long)]
+        disabled: bool,
+    },
+    /// Forget an account's run-time settings (set, enable, disable): it runs as the file says.
+    Reset { channel: String, account: String },
+    /// Stop an account and remove its credentials and stored state.
+    Logout { channel: String, account: String },
+}
+
+/// `--senders`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum SendersArg {
+    /// Only the owner.
+    Owner,
+    /// Anyone (strangers stay tool-free).
+    Anyone,
+}
+
+/// `--remote-tools`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ToolsArg {
+    /// Nobody gets tools.
+    None,
+    /// The owner gets tools.
+    Owner,
+}
+
+/// `--purpose`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum PurposeArg {
+    /// Conversations with the agent.
+    Chat,
+    /// Mail reports only.
+    Mail,
+}

@@ -1,0 +1,222 @@
+//! What each subcommand does: client commands over the control socket, login, doctor.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use super::args::{ChannelAction, Cli, Command, LoginTarget, PurposeArg, SendersArg, ToolsArg};
+use crate::client;
+use crate::config::{CommandLine, Config, client_socket};
+use crate::login::LoginArgs;
+use crate::protocol::{DaemonCommand, Purpose, RemoteTools, Senders};
+use crate::supervisor::unix_now;
+
+/// Runs one parsed command line; the error is one line for people.
+pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
+    let config_path = Config::default_path(cli.config.as_deref());
+    // Every command printed from here on (and by a daemon started here) names this file.
+    CommandLine::for_config(&config_path).install();
+    match cli.command {
+        Command::Run => super::compose::run(&config_path).await,
+        Command::Doctor { json } => {
+            let report = crate::doctor::run(&config_path).await;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report.to_json()).map_err(|e| e.to_string())?
+                );
+            } else {
+                print!("{}", report.render());
+            }
+            Ok(if report.failed() == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "scv-bridge",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Status {
+            json: false,
+            watch: true,
+        } => {
+            let socket = socket_of(&config_path);
+            loop {
+                let status = client::request(&socket, DaemonCommand::Status)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                // Clear the screen and redraw from the top.
+                print!(
+                    "\x1b[2J\x1b[H{}",
+                    crate::cli::status_table(&status, unix_now())
+                );
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_secs(2)) => {}
+                    _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+                }
+            }
+        }
+        Command::Status { json, .. } => {
+            let status = client::request(&socket_of(&config_path), DaemonCommand::Status)
+                .await
+                .map_err(|e| e.to_string())?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&status).map_err(|e| e.to_string())?
+                );
+            } else {
+                print!("{}", crate::cli::status_table(&status, unix_now()));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Reload => {
+            let status = client::request(&socket_of(&config_path), DaemonCommand::Reload)
+                .await
+                .map_err(|e| e.to_string())?;
+            let did = status.reload.unwrap_or_default().describe();
+            println!(
+                "reloaded: {did}; {} account(s) configured",
+                status.components.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Channel { action } => channel(&config_path, action).await,
+        Command::Confirm {
+            question,
+            timeout,
+            chat,
+        } => confirm(&config_path, question, timeout, chat).await,
+        Command::Login { target } => {
+            let config = Config::load(&config_path).map_err(|e| e.to_string())?;
+            let result = match target {
+                LoginTarget::Wechat { account, base_url } => {
+                    let args = LoginArgs {
+                        base_url,
+                        ..LoginArgs::default()
+                    };
+                    crate::login::wechat::run(&config, &account, &args).await
+                }
+                LoginTarget::Feishu { account, app_id } => {
+                    let args = LoginArgs {
+                        app_id,
+                        ..LoginArgs::default()
+                    };
+                    crate::login::feishu::run(&config, &account, &args).await
+                }
+                LoginTarget::Mail { account } => {
+                    crate::login::mail::run(&config, &account, &LoginArgs::default()).await
+                }
+            };
+            result.map(|()| ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The socket path every client command uses, found the same way as the daemon finds it; a
+/// configuration error is a warning here (the running daemon keeps what it loaded).
+fn socket_of(config_path: &Path) -> PathBuf {
+    let found = client_socket(config_path);
+    for line in found.warning.iter().flat_map(|w| w.lines()) {
+        eprintln!("scv-bridge: warning: {line}");
+    }
+    found.path
+}
+
+async fn channel(config_path: &Path, action: ChannelAction) -> Result<ExitCode, String> {
+    let set = |channel: String, account: String, enabled: bool| DaemonCommand::ChannelSet {
+        channel,
+        account,
+        enabled: Some(enabled),
+        workspace: None,
+        remote_tools: None,
+        senders: None,
+        purpose: None,
+    };
+    let command = match action {
+        ChannelAction::Enable { channel, account } => set(channel, account, true),
+        ChannelAction::Disable { channel, account } => set(channel, account, false),
+        ChannelAction::Set {
+            channel,
+            account,
+            senders,
+            remote_tools,
+            purpose,
+            workspace,
+            enabled,
+            disabled,
+        } => DaemonCommand::ChannelSet {
+            channel,
+            account,
+            // Neither flag: whether the account runs stays as it is.
+            enabled: (enabled || disabled).then_some(enabled),
+            workspace,
+            senders: senders.map(|s| match s {
+                SendersArg::Owner => Senders::Owner,
+                SendersArg::Anyone => Senders::Anyone,
+            }),
+            remote_tools: remote_tools.map(|t| match t {
+                ToolsArg::None => RemoteTools::None,
+                ToolsArg::Owner => RemoteTools::Owner,
+            }),
+            purpose: purpose.map(|p| match p {
+                PurposeArg::Chat => Purpose::Chat,
+                PurposeArg::Mail => Purpose::Mail,
+            }),
+        },
+        ChannelAction::Reset { channel, account } => {
+            DaemonCommand::ChannelReset { channel, account }
+        }
+        ChannelAction::Logout { channel, account } => {
+            DaemonCommand::ChannelLogout { channel, account }
+        }
+    };
+    let status = client::request(&socket_of(config_path), command)
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(r) = &status.reload {
+        println!("{}", r.describe());
+    }
+    print!("{}", crate::cli::status_table(&status, unix_now()));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `scv-bridge confirm`: asks, shows a live line on a terminal, prints the outcome, exits 0/1/2.
+async fn confirm(
+    config_path: &Path,
+    question: String,
+    timeout: Option<u64>,
+    chat: Option<String>,
+) -> Result<ExitCode, String> {
+    use crate::confirm::cli;
+    use std::io::IsTerminal;
+    let socket = socket_of(config_path);
+    let opts = cli::Options {
+        question,
+        timeout_seconds: timeout,
+        chat,
+        poll_every: cli::POLL_EVERY,
+    };
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let mut stderr = std::io::stderr();
+    let live: Option<&mut (dyn std::io::Write + Send)> = if stderr.is_terminal() {
+        Some(&mut stderr)
+    } else {
+        None
+    };
+    let outcome = cli::run(&socket, &opts, stop, live).await;
+    match &outcome {
+        cli::Outcome::Error(_) => eprintln!("scv-bridge: {}", outcome.message()),
+        _ => println!("{}", outcome.message()),
+    }
+    Ok(ExitCode::from(outcome.exit_code()))
+}

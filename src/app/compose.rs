@@ -1,0 +1,86 @@
+//! The composition root: what the real daemon is built from (agent, pipeline, confirm service,
+//! adapters) and how it stops. Tests build their own daemons from the same parts.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::adapters::{AdapterContext, PlatformFactory};
+use crate::config::Config;
+use crate::confirm::{Clock, ConfirmService};
+use crate::conversation::Conversation;
+use crate::daemon::Wiring;
+use crate::secrets::CredentialStore;
+use crate::store::Store;
+use crate::supervisor::{ComponentFactory, LifecyclePolicy};
+
+/// `scv-bridge run`: builds the daemon from the file and runs it until SIGTERM or SIGINT.
+pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
+    let config = Config::load(config_path).map_err(|e| e.to_string())?;
+    let agent_config = config.agent.clone();
+    let timezone = config.timezone;
+    let wire = move |creds: &CredentialStore, store: &Store| {
+        // A backend that cannot work is a stand-in that says why: accounts still connect, status
+        // shows "not configured" from the start, and the owner is told why nobody answers.
+        let agent = crate::agent::build(&agent_config, store.clone());
+        let conversation = Conversation::new(store.clone(), agent);
+        let confirm = ConfirmService::new(
+            store.clone(),
+            conversation.clone(),
+            creds.clone(),
+            Clock::tokio(),
+        );
+        let ctx = AdapterContext {
+            credentials: creds.clone(),
+            store: store.clone(),
+            conversation: conversation.clone(),
+            agent: agent_config,
+            mail: crate::adapters::mail::MailEnv::new(timezone),
+        };
+        // Feishu card clicks answer confirm questions.
+        let cards = Arc::new(crate::adapters::feishu::ConfirmCards(confirm.clone()));
+        let factory: Arc<dyn ComponentFactory> = PlatformFactory::with_cards(ctx, cards);
+        Wiring {
+            factory,
+            conversation: Some(conversation),
+            confirm: Some(confirm),
+        }
+    };
+    let daemon = crate::daemon::start_with(config, wire, LifecyclePolicy::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let shutdown = daemon.shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("stopping: signal received");
+        shutdown.cancel();
+    });
+    let report = daemon.wait().await;
+    if report.abandoned.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "scv-bridge: abandoned while stopping: {}",
+            report.abandoned.join(", ")
+        );
+        Ok(ExitCode::from(1))
+    }
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

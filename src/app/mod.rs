@@ -1,0 +1,11 @@
+//! The `scv-bridge` program as a library: its flags, the composition root and what each command
+//! does. `main.rs` only parses, sets up logging and hands over.
+
+mod args;
+mod commands;
+mod compose;
+
+pub use args::{
+    ChannelAction, Cli, Command, LogFormat, LoginTarget, PurposeArg, SendersArg, ToolsArg,
+};
+pub use commands::dispatch;
