@@ -1,33 +1,32 @@
-//! The restart budget: too many restarts in a sliding window means something is wrong for good.
+//! The restart window: how many times an account that had connected restarted in the last hour.
+//! Too many means it connects and drops over and over; the lifecycle then waits the backoff cap.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// Counts restarts within a sliding window.
+/// Restart times within a sliding window (on tokio's clock, so tests can pause it).
 #[derive(Debug, Clone)]
-pub struct RestartBudget {
+pub struct RestartWindow {
     window: Duration,
-    max: usize,
     restarts: VecDeque<Instant>,
 }
 
-impl RestartBudget {
-    /// Allows `max` restarts per `window`.
-    pub fn new(max: usize, window: Duration) -> Self {
-        RestartBudget {
+impl RestartWindow {
+    /// Counts restarts within the last `window`.
+    pub fn new(window: Duration) -> Self {
+        RestartWindow {
             window,
-            max,
             restarts: VecDeque::new(),
         }
     }
 
-    /// Records a restart at `now`; false when this one exceeds the budget.
-    pub fn record(&mut self, now: Instant) -> bool {
+    /// Records a restart at `now`; returns the restarts within the window, this one included.
+    pub fn record(&mut self, now: Instant) -> usize {
         self.forget_before(now);
         self.restarts.push_back(now);
-        self.restarts.len() <= self.max
+        self.restarts.len()
     }
 
     /// Restarts within the window ending at `now`.
@@ -52,15 +51,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn eleventh_restart_within_an_hour_is_refused_and_old_ones_expire() {
+    fn restarts_count_within_the_hour_and_old_ones_expire() {
         let start = Instant::now();
-        let mut b = RestartBudget::new(10, Duration::from_secs(3600));
+        let mut w = RestartWindow::new(Duration::from_secs(3600));
         for i in 0..10 {
-            assert!(b.record(start + Duration::from_secs(i * 60)), "restart {i}");
+            assert_eq!(
+                w.record(start + Duration::from_secs(i * 60)),
+                i as usize + 1
+            );
         }
-        assert!(!b.record(start + Duration::from_secs(600)));
+        assert_eq!(w.record(start + Duration::from_secs(600)), 11);
         // An hour after the first ones they no longer count.
-        assert_eq!(b.recent(start + Duration::from_secs(3600 + 300)), 5);
-        assert!(b.record(start + Duration::from_secs(3600 + 300)));
+        assert_eq!(w.recent(start + Duration::from_secs(3600 + 300)), 5);
+        assert_eq!(w.record(start + Duration::from_secs(3600 + 300)), 6);
     }
 }

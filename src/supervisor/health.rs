@@ -8,6 +8,7 @@ use arc_swap::ArcSwap;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use super::budget::RestartWindow;
 use crate::config::{AccountSpec, Channel};
 use crate::protocol::{ComponentHealth, ComponentState, MailCounts, Purpose, RemoteTools};
 
@@ -19,16 +20,8 @@ pub fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-/// Drops restart times older than an hour before `now`; returns how many remain.
-fn forget_older_than_an_hour(times: &mut std::collections::VecDeque<u64>, now: u64) -> u64 {
-    while times
-        .front()
-        .is_some_and(|&t| now.saturating_sub(t) >= 3600)
-    {
-        times.pop_front();
-    }
-    times.len() as u64
-}
+/// How far back `restarts_last_hour` and the restart budget look.
+const RESTART_WINDOW: Duration = Duration::from_secs(3600);
 
 /// Where a health note comes from; each source keeps its own note, so one clearing its note never
 /// erases another's. Notes are shown after the run error, in this order.
@@ -82,7 +75,7 @@ pub struct HealthCell {
     configured_tools: RemoteTools,
     connected_since: Mutex<Option<Instant>>,
     /// Wall-clock times of recent restarts, so `restarts_last_hour` stays true as time passes.
-    restart_times: Mutex<std::collections::VecDeque<u64>>,
+    restart_window: Mutex<RestartWindow>,
     lines: Mutex<Lines>,
     /// How many times the account became connected; the lifecycle compares it across one run.
     connects: std::sync::atomic::AtomicU64,
@@ -110,7 +103,7 @@ impl HealthCell {
             write: Mutex::new(()),
             configured_tools: spec.remote_tools,
             connected_since: Mutex::new(None),
-            restart_times: Mutex::new(std::collections::VecDeque::new()),
+            restart_window: Mutex::new(RestartWindow::new(RESTART_WINDOW)),
             lines: Mutex::new(Lines::default()),
             connects: std::sync::atomic::AtomicU64::new(0),
             changed: watch::channel(0).0,
@@ -205,31 +198,35 @@ impl HealthCell {
         });
     }
 
-    /// Counts one restart now (total and within the last hour).
-    pub fn record_restart(&self) {
-        let now = unix_now();
-        let recent = match self.restart_times.lock() {
-            Ok(mut times) => {
-                times.push_back(now);
-                forget_older_than_an_hour(&mut times, now)
-            }
-            Err(_) => 0,
-        };
+    /// Counts one restart now; returns the restarts within the last hour, this one included.
+    ///
+    /// The one restart window: `restarts_last_hour` in status and the lifecycle's budget both
+    /// read it, so they can never disagree.
+    pub fn record_restart(&self) -> usize {
+        let recent = self
+            .restart_window
+            .lock()
+            .map(|mut w| w.record(Instant::now()))
+            .unwrap_or(0);
         self.update(|h| {
             h.restarts += 1;
-            h.restarts_last_hour = Some(recent);
+            h.restarts_last_hour = Some(recent as u64);
         });
+        recent
+    }
+
+    /// Restarts within the last hour.
+    pub fn recent_restarts(&self) -> usize {
+        self.restart_window
+            .lock()
+            .map(|mut w| w.recent(Instant::now()))
+            .unwrap_or(0)
     }
 
     /// Brings `restarts_last_hour` up to date when restarts have aged out of the hour.
     fn refresh_recent_restarts(&self) {
-        let now = unix_now();
-        let aged = self.restart_times.lock().ok().and_then(|mut times| {
-            let before = times.len() as u64;
-            let after = forget_older_than_an_hour(&mut times, now);
-            (after != before).then_some(after)
-        });
-        if let Some(recent) = aged {
+        let recent = self.recent_restarts() as u64;
+        if self.get().restarts_last_hour.is_some_and(|r| r != recent) {
             self.update(|h| h.restarts_last_hour = Some(recent));
         }
     }
@@ -425,17 +422,5 @@ mod tests {
             notes: [(NoteSource::Sends, "reconnecting".to_string())].into(),
         };
         assert_eq!(l.compose().as_deref(), Some("reconnecting"));
-    }
-
-    #[test]
-    fn restarts_age_out_of_the_last_hour() {
-        let mut times: std::collections::VecDeque<u64> = [1000, 2000, 4500].into_iter().collect();
-        assert_eq!(
-            forget_older_than_an_hour(&mut times, 4600),
-            2,
-            "1000 is an hour before 4600"
-        );
-        assert_eq!(forget_older_than_an_hour(&mut times, 5600), 1);
-        assert_eq!(forget_older_than_an_hour(&mut times, 9000), 0);
     }
 }

@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use backoff::{BackoffPolicy, random_jitter};
-pub use budget::RestartBudget;
+pub use budget::RestartWindow;
 pub use component::{Capabilities, Component, ComponentError, ComponentFactory, ErrorClass};
 pub use health::{HealthCell, HealthHandle, HealthRegistry, NoteSource, unix_now};
 pub use reconcile::{DesiredAccount, Diff, diff};

@@ -10,11 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::BackoffPolicy;
-use super::budget::RestartBudget;
 use super::component::{Component, ComponentError, ErrorClass};
 use super::health::{HealthCell, HealthHandle, unix_now};
 use crate::protocol::ComponentState;
@@ -26,11 +24,9 @@ pub struct LifecyclePolicy {
     pub backoff: BackoffPolicy,
     /// Connected this long resets the backoff.
     pub healthy_after: Duration,
-    /// More restarts of a connected account than this within `budget_window` hold its retries
+    /// More restarts of a connected account than this within the last hour hold its retries
     /// at the backoff cap (it keeps retrying; it never fails for this).
     pub budget_max: usize,
-    /// The restart budget's window.
-    pub budget_window: Duration,
     /// How long a stopping component may take before it is abandoned.
     pub stop_grace: Duration,
     /// The jitter source: a draw in `[0, 1]`.
@@ -43,7 +39,6 @@ impl Default for LifecyclePolicy {
             backoff: BackoffPolicy::default(),
             healthy_after: Duration::from_secs(60),
             budget_max: 10,
-            budget_window: Duration::from_secs(3600),
             stop_grace: Duration::from_secs(5),
             jitter: Arc::new(super::backoff::random_jitter),
         }
@@ -67,7 +62,6 @@ pub async fn run_account(
     cancel: CancellationToken,
 ) -> StopOutcome {
     let mut attempt: u32 = 0;
-    let mut budget = RestartBudget::new(policy.budget_max, policy.budget_window);
     loop {
         cell.set_state(ComponentState::Starting);
         let connects_before = cell.connects();
@@ -93,12 +87,7 @@ pub async fn run_account(
         // A run that never connected is one more failed attempt, not a restart: it only grows
         // the backoff. A run that connected and then dropped is a restart and spends budget.
         let had_connected = cell.connects() > connects_before;
-        let within_budget = if had_connected {
-            cell.record_restart();
-            budget.record(Instant::now())
-        } else {
-            true
-        };
+        let within_budget = !had_connected || cell.record_restart() <= policy.budget_max;
         let mut delay = match err.class {
             ErrorClass::SlowDown(d) => d,
             _ => {
@@ -112,7 +101,7 @@ pub async fn run_account(
         } else {
             // Connects and drops over and over: slow down to the cap, but never give up.
             delay = delay.max(policy.backoff.cap);
-            let recent = budget.recent(Instant::now());
+            let recent = cell.recent_restarts();
             tracing::warn!(account = %cell.get().id, recent, "restart budget spent; retries wait the backoff cap");
             format!(
                 "{recent} failures in the last hour, so retries wait {}; last error: {}",
