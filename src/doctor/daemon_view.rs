@@ -7,7 +7,9 @@ use std::time::Duration;
 use super::Check;
 use crate::cli::human_duration;
 use crate::config::CommandLine;
-use crate::protocol::{ComponentHealth, ComponentState, DaemonCommand, DaemonStatus};
+use crate::protocol::{
+    AgentHealth, AgentState, ComponentHealth, ComponentState, DaemonCommand, DaemonStatus,
+};
 use crate::supervisor::unix_now;
 
 /// A retry at least this far away is a long backoff: the account is out of service for a while.
@@ -37,7 +39,34 @@ pub(super) fn accounts(status: &DaemonStatus, socket: &Path, commands: &CommandL
         socket.display()
     ))];
     out.extend(status.components.iter().map(|h| account(h, now, commands)));
+    out.extend(status.agent.as_deref().map(agent));
     out
+}
+
+/// The agent as the daemon sees it: not configured or failing fails here, with the daemon's fix.
+fn agent(a: &AgentHealth) -> Check {
+    let name = match &a.model {
+        Some(m) => format!("agent {} ({m})", a.backend),
+        None => format!("agent {}", a.backend),
+    };
+    let error = a.error.as_deref().unwrap_or("no reason given");
+    let fix = || {
+        a.action
+            .clone()
+            .unwrap_or_else(|| "fix what the error names, then restart the daemon".to_string())
+    };
+    match a.state {
+        AgentState::Ok => Check::pass(format!("{name}: the daemon reports it answering")),
+        AgentState::NotConfigured => Check::fail(
+            format!("{name}: the daemon reports it not configured: {error}"),
+            fix(),
+        ),
+        AgentState::Failing => Check::fail(
+            format!("{name}: the daemon reports its last turn failed: {error}"),
+            fix(),
+        ),
+        _ => Check::pass(format!("{name}: state unknown to this version")),
+    }
 }
 
 fn account(h: &ComponentHealth, now: u64, commands: &CommandLine) -> Check {
@@ -104,5 +133,32 @@ mod tests {
             c.fix.is_some() && c.what.contains("next try in 5 min"),
             "{c:?}"
         );
+    }
+
+    #[test]
+    fn an_agent_not_configured_or_failing_fails_with_the_daemons_fix() {
+        let mut a = AgentHealth {
+            backend: "openai".into(),
+            model: Some("m".into()),
+            state: AgentState::Ok,
+            last_success_unix_seconds: None,
+            error: None,
+            action: None,
+        };
+        assert!(agent(&a).fix.is_none());
+        a.state = AgentState::NotConfigured;
+        a.error = Some("OPENAI_API_KEY is not set".into());
+        a.action = Some("set OPENAI_API_KEY in the daemon's environment".into());
+        let c = agent(&a);
+        assert_eq!(
+            c.fix.as_deref(),
+            Some("set OPENAI_API_KEY in the daemon's environment")
+        );
+        assert!(
+            c.what.contains("not configured: OPENAI_API_KEY is not set"),
+            "{c:?}"
+        );
+        a.state = AgentState::Failing;
+        assert!(agent(&a).what.contains("last turn failed"));
     }
 }
