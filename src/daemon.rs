@@ -249,7 +249,7 @@ impl Handler for Core {
             }
         };
         let mut status = self.status();
-        status.reload = report.map(summary);
+        status.reload = report.map(|r| Box::new(summary(r)));
         Ok(status)
     }
 }

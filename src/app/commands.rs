@@ -81,7 +81,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             let status = client::request(&socket_of(&config_path), DaemonCommand::Reload)
                 .await
                 .map_err(|e| e.to_string())?;
-            let did = status.reload.unwrap_or_default().describe();
+            let did = status.reload.map(|r| r.describe()).unwrap_or_default();
             println!(
                 "reloaded: {did}; {} account(s) configured",
                 status.components.len()

@@ -33,7 +33,7 @@ pub struct DaemonStatus {
     /// Extension: what a `reload`, `channel_set`, `channel_reset` or `channel_logout` did to the
     /// accounts; omitted in every other answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reload: Option<ReloadSummary>,
+    pub reload: Option<Box<ReloadSummary>>,
 }
 
 /// Extension: the accounts one reconcile started, stopped and restarted, by id.
