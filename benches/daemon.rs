@@ -1,6 +1,8 @@
-//! Core daemon figures: `status` round trip with 1,000 accounts, RSS per idle account, time to socket ready.
+//! Core daemon figures: `status` round trip with 1,000 accounts, RSS per idle account, time to
+//! socket ready, and `status` while 5,000 connections flood the control socket.
 //!
-//! Run with `cargo bench --bench daemon`. Prints figures; asserts nothing.
+//! Run with `cargo bench --bench daemon` (`-- flood` for the flood alone). Prints figures;
+//! asserts nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -180,8 +182,158 @@ fn time_to_socket_ready() {
     );
 }
 
+/// Connections the flood attempts, and the descriptor limit the daemon runs under.
+const FLOOD: usize = 5000;
+const FLOOD_FD_LIMIT: u64 = 1024;
+
+/// Starts `scv-bridge run` (4 accounts, none logged in) under soft = hard = `FLOOD_FD_LIMIT`
+/// open files, as the issue found it: 5,000 held connections there made `status` time out.
+fn spawn_limited_daemon(dir: &Path) -> (std::process::Child, PathBuf) {
+    use std::os::unix::process::CommandExt;
+    let path = dir.join("c.toml");
+    std::fs::write(&path, config_text(dir, 4)).expect("write");
+    let socket = dir.join("state/daemon.sock");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_scv-bridge"));
+    cmd.arg("--config")
+        .arg(&path)
+        .arg("run")
+        .stderr(std::process::Stdio::null());
+    let lim = libc::rlimit {
+        rlim_cur: FLOOD_FD_LIMIT,
+        rlim_max: FLOOD_FD_LIMIT,
+    };
+    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let child = cmd.spawn().expect("spawn");
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    (child, socket)
+}
+
+/// One probe: when it started, and how long it took or why it failed.
+type Probe = (Instant, Result<Duration, String>);
+
+/// `status` round trips, each on a new connection as `scv-bridge status` makes, until `done`.
+fn status_loop(socket: PathBuf, done: Arc<std::sync::atomic::AtomicBool>) -> Vec<Probe> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async move {
+        let mut probes = Vec::new();
+        while !done.load(std::sync::atomic::Ordering::Relaxed) {
+            let t = Instant::now();
+            let answer = tokio::time::timeout(
+                Duration::from_secs(5),
+                scv_bridge::client::request(&socket, DaemonCommand::Status),
+            )
+            .await;
+            let outcome = match answer {
+                Ok(Ok(_)) => Ok(t.elapsed()),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err("timed out after 5 s".to_string()),
+            };
+            probes.push((t, outcome));
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        probes
+    })
+}
+
+/// Prints the round trips of `probes` that started within `during`.
+fn report_probes(what: &str, probes: &[Probe], during: impl Fn(Instant) -> bool) {
+    let mut ok: Vec<Duration> = Vec::new();
+    let mut failed: Vec<&str> = Vec::new();
+    for (t, outcome) in probes.iter().filter(|(t, _)| during(*t)) {
+        let _ = t;
+        match outcome {
+            Ok(d) => ok.push(*d),
+            Err(e) => failed.push(e),
+        }
+    }
+    ok.sort();
+    if ok.is_empty() {
+        println!("{what}: no status answered ({} failed)", failed.len());
+        return;
+    }
+    println!(
+        "{what}: {} answered, {} failed; median {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+        ok.len(),
+        failed.len(),
+        percentile(&ok, 0.5).as_secs_f64() * 1e3,
+        percentile(&ok, 0.99).as_secs_f64() * 1e3,
+        ok[ok.len() - 1].as_secs_f64() * 1e3,
+    );
+    if let Some(e) = failed.first() {
+        println!("  first failure: {e}");
+    }
+}
+
+/// `status` round trips while waves of `FLOOD` connections are attempted against a daemon
+/// limited to `FLOOD_FD_LIMIT` open files, every accepted connection held silent.
+fn status_under_flood() {
+    const WAVES: usize = 4;
+    // The flood's own ends are descriptors of this process.
+    let _ = scv_bridge::control::raise_descriptor_limit();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut child, socket) = spawn_limited_daemon(dir.path());
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let prober = std::thread::spawn({
+        let (socket, done) = (socket.clone(), done.clone());
+        move || status_loop(socket, done)
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let mut floods = Vec::new();
+    let (mut connected, mut refused) = (0, 0);
+    for _ in 0..WAVES {
+        let start = Instant::now();
+        let mut held = Vec::with_capacity(FLOOD);
+        for _ in 0..FLOOD {
+            match std::os::unix::net::UnixStream::connect(&socket) {
+                Ok(s) => held.push(s),
+                Err(_) => refused += 1,
+            }
+        }
+        floods.push((start, Instant::now()));
+        connected += held.len();
+        // Hold them all a moment, then let go before the next wave.
+        std::thread::sleep(Duration::from_millis(100));
+        drop(held);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let probes = prober.join().expect("prober");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    let flood_ms: Vec<String> = floods
+        .iter()
+        .map(|(a, b)| format!("{:.0}", (*b - *a).as_secs_f64() * 1e3))
+        .collect();
+    println!(
+        "control socket flood: {WAVES} waves of {FLOOD} connections ({connected} connected and held, {refused} refused; {} ms per wave) against a daemon limited to {FLOOD_FD_LIMIT} open files",
+        flood_ms.join("/")
+    );
+    let in_flood = |t: Instant| floods.iter().any(|(a, b)| t >= *a && t <= *b);
+    report_probes("  status during the waves", &probes, in_flood);
+    report_probes("  status between the waves", &probes, |t| !in_flood(t));
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "flood") {
+        status_under_flood();
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -199,4 +351,5 @@ fn main() {
         (full.saturating_sub(empty)) as f64 / ACCOUNTS as f64
     );
     time_to_socket_ready();
+    status_under_flood();
 }

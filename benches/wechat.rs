@@ -1,8 +1,10 @@
 //! WeChat adapter figures against the fake iLink server on loopback: messages per second one
-//! account sustains end to end (instant agent), and the daemon's RSS and CPU with 200 WeChat
-//! accounts idle in long polls versus an empty daemon.
+//! account sustains end to end (instant agent), the send window (from WeChat accepting a reply
+//! to the bridge's durable record of it: a kill -9 inside it repeats that reply after restart),
+//! and the daemon's RSS and CPU with 200 WeChat accounts idle in long polls versus an empty daemon.
 //!
-//! Run with `cargo bench --bench wechat`. Prints figures; asserts nothing.
+//! Run with `cargo bench --bench wechat` (`-- window` for the send window alone). Prints
+//! figures; asserts nothing.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -138,6 +140,95 @@ async fn throughput(n: usize, peers: usize, pacing: Duration) -> f64 {
     sent.len() as f64 / secs
 }
 
+/// The send window: for `n` replies, the time from the fake accepting each (its own clock) to
+/// the bridge's record of it being readable in `state.db` from another connection, which is
+/// what a restart after kill -9 would read.
+async fn send_window(n: usize) {
+    let fake = FakeServer::start_with(FakeConfig {
+        sends_per_inbound: u32::MAX,
+        ..FakeConfig::default()
+    })
+    .await
+    .expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let extra = "senders = \"anyone\"\nsends_per_message = 1000000\n";
+    let config = write_setup(dir.path(), &fake, 1, extra);
+    let db = config.state_dir.join("state.db");
+    let tuning = Tuning {
+        min_send_interval: Duration::from_millis(5),
+        ..Tuning::default()
+    };
+    let d = start(config, tuning).await;
+    wait_for_state(
+        &d.core.registry(),
+        "wechat:a0000",
+        ComponentState::Connected,
+    )
+    .await;
+    // The watcher reads the record on its own connection, as a restarted daemon would.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = std::thread::spawn({
+        let stop = stop.clone();
+        move || {
+            let conn = rusqlite::Connection::open_with_flags(
+                &db,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .expect("read-only connection");
+            let mut st = conn
+                .prepare("SELECT client_id FROM wechat_sends WHERE state = 'accepted'")
+                .expect("query");
+            let mut seen: std::collections::HashMap<String, Instant> = Default::default();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let ids: Vec<String> = st
+                    .query_map([], |r| r.get(0))
+                    .map(|rows| rows.filter_map(Result::ok).collect())
+                    .unwrap_or_default();
+                let now = Instant::now();
+                for id in ids {
+                    seen.entry(id).or_insert(now);
+                }
+                std::thread::yield_now();
+            }
+            seen
+        }
+    });
+    let handle = fake.handle();
+    // One message at a time, so each reply is sent alone, as a chat usually goes.
+    for i in 0..n {
+        handle.push_text(OWNER, &format!("message {i}"));
+        handle.wait_for_sent(i + 1, Duration::from_secs(60)).await;
+    }
+    // Let the last record land before the watcher stops.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let seen = watcher.join().expect("watcher");
+    let (sent, at) = (handle.sent(), handle.sent_at());
+    d.stop().await;
+    let mut windows: Vec<Duration> = sent
+        .iter()
+        .zip(at)
+        .filter_map(|(m, t)| {
+            seen.get(&m.client_id)
+                .map(|s| s.saturating_duration_since(t))
+        })
+        .collect();
+    windows.sort();
+    if windows.is_empty() {
+        println!("send window: no record seen");
+        return;
+    }
+    let pick = |p: f64| windows[((windows.len() - 1) as f64 * p).round() as usize];
+    println!(
+        "send window (WeChat accepted -> recorded in state.db), {} of {} replies: median {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+        windows.len(),
+        sent.len(),
+        pick(0.5).as_secs_f64() * 1e3,
+        pick(0.99).as_secs_f64() * 1e3,
+        windows[windows.len() - 1].as_secs_f64() * 1e3
+    );
+}
+
 fn proc_field(file: &str, key: &str) -> u64 {
     std::fs::read_to_string(file)
         .unwrap_or_default()
@@ -211,6 +302,10 @@ fn main() {
     if args.iter().any(|a| a == "--list") {
         return;
     }
+    if args.iter().any(|a| a == "window") {
+        rt.block_on(send_window(300));
+        return;
+    }
     rt.block_on(async {
         let paced = throughput(10, 1, Duration::from_secs(1)).await;
         println!(
@@ -220,6 +315,7 @@ fn main() {
         println!("one account, one chat, no pacing: {one:.0} messages/s end to end");
         let many = throughput(600, 20, Duration::ZERO).await;
         println!("one account, 20 chats, no pacing: {many:.0} messages/s end to end");
+        send_window(300).await;
     });
     let (empty_rss, empty_cpu) = run_child(0);
     let (rss, cpu) = run_child(IDLE_ACCOUNTS);

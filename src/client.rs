@@ -54,9 +54,12 @@ pub struct Client {
 impl Client {
     /// Connects to the socket at `path`.
     pub async fn connect(path: &Path) -> Result<Client, ClientError> {
-        let stream = UnixStream::connect(path)
-            .await
-            .map_err(|_| ClientError::NotRunning(path.to_path_buf()))?;
+        let stream = match UnixStream::connect(path).await {
+            Ok(s) => s,
+            // The daemon's accept queue is full (a flood of clients): wait in line to enter it.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => connect_in_line(path).await?,
+            Err(_) => return Err(ClientError::NotRunning(path.to_path_buf())),
+        };
         let (r, w) = stream.into_split();
         Ok(Client {
             reader: FrameReader::new(BufReader::new(r), MAX_SERVER_FRAME_BYTES),
@@ -97,6 +100,29 @@ impl Client {
             ))),
         }
     }
+}
+
+/// A blocking connect, which the kernel queues in arrival order until the daemon accepts.
+async fn connect_in_line(path: &Path) -> Result<UnixStream, ClientError> {
+    let busy = || {
+        ClientError::Protocol(format!(
+            "the daemon on {} is not accepting connections; try again, or restart it",
+            path.display()
+        ))
+    };
+    let owned = path.to_path_buf();
+    let waited = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        tokio::task::spawn_blocking(move || std::os::unix::net::UnixStream::connect(owned)),
+    )
+    .await;
+    let stream = match waited {
+        Ok(Ok(Ok(s))) => s,
+        Ok(Ok(Err(_))) => return Err(ClientError::NotRunning(path.to_path_buf())),
+        _ => return Err(busy()),
+    };
+    stream.set_nonblocking(true).map_err(|_| busy())?;
+    UnixStream::from_std(stream).map_err(|_| busy())
 }
 
 /// Connects and sends one command.

@@ -1,9 +1,19 @@
 //! The control socket server: JSON lines over a private Unix socket, one task per client.
+//!
+//! Clients are bounded: at most [`Limits::max_connections`] at once (a newcomer replaces the
+//! longest-silent one), and a client that sends no complete request within [`Limits::idle`] is
+//! closed, so held or half-written connections never lock `status` out.
+
+mod descriptors;
+mod slots;
+
+pub use descriptors::raise_descriptor_limit;
 
 use std::future::Future;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -79,12 +89,38 @@ pub enum BindError {
     },
 }
 
+/// How many clients the socket serves at once, and how long one may stay silent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections open at once; past it, the longest-idle one is closed for the newcomer.
+    pub max_connections: usize,
+    /// How long a client may take to send a complete request (or to read an answer).
+    pub idle: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 256,
+            // Far above `confirm`'s 2-second poll; a person typing JSON by hand gets a minute.
+            idle: Duration::from_secs(60),
+        }
+    }
+}
+
 /// Binds the socket 0600 in a 0700 directory, replacing a stale socket from a crashed daemon.
+///
+/// Binding is where the daemon starts serving descriptors, so it also raises the soft
+/// open-file limit to the hard one.
 pub async fn bind(path: &Path) -> Result<UnixListener, BindError> {
     let io = |source| BindError::Io {
         path: path.to_path_buf(),
         source,
     };
+    match raise_descriptor_limit() {
+        Ok(n) => tracing::debug!(open_files = n, "open-file limit"),
+        Err(e) => tracing::warn!(error = %e, "cannot raise the open-file limit; keeping it"),
+    }
     let dir = path.parent().unwrap_or(Path::new("."));
     if !dir.exists() {
         std::fs::create_dir_all(dir).map_err(io)?;
@@ -103,7 +139,26 @@ pub async fn bind(path: &Path) -> Result<UnixListener, BindError> {
     }
     let listener = UnixListener::bind(path).map_err(io)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+    shorten_backlog(&listener).map_err(io)?;
     Ok(listener)
+}
+
+/// Clients waiting to be accepted, at most.
+///
+/// The accept queue is first in, first out: behind the system's usual 4,096, a flood of
+/// connections made `status` wait 100 ms for its turn (`cargo bench --bench daemon -- flood`).
+/// With 16 a newcomer waits for 16 accepts at most; clients that find the queue full wait in
+/// line to enter it (see `client`).
+const BACKLOG: libc::c_int = 16;
+
+/// Sets the listening socket's accept queue to [`BACKLOG`] (listening again only resizes it).
+fn shorten_backlog(listener: &UnixListener) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: listen(2) on a socket we own and that already listens; no memory is passed.
+    if unsafe { libc::listen(listener.as_raw_fd(), BACKLOG) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Accepts clients until `shutdown` fires, then waits for their tasks to end.
@@ -112,19 +167,42 @@ pub async fn serve<H: Handler>(
     handler: Arc<H>,
     shutdown: CancellationToken,
 ) {
+    serve_with(listener, handler, shutdown, Limits::default()).await;
+}
+
+/// [`serve`] with other limits.
+pub async fn serve_with<H: Handler>(
+    listener: UnixListener,
+    handler: Arc<H>,
+    shutdown: CancellationToken,
+    limits: Limits,
+) {
     let tracker = TaskTracker::new();
+    let slots = slots::Slots::new(limits.max_connections);
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    let (h, s) = (handler.clone(), shutdown.clone());
+                    let s = shutdown.clone();
+                    let Some(slot) = slots.admit() else {
+                        tracker.spawn(refuse(stream, limits));
+                        continue;
+                    };
+                    let h = handler.clone();
                     tracker.spawn(async move {
+                        let evicted = slot.evicted();
                         tokio::select! {
                             _ = s.cancelled() => {}
-                            _ = connection(stream, h) => {}
+                            _ = evicted => {}
+                            _ = connection(stream, h, &slot, limits.idle) => {}
                         }
                     });
+                    if slots.full() {
+                        // Under a flood, let the clients just accepted read their request (and
+                        // so become busy) before more newcomers push them out.
+                        tokio::task::yield_now().await;
+                    }
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: wait a moment instead of spinning.
@@ -138,8 +216,27 @@ pub async fn serve<H: Handler>(
     tracker.wait().await;
 }
 
-/// Serves one client until it hangs up or sends something fatal.
-async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
+/// Tells a client that arrived while every connection was mid-request to come back.
+async fn refuse(mut stream: UnixStream, limits: Limits) {
+    let msg = format!(
+        "the daemon is answering {} clients at once; try again in a moment",
+        limits.max_connections
+    );
+    let e = ServerEvent::error(None, ErrorCode::Unavailable, msg, true);
+    let _ = tokio::time::timeout(
+        limits.idle,
+        write_frame(&mut stream, &e, MAX_SERVER_FRAME_BYTES),
+    )
+    .await;
+}
+
+/// Serves one client until it hangs up, stays silent past `idle`, or sends something fatal.
+async fn connection<H: Handler>(
+    stream: UnixStream,
+    handler: Arc<H>,
+    slot: &slots::Slot,
+    idle: Duration,
+) {
     let (read, mut write) = stream.into_split();
     let peer_ok = write
         .as_ref()
@@ -153,21 +250,36 @@ async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
             "permission denied: the control socket serves only its own user",
             true,
         );
-        let _ = write_frame(&mut write, &e, MAX_SERVER_FRAME_BYTES).await;
+        let _ =
+            tokio::time::timeout(idle, write_frame(&mut write, &e, MAX_SERVER_FRAME_BYTES)).await;
         return;
     }
     let mut frames = FrameReader::new(BufReader::new(read), MAX_CLIENT_FRAME_BYTES);
     loop {
-        let (answer, fatal) = match frames.next_frame().await {
+        slot.idle();
+        // The whole frame must arrive in time: trickling bytes does not keep a client open.
+        let Ok(frame) = tokio::time::timeout(idle, frames.next_frame()).await else {
+            let msg = format!(
+                "no complete request within {} s; closing the connection",
+                idle.as_secs()
+            );
+            let e = ServerEvent::error(None, ErrorCode::InvalidRequest, msg, true);
+            let _ = tokio::time::timeout(idle, write_frame(&mut write, &e, MAX_SERVER_FRAME_BYTES))
+                .await;
+            return;
+        };
+        slot.busy();
+        let (answer, fatal) = match frame {
             Ok(None) | Err(FrameError::Io(_)) => return,
             Ok(Some(line)) => match answer(&line, handler.as_ref()).await {
                 Reply::Event(e) => (*e, false),
                 Reply::Line(mut l) => {
                     l.push('\n');
-                    if write.write_all(l.as_bytes()).await.is_err() {
-                        return;
+                    // A client that does not read its answers is as stuck as a silent one.
+                    match tokio::time::timeout(idle, write.write_all(l.as_bytes())).await {
+                        Ok(Ok(())) => continue,
+                        _ => return,
                     }
-                    continue;
                 }
             },
             Err(FrameError::TooLarge { limit }) => {
@@ -185,11 +297,12 @@ async fn connection<H: Handler>(stream: UnixStream, handler: Arc<H>) {
                 )
             }
         };
-        if write_frame(&mut write, &answer, MAX_SERVER_FRAME_BYTES)
-            .await
-            .is_err()
-            || fatal
-        {
+        let written = tokio::time::timeout(
+            idle,
+            write_frame(&mut write, &answer, MAX_SERVER_FRAME_BYTES),
+        )
+        .await;
+        if !matches!(written, Ok(Ok(_))) || fatal {
             return;
         }
     }

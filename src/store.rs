@@ -14,6 +14,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use tokio::sync::oneshot;
 
 mod checkpoint;
+mod files;
 mod schema;
 
 pub use schema::versions as schema_versions;
@@ -30,6 +31,14 @@ pub enum StoreError {
     /// The store was closed.
     #[error("store: closed")]
     Closed,
+    /// The file or its WAL/SHM could not be made private (0600).
+    #[error("store: cannot make {path} readable by its owner only ({source}); fix with: chmod 600 {path}", path = path.display())]
+    Mode {
+        /// The database file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// Opening the file failed.
     #[error("store: cannot open {path}: {source}")]
     Open {
@@ -123,11 +132,19 @@ impl Store {
     ///
     /// The writer thread runs until the guard is closed or dropped; later calls fail with `Closed`.
     pub fn open(path: &Path) -> Result<(Store, StoreGuard), StoreError> {
+        let refused = |e: std::io::Error| StoreError::Mode {
+            path: path.to_path_buf(),
+            source: e,
+        };
+        files::prepare(path).map_err(refused)?;
         let conn = Connection::open(path).map_err(|source| StoreError::Open {
             path: path.to_path_buf(),
             source,
         })?;
-        Store::start(conn, path.to_path_buf())
+        let opened = Store::start(conn, path.to_path_buf())?;
+        // WAL mode and the migration have created the WAL and SHM by now.
+        files::tighten_companions(path).map_err(refused)?;
+        Ok(opened)
     }
 
     /// An in-memory store for tests and benchmarks.

@@ -178,3 +178,25 @@ async fn a_bad_app_secret_fails_with_a_clear_hint() {
     assert_eq!(h.fake.live_connections(), 0);
     h.stop().await;
 }
+
+#[tokio::test]
+async fn last_success_follows_events_and_pongs_not_the_moment_the_socket_opened() {
+    let h = Harness::start(Setup::owned()).await;
+    h.wait_state(ComponentState::Connected).await;
+    // As if the socket had come up long ago and nothing had been heard since.
+    let cell = h.daemon.core.registry().cell(ACCOUNT).expect("cell");
+    cell.update(|c| c.last_success_unix_seconds = Some(1));
+    h.fake.push_p2p_text(OWNER, "hello");
+    let now = scv_bridge::supervisor::unix_now();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while h.health().last_success_unix_seconds < Some(now) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "last_success stayed at {:?} while Feishu talked",
+            h.health().last_success_unix_seconds
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(h.health().state, ComponentState::Connected);
+    h.stop().await;
+}

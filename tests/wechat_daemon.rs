@@ -243,3 +243,37 @@ async fn a_proactive_message_waits_for_the_owner_and_says_why() {
         .await;
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_poll_that_outlasts_its_timeout_shows_disconnected_with_the_reason() {
+    // The server suggests 100 ms holds; with a 100 ms margin a poll is unanswered at 200 ms.
+    let fake_config = FakeConfig {
+        hold: Duration::from_millis(20),
+        suggested_hold_ms: Some(100),
+        ..FakeConfig::default()
+    };
+    let mut h = Harness::new(fake_config, "").await;
+    h.tuning = Some(scv_bridge::adapters::wechat::Tuning {
+        poll_margin: Duration::from_millis(100),
+        ..fast_tuning()
+    });
+    h.start().await;
+    h.wait_state(ComponentState::Connected).await;
+    let fake = h.fake.handle();
+    // Polls now hang far past the client's timeout.
+    fake.set_hold(Duration::from_secs(30));
+    h.wait_health("the hanging poll is reported", |s| {
+        s.state == ComponentState::Disconnected
+            && s.error
+                .as_deref()
+                .is_some_and(|e| e.contains("WeChat did not answer the long poll within 0.2 s"))
+    })
+    .await;
+    // It polls again at once; the first answered poll is `connected` again, the reason gone.
+    fake.set_hold(Duration::from_millis(20));
+    h.wait_health("connected again", |s| {
+        s.state == ComponentState::Connected && s.error.is_none()
+    })
+    .await;
+    h.stop().await;
+}

@@ -1,5 +1,6 @@
 //! Glue from each platform crate to the `Component` trait, and the factory that picks one per account.
 
+mod evidence;
 pub mod feishu;
 pub mod mail;
 #[cfg(any(test, feature = "testing"))]

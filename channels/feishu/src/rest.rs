@@ -441,6 +441,22 @@ mod tests {
         assert!(p.content_string().contains("\"md\""));
     }
 
+    #[tokio::test]
+    async fn a_refused_connection_says_so() {
+        // Bound and closed again: nothing listens there now.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            l.local_addr().expect("addr").port()
+        };
+        let domain: Domain = format!("http://127.0.0.1:{port}").parse().expect("domain");
+        let client = Client::new(ClientOptions::new(domain, Credentials::new("cli_a", "s")))
+            .expect("client");
+        let e = client.tenant_token().await.expect_err("nothing listens");
+        let text = e.to_string();
+        assert!(text.contains("connection refused"), "{text}");
+        assert!(!text.contains("os error"), "{text}");
+    }
+
     #[test]
     fn owner_rule() {
         let o = AppOwner {

@@ -70,6 +70,7 @@ async fn open(settings: &ImapSettings) -> Result<ImapSession> {
         selected: None,
         stats: ImapStats::default(),
         listening,
+        heard: watch::channel(0).0,
         tls,
     })
 }

@@ -99,7 +99,8 @@ impl ImapSession {
             return Err(e);
         }
         self.listening.send_replace(true);
-        let end = wait_in_idle(&mut handle, until, cancel).await;
+        self.note_heard();
+        let end = wait_in_idle(&mut handle, until, cancel, &self.heard).await;
         self.listening.send_replace(false);
         let end = match end {
             Ok(end) => end,
@@ -109,7 +110,10 @@ impl ImapSession {
             }
         };
         match timed("idle done", limit, handle.done()).await {
-            Ok(session) => self.inner = Some(session),
+            Ok(session) => {
+                self.inner = Some(session);
+                self.note_heard();
+            }
             Err(e) => {
                 self.selected = None;
                 return Err(e);
@@ -138,6 +142,7 @@ impl ImapSession {
                 _ = cancel.cancelled() => return Ok(Wake::Cancelled),
             }
             self.noop().await?;
+            self.note_heard();
             if self.drain_unsolicited() {
                 return Ok(Wake::Changed);
             }
@@ -150,6 +155,7 @@ async fn wait_in_idle(
     handle: &mut Handle<MailStream>,
     until: Instant,
     cancel: &CancellationToken,
+    heard: &tokio::sync::watch::Sender<u64>,
 ) -> Result<IdleEnd> {
     loop {
         // Keep the stop source alive for the whole wait: dropping it interrupts the wait.
@@ -159,6 +165,9 @@ async fn wait_in_idle(
             _ = sleep_until(until) => return Ok(IdleEnd::SliceOver),
             _ = cancel.cancelled() => return Ok(IdleEnd::Cancelled),
         };
+        if let IdleResponse::NewData(_) = &response {
+            heard.send_modify(|n| *n = n.wrapping_add(1));
+        }
         match response {
             IdleResponse::NewData(data) => match meaning(data.parsed()) {
                 Seen::Change => return Ok(IdleEnd::Changed),

@@ -39,6 +39,8 @@ pub struct ImapSession {
     pub(crate) selected: Option<MailboxState>,
     pub(crate) stats: ImapStats,
     pub(crate) listening: watch::Sender<bool>,
+    /// Counts the server's answers while waiting (IDLE accepted, IDLE responses, NOOP).
+    pub(crate) heard: watch::Sender<u64>,
     pub(crate) tls: bool,
 }
 
@@ -88,6 +90,19 @@ impl ImapSession {
     /// accepted by the server, or the NOOP poll loop running). Health reports and tests use it.
     pub fn listening(&self) -> watch::Receiver<bool> {
         self.listening.subscribe()
+    }
+
+    /// A receiver that changes whenever the server answers during
+    /// [`ImapSession::wait_for_change`] (IDLE accepted or ended, any response inside IDLE such
+    /// as a keepalive or a flag change, a NOOP): evidence the connection is alive while the
+    /// mailbox is quiet.
+    pub fn heard(&self) -> watch::Receiver<u64> {
+        self.heard.subscribe()
+    }
+
+    /// Notes one answer from the server for [`ImapSession::heard`].
+    pub(crate) fn note_heard(&self) {
+        self.heard.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// Sends NOOP; also how a caller checks that the connection is alive.

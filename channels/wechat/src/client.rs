@@ -556,6 +556,20 @@ mod tests {
         assert_eq!(c.poll_timeout(), Duration::from_secs(30));
     }
 
+    #[tokio::test]
+    async fn a_refused_connection_says_so() {
+        // Bound and closed again: nothing listens there now.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            l.local_addr().expect("addr").port()
+        };
+        let c = Client::new(&format!("http://127.0.0.1:{port}"), None).expect("valid");
+        let e = c.get_qrcode(&[]).await.expect_err("nothing listens");
+        let text = e.to_string();
+        assert!(text.contains("connection refused"), "{text}");
+        assert!(!text.contains("os error"), "{text}");
+    }
+
     #[test]
     fn client_ids_are_unique() {
         let a = new_client_id();

@@ -98,12 +98,16 @@ impl Session {
     }
 
     /// Follows the link: `connected` on protocol evidence, `disconnected` between sockets.
+    ///
+    /// Every pong and frame publishes a new status, and each is evidence: `last_success` follows
+    /// them, not only the moment the socket came up.
     pub fn link_status(&mut self, s: &LinkStatus) {
         match s.state {
             LinkState::Connected if !self.connected => {
                 self.connected = true;
                 self.health.connected();
             }
+            LinkState::Connected => crate::adapters::evidence::heard(&self.health),
             LinkState::Disconnected if self.connected => {
                 self.connected = false;
                 let why = s
@@ -118,6 +122,10 @@ impl Session {
 
     /// Handles a batch of deliveries: journal what the pipeline should see, then ACK each one.
     pub async fn handle(&mut self, batch: Vec<Incoming>) {
+        if self.connected {
+            // An event is Feishu talking (the only evidence in callback mode).
+            crate::adapters::evidence::heard(&self.health);
+        }
         let mut pending: Vec<(Inbound, Reply, String)> = Vec::new();
         for d in batch {
             let event = match parse_event(&d.payload) {

@@ -78,13 +78,31 @@ pub(super) async fn watch(
         decide_open(acct, spec, &mut imap, &place, &own).await?;
         acct.refresh_health(health).await;
         health.connected();
-        match imap.wait_for_change(WAIT, cancel).await {
+        match wait_heard(&mut imap, health, cancel).await {
             Ok(scv_mail::Wake::Cancelled) => {
                 imap.logout().await;
                 return Ok(());
             }
             Ok(_) => {}
             Err(e) => return Err(acct.error(spec, &e)),
+        }
+    }
+}
+
+/// Waits for news like [`ImapSession::wait_for_change`]; every answer the server gives
+/// meanwhile (IDLE accepted, a keepalive, a NOOP) is evidence that moves `last_success`.
+async fn wait_heard(
+    imap: &mut ImapSession,
+    health: &HealthHandle,
+    cancel: &CancellationToken,
+) -> scv_mail::Result<scv_mail::Wake> {
+    let mut heard = imap.heard();
+    let wait = imap.wait_for_change(WAIT, cancel);
+    tokio::pin!(wait);
+    loop {
+        tokio::select! {
+            woke = &mut wait => return woke,
+            Ok(()) = heard.changed() => crate::adapters::evidence::heard(health),
         }
     }
 }

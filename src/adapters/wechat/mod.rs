@@ -52,6 +52,9 @@ pub struct Tuning {
     pub copy_window: Duration,
     /// How long `notifystop` may take at shutdown; well inside the supervisor's stop grace.
     pub notify_stop_timeout: Duration,
+    /// How much longer than the server's suggested hold a long poll may take before it counts
+    /// as unanswered (the spec recommends 5–10 s).
+    pub poll_margin: Duration,
 }
 
 impl Default for Tuning {
@@ -63,6 +66,7 @@ impl Default for Tuning {
             // Copies come 1–5 s apart (spec §7); a person repeating themselves takes longer.
             copy_window: Duration::from_secs(30),
             notify_stop_timeout: Duration::from_secs(2),
+            poll_margin: scv_wechat::client::DEFAULT_POLL_MARGIN,
         }
     }
 }
@@ -168,7 +172,8 @@ impl WechatComponent {
         let login = self.load_login().await?;
         health.set_ids(Some(login.bot_id.clone()), login.owner_id.clone());
         let client = Client::new(&self.base_url(&login), Some(login.token.clone()))
-            .map_err(|e| self.error(&e))?;
+            .map_err(|e| self.error(&e))?
+            .with_poll_margin(self.tuning.poll_margin);
         let store = self.ctx.store.clone();
         if let Err(e) = state::purge_sends(&store, &id).await {
             tracing::warn!(account = %id, error = %e, "cannot purge old send records");
@@ -241,8 +246,13 @@ impl WechatComponent {
             if let Some(next) = moved {
                 cursor = next;
             }
-            if !updates.timed_out {
-                mark_connected(&health);
+            if updates.timed_out {
+                // The server holds a poll for its suggested time and no longer: past that and
+                // our margin, it is not answering. Poll again at once (the spec's advice), but
+                // say so instead of showing `connected`.
+                health.disconnected(unanswered_poll(client.poll_timeout()));
+            } else {
+                super::evidence::heard(&health);
             }
         }
         // Cancelled: the in-flight poll is already dropped; say goodbye, briefly.
@@ -330,9 +340,17 @@ impl WechatComponent {
     }
 }
 
-/// Reports a completed poll: protocol evidence, so `last_success` moves (notes stay where they are).
-fn mark_connected(health: &HealthHandle) {
-    health.connected();
+/// Why the account shows `disconnected` while long polls go unanswered.
+fn unanswered_poll(after: Duration) -> String {
+    let secs = after.as_secs_f64();
+    let took = if secs >= 10.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs:.1} s")
+    };
+    format!(
+        "WeChat did not answer the long poll within {took}; polling again (if this lasts, check this machine's network)"
+    )
 }
 
 impl Component for WechatComponent {

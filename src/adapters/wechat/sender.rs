@@ -217,11 +217,13 @@ impl WechatSender {
             .client
             .send_text(peer, Some(&token), &msg.text, &client_id)
             .await;
-        self.gate(|g| g.last_send = Some(Instant::now()));
         let e = match result {
+            // Recorded first, in the same poll that read WeChat's answer: a crash before this
+            // commit is the one case that repeats a reply (same `client_id`) after restart.
             Ok(()) => return self.accepted(peer, &client_id).await,
             Err(e) => e,
         };
+        self.gate(|g| g.last_send = Some(Instant::now()));
         match e.class() {
             ErrorClass::SlowDown(_) if is_refusal(&e) => {
                 let throttle_seen = self.gate(|g| g.last_accepted == Some(false));
@@ -280,12 +282,15 @@ impl WechatSender {
         }
     }
 
+    /// WeChat took the send: record it (outcome and the peer's window count, one commit) before
+    /// anything else, then reset the refusal hold.
     async fn accepted(&self, peer: &str, client_id: &str) -> Result<(), SendError> {
-        self.finish(client_id, SendOutcome::Accepted).await;
-        if let Err(e) = self.peers.count_send(peer).await {
-            tracing::warn!(account = %self.account, error = %e, "cannot count a send against the peer's window");
+        let recorded = self.peers.record_accepted(peer, client_id).await;
+        if let Err(e) = recorded {
+            tracing::warn!(account = %self.account, error = %e, "cannot record an accepted send");
         }
         let clear = self.gate(|g| {
+            g.last_send = Some(Instant::now());
             g.refusals = 0;
             g.last_accepted = Some(true);
             std::mem::take(&mut g.noted)

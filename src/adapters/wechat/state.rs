@@ -214,16 +214,35 @@ impl Peers {
         Ok(loaded)
     }
 
-    /// One more send was accepted on the peer's current window.
-    pub(super) async fn count_send(&self, peer: &str) -> Result<(), StoreError> {
+    /// WeChat took the send `client_id` to `peer`: its outcome and one more send on the peer's
+    /// window, in one transaction.
+    ///
+    /// This commit is what a restart reads before sending again: until it lands, a crash
+    /// repeats the reply. So it is one statement batch, queued by the same poll that read
+    /// WeChat's answer, with nothing awaited before it.
+    pub(super) async fn record_accepted(
+        &self,
+        peer: &str,
+        client_id: &str,
+    ) -> Result<(), StoreError> {
         if let Ok(mut cache) = self.cache.lock()
             && let Some(w) = cache.get_mut(peer)
         {
             w.sends = w.sends.saturating_add(1);
         }
-        let (account, p) = (self.account.clone(), peer.to_string());
+        let (account, p, id, now) = (
+            self.account.clone(),
+            peer.to_string(),
+            client_id.to_string(),
+            now_ms(),
+        );
         self.store
             .call(move |t| {
+                t.prepare_cached(
+                    "UPDATE wechat_sends SET state = 'accepted', updated_ms = ?3
+                     WHERE account = ?1 AND client_id = ?2",
+                )?
+                .execute(params![account, id, now])?;
                 t.prepare_cached(
                     "UPDATE wechat_peers SET sends = sends + 1 WHERE account = ?1 AND peer = ?2",
                 )?
@@ -245,11 +264,9 @@ pub(super) struct SendRecord {
     pub first_refused_ms: Option<i64>,
 }
 
-/// How one attempt ended.
+/// How one attempt ended without being taken (a taken one is [`Peers::record_accepted`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum SendOutcome {
-    /// `ret=0`.
-    Accepted,
     /// `ret=-2`: definitely not taken this time.
     Refused,
     /// Not taken for another definite reason (expired session, a gateway's 429).
@@ -310,10 +327,6 @@ pub(super) async fn finish_send(
     store
         .call(move |t| {
             let sql = match outcome {
-                SendOutcome::Accepted => {
-                    "UPDATE wechat_sends SET state = 'accepted', updated_ms = ?3
-                     WHERE account = ?1 AND client_id = ?2"
-                }
                 SendOutcome::Refused => {
                     "UPDATE wechat_sends SET state = 'refused', updated_ms = ?3,
                        first_refused_ms = COALESCE(first_refused_ms, ?3)

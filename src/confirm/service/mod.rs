@@ -277,7 +277,6 @@ impl ConfirmService {
             next_check_ms: now + FIRST_CHECK_MS,
             noted: false,
         };
-        tracing::debug!(id = %q.id(), question = %q.row.question, "question text");
         match &q.row.reason {
             Some(reason) => {
                 tracing::warn!(id = %q.id(), reason = %reason, "a question could not be asked")

@@ -209,6 +209,12 @@ impl FakeHandle {
         self.shared.lock().sent.clone()
     }
 
+    /// When each accepted send was taken (same order as [`FakeHandle::sent`]), by
+    /// `std::time::Instant`, so a bench can time what the client does after the platform took it.
+    pub fn sent_at(&self) -> Vec<std::time::Instant> {
+        self.shared.lock().sent_at.clone()
+    }
+
     /// Every refused send, with the fake's reason.
     pub fn rejected(&self) -> Vec<RejectedSend> {
         self.shared.lock().rejected.clone()

@@ -48,6 +48,8 @@ pub(crate) struct State {
     pub(crate) faults: HashMap<Endpoint, VecDeque<Fault>>,
     pub(crate) qr: QrBook,
     pub(crate) sent: Vec<SentMessage>,
+    /// When each of `sent` was accepted, by the wall-clock monotonic clock (not tokio's).
+    pub(crate) sent_at: Vec<std::time::Instant>,
     pub(crate) rejected: Vec<RejectedSend>,
     pub(crate) typing: Vec<TypingCall>,
     pub(crate) notifies: Vec<Endpoint>,
@@ -75,6 +77,7 @@ impl State {
             faults: HashMap::new(),
             qr: QrBook::default(),
             sent: Vec::new(),
+            sent_at: Vec::new(),
             rejected: Vec::new(),
             typing: Vec::new(),
             notifies: Vec::new(),
@@ -225,6 +228,7 @@ impl State {
                 }
                 self.used_client_ids.insert(client_id.clone());
                 self.recent_sends.push_back(now);
+                self.sent_at.push(std::time::Instant::now());
                 self.sent.push(SentMessage {
                     to_user,
                     text,

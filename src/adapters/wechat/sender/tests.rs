@@ -178,6 +178,51 @@ async fn sends_use_the_latest_token_and_count_against_the_window() {
 }
 
 #[tokio::test]
+async fn what_wechat_took_is_recorded_in_one_commit_and_never_sent_again() {
+    let s = setup(10).await;
+    let h = s.fake.handle();
+    owner_writes(&s, &h).await;
+    let commits = || {
+        s.store
+            .counters()
+            .commits
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let before = commits();
+    let msg = outbound("k/0", "one", 0);
+    assert_eq!(s.sender.send(&msg).await, Ok(Sent::default()));
+    // One commit before the request (the attempt) and ONE after it: the outcome and the
+    // peer's window count land together, so no crash can keep one without the other.
+    assert_eq!(commits() - before, 2, "the attempt, then the record");
+    let id = client_id_for("k/0");
+    let (state, sends) = s
+        .store
+        .call(move |t| {
+            let state: String = t.query_row(
+                "SELECT state FROM wechat_sends WHERE client_id = ?1",
+                [&id],
+                |r| r.get(0),
+            )?;
+            let sends: i64 = t.query_row(
+                "SELECT sends FROM wechat_peers WHERE peer = ?1",
+                [OWNER],
+                |r| r.get(0),
+            )?;
+            Ok((state, sends))
+        })
+        .await
+        .expect("read");
+    assert_eq!((state.as_str(), sends), ("accepted", 1));
+    // A restarted sender retrying the same item (the outbox had not marked it) sends nothing.
+    let again = restarted(&s, Tuning::default()).await;
+    assert_eq!(
+        again.send(&outbound("k/0", "one", 1)).await,
+        Ok(Sent::default())
+    );
+    assert_eq!(h.sent().len(), 1, "sent once");
+}
+
+#[tokio::test]
 async fn a_refusal_holds_every_send_of_the_account() {
     let s = setup(10).await;
     let h = s.fake.handle();
