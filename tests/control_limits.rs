@@ -28,6 +28,8 @@ impl Handler for Plain {
             restart: None,
             confirm: None,
             project: None,
+            agent: None,
+            reload: None,
         })
     }
 }
