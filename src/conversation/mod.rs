@@ -15,6 +15,7 @@ mod hooks;
 mod journal;
 mod link;
 mod message;
+mod quiet;
 mod sender;
 mod stats;
 mod turns;
@@ -63,6 +64,8 @@ pub struct Conversation {
     deliveries: RwLock<Option<Arc<dyn DeliveryObserver>>>,
     status_line: RwLock<Option<Arc<dyn Fn() -> String + Send + Sync>>>,
     stats: Stats,
+    /// Counts busy workers and unseen wake-ups, for [`Conversation::quiescent`].
+    quiet: quiet::Quiet,
 }
 
 /// One attached account: its link and its chats' workers.
@@ -79,8 +82,12 @@ pub(crate) struct ChatRuntime {
     chat: ChatId,
     /// A new message waits in the journal.
     turn_wake: Notify,
+    /// The turn worker's share of the quiescence count.
+    turn_gate: quiet::Gate,
     /// A new item waits in the outbox.
     send_wake: Notify,
+    /// The sender's share of the quiescence count.
+    send_gate: quiet::Gate,
     /// The peer wrote: a closed send window may have opened.
     window_wake: Notify,
     /// Cancels the running agent turn (`/stop`).
@@ -121,7 +128,15 @@ impl Conversation {
             deliveries: RwLock::new(None),
             status_line: RwLock::new(None),
             stats: Stats::default(),
+            quiet: quiet::Quiet::default(),
         })
+    }
+
+    /// Resolves once every chat worker is parked waiting for input (or waiting out a closed send
+    /// window, a slow-down or an agent outage) and no fast-lane task runs: what tests await to
+    /// show that nothing more happens, instead of sleeping.
+    pub fn quiescent(&self) -> impl std::future::Future<Output = ()> + Send + '_ {
+        self.quiet.wait()
     }
 
     /// Releases the agent backend (child processes, connections) at shutdown.
@@ -211,7 +226,11 @@ impl Conversation {
             old.cancel.cancel();
         }
         let me = self.clone();
-        tokio::spawn(async move { me.resume(rt).await });
+        let busy = self.quiet.hold();
+        tokio::spawn(async move {
+            me.resume(rt).await;
+            drop(busy);
+        });
         Attachment {
             conversation: self.clone(),
             account,
@@ -338,9 +357,10 @@ impl Conversation {
             return;
         }
         let chat = self.chat(&rt, &m.chat);
+        chat.send_gate.kick_peer();
         chat.window_wake.notify_waiters();
         match e.state {
-            JournalState::New => chat.turn_wake.notify_one(),
+            JournalState::New => chat.wake_turn(),
             JournalState::Fast => self.clone().spawn_fast(rt, m.clone()),
             _ => {}
         }
@@ -370,7 +390,7 @@ impl Conversation {
         )
         .await?;
         if let Some(rt) = rt {
-            self.chat(&rt, chat).send_wake.notify_one();
+            self.chat(&rt, chat).wake_send();
         }
         Ok(())
     }
@@ -409,7 +429,7 @@ impl Conversation {
             })
             .await?;
         if let Some(rt) = self.runtime(account) {
-            self.chat(&rt, chat).send_wake.notify_one();
+            self.chat(&rt, chat).wake_send();
         }
         Ok(())
     }
@@ -446,7 +466,7 @@ impl Conversation {
             OutboundKind::Reply,
         )
         .await?;
-        self.chat(rt, &m.chat).send_wake.notify_one();
+        self.chat(rt, &m.chat).wake_send();
         Ok(())
     }
 
@@ -505,7 +525,9 @@ impl Conversation {
         let c = Arc::new(ChatRuntime {
             chat: chat.clone(),
             turn_wake: Notify::new(),
+            turn_gate: self.quiet.gate(),
             send_wake: Notify::new(),
+            send_gate: self.quiet.gate(),
             window_wake: Notify::new(),
             current_turn: Mutex::new(None),
         });
@@ -516,6 +538,24 @@ impl Conversation {
     }
 
     fn spawn_fast(self: Arc<Self>, rt: Arc<AccountRuntime>, m: Inbound) {
-        tokio::spawn(async move { commands::handle_fast(self, rt, m).await });
+        let busy = self.quiet.hold();
+        tokio::spawn(async move {
+            commands::handle_fast(self, rt, m).await;
+            drop(busy);
+        });
+    }
+}
+
+impl ChatRuntime {
+    /// Wakes the turn worker: a new message waits in the journal.
+    pub(crate) fn wake_turn(&self) {
+        self.turn_gate.kick();
+        self.turn_wake.notify_one();
+    }
+
+    /// Wakes the sender: a new item waits in the outbox.
+    pub(crate) fn wake_send(&self) {
+        self.send_gate.kick();
+        self.send_wake.notify_one();
     }
 }
