@@ -42,7 +42,7 @@ async fn chat_round_trip_over_the_long_connection() {
     // A stranger gets nothing at all on an owner-only account, but is still ACKed.
     h.fake.push_p2p_text("ou_stranger", "hi?");
     h.until("the stranger's ACK", |f| f.acks().len() == 2).await;
-    settle().await;
+    h.settle().await;
     assert!(h.texts_to(&p2p_chat("ou_stranger")).is_empty());
     assert_eq!(h.fake.in_flight(), 0);
     h.stop().await;
@@ -100,7 +100,7 @@ async fn a_repush_after_a_dropped_ack_is_answered_once() {
         Some(pushed.message_id.as_str())
     );
     h.until("the answer", |f| !f.sent().is_empty()).await;
-    settle().await;
+    h.settle().await;
     assert_eq!(h.texts_to(&p2p_chat(OWNER)), ["echo: once please"]);
     assert_eq!(h.agent.turns(), 1);
     h.stop().await;
@@ -141,7 +141,7 @@ async fn group_mentions_are_answered_in_thread_others_ignored() {
     h.until("the ACK", |f| f.acks().len() == 1).await;
     let asked = h.fake.push_group_text("oc_team", OWNER, "status?", true);
     h.until("the answer", |f| !f.sent().is_empty()).await;
-    settle().await;
+    h.settle().await;
     let sent = h.fake.sent();
     assert_eq!(sent.len(), 1, "only the mention is answered");
     assert_eq!(sent[0].reply_to, Some((asked.message_id.clone(), true)));
