@@ -360,4 +360,3 @@ pub fn text_of(content: &serde_json::Value) -> String {
 pub fn p2p_chat(open_id: &str) -> String {
     format!("oc_p2p_{open_id}")
 }
-
