@@ -59,6 +59,8 @@ pub struct Conversation {
     accounts: Mutex<HashMap<AccountKey, Arc<AccountRuntime>>>,
     /// Set by the first mail account that starts; mail-chat messages wait for it.
     mail_chat: watch::Sender<Option<Arc<dyn MailChatHandler>>>,
+    /// Mail-chat messages waiting for that handler, their busy units lent (see `quiet`).
+    mail_waiting: Mutex<usize>,
     answers: RwLock<Option<Arc<dyn AnswerInterceptor>>>,
     approver: RwLock<Option<Arc<dyn Approver>>>,
     deliveries: RwLock<Option<Arc<dyn DeliveryObserver>>>,
@@ -123,6 +125,7 @@ impl Conversation {
             agent,
             accounts: Mutex::new(HashMap::new()),
             mail_chat: watch::channel(None).0,
+            mail_waiting: Mutex::new(0),
             answers: RwLock::new(None),
             approver: RwLock::new(None),
             deliveries: RwLock::new(None),
@@ -133,8 +136,8 @@ impl Conversation {
     }
 
     /// Resolves once every chat worker is parked waiting for input (or waiting out a closed send
-    /// window, a slow-down or an agent outage) and no fast-lane task runs: what tests await to
-    /// show that nothing more happens, instead of sleeping.
+    /// window, a slow-down or an agent outage) and no fast-lane task runs (but one waiting for
+    /// the mail accounts to start): what tests await to show that nothing more happens.
     pub fn quiescent(&self) -> impl std::future::Future<Output = ()> + Send + '_ {
         self.quiet.wait()
     }
@@ -156,7 +159,10 @@ impl Conversation {
 
     /// Sets who handles the owner's messages in `purpose = "mail"` chats (the mail triage).
     pub fn set_mail_chat_handler(&self, h: Arc<dyn MailChatHandler>) {
+        let mut waiting = lock(&self.mail_waiting);
         self.mail_chat.send_replace(Some(h));
+        // The waiters now have work: the barrier holds until they have done it.
+        self.quiet.reclaim(std::mem::take(&mut *waiting));
     }
 
     /// The mail-chat handler, waiting up to `wait` for a mail account to set it: the chat may
@@ -166,10 +172,26 @@ impl Conversation {
         wait: std::time::Duration,
     ) -> Option<Arc<dyn MailChatHandler>> {
         let mut rx = self.mail_chat.subscribe();
-        match tokio::time::timeout(wait, rx.wait_for(Option::is_some)).await {
+        {
+            // Checked and counted under one lock with the setter, so no waiter is missed.
+            let mut waiting = lock(&self.mail_waiting);
+            if let Some(h) = rx.borrow().clone() {
+                return Some(h);
+            }
+            *waiting += 1;
+            self.quiet.lend();
+        }
+        let found = match tokio::time::timeout(wait, rx.wait_for(Option::is_some)).await {
             Ok(Ok(h)) => h.clone(),
             _ => None,
+        };
+        let mut waiting = lock(&self.mail_waiting);
+        // Still counted: no setter handed this wait its unit back, so take it back here.
+        if *waiting > 0 {
+            *waiting -= 1;
+            self.quiet.reclaim(1);
         }
+        found
     }
 
     /// Sets who may claim a message as an answer before it reaches the agent (confirm questions).
@@ -558,4 +580,9 @@ impl ChatRuntime {
         self.send_gate.kick();
         self.send_wake.notify_one();
     }
+}
+
+/// Locks `m`, going on with the data if a panicking holder poisoned it (a count stays usable).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -8,7 +8,8 @@
 //! platform's slow-down or backoff, a failing account, an agent that is down. New work for such a
 //! worker waits behind the same trouble, so its wake-up holds nothing; a test that wants it to
 //! move advances its clock or writes as the peer (the peer's wake-up does hold the count, see
-//! [`Gate::kick_peer`]). The cost when nobody waits is an atomic or two per message.
+//! [`Gate::kick_peer`]). A mail-chat message waiting for the mail accounts to start lends its
+//! unit the same way ([`Quiet::lend`]). The cost when nobody waits is an atomic or two per message.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -59,6 +60,17 @@ impl Quiet {
         Busy {
             inner: self.inner.clone(),
         }
+    }
+
+    /// Lends one unit of the caller's to a wait for something outside the bridge (a mail-chat
+    /// message waiting for the mail accounts to start); [`Quiet::reclaim`] takes it back.
+    pub(crate) fn lend(&self) {
+        self.inner.sub(1);
+    }
+
+    /// Takes back `n` lent units: their waits ended, or are about to end (a handler was set).
+    pub(crate) fn reclaim(&self, n: usize) {
+        self.inner.add(n);
     }
 
     /// A worker's gate, held busy from now (a worker starts by looking at its queue).
