@@ -57,7 +57,7 @@ fn account() -> AccountKey {
     AccountKey::new(Channel::Wechat, "phone")
 }
 
-fn link(channel: &Arc<MemoryChannel>) -> AccountLink {
+fn link(sender: Arc<dyn ChatSender>) -> AccountLink {
     let spec = AccountSpec {
         key: account(),
         enabled: true,
@@ -79,7 +79,7 @@ fn link(channel: &Arc<MemoryChannel>) -> AccountLink {
         channel_label: "WeChat",
         capabilities: Capabilities::default(),
         health: HealthHandle::new(HealthCell::new(&spec)),
-        sender: channel.clone(),
+        sender,
     }
 }
 
@@ -114,7 +114,7 @@ fn setup() -> Setup {
     });
     let conv = Conversation::new(store, agent.clone());
     let channel = MemoryChannel::new(MAX, PACE);
-    let attachment = conv.attach(link(&channel));
+    let attachment = conv.attach(link(channel.clone()));
     Setup {
         conv,
         channel,
@@ -122,6 +122,31 @@ fn setup() -> Setup {
         _attachment: attachment,
         _dir: dir,
         _guard: guard,
+    }
+}
+
+/// A platform whose sends hang until opened, as a slow network would.
+struct HeldSender {
+    open: watch::Sender<bool>,
+    started: watch::Sender<usize>,
+    sent: std::sync::Mutex<Vec<String>>,
+}
+
+impl ChatSender for HeldSender {
+    fn limits(&self) -> SendLimits {
+        SendLimits {
+            max_chars: 2000,
+            min_interval: Duration::ZERO,
+        }
+    }
+
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
+        Box::pin(async move {
+            self.started.send_modify(|n| *n += 1);
+            let _ = self.open.subscribe().wait_for(|o| *o).await;
+            self.sent.lock().expect("lock").push(msg.text.clone());
+            Ok(Sent::default())
+        })
     }
 }
 
@@ -171,7 +196,9 @@ async fn the_barrier_waits_for_the_turn_and_every_piece_of_its_answer() {
     );
     assert!(quiet_now(&s.conv), "and it stays down");
 
-    // A second message to the now parked chat: its wake-up holds the barrier until it is seen.
+    // A second message to the now parked chat: its wake-up holds the barrier until it is seen,
+    // then the running turn does (both workers were parked, so nothing else can).
+    s.agent.open.send_replace(false);
     s.conv
         .accept(vec![msg("m2", "again")])
         .await
@@ -180,6 +207,9 @@ async fn the_barrier_waits_for_the_turn_and_every_piece_of_its_answer() {
         !quiet_now(&s.conv),
         "a message for a parked chat is work to do"
     );
+    let _ = s.agent.started.subscribe().wait_for(|n| *n == 2).await;
+    assert!(!quiet_now(&s.conv), "the second turn is running");
+    s.agent.open.send_replace(true);
     quiescent(&s.conv).await;
     assert_eq!(s.channel.texts(OWNER).len(), 2 * pieces.len());
 }
@@ -212,5 +242,45 @@ async fn a_chat_waiting_for_a_closed_window_counts_as_parked() {
     assert_eq!(
         s.conv.delivery_state("digest-1").await.expect("state"),
         Some(DeliveryState::Sent)
+    );
+}
+
+#[tokio::test]
+async fn the_barrier_stays_up_while_a_send_is_in_flight() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _guard) = Store::open(&dir.path().join("s.db")).expect("store");
+    let agent = Arc::new(GatedAgent {
+        open: watch::channel(true).0,
+        started: watch::channel(0).0,
+    });
+    let conv = Conversation::new(store, agent);
+    let sender = Arc::new(HeldSender {
+        open: watch::channel(true).0,
+        started: watch::channel(0).0,
+        sent: Default::default(),
+    });
+    let _attachment = conv.attach(link(sender.clone()));
+    // First the chat's workers exist and are parked.
+    conv.accept(vec![msg("m1", "hello")]).await.expect("accept");
+    quiescent(&conv).await;
+    assert_eq!(*sender.sent.lock().expect("lock"), [ANSWER]);
+
+    // Then a send that hangs at the platform: only the sender is busy, and that holds.
+    sender.open.send_replace(false);
+    conv.send_proactive(&account(), &ChatId::new(OWNER), "digest", None, "digest-1")
+        .await
+        .expect("queue");
+    let _ = sender.started.subscribe().wait_for(|n| *n == 2).await;
+    assert!(
+        !quiet_now(&conv),
+        "the digest is on its way to the platform"
+    );
+    sender.open.send_replace(true);
+    quiescent(&conv).await;
+    assert_eq!(*sender.sent.lock().expect("lock"), [ANSWER, "digest"]);
+    assert_eq!(
+        conv.delivery_state("digest-1").await.expect("state"),
+        Some(DeliveryState::Sent),
+        "marked sent before the barrier went down"
     );
 }
