@@ -610,8 +610,11 @@ async fn a_mail_chat_message_waits_for_the_mail_accounts_to_start() {
         .accept(vec![msg("m1", OWNER, "/digest")])
         .await
         .expect("accept");
-    // Long enough for the fast lane to have claimed the message and looked for a handler.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The fast lane claimed the message and waits for a handler: a wait the barrier counts as
+    // parked, so it resolves once that wait began (and not for 30 s if it were counted busy).
+    tokio::time::timeout(Duration::from_secs(10), s.conv.quiescent())
+        .await
+        .expect("the fast lane waits for the handler");
     let rec = Arc::new(Recorder(Mutex::new(Vec::new())));
     s.conv.set_mail_chat_handler(rec.clone());
     tokio::time::timeout(Duration::from_secs(10), async {

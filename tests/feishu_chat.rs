@@ -42,7 +42,7 @@ async fn chat_round_trip_over_the_long_connection() {
     // A stranger gets nothing at all on an owner-only account, but is still ACKed.
     h.fake.push_p2p_text("ou_stranger", "hi?");
     h.until("the stranger's ACK", |f| f.acks().len() == 2).await;
-    settle().await;
+    h.settle().await;
     assert!(h.texts_to(&p2p_chat("ou_stranger")).is_empty());
     assert_eq!(h.fake.in_flight(), 0);
     h.stop().await;
@@ -55,7 +55,7 @@ async fn ack_precedes_processing_under_a_slow_agent() {
     let h = Harness::start(setup).await;
     h.wait_state(ComponentState::Connected).await;
 
-    h.fake.push_p2p_text(OWNER, "think hard");
+    let pushed = h.fake.push_p2p_text(OWNER, "think hard");
     h.until("the ACK", |f| f.acks().iter().any(|a| a.code == Some(200)))
         .await;
     let agent = h.agent.clone();
@@ -68,8 +68,12 @@ async fn ack_precedes_processing_under_a_slow_agent() {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     assert!(h.fake.sent().is_empty(), "the agent is still thinking");
-    // Longer than the fake's ACK deadline (500 ms): nothing is re-pushed.
-    tokio::time::sleep(h.fake.config().ack_timeout + std::time::Duration::from_millis(200)).await;
+    // The ACK matched the push within the fake's deadline, so the push left the fake's in-flight
+    // set: the fake re-pushes only what is still in flight at its deadline, so none can follow.
+    let ack = h.fake.acks().remove(0);
+    assert_eq!(ack.event_id.as_deref(), Some(pushed.event_id.as_str()));
+    let latency = ack.latency.expect("the ACK answered a waiting push");
+    assert!(latency < h.fake.config().ack_timeout, "{latency:?}");
     let pushes = h.fake.pushes();
     assert_eq!(pushes.len(), 1, "no ACK deadline was missed: {pushes:?}");
     assert_eq!(h.fake.in_flight(), 0);
@@ -100,7 +104,7 @@ async fn a_repush_after_a_dropped_ack_is_answered_once() {
         Some(pushed.message_id.as_str())
     );
     h.until("the answer", |f| !f.sent().is_empty()).await;
-    settle().await;
+    h.settle().await;
     assert_eq!(h.texts_to(&p2p_chat(OWNER)), ["echo: once please"]);
     assert_eq!(h.agent.turns(), 1);
     h.stop().await;
@@ -141,7 +145,7 @@ async fn group_mentions_are_answered_in_thread_others_ignored() {
     h.until("the ACK", |f| f.acks().len() == 1).await;
     let asked = h.fake.push_group_text("oc_team", OWNER, "status?", true);
     h.until("the answer", |f| !f.sent().is_empty()).await;
-    settle().await;
+    h.settle().await;
     let sent = h.fake.sent();
     assert_eq!(sent.len(), 1, "only the mention is answered");
     assert_eq!(sent[0].reply_to, Some((asked.message_id.clone(), true)));

@@ -55,7 +55,7 @@ async fn pairing_wrong_code_group_right_code_then_reuse_refused() {
     h.fake.push_group_text("oc_team", OWNER, &code, true);
     h.until("both ACKs", |f| f.acks().len() == 2 && f.in_flight() == 0)
         .await;
-    settle().await;
+    h.settle().await;
     assert_eq!(h.health().user_id, None);
     assert!(
         h.fake.sent().is_empty(),
@@ -82,7 +82,7 @@ async fn pairing_wrong_code_group_right_code_then_reuse_refused() {
     // And the owner now talks to the agent.
     h.fake.push_p2p_text(OWNER, "hello");
     h.until("the echo", |f| f.sent().len() == 2).await;
-    settle().await;
+    h.settle().await;
     assert_eq!(h.health().user_id.as_deref(), Some(OWNER));
     assert!(h.texts_to(&p2p_chat("ou_late")).is_empty());
     assert_eq!(h.texts_to(&p2p_chat(OWNER))[1], "echo: hello");
@@ -107,7 +107,7 @@ async fn no_owner_answers_nobody_and_says_why() {
     );
     h.fake.push_p2p_text(OWNER, "hello?");
     h.until("the ACK", |f| f.acks().len() == 1).await;
-    settle().await;
+    h.settle().await;
     assert!(h.fake.sent().is_empty());
     assert_eq!(h.agent.turns(), 0);
     h.stop().await;

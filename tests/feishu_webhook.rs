@@ -155,7 +155,7 @@ async fn forged_unsigned_and_wrong_token_callbacks_never_reach_the_agent() {
         .p2p_text_callback(OWNER, "wrong token", Some(&key()), "other-token");
     assert_eq!(deliver(&url, &wrong_token).await.0, 401);
 
-    settle().await;
+    h.settle().await;
     assert_eq!(h.agent.turns(), 0, "a refused callback reached the agent");
     assert!(h.fake.sent().is_empty());
     h.stop().await;

@@ -145,10 +145,20 @@ async fn an_expired_session_fails_with_the_hint_and_a_new_login_reconnects() {
         s.action.as_deref(),
         Some("run `scv-bridge login wechat phone`")
     );
-    // Failed means no polling loop.
+    // Failed means no polling loop: the supervisor marks an account Failed only after its task
+    // has returned, and that task is the only poller (the WeChat account spawns none of its own),
+    // so nothing is left that could poll. A live loop always holds a long poll open at the fake.
+    within(
+        async {
+            while fake.polls_in_flight() > 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        },
+        "the last poll to be answered",
+    )
+    .await;
     let polls = fake.requests_to(Endpoint::GetUpdates).len();
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(fake.requests_to(Endpoint::GetUpdates).len(), polls);
+    assert!(polls > 0);
 
     let ui = ScriptedUi::default();
     let driver = tokio::spawn(phone(fake.clone(), ui.clone(), false));

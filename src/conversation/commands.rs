@@ -90,7 +90,7 @@ pub(super) async fn handle_fast(conv: Arc<Conversation>, rt: Arc<AccountRuntime>
             })
             .await;
         if moved.is_ok() {
-            conv.chat(&rt, &m.chat).turn_wake.notify_one();
+            conv.chat(&rt, &m.chat).wake_turn();
         }
         return;
     }

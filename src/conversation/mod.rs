@@ -15,6 +15,7 @@ mod hooks;
 mod journal;
 mod link;
 mod message;
+mod quiet;
 mod sender;
 mod stats;
 mod turns;
@@ -58,11 +59,15 @@ pub struct Conversation {
     accounts: Mutex<HashMap<AccountKey, Arc<AccountRuntime>>>,
     /// Set by the first mail account that starts; mail-chat messages wait for it.
     mail_chat: watch::Sender<Option<Arc<dyn MailChatHandler>>>,
+    /// Mail-chat messages waiting for that handler, their busy units lent (see `quiet`).
+    mail_waiting: Mutex<usize>,
     answers: RwLock<Option<Arc<dyn AnswerInterceptor>>>,
     approver: RwLock<Option<Arc<dyn Approver>>>,
     deliveries: RwLock<Option<Arc<dyn DeliveryObserver>>>,
     status_line: RwLock<Option<Arc<dyn Fn() -> String + Send + Sync>>>,
     stats: Stats,
+    /// Counts busy workers and unseen wake-ups, for [`Conversation::quiescent`].
+    quiet: quiet::Quiet,
 }
 
 /// One attached account: its link and its chats' workers.
@@ -79,8 +84,12 @@ pub(crate) struct ChatRuntime {
     chat: ChatId,
     /// A new message waits in the journal.
     turn_wake: Notify,
+    /// The turn worker's share of the quiescence count.
+    turn_gate: quiet::Gate,
     /// A new item waits in the outbox.
     send_wake: Notify,
+    /// The sender's share of the quiescence count.
+    send_gate: quiet::Gate,
     /// The peer wrote: a closed send window may have opened.
     window_wake: Notify,
     /// Cancels the running agent turn (`/stop`).
@@ -116,12 +125,21 @@ impl Conversation {
             agent,
             accounts: Mutex::new(HashMap::new()),
             mail_chat: watch::channel(None).0,
+            mail_waiting: Mutex::new(0),
             answers: RwLock::new(None),
             approver: RwLock::new(None),
             deliveries: RwLock::new(None),
             status_line: RwLock::new(None),
             stats: Stats::default(),
+            quiet: quiet::Quiet::default(),
         })
+    }
+
+    /// Resolves once every chat worker is parked waiting for input (or waiting out a closed send
+    /// window, a slow-down or an agent outage) and no fast-lane task runs (but one waiting for
+    /// the mail accounts to start): what tests await to show that nothing more happens.
+    pub fn quiescent(&self) -> impl std::future::Future<Output = ()> + Send + '_ {
+        self.quiet.wait()
     }
 
     /// Releases the agent backend (child processes, connections) at shutdown.
@@ -141,7 +159,10 @@ impl Conversation {
 
     /// Sets who handles the owner's messages in `purpose = "mail"` chats (the mail triage).
     pub fn set_mail_chat_handler(&self, h: Arc<dyn MailChatHandler>) {
+        let mut waiting = lock(&self.mail_waiting);
         self.mail_chat.send_replace(Some(h));
+        // The waiters now have work: the barrier holds until they have done it.
+        self.quiet.reclaim(std::mem::take(&mut *waiting));
     }
 
     /// The mail-chat handler, waiting up to `wait` for a mail account to set it: the chat may
@@ -151,10 +172,26 @@ impl Conversation {
         wait: std::time::Duration,
     ) -> Option<Arc<dyn MailChatHandler>> {
         let mut rx = self.mail_chat.subscribe();
-        match tokio::time::timeout(wait, rx.wait_for(Option::is_some)).await {
+        {
+            // Checked and counted under one lock with the setter, so no waiter is missed.
+            let mut waiting = lock(&self.mail_waiting);
+            if let Some(h) = rx.borrow().clone() {
+                return Some(h);
+            }
+            *waiting += 1;
+            self.quiet.lend();
+        }
+        let found = match tokio::time::timeout(wait, rx.wait_for(Option::is_some)).await {
             Ok(Ok(h)) => h.clone(),
             _ => None,
+        };
+        let mut waiting = lock(&self.mail_waiting);
+        // Still counted: no setter handed this wait its unit back, so take it back here.
+        if *waiting > 0 {
+            *waiting -= 1;
+            self.quiet.reclaim(1);
         }
+        found
     }
 
     /// Sets who may claim a message as an answer before it reaches the agent (confirm questions).
@@ -211,7 +248,11 @@ impl Conversation {
             old.cancel.cancel();
         }
         let me = self.clone();
-        tokio::spawn(async move { me.resume(rt).await });
+        let busy = self.quiet.hold();
+        tokio::spawn(async move {
+            me.resume(rt).await;
+            drop(busy);
+        });
         Attachment {
             conversation: self.clone(),
             account,
@@ -338,9 +379,10 @@ impl Conversation {
             return;
         }
         let chat = self.chat(&rt, &m.chat);
+        chat.send_gate.kick_peer();
         chat.window_wake.notify_waiters();
         match e.state {
-            JournalState::New => chat.turn_wake.notify_one(),
+            JournalState::New => chat.wake_turn(),
             JournalState::Fast => self.clone().spawn_fast(rt, m.clone()),
             _ => {}
         }
@@ -370,7 +412,7 @@ impl Conversation {
         )
         .await?;
         if let Some(rt) = rt {
-            self.chat(&rt, chat).send_wake.notify_one();
+            self.chat(&rt, chat).wake_send();
         }
         Ok(())
     }
@@ -409,7 +451,7 @@ impl Conversation {
             })
             .await?;
         if let Some(rt) = self.runtime(account) {
-            self.chat(&rt, chat).send_wake.notify_one();
+            self.chat(&rt, chat).wake_send();
         }
         Ok(())
     }
@@ -446,7 +488,7 @@ impl Conversation {
             OutboundKind::Reply,
         )
         .await?;
-        self.chat(rt, &m.chat).send_wake.notify_one();
+        self.chat(rt, &m.chat).wake_send();
         Ok(())
     }
 
@@ -505,7 +547,9 @@ impl Conversation {
         let c = Arc::new(ChatRuntime {
             chat: chat.clone(),
             turn_wake: Notify::new(),
+            turn_gate: self.quiet.gate(),
             send_wake: Notify::new(),
+            send_gate: self.quiet.gate(),
             window_wake: Notify::new(),
             current_turn: Mutex::new(None),
         });
@@ -516,6 +560,29 @@ impl Conversation {
     }
 
     fn spawn_fast(self: Arc<Self>, rt: Arc<AccountRuntime>, m: Inbound) {
-        tokio::spawn(async move { commands::handle_fast(self, rt, m).await });
+        let busy = self.quiet.hold();
+        tokio::spawn(async move {
+            commands::handle_fast(self, rt, m).await;
+            drop(busy);
+        });
     }
+}
+
+impl ChatRuntime {
+    /// Wakes the turn worker: a new message waits in the journal.
+    pub(crate) fn wake_turn(&self) {
+        self.turn_gate.kick();
+        self.turn_wake.notify_one();
+    }
+
+    /// Wakes the sender: a new item waits in the outbox.
+    pub(crate) fn wake_send(&self) {
+        self.send_gate.kick();
+        self.send_wake.notify_one();
+    }
+}
+
+/// Locks `m`, going on with the data if a panicking holder poisoned it (a count stays usable).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

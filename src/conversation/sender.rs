@@ -25,7 +25,10 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     let mut window_note = false;
     // Marking an item sent also takes the next one, saving a round trip per message.
     let mut prefetched: Option<super::Outbound> = None;
+    let gate = &chat.send_gate;
+    let _closing = gate.closing();
     loop {
+        gate.seen();
         let next = match prefetched.take() {
             Some(m) => Ok(Some(m)),
             None => {
@@ -38,8 +41,12 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
         let msg = match next {
             Ok(Some(m)) => m,
             Ok(None) => {
+                if gate.kicked() {
+                    continue;
+                }
+                gate.park();
                 tokio::select! {
-                    _ = chat.send_wake.notified() => continue,
+                    _ = chat.send_wake.notified() => { gate.unpark(); continue }
                     _ = cancel.cancelled() => return,
                 }
             }
@@ -139,11 +146,13 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                     .note(NoteSource::Sends, Some(format!("{n} {plural}: {reason}")));
                 window_note = true;
                 conv.stats.send_failed(&rt.link.account, "window_closed");
+                gate.wait_for_peer();
                 tokio::select! {
                     _ = peer_wrote => {}
                     _ = tokio::time::sleep(WINDOW_RECHECK) => {}
                     _ = cancel.cancelled() => return,
                 }
+                gate.unpark();
                 continue;
             }
             Err(SendError::Rejected(e)) => {
@@ -164,9 +173,12 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 FATAL_PAUSE
             }
         };
+        // Transient failures, slow-downs and a failing account wait out the platform.
+        gate.wait_out();
         if pause(delay, &cancel).await {
             return;
         }
+        gate.unpark();
     }
 }
 

@@ -19,7 +19,10 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     let mut outage: Option<u32> = None;
     // The call that stores an answer also fetches the next message, saving a round trip per message.
     let mut prefetched: Option<Pending> = None;
+    let gate = &chat.turn_gate;
+    let _closing = gate.closing();
     loop {
+        gate.seen();
         let next = match prefetched.take() {
             Some(p) => Ok(Some(p)),
             None => {
@@ -32,8 +35,12 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
         let pending = match next {
             Ok(Some(p)) => p,
             Ok(None) => {
+                if gate.kicked() {
+                    continue;
+                }
+                gate.park();
                 tokio::select! {
-                    _ = chat.turn_wake.notified() => continue,
+                    _ = chat.turn_wake.notified() => { gate.unpark(); continue }
                     _ = cancel.cancelled() => return,
                 }
             }
@@ -67,8 +74,9 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                     BackoffPolicy::default().delay(attempt, 0.5 + random_jitter() / 2.0)
                 });
                 tracing::info!(account = %rt.link.account, delay_ms = delay.as_millis() as u64, "agent unavailable; the message is kept and retried");
+                gate.wait_out();
                 tokio::select! {
-                    _ = tokio::time::sleep(delay) => {}
+                    _ = tokio::time::sleep(delay) => gate.unpark(),
                     _ = cancel.cancelled() => return,
                 }
             }
@@ -176,7 +184,7 @@ async fn turn(
         .await;
     match stored {
         Ok(next) => {
-            chat.send_wake.notify_one();
+            chat.wake_send();
             TurnEnd::Done(next)
         }
         Err(e) => {

@@ -314,6 +314,15 @@ impl Harness {
         }
     }
 
+    /// Waits until the pipeline is quiet, to show that something does NOT happen: call it once
+    /// the platform saw the last input handled (its ACK, or the HTTP answer of a callback),
+    /// because the adapter journals before it ACKs, and whatever is journaled holds the barrier
+    /// until its turn and sends are done.
+    pub async fn settle(&self) {
+        let quiet = tokio::time::timeout(WAIT, self.conversation.quiescent()).await;
+        assert!(quiet.is_ok(), "the pipeline never went quiet");
+    }
+
     /// Texts the bot sent (or replied) to `chat`, in order.
     pub fn texts_to(&self, chat: &str) -> Vec<String> {
         self.fake
@@ -350,9 +359,4 @@ pub fn text_of(content: &serde_json::Value) -> String {
 /// The p2p chat id the fake gives `open_id`.
 pub fn p2p_chat(open_id: &str) -> String {
     format!("oc_p2p_{open_id}")
-}
-
-/// Sleeps a short real while, to show that something does NOT happen.
-pub async fn settle() {
-    tokio::time::sleep(Duration::from_millis(300)).await;
 }

@@ -256,6 +256,13 @@ impl Harness {
         sent.into_iter().map(|m| m.text).collect()
     }
 
+    /// Waits until the pipeline is quiet (every journaled message answered and sent), to show
+    /// that nothing more happens. Whatever came in the same poll as the last message seen
+    /// answered is journaled with it, so it holds the barrier too.
+    pub async fn settle(&self) {
+        within(self.conversation().quiescent(), "the pipeline to go quiet").await;
+    }
+
     /// The socket path of the configuration.
     pub fn socket(&self) -> PathBuf {
         self.dir.path().join("run/daemon.sock")
