@@ -461,6 +461,14 @@ fn probe_as(uid: u32, socket: &Path) -> Option<String> {
         unsafe {
             libc::close(pipe[0]);
             let out = pipe[1];
+            // Drop every descriptor inherited from the test process but our pipe: a fork keeps
+            // other tests' daemons' state-dir locks (flock) alive while this child runs, which
+            // made a concurrent test's restart see "another daemon is running".
+            for fd in 3..4096 {
+                if fd != out {
+                    libc::close(fd);
+                }
+            }
             let fail = |code: &[u8]| {
                 libc::write(out, code.as_ptr().cast(), code.len());
                 libc::_exit(0)
