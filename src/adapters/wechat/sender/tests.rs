@@ -56,7 +56,6 @@ async fn setup_with(per_message: u32, tuning: Tuning) -> Setup {
         tuning,
         Duration::from_secs(24 * 3600),
         per_message,
-        HealthHandle::new(HealthCell::new(&spec())),
     );
     Setup {
         fake,
@@ -332,7 +331,6 @@ async fn restarted(s: &Setup, tuning: Tuning) -> WechatSender {
         tuning,
         Duration::from_secs(24 * 3600),
         10,
-        HealthHandle::new(HealthCell::new(&spec())),
     );
     let (last, hold) = state::pacing(&s.store, ACCOUNT).await.expect("pacing");
     sender.resume(last, hold);
