@@ -1,11 +1,9 @@
 //! The sender against the fake iLink server: window, pacing, `-2` hold, retried `client_id`s.
 
 use super::*;
-use crate::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
+use crate::config::{AccountKey, Channel};
 use crate::conversation::{ChatId, OutboundKind, ReplyContext};
-use crate::protocol::{Purpose, RemoteTools, Senders};
 use crate::store::StoreGuard;
-use crate::supervisor::HealthCell;
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeHandle, FakeServer, Fault};
 
@@ -18,19 +16,6 @@ struct Setup {
     peers: Arc<Peers>,
     store: Store,
     _guard: StoreGuard,
-}
-
-fn spec() -> AccountSpec {
-    AccountSpec {
-        key: AccountKey::new(Channel::Wechat, "t"),
-        enabled: true,
-        workspace: None,
-        senders: Senders::Owner,
-        remote_tools: RemoteTools::None,
-        approvals: Default::default(),
-        purpose: Purpose::Chat,
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
-    }
 }
 
 async fn setup(per_message: u32) -> Setup {
