@@ -204,3 +204,39 @@ async fn last_success_follows_events_and_pongs_not_the_moment_the_socket_opened(
     assert_eq!(h.health().state, ComponentState::Connected);
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_failing_send_api_shows_in_health_until_the_next_send_goes_through() {
+    let h = Harness::start(Setup::owned()).await;
+    h.wait_state(ComponentState::Connected).await;
+    h.fake.fail_next_sends(1);
+    h.fake.push_p2p_text(OWNER, "hello");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let note = loop {
+        if let Some(e) = h.health().error {
+            break e;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no note while sends fail"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    };
+    assert!(
+        note.starts_with("sends failing: HTTP 500") && note.contains("; 1 waiting; retry in "),
+        "{note}"
+    );
+    assert_eq!(h.health().state, ComponentState::Connected);
+    // The retry goes through (after the backoff's first step, under a second) and clears it.
+    h.until("the answer", |f| !f.sent().is_empty()).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while h.health().error.is_some() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?}",
+            h.health().error
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    h.stop().await;
+}

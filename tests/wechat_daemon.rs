@@ -185,9 +185,12 @@ async fn a_refused_send_pauses_the_account_and_resumes_without_a_burst() {
     let started = std::time::Instant::now();
     fake.push_text(OWNER, "a");
     h.wait_health("the hold is reported", |s| {
-        s.error
-            .as_deref()
-            .is_some_and(|e| e.contains("WeChat refused a send"))
+        s.state == ComponentState::Connected
+            && s.error.as_deref().is_some_and(|e| {
+                e.starts_with(
+                    "sends failing: WeChat refused a send (throttled, or the send window is used up); 1 waiting; retry in ",
+                )
+            })
     })
     .await;
     fake.push_text(OWNER, "b");

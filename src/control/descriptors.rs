@@ -14,7 +14,7 @@ pub fn raise_descriptor_limit() -> std::io::Result<u64> {
     if lim.rlim_cur >= lim.rlim_max
         || (lim.rlim_max == libc::RLIM_INFINITY && lim.rlim_cur >= 1 << 20)
     {
-        return Ok(lim.rlim_cur as u64);
+        return Ok(lim.rlim_cur);
     }
     // An unlimited hard limit is not a valid soft one for files; Linux's own ceiling is 2^20.
     let target = if lim.rlim_max == libc::RLIM_INFINITY {
@@ -31,5 +31,5 @@ pub fn raise_descriptor_limit() -> std::io::Result<u64> {
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(raised.rlim_cur as u64)
+    Ok(raised.rlim_cur)
 }

@@ -22,7 +22,8 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     let limits = rt.link.sender.limits();
     let mut last_sent: Option<Instant> = None;
     let mut attempt: u32 = 0;
-    let mut window_note = false;
+    // Whether this chat's sender put a note on the account's health, cleared by its next success.
+    let mut noted = false;
     // Marking an item sent also takes the next one, saving a round trip per message.
     let mut prefetched: Option<super::Outbound> = None;
     let gate = &chat.send_gate;
@@ -75,8 +76,8 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 conv.stats.sent(&rt.link.account);
                 last_sent = Some(Instant::now());
                 attempt = 0;
-                if window_note {
-                    window_note = false;
+                if noted {
+                    noted = false;
                     rt.link.health.note(NoteSource::Sends, None);
                 }
                 let (a, c, s) = (rt.link.account.clone(), chat.chat.clone(), sent.clone());
@@ -117,25 +118,25 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 }
             }
             Err(SendError::Transient(e)) => {
-                conv.stats.send_failed(&rt.link.account, "transient");
                 tracing::info!(account = %rt.link.account, error = %e, "send failed; retrying");
                 let d = BackoffPolicy::default().delay(attempt, 0.5 + random_jitter() / 2.0);
                 attempt = attempt.saturating_add(1);
+                // The note first: whoever sees the failure counted finds it explained.
+                note_failing(&conv, &rt, &chat, &e, d).await;
+                noted = true;
+                conv.stats.send_failed(&rt.link.account, "transient");
                 d
             }
             Err(SendError::SlowDown(d, e)) => {
                 // Honour the platform's delay exactly; retrying sooner only extends the penalty.
-                conv.stats.send_failed(&rt.link.account, "slow_down");
                 tracing::info!(account = %rt.link.account, error = %e, delay_ms = d.as_millis() as u64, "platform asked to slow down");
+                note_failing(&conv, &rt, &chat, &e, d).await;
+                noted = true;
+                conv.stats.send_failed(&rt.link.account, "slow_down");
                 d
             }
             Err(SendError::WindowClosed(reason)) => {
-                let (a, c) = (rt.link.account.clone(), chat.chat.clone());
-                let n = conv
-                    .store
-                    .call(move |t| journal::pending_count(t, &a, &c))
-                    .await
-                    .unwrap_or(1);
+                let n = waiting(&conv, &rt, &chat).await;
                 let plural = if n == 1 {
                     "message waits"
                 } else {
@@ -144,7 +145,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 rt.link
                     .health
                     .note(NoteSource::Sends, Some(format!("{n} {plural}: {reason}")));
-                window_note = true;
+                noted = true;
                 conv.stats.send_failed(&rt.link.account, "window_closed");
                 gate.wait_for_peer();
                 tokio::select! {
@@ -170,6 +171,8 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             Err(SendError::Fatal(e)) => {
                 conv.stats.send_failed(&rt.link.account, "fatal");
                 tracing::warn!(account = %rt.link.account, error = %e, "the account cannot send");
+                note_failing(&conv, &rt, &chat, &e, FATAL_PAUSE).await;
+                noted = true;
                 FATAL_PAUSE
             }
         };
@@ -180,6 +183,35 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
         }
         gate.unpark();
     }
+}
+
+/// How many items of this chat wait in the outbox (at least the one being sent).
+async fn waiting(conv: &Conversation, rt: &AccountRuntime, chat: &ChatRuntime) -> u64 {
+    let (a, c) = (rt.link.account.clone(), chat.chat.clone());
+    conv.store
+        .call(move |t| journal::pending_count(t, &a, &c))
+        .await
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// Shows send-path trouble in the account's health while it lasts:
+/// "sends failing: HTTP 500; 3 waiting; retry in 8 s" (cleared by the next success).
+async fn note_failing(
+    conv: &Conversation,
+    rt: &AccountRuntime,
+    chat: &ChatRuntime,
+    error: &str,
+    retry_in: Duration,
+) {
+    let n = waiting(conv, rt, chat).await;
+    let secs = retry_in.as_secs_f64().ceil().max(1.0) as u64;
+    rt.link.health.note(
+        NoteSource::Sends,
+        Some(format!(
+            "sends failing: {error}; {n} waiting; retry in {secs} s"
+        )),
+    );
 }
 
 /// Sends an item, or for an update replaces its target; an update with nothing to replace is

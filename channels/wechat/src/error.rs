@@ -139,6 +139,31 @@ fn codes(ret: Option<i64>, errcode: Option<i64>) -> String {
     }
 }
 
+/// A transport error in the words people know: reqwest's own message says only "error sending
+/// request", the innermost cause says "connection refused" (OS error codes left out).
+pub(crate) fn transport(e: &reqwest::Error) -> String {
+    let outer = e.to_string();
+    let mut inner: &dyn std::error::Error = e;
+    while let Some(next) = inner.source() {
+        inner = next;
+    }
+    let cause = inner.to_string();
+    let cause = match cause.find(" (os error ") {
+        Some(i) => &cause[..i],
+        None => cause.as_str(),
+    };
+    let mut chars = cause.chars();
+    let cause = match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect::<String>(),
+        None => String::new(),
+    };
+    if cause.is_empty() || outer.contains(&cause) {
+        outer
+    } else {
+        format!("{outer}: {cause}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,30 +204,5 @@ mod tests {
         };
         assert_eq!(e.class(), ErrorClass::Fatal { relogin: false });
         assert_eq!(e.endpoint(), None);
-    }
-}
-
-/// A transport error in the words people know: reqwest's own message says only "error sending
-/// request", the innermost cause says "connection refused" (OS error codes left out).
-pub(crate) fn transport(e: &reqwest::Error) -> String {
-    let outer = e.to_string();
-    let mut inner: &dyn std::error::Error = e;
-    while let Some(next) = inner.source() {
-        inner = next;
-    }
-    let cause = inner.to_string();
-    let cause = match cause.find(" (os error ") {
-        Some(i) => &cause[..i],
-        None => cause.as_str(),
-    };
-    let mut chars = cause.chars();
-    let cause = match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect::<String>(),
-        None => String::new(),
-    };
-    if cause.is_empty() || outer.contains(&cause) {
-        outer
-    } else {
-        format!("{outer}: {cause}")
     }
 }

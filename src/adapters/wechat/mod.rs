@@ -194,7 +194,6 @@ impl WechatComponent {
             self.settings
                 .sends_per_message
                 .unwrap_or(DEFAULT_SENDS_PER_MESSAGE),
-            health.clone(),
         ));
         match state::pacing(&store, &id).await {
             Ok((last, hold)) => sender.resume(last, hold),

@@ -39,10 +39,11 @@ use crate::conversation::{
     ChatId, ChatSender, Outbound, ReplyContext, SendError, SendLimits, Sent,
 };
 use crate::store::Store;
-use crate::supervisor::{HealthHandle, NoteSource};
 
 /// The most characters one WeChat message carries (the spec recommends splitting at 2,000).
 pub const MAX_CHARS: usize = 2000;
+/// Why sends pause after `ret=-2` (shown by the outbox as "sends failing: ...").
+pub const REFUSED: &str = "WeChat refused a send (throttled, or the send window is used up)";
 /// What people are told while messages wait for a closed send window.
 pub const WINDOW_CLOSED: &str =
     "WeChat lets the bot write only after the owner writes; send the bot any message";
@@ -93,7 +94,6 @@ struct Gate {
     refusals: u32,
     /// How the account's previous send in this process ended: `Some(false)` after a refusal.
     last_accepted: Option<bool>,
-    noted: bool,
 }
 
 enum Ticket {
@@ -111,7 +111,6 @@ pub(super) struct WechatSender {
     pub(super) tuning: Tuning,
     pub(super) window: Duration,
     pub(super) per_message: u32,
-    pub(super) health: HealthHandle,
     /// One send at a time: WeChat throttles the whole bot, not one chat.
     pub(super) slot: Semaphore,
     gate: Mutex<Gate>,
@@ -130,7 +129,6 @@ impl WechatSender {
         tuning: Tuning,
         window: Duration,
         per_message: u32,
-        health: HealthHandle,
     ) -> Self {
         WechatSender {
             account,
@@ -141,7 +139,6 @@ impl WechatSender {
             tuning,
             window,
             per_message,
-            health,
             slot: Semaphore::new(1),
             gate: Mutex::new(Gate::default()),
             tickets: Mutex::new(HashMap::new()),
@@ -245,18 +242,14 @@ impl WechatSender {
                         .saturating_mul(factor)
                         .min(self.tuning.slow_down_cap);
                     g.hold_until = Some(Instant::now() + hold);
-                    g.noted = true;
                     hold
                 });
                 let until_ms = state::now_ms().saturating_add(hold.as_millis() as i64);
                 if let Err(e) = state::save_hold(&self.store, &self.account, until_ms).await {
                     tracing::warn!(account = %self.account, error = %e, "cannot store the send hold; a restart will not keep it");
                 }
-                self.health.note(NoteSource::Sends, Some(format!(
-                    "WeChat refused a send (throttled, or the send window is used up); sends pause for {} s",
-                    hold.as_secs().max(1)
-                )));
-                Err(SendError::SlowDown(hold, e.to_string()))
+                // The outbox shows it in the account's health: "sends failing: ...; retry in N s".
+                Err(SendError::SlowDown(hold, REFUSED.to_string()))
             }
             ErrorClass::SlowDown(d) => {
                 self.finish(&client_id, SendOutcome::NotTaken).await;
@@ -289,15 +282,11 @@ impl WechatSender {
         if let Err(e) = recorded {
             tracing::warn!(account = %self.account, error = %e, "cannot record an accepted send");
         }
-        let clear = self.gate(|g| {
+        self.gate(|g| {
             g.last_send = Some(Instant::now());
             g.refusals = 0;
             g.last_accepted = Some(true);
-            std::mem::take(&mut g.noted)
         });
-        if clear {
-            self.health.note(NoteSource::Sends, None);
-        }
         Ok(())
     }
 

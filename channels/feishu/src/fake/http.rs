@@ -285,12 +285,24 @@ fn store_message(
     ok(data)
 }
 
+/// A 500 (plain text, like a gateway's) while the test asks for failed sends.
+fn failing_send(sh: &Shared) -> Option<Response> {
+    let mut st = sh.lock();
+    (st.fail_sends > 0).then(|| {
+        st.fail_sends -= 1;
+        (StatusCode::INTERNAL_SERVER_ERROR, "oops").into_response()
+    })
+}
+
 pub(crate) async fn send(
     State(sh): S,
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    if let Some(r) = failing_send(&sh) {
+        return r;
+    }
     if let Err((code, msg)) = authorize(&sh, &headers) {
         return err(code, msg);
     }
@@ -334,6 +346,9 @@ pub(crate) async fn reply_to(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    if let Some(r) = failing_send(&sh) {
+        return r;
+    }
     if let Err((code, msg)) = authorize(&sh, &headers) {
         return err(code, msg);
     }

@@ -461,6 +461,11 @@ impl FakeFeishu {
         }
     }
 
+    /// Answers the next `n` message sends and replies with HTTP 500 (a transient failure).
+    pub fn fail_next_sends(&self, n: usize) {
+        self.shared.lock().fail_sends = n;
+    }
+
     /// Answers the next `n` PATCH requests with HTTP 500 (a transient failure).
     pub fn fail_next_patches(&self, n: usize) {
         self.shared.lock().fail_patches = n;

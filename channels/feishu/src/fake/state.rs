@@ -93,6 +93,8 @@ pub(crate) struct State {
     pub patch_requests: usize,
     /// PATCH requests still to be answered with HTTP 500.
     pub fail_patches: usize,
+    /// Message sends and replies still to be answered with HTTP 500.
+    pub fail_sends: usize,
     /// Accepted sends and replies get no response (as if it was lost with the connection).
     pub withhold_send_responses: bool,
 }

@@ -1,11 +1,9 @@
 //! The sender against the fake iLink server: window, pacing, `-2` hold, retried `client_id`s.
 
 use super::*;
-use crate::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
+use crate::config::{AccountKey, Channel};
 use crate::conversation::{ChatId, OutboundKind, ReplyContext};
-use crate::protocol::{Purpose, RemoteTools, Senders};
 use crate::store::StoreGuard;
-use crate::supervisor::HealthCell;
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeHandle, FakeServer, Fault};
 
@@ -18,19 +16,6 @@ struct Setup {
     peers: Arc<Peers>,
     store: Store,
     _guard: StoreGuard,
-}
-
-fn spec() -> AccountSpec {
-    AccountSpec {
-        key: AccountKey::new(Channel::Wechat, "t"),
-        enabled: true,
-        workspace: None,
-        senders: Senders::Owner,
-        remote_tools: RemoteTools::None,
-        approvals: Default::default(),
-        purpose: Purpose::Chat,
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
-    }
 }
 
 async fn setup(per_message: u32) -> Setup {
@@ -56,7 +41,6 @@ async fn setup_with(per_message: u32, tuning: Tuning) -> Setup {
         tuning,
         Duration::from_secs(24 * 3600),
         per_message,
-        HealthHandle::new(HealthCell::new(&spec())),
     );
     Setup {
         fake,
@@ -332,7 +316,6 @@ async fn restarted(s: &Setup, tuning: Tuning) -> WechatSender {
         tuning,
         Duration::from_secs(24 * 3600),
         10,
-        HealthHandle::new(HealthCell::new(&spec())),
     );
     let (last, hold) = state::pacing(&s.store, ACCOUNT).await.expect("pacing");
     sender.resume(last, hold);
