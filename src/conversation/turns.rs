@@ -155,7 +155,7 @@ async fn turn(
         };
     }
     let pieces = super::split(&text, rt.link.sender.limits().max_chars);
-    let key = format!("{}/{}", m.account, m.msg_id);
+    let key = String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id));
     let (a, id, reply, chat_id) = (
         m.account.clone(),
         m.msg_id.clone(),

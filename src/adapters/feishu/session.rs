@@ -267,7 +267,11 @@ impl Session {
         ));
         self.health
             .set_ids(Some(self.setup.bot_open_id.clone()), Some(owner));
-        let key = format!("{}/{}/paired", self.account, m.msg_id);
+        let key = String::from(crate::ids::OutboxKey::reply(
+            &self.account,
+            &m.msg_id,
+            "paired",
+        ));
         let text =
             "Paired: you are now the owner of this bot. What you write here goes to the agent.";
         if let Err(e) = self

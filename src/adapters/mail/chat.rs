@@ -177,7 +177,7 @@ impl MailChatHandler for MailChatRouter {
             if answer.is_empty() {
                 return;
             }
-            let key = format!("mail-chat:{}/{}", link.account, msg.msg_id.as_str());
+            let key = String::from(crate::ids::OutboxKey::mail_chat(&link.account, &msg.msg_id));
             let conv = self
                 .reporting_to(link)
                 .first()
