@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use scv_bridge::adapters::{AdapterContext, PlatformFactory};
+use scv_bridge::adapters::{PlatformFactory, PlatformParts};
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::Config;
 use scv_bridge::conversation::Conversation;
@@ -87,7 +87,7 @@ async fn start_daemon(dir: &Path, base_url: &str, n: usize, table: &str) -> Runn
     let make =
         move |c: &CredentialStore, s: &scv_bridge::store::Store| -> Arc<dyn ComponentFactory> {
             let agent: Arc<dyn Agent> = Arc::new(Echo);
-            PlatformFactory::new(AdapterContext {
+            PlatformFactory::new(PlatformParts {
                 credentials: c.clone(),
                 store: s.clone(),
                 conversation: Conversation::new(s.clone(), agent),

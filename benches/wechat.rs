@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use scv_bridge::adapters::AdapterContext;
+use scv_bridge::adapters::PlatformParts;
 use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{AccountSpec, AgentConfig, Config};
@@ -49,13 +49,13 @@ impl Agent for InstantAgent {
 }
 
 struct Factory {
-    ctx: AdapterContext,
+    ctx: PlatformParts,
     tuning: Tuning,
 }
 
 impl ComponentFactory for Factory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        Arc::new(WechatComponent::new(spec, &self.ctx).with_tuning(self.tuning.clone()))
+        Arc::new(WechatComponent::new(self.ctx.ports().port(spec)).with_tuning(self.tuning.clone()))
     }
 }
 
@@ -85,7 +85,7 @@ fn write_setup(dir: &Path, fake: &FakeServer, accounts: usize, extra: &str) -> C
 
 async fn start(config: Config, tuning: Tuning) -> scv_bridge::daemon::RunningDaemon {
     let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
-        let ctx = AdapterContext {
+        let ctx = PlatformParts {
             credentials: creds.clone(),
             store: store.clone(),
             conversation: Conversation::new(store.clone(), Arc::new(InstantAgent)),
@@ -176,7 +176,10 @@ async fn send_window(n: usize) {
             )
             .expect("read-only connection");
             let mut st = conn
-                .prepare("SELECT client_id FROM wechat_sends WHERE state = 'accepted'")
+                .prepare(
+                    "SELECT substr(name, 13) FROM account_state
+                     WHERE name LIKE 'wechat_send/%' AND json_extract(value, '$.state') = 'accepted'",
+                )
                 .expect("query");
             let mut seen: std::collections::HashMap<String, Instant> = Default::default();
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {

@@ -42,6 +42,7 @@ pub mod ids;
 pub mod login;
 pub mod metrics;
 pub mod policy;
+pub mod port;
 pub mod protocol;
 pub mod sd_notify;
 pub mod secrets;

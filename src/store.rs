@@ -16,8 +16,11 @@ use tokio::sync::oneshot;
 mod checkpoint;
 mod files;
 mod schema;
+mod state;
 
 pub use schema::versions as schema_versions;
+pub(crate) use state::within as state_within;
+pub use state::{AccountState, StateError, StateTxn};
 
 /// The most calls one transaction carries.
 const MAX_BATCH: usize = 512;

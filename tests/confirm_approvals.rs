@@ -58,7 +58,10 @@ async fn start(dir: &Path) -> Bed {
             creds.clone(),
             Clock::manual(T0_MS),
         );
-        let factory = MemoryFactory::new(Some(OWNER), conv.clone());
+        let factory = MemoryFactory::new(
+            Some(OWNER),
+            scv_bridge::port::Ports::new(store.clone(), creds.clone(), conv.clone()),
+        );
         *sl.lock().expect("lock") = Some((conv.clone(), factory.channel("wechat:phone")));
         let f: Arc<dyn ComponentFactory> = factory;
         Wiring {

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use feishu_support::*;
-use scv_bridge::adapters::AdapterContext;
+use scv_bridge::adapters::PlatformParts;
 use scv_bridge::adapters::feishu::{ConfirmCards, build_with};
 use scv_bridge::agent::Agent;
 use scv_bridge::config::AccountSpec;
@@ -27,15 +27,14 @@ use serde_json::json;
 const SEC: Duration = Duration::from_secs(1);
 
 struct Factory {
-    ctx: AdapterContext,
+    ctx: PlatformParts,
     confirm: Arc<ConfirmService>,
 }
 
 impl ComponentFactory for Factory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
         build_with(
-            spec,
-            &self.ctx,
+            self.ctx.ports().port(spec),
             Some(Arc::new(ConfirmCards(self.confirm.clone()))),
         )
     }
@@ -77,7 +76,7 @@ async fn start(
         let confirm = ConfirmService::new(s.clone(), conversation.clone(), c.clone(), clock2);
         *slot2.lock().expect("lock") = Some((confirm.clone(), conversation.clone()));
         let factory: Arc<dyn ComponentFactory> = Arc::new(Factory {
-            ctx: AdapterContext {
+            ctx: PlatformParts {
                 credentials: c.clone(),
                 store: s.clone(),
                 conversation: conversation.clone(),

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use scv_bridge::adapters::AdapterContext;
+use scv_bridge::adapters::PlatformParts;
 use scv_bridge::adapters::feishu::{ConfirmCards, build_with};
 use scv_bridge::adapters::memory::{MemoryChannel, MemoryFactory};
 use scv_bridge::agent::openai::{OpenAiAgent, OpenAiOptions};
@@ -111,9 +111,12 @@ async fn no_message_text_or_secret_reaches_the_logs() {
     let c2 = cell.clone();
     let d = daemon::start_with(
         config,
-        move |_c, store| {
+        move |creds, store| {
             let conv = Conversation::new(store.clone(), agent);
-            let f = MemoryFactory::new(Some(OWNER), conv.clone());
+            let f = MemoryFactory::new(
+                Some(OWNER),
+                scv_bridge::port::Ports::new(store.clone(), creds.clone(), conv.clone()),
+            );
             let _ = c2.set((f.clone(), conv.clone()));
             let f: Arc<dyn ComponentFactory> = f;
             Wiring {
@@ -217,7 +220,10 @@ async fn confirm_daemon(
             let conv = Conversation::new(store.clone(), agent);
             let confirm =
                 ConfirmService::new(store.clone(), conv.clone(), creds.clone(), Clock::tokio());
-            let factory = MemoryFactory::new(Some(OWNER), conv.clone());
+            let factory = MemoryFactory::new(
+                Some(OWNER),
+                scv_bridge::port::Ports::new(store.clone(), creds.clone(), conv.clone()),
+            );
             let _ = sl.set((conv.clone(), factory.channel("wechat:phone")));
             let f: Arc<dyn ComponentFactory> = factory;
             Wiring {
@@ -312,15 +318,14 @@ async fn no_question_text_or_approval_summary_reaches_the_logs() {
 
 /// Builds Feishu accounts whose card clicks answer confirm questions.
 struct CardFactory {
-    ctx: AdapterContext,
+    ctx: PlatformParts,
     confirm: Arc<ConfirmService>,
 }
 
 impl ComponentFactory for CardFactory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
         build_with(
-            spec,
-            &self.ctx,
+            self.ctx.ports().port(spec),
             Some(Arc::new(ConfirmCards(self.confirm.clone()))),
         )
     }
@@ -369,7 +374,7 @@ async fn no_card_content_reaches_the_logs() {
             );
             let _ = sl.set(confirm.clone());
             let factory: Arc<dyn ComponentFactory> = Arc::new(CardFactory {
-                ctx: AdapterContext {
+                ctx: PlatformParts {
                     credentials: creds.clone(),
                     store: store.clone(),
                     conversation: conversation.clone(),

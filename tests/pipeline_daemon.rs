@@ -36,9 +36,12 @@ async fn start(
     let c2 = cell.clone();
     let d = daemon::start_with(
         config,
-        move |_creds, store| {
+        move |creds, store| {
             let conv = Conversation::new(store.clone(), agent);
-            let factory = MemoryFactory::new(Some(OWNER), conv.clone());
+            let factory = MemoryFactory::new(
+                Some(OWNER),
+                scv_bridge::port::Ports::new(store.clone(), creds.clone(), conv.clone()),
+            );
             let _ = c2.set((factory.clone(), conv.clone()));
             let f: Arc<dyn ComponentFactory> = factory;
             Wiring {

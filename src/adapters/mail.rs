@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use chat::{MailChatRouter, ReplyConfirmation, TextConfirmation};
 
-use super::{AdapterContext, login_hint};
+use super::{PlatformParts, login_hint};
 use crate::config::{AccountKey, AccountSpec, ChannelSettings, MailSettings, MailTls};
 use crate::store::StoreError;
 use crate::supervisor::{Component, ComponentError, HealthHandle};
@@ -82,7 +82,7 @@ pub(crate) struct Account {
     id: String,
     settings: MailSettings,
     report_to: Option<AccountKey>,
-    ctx: AdapterContext,
+    ctx: PlatformParts,
     env: MailEnv,
     model: Option<Arc<dyn TriageModel>>,
     budget: u64,
@@ -96,9 +96,9 @@ pub(crate) struct Account {
 }
 
 /// The component for one mail account.
-pub fn build(spec: &AccountSpec, ctx: &AdapterContext) -> Arc<dyn Component> {
+pub fn build(spec: &AccountSpec, ctx: &PlatformParts) -> Arc<dyn Component> {
     let ChannelSettings::Mail(settings) = &spec.settings else {
-        return super::unavailable(spec, ctx);
+        return super::unavailable(ctx.ports().port(spec));
     };
     let env = ctx.mail.clone();
     let model = env.model.clone().or_else(|| {

@@ -168,14 +168,12 @@ impl ChatSender for MemoryChannel {
 
 /// A component that attaches a [`MemoryChannel`] account to the pipeline while it runs.
 pub struct MemoryComponent {
-    /// The account's settings.
-    pub spec: crate::config::AccountSpec,
+    /// What the daemon lends the account.
+    pub port: crate::port::AccountPort,
     /// The owner's id on this fake platform.
     pub owner: Option<String>,
     /// Where its messages go.
     pub channel: Arc<MemoryChannel>,
-    /// The pipeline to attach to.
-    pub conversation: Arc<crate::conversation::Conversation>,
 }
 
 impl crate::supervisor::Component for MemoryComponent {
@@ -193,20 +191,13 @@ impl crate::supervisor::Component for MemoryComponent {
     ) -> BoxFuture<'static, Result<(), crate::supervisor::ComponentError>> {
         Box::pin(async move {
             health.set_ids(Some("memory-bot".into()), self.owner.clone());
-            let link = crate::conversation::AccountLink {
-                account: self.spec.key.clone(),
-                senders: self.spec.senders,
-                remote_tools: self.spec.remote_tools,
-                approvals: self.spec.approvals,
-                purpose: self.spec.purpose,
-                owner: self.owner.clone().map(crate::conversation::SenderId::new),
-                workspace: self.spec.workspace.clone(),
-                channel_label: "WeChat",
-                capabilities: self.capabilities(),
+            let _attached = self.port.attach(crate::port::LinkParts {
                 health: health.clone(),
+                label: "WeChat",
+                capabilities: self.capabilities(),
+                owner: self.owner.clone(),
                 sender: self.channel.clone(),
-            };
-            let _attached = self.conversation.attach(link);
+            });
             health.connected();
             cancel.cancelled().await;
             Ok(())
@@ -217,19 +208,16 @@ impl crate::supervisor::Component for MemoryComponent {
 /// Builds a [`MemoryComponent`] for every account, one channel per account, one owner for all.
 pub struct MemoryFactory {
     owner: Option<String>,
-    conversation: Arc<crate::conversation::Conversation>,
+    ports: crate::port::Ports,
     channels: Mutex<std::collections::BTreeMap<String, Arc<MemoryChannel>>>,
 }
 
 impl MemoryFactory {
-    /// A factory whose accounts all have `owner` and feed `conversation`.
-    pub fn new(
-        owner: Option<&str>,
-        conversation: Arc<crate::conversation::Conversation>,
-    ) -> Arc<Self> {
+    /// A factory whose accounts all have `owner` and are lent ports cut from `ports`.
+    pub fn new(owner: Option<&str>, ports: crate::port::Ports) -> Arc<Self> {
         Arc::new(MemoryFactory {
             owner: owner.map(str::to_string),
-            conversation,
+            ports,
             channels: Mutex::new(Default::default()),
         })
     }
@@ -246,10 +234,9 @@ impl MemoryFactory {
 impl crate::supervisor::ComponentFactory for MemoryFactory {
     fn build(&self, spec: &crate::config::AccountSpec) -> Arc<dyn crate::supervisor::Component> {
         Arc::new(MemoryComponent {
-            spec: spec.clone(),
+            port: self.ports.port(spec),
             owner: self.owner.clone(),
             channel: self.channel(&spec.key.to_string()),
-            conversation: self.conversation.clone(),
         })
     }
 }

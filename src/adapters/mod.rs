@@ -15,18 +15,21 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{AccountSpec, AgentConfig, Channel};
 use crate::conversation::Conversation;
+use crate::port::{AccountPort, Ports};
 use crate::secrets::CredentialStore;
 use crate::store::Store;
 use crate::supervisor::{Component, ComponentError, ComponentFactory, HealthHandle};
 
-/// What every adapter gets to work with.
+/// The daemon's parts the platform factory builds accounts from. WeChat and Feishu get only a
+/// [`AccountPort`] cut from them; mail (IMAP, triage, digests, mail chat: its own area beside
+/// conversation and confirm) gets them whole.
 #[derive(Clone)]
-pub struct AdapterContext {
+pub struct PlatformParts {
     /// Where credentials (tokens, secrets, the owner id) are kept.
     pub credentials: CredentialStore,
-    /// The state store (cursors, dedupe keys, adapter tables).
+    /// The state store (cursors, dedupe keys, mail tables).
     pub store: Store,
-    /// The conversation pipeline: `attach` while running, `accept` every inbound batch.
+    /// The conversation pipeline.
     pub conversation: Arc<Conversation>,
     /// The agent configuration (the mail triage's model endpoint).
     pub agent: AgentConfig,
@@ -34,58 +37,69 @@ pub struct AdapterContext {
     pub mail: mail::MailEnv,
 }
 
+impl PlatformParts {
+    /// What ports are cut from.
+    pub fn ports(&self) -> Ports {
+        Ports::new(
+            self.store.clone(),
+            self.credentials.clone(),
+            self.conversation.clone(),
+        )
+    }
+}
+
 /// Builds the real component for each account.
 pub struct PlatformFactory {
-    ctx: AdapterContext,
+    parts: PlatformParts,
+    ports: Ports,
     cards: Option<Arc<dyn feishu::CardAnswerHandler>>,
 }
 
 impl PlatformFactory {
-    /// A factory handing `ctx` to every adapter.
-    pub fn new(ctx: AdapterContext) -> Arc<Self> {
-        Arc::new(PlatformFactory { ctx, cards: None })
+    /// A factory building every account from `parts`.
+    pub fn new(parts: PlatformParts) -> Arc<Self> {
+        Arc::new(PlatformFactory {
+            ports: parts.ports(),
+            parts,
+            cards: None,
+        })
     }
 
     /// A factory whose Feishu accounts hand yes/no card clicks to `cards` (the confirm questions).
-    pub fn with_cards(ctx: AdapterContext, cards: Arc<dyn feishu::CardAnswerHandler>) -> Arc<Self> {
+    pub fn with_cards(
+        parts: PlatformParts,
+        cards: Arc<dyn feishu::CardAnswerHandler>,
+    ) -> Arc<Self> {
         Arc::new(PlatformFactory {
-            ctx,
+            ports: parts.ports(),
+            parts,
             cards: Some(cards),
         })
     }
 }
 
 impl ComponentFactory for PlatformFactory {
+    // A fourth platform is one line here (and its channel crate, adapter folder and login file).
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
         match spec.key.channel {
-            Channel::Wechat => wechat::build(spec, &self.ctx),
-            Channel::Feishu => feishu::build_with(spec, &self.ctx, self.cards.clone()),
-            Channel::Mail => mail::build(spec, &self.ctx),
+            Channel::Wechat => wechat::build(self.ports.port(spec)),
+            Channel::Feishu => feishu::build_with(self.ports.port(spec), self.cards.clone()),
+            Channel::Mail => mail::build(spec, &self.parts),
         }
     }
 }
 
 /// A component for an account whose channel has no adapter in this build.
-pub fn unavailable(spec: &AccountSpec, ctx: &AdapterContext) -> Arc<dyn Component> {
-    Arc::new(Unavailable {
-        spec: spec.clone(),
-        credentials: ctx.credentials.clone(),
-    })
+pub fn unavailable(port: AccountPort) -> Arc<dyn Component> {
+    Arc::new(Unavailable { port })
 }
 
 /// An account whose channel has no adapter in this build: it says so truthfully and stays `failed`.
 struct Unavailable {
-    spec: AccountSpec,
-    credentials: CredentialStore,
+    port: AccountPort,
 }
 
-/// The command that stores credentials for an account.
-pub fn login_hint(spec: &AccountSpec) -> String {
-    format!(
-        "run `{}`",
-        crate::config::command(&format!("login {} {}", spec.key.channel, spec.key.account))
-    )
-}
+pub use crate::port::login_hint;
 
 impl Component for Unavailable {
     fn run(
@@ -94,34 +108,21 @@ impl Component for Unavailable {
         _cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<(), ComponentError>> {
         async move {
-            let id = self.spec.key.to_string();
-            let creds = self.credentials.clone();
-            let loaded = tokio::task::spawn_blocking(move || creds.load(&id))
-                .await
-                .map_err(|e| ComponentError::transient(e.to_string()))?;
-            match loaded {
-                Ok(None) => Err(ComponentError::fatal(
-                    "not logged in",
-                    login_hint(&self.spec),
-                )),
-                Err(e) => Err(ComponentError::fatal(
-                    format!("cannot read credentials: {e}"),
-                    login_hint(&self.spec),
-                )),
-                Ok(Some(_)) => Err(ComponentError::fatal(
-                    format!(
-                        "the {} channel is not available in this build",
-                        channel_name(self.spec.key.channel)
-                    ),
-                    format!(
-                        "upgrade scv-bridge, or disable the account with `{}`",
-                        crate::config::command(&format!(
-                            "channel disable {} {}",
-                            self.spec.key.channel, self.spec.key.account
-                        ))
-                    ),
-                )),
-            }
+            let _login: crate::secrets::Credentials = self.port.login().await?;
+            let key = &self.port.spec().key;
+            Err(ComponentError::fatal(
+                format!(
+                    "the {} channel is not available in this build",
+                    channel_name(key.channel)
+                ),
+                format!(
+                    "upgrade scv-bridge, or disable the account with `{}`",
+                    crate::config::command(&format!(
+                        "channel disable {} {}",
+                        key.channel, key.account
+                    ))
+                ),
+            ))
         }
         .boxed()
     }

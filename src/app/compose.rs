@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::adapters::{AdapterContext, PlatformFactory};
+use crate::adapters::{PlatformFactory, PlatformParts};
 use crate::config::Config;
 use crate::confirm::{Clock, ConfirmService};
 use crate::conversation::Conversation;
@@ -30,7 +30,7 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
             creds.clone(),
             Clock::tokio(),
         );
-        let ctx = AdapterContext {
+        let ctx = PlatformParts {
             credentials: creds.clone(),
             store: store.clone(),
             conversation: conversation.clone(),

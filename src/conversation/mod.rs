@@ -296,21 +296,41 @@ impl Conversation {
         if batch.is_empty() {
             return Ok(Accepted::default());
         }
-        self.accept_with(batch, |_| Ok(())).await
+        let entries: Vec<Entry> = batch.into_iter().map(|m| self.classify(m)).collect();
+        self.journal(entries, |_| Ok(())).await
     }
 
-    /// [`Conversation::accept`], with the adapter's own bookkeeping (`also`: peer tokens, the
-    /// poll cursor) in the same transaction, so the batch and where to poll next are stored
+    /// [`Conversation::accept`], with `account`'s own state (`also`: peer tokens, the poll
+    /// cursor) written in the same transaction, so the batch and where to poll next are stored
     /// together or not at all, in one commit. `also` runs even for an empty batch.
     pub async fn accept_with<F>(
         self: &Arc<Self>,
+        account: &AccountKey,
         batch: Vec<Inbound>,
+        also: F,
+    ) -> Result<Accepted, StoreError>
+    where
+        F: FnOnce(&crate::store::StateTxn<'_>) -> Result<(), crate::store::StateError>
+            + Send
+            + 'static,
+    {
+        let entries: Vec<Entry> = batch.into_iter().map(|m| self.classify(m)).collect();
+        let account = account.to_string();
+        self.journal(entries, move |t| {
+            crate::store::state_within(t, &account, also)
+        })
+        .await
+    }
+
+    /// Stores classified entries (and `also`) in one commit, then wakes what handles the new ones.
+    async fn journal<F>(
+        self: &Arc<Self>,
+        entries: Vec<Entry>,
         also: F,
     ) -> Result<Accepted, StoreError>
     where
         F: FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()> + Send + 'static,
     {
-        let entries: Vec<Entry> = batch.into_iter().map(|m| self.classify(m)).collect();
         let total = entries.len();
         let (entries, fresh) = self
             .store

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use scv_bridge::adapters::AdapterContext;
+use scv_bridge::adapters::PlatformParts;
 use scv_bridge::adapters::feishu::{CardAnswerHandler, CardClick, ClickOutcome, build_with};
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{AccountKey, AccountSpec, Channel, Config};
@@ -128,13 +128,13 @@ impl CardAnswerHandler for Questions {
 
 /// Builds Feishu components with an optional card handler.
 struct Factory {
-    ctx: AdapterContext,
+    ctx: PlatformParts,
     cards: Option<Arc<dyn CardAnswerHandler>>,
 }
 
 impl ComponentFactory for Factory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        build_with(spec, &self.ctx, self.cards.clone())
+        build_with(self.ctx.ports().port(spec), self.cards.clone())
     }
 }
 
@@ -242,7 +242,7 @@ impl Harness {
                     *slot = Some(conversation.clone());
                 }
                 Arc::new(Factory {
-                    ctx: AdapterContext {
+                    ctx: PlatformParts {
                         credentials: c.clone(),
                         store: s.clone(),
                         conversation,

@@ -16,7 +16,7 @@ use chrono::TimeZone;
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::mail::MailEnv;
 use scv_bridge::adapters::memory::MemoryChannel;
-use scv_bridge::adapters::{AdapterContext, PlatformFactory};
+use scv_bridge::adapters::{PlatformFactory, PlatformParts};
 use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{AccountKey, AccountSpec, Channel, Config, CredentialsMode};
 use scv_bridge::conversation::{
@@ -220,7 +220,7 @@ impl Harness {
                 let conv = Conversation::new(store.clone(), Arc::new(NoAgent));
                 *s2.lock().expect("slot") = Some(conv.clone());
                 Arc::new(TestFactory {
-                    platform: PlatformFactory::new(AdapterContext {
+                    platform: PlatformFactory::new(PlatformParts {
                         credentials: creds.clone(),
                         store: store.clone(),
                         conversation: conv,

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
-use scv_bridge::adapters::{AdapterContext, PlatformFactory};
+use scv_bridge::adapters::{PlatformFactory, PlatformParts};
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{AccountSpec, AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
@@ -76,13 +76,13 @@ impl Agent for EchoAgent {
 
 /// Builds WeChat components with test timings (short pacing and holds).
 struct TunedFactory {
-    ctx: AdapterContext,
+    ctx: PlatformParts,
     tuning: Tuning,
 }
 
 impl ComponentFactory for TunedFactory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        Arc::new(WechatComponent::new(spec, &self.ctx).with_tuning(self.tuning.clone()))
+        Arc::new(WechatComponent::new(self.ctx.ports().port(spec)).with_tuning(self.tuning.clone()))
     }
 }
 
@@ -168,7 +168,7 @@ impl Harness {
             if let Ok(mut s) = slot.lock() {
                 *s = Some(conversation.clone());
             }
-            let ctx = AdapterContext {
+            let ctx = PlatformParts {
                 credentials: creds.clone(),
                 store: store.clone(),
                 conversation,

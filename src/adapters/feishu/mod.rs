@@ -41,8 +41,9 @@ pub use inbound::ReplyRef;
 pub use sender::{FeishuSender, MAX_CHARS, MIN_INTERVAL};
 pub use webhook::{DEFAULT_LISTEN as DEFAULT_WEBHOOK_LISTEN, ENCRYPT_KEY_FIELD, TOKEN_FIELD};
 
-use super::{AdapterContext, login_hint};
+use super::login_hint;
 use crate::config::{AccountSpec, ChannelSettings, FeishuMode, FeishuSettings};
+use crate::port::AccountPort;
 use crate::secrets::Credentials;
 use crate::supervisor::{Capabilities, Component, ComponentError, HealthHandle, unix_now};
 use pairing::{CODE_FIELD, EXPIRES_FIELD, OWNER_FIELD, Pairing};
@@ -73,23 +74,23 @@ fn take_batch<T: Into<delivery::Incoming>>(
 }
 
 /// The component for one Feishu account, without a card-answer handler.
-pub fn build(spec: &AccountSpec, ctx: &AdapterContext) -> Arc<dyn Component> {
-    build_with(spec, ctx, None)
+pub fn build(port: AccountPort) -> Arc<dyn Component> {
+    build_with(port, None)
 }
 
 /// The component for one Feishu account; `cards` receives the owner's yes/no clicks.
 pub fn build_with(
-    spec: &AccountSpec,
-    ctx: &AdapterContext,
+    port: AccountPort,
     cards: Option<Arc<dyn CardAnswerHandler>>,
 ) -> Arc<dyn Component> {
+    let spec = port.spec().clone();
     let settings = match &spec.settings {
         ChannelSettings::Feishu(s) => s.clone(),
         _ => FeishuSettings::default(),
     };
     Arc::new(FeishuComponent {
-        spec: spec.clone(),
-        ctx: ctx.clone(),
+        spec,
+        port,
         settings,
         cards,
     })
@@ -98,18 +99,21 @@ pub fn build_with(
 /// One Feishu account.
 struct FeishuComponent {
     spec: AccountSpec,
-    ctx: AdapterContext,
+    port: AccountPort,
     settings: FeishuSettings,
     cards: Option<Arc<dyn CardAnswerHandler>>,
 }
 
+/// What a Feishu account can do; the component and its link declare the same.
+const CAPABILITIES: Capabilities = Capabilities {
+    typing: false,
+    buttons: true,
+    edit: true,
+};
+
 impl Component for FeishuComponent {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            typing: false,
-            buttons: true,
-            edit: true,
-        }
+        CAPABILITIES
     }
 
     fn run(
@@ -143,8 +147,7 @@ impl FeishuComponent {
         let mut session = Session::start(
             setup,
             client.clone(),
-            &self.ctx,
-            &self.spec,
+            &self.port,
             health,
             self.cards.clone(),
         );
@@ -205,7 +208,7 @@ impl FeishuComponent {
 
     /// Loads credentials, checks settings, fetches the bot's identity and settles the owner.
     async fn setup(&self, hint: &str) -> Result<(Client, SessionSetup), ComponentError> {
-        let creds = self.load_credentials(hint).await?;
+        let creds: Credentials = self.port.login().await?;
         let field = |k: &str| creds.get(k).map(|s| s.expose().to_string());
         let (Some(app_id), Some(app_secret)) = (field("app_id"), field("app_secret")) else {
             return Err(ComponentError::fatal(
@@ -258,22 +261,6 @@ impl FeishuComponent {
                 credentials: creds,
             },
         ))
-    }
-
-    async fn load_credentials(&self, hint: &str) -> Result<Credentials, ComponentError> {
-        let id = self.spec.key.to_string();
-        let store = self.ctx.credentials.clone();
-        let loaded = tokio::task::spawn_blocking(move || store.load(&id))
-            .await
-            .map_err(|e| ComponentError::transient(e.to_string()))?;
-        match loaded {
-            Ok(Some(c)) => Ok(c),
-            Ok(None) => Err(ComponentError::fatal("not logged in", hint)),
-            Err(e) => Err(ComponentError::fatal(
-                format!("cannot read credentials: {e}"),
-                hint,
-            )),
-        }
     }
 
     /// The owner's open_id and whether the configuration fixed it (then pairing is off).

@@ -9,11 +9,12 @@ use scv_feishu::ws::{AckResponse, LinkState, LinkStatus};
 use super::cards::{self, CardAnswerHandler, ClickCache};
 use super::delivery::{Incoming, Reply};
 use super::inbound::{ReplyRef, to_inbound};
+use super::login_hint;
 use super::pairing::{Attempt, OWNER_FIELD, Pairing};
 use super::sender::FeishuSender;
-use super::{AdapterContext, login_hint};
-use crate::config::{AccountKey, AccountSpec};
-use crate::conversation::{AccountLink, Attachment, Inbound, SenderId};
+use crate::config::AccountKey;
+use crate::conversation::{Attachment, Inbound};
+use crate::port::{AccountPort, LinkParts};
 use crate::secrets::Credentials;
 use crate::supervisor::{HealthHandle, NoteSource, unix_now};
 
@@ -40,8 +41,7 @@ pub(super) struct SessionSetup {
 /// One run of the account.
 pub(super) struct Session {
     account: AccountKey,
-    spec: AccountSpec,
-    ctx: AdapterContext,
+    port: AccountPort,
     setup: SessionSetup,
     /// Shared with click tasks, which answer while the session goes on.
     owner: Arc<RwLock<Option<String>>>,
@@ -60,20 +60,16 @@ impl Session {
     pub fn start(
         setup: SessionSetup,
         client: scv_feishu::Client,
-        ctx: &AdapterContext,
-        spec: &AccountSpec,
+        port: &AccountPort,
         health: HealthHandle,
         cards: Option<Arc<dyn CardAnswerHandler>>,
     ) -> Self {
         let sender = Arc::new(FeishuSender::new(client));
-        let attachment =
-            ctx.conversation
-                .attach(link(spec, &health, &sender, setup.owner.as_deref()));
+        let attachment = port.attach(link(&health, &sender, setup.owner.as_deref()));
         health.set_ids(Some(setup.bot_open_id.clone()), setup.owner.clone());
         let mut session = Session {
-            account: spec.key.clone(),
-            spec: spec.clone(),
-            ctx: ctx.clone(),
+            account: port.spec().key.clone(),
+            port: port.clone(),
             owner: Arc::new(RwLock::new(setup.owner.clone())),
             setup,
             sender,
@@ -183,7 +179,7 @@ impl Session {
         }
         let (batch, rest): (Vec<Inbound>, Vec<(Reply, String)>) =
             pending.into_iter().map(|(i, a, e)| (i, (a, e))).unzip();
-        match self.ctx.conversation.accept(batch).await {
+        match self.port.accept(batch).await {
             Ok(_) => {
                 for (a, event_id) in rest {
                     a.send(AckResponse::Ok);
@@ -238,17 +234,8 @@ impl Session {
             }
         }
         let creds = creds.with(OWNER_FIELD, &owner);
-        let (store, id, saved) = (
-            self.ctx.credentials.clone(),
-            self.account.to_string(),
-            creds.clone(),
-        );
-        let stored = tokio::task::spawn_blocking(move || store.save(&id, &saved)).await;
-        match stored {
-            Ok(Ok(())) => self.setup.credentials = creds,
-            Ok(Err(e)) => {
-                tracing::error!(account = %self.account, error = %e, "paired, but cannot store the owner; it lasts until restart")
-            }
+        match self.port.save_login(creds.clone()).await {
+            Ok(()) => self.setup.credentials = creds,
             Err(e) => {
                 tracing::error!(account = %self.account, error = %e, "paired, but cannot store the owner; it lasts until restart")
             }
@@ -259,27 +246,15 @@ impl Session {
             *o = Some(owner.clone());
         }
         // A new link carries the new owner; the old attachment is dropped after it.
-        self.attachment = self.ctx.conversation.attach(link(
-            &self.spec,
-            &self.health,
-            &self.sender,
-            Some(&owner),
-        ));
+        self.attachment = self
+            .port
+            .attach(link(&self.health, &self.sender, Some(&owner)));
         self.health
             .set_ids(Some(self.setup.bot_open_id.clone()), Some(owner));
-        let key = String::from(crate::ids::OutboxKey::reply(
-            &self.account,
-            &m.msg_id,
-            "paired",
-        ));
+        let key = crate::ids::OutboxKey::reply(&self.account, &m.msg_id, "paired");
         let text =
             "Paired: you are now the owner of this bot. What you write here goes to the agent.";
-        if let Err(e) = self
-            .ctx
-            .conversation
-            .send_proactive(&self.account, &m.chat, text, None, &key)
-            .await
-        {
+        if let Err(e) = self.port.announce(&m.chat, text, key).await {
             tracing::warn!(account = %self.account, error = %e, "cannot queue the pairing announcement");
         }
     }
@@ -308,25 +283,26 @@ impl Session {
 
     /// Says why nobody is answered, when that is the case.
     fn refresh_note(&mut self) {
-        let note =
-            if self.setup.owner.is_some() || self.spec.senders != crate::protocol::Senders::Owner {
-                None
-            } else if self
-                .setup
-                .pairing
-                .as_ref()
-                .is_some_and(|p| p.is_open(unix_now()))
-            {
-                Some(
-                    "no owner paired yet: send the pairing code to the bot in a private chat"
-                        .to_string(),
-                )
-            } else {
-                Some(format!(
-                    "no owner paired: {}, then send the code to the bot in a private chat",
-                    login_hint(&self.spec)
-                ))
-            };
+        let note = if self.setup.owner.is_some()
+            || self.port.spec().senders != crate::protocol::Senders::Owner
+        {
+            None
+        } else if self
+            .setup
+            .pairing
+            .as_ref()
+            .is_some_and(|p| p.is_open(unix_now()))
+        {
+            Some(
+                "no owner paired yet: send the pairing code to the bot in a private chat"
+                    .to_string(),
+            )
+        } else {
+            Some(format!(
+                "no owner paired: {}, then send the code to the bot in a private chat",
+                login_hint(self.port.spec())
+            ))
+        };
         if note != self.note {
             self.note = note.clone();
             self.health.note(NoteSource::Account, note);
@@ -334,28 +310,13 @@ impl Session {
     }
 }
 
-/// The pipeline's view of the account with `owner`.
-fn link(
-    spec: &AccountSpec,
-    health: &HealthHandle,
-    sender: &Arc<FeishuSender>,
-    owner: Option<&str>,
-) -> AccountLink {
-    AccountLink {
-        account: spec.key.clone(),
-        senders: spec.senders,
-        remote_tools: spec.remote_tools,
-        approvals: spec.approvals,
-        purpose: spec.purpose,
-        owner: owner.map(SenderId::new),
-        workspace: spec.workspace.clone(),
-        channel_label: "Feishu",
-        capabilities: crate::supervisor::Capabilities {
-            typing: false,
-            buttons: true,
-            edit: true,
-        },
+/// What this run tells the pipeline about the account with `owner`.
+fn link(health: &HealthHandle, sender: &Arc<FeishuSender>, owner: Option<&str>) -> LinkParts {
+    LinkParts {
         health: health.clone(),
+        label: "Feishu",
+        capabilities: super::CAPABILITIES,
+        owner: owner.map(str::to_string),
         sender: sender.clone(),
     }
 }

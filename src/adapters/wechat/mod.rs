@@ -11,7 +11,7 @@
 //!
 //! - [`inbound`]: `WeixinMessage` → `Inbound`, item descriptions, the copy filter.
 //! - [`sender`]: the `ChatSender` (send window, pacing, `-2` hold, typing).
-//! - [`state`]: the cursor, peers and send outcomes in the store.
+//! - [`state`]: the cursor, peers and send outcomes in the account's own state.
 
 mod inbound;
 mod sender;
@@ -27,9 +27,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use sender::{MAX_CHARS, WINDOW_CLOSED, client_id_for};
 
-use super::{AdapterContext, login_hint};
+use super::login_hint;
 use crate::config::{AccountSpec, ChannelSettings, WechatSettings};
-use crate::conversation::{AccountLink, SenderId};
+use crate::port::{AccountPort, LinkParts, LoginError, StoredLogin};
+use crate::secrets::Credentials;
 use crate::supervisor::{Capabilities, Component, ComponentError, HealthHandle};
 use inbound::Copies;
 use state::Peers;
@@ -72,15 +73,15 @@ impl Default for Tuning {
 }
 
 /// The component for one WeChat account.
-pub fn build(spec: &AccountSpec, ctx: &AdapterContext) -> Arc<dyn Component> {
-    Arc::new(WechatComponent::new(spec, ctx))
+pub fn build(port: AccountPort) -> Arc<dyn Component> {
+    Arc::new(WechatComponent::new(port))
 }
 
 /// One WeChat account: long poll in, sender out.
 pub struct WechatComponent {
     spec: AccountSpec,
     settings: WechatSettings,
-    ctx: AdapterContext,
+    port: AccountPort,
     tuning: Tuning,
 }
 
@@ -92,17 +93,38 @@ struct Login {
     owner_id: Option<String>,
 }
 
+impl StoredLogin for Login {
+    fn from_credentials(creds: Credentials) -> Result<Self, LoginError> {
+        let field = |n: &str| {
+            creds
+                .get(n)
+                .map(|s| s.expose().trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let (Some(token), Some(bot_id)) = (field("bot_token"), field("bot_id")) else {
+            return Err(LoginError("the stored login is incomplete"));
+        };
+        Ok(Login {
+            token: BotToken::new(token),
+            bot_id,
+            base_url: field("base_url"),
+            owner_id: field("owner_id"),
+        })
+    }
+}
+
 impl WechatComponent {
-    /// The component for `spec`, with WeChat's own timings.
-    pub fn new(spec: &AccountSpec, ctx: &AdapterContext) -> Self {
+    /// The component for the port's account, with WeChat's own timings.
+    pub fn new(port: AccountPort) -> Self {
+        let spec = port.spec().clone();
         let settings = match &spec.settings {
             ChannelSettings::Wechat(s) => s.clone(),
             _ => WechatSettings::default(),
         };
         WechatComponent {
-            spec: spec.clone(),
+            spec,
             settings,
-            ctx: ctx.clone(),
+            port,
             tuning: Tuning::default(),
         }
     }
@@ -115,42 +137,6 @@ impl WechatComponent {
 
     fn id(&self) -> String {
         self.spec.key.to_string()
-    }
-
-    async fn load_login(&self) -> Result<Login, ComponentError> {
-        let (creds, id) = (self.ctx.credentials.clone(), self.id());
-        let loaded = tokio::task::spawn_blocking(move || creds.load(&id))
-            .await
-            .map_err(|e| ComponentError::transient(e.to_string()))?;
-        let hint = login_hint(&self.spec);
-        let creds = match loaded {
-            Ok(Some(c)) => c,
-            Ok(None) => return Err(ComponentError::fatal("not logged in", hint)),
-            Err(e) => {
-                return Err(ComponentError::fatal(
-                    format!("cannot read credentials: {e}"),
-                    hint,
-                ));
-            }
-        };
-        let field = |n: &str| {
-            creds
-                .get(n)
-                .map(|s| s.expose().trim().to_string())
-                .filter(|s| !s.is_empty())
-        };
-        let (Some(token), Some(bot_id)) = (field("bot_token"), field("bot_id")) else {
-            return Err(ComponentError::fatal(
-                "the stored login is incomplete",
-                hint,
-            ));
-        };
-        Ok(Login {
-            token: BotToken::new(token),
-            bot_id,
-            base_url: field("base_url"),
-            owner_id: field("owner_id"),
-        })
     }
 
     /// The iLink base: the configured one, else the one login returned, else the default host.
@@ -169,16 +155,16 @@ impl WechatComponent {
         cancel: CancellationToken,
     ) -> Result<(), ComponentError> {
         let id = self.id();
-        let login = self.load_login().await?;
+        let login: Login = self.port.login().await?;
         health.set_ids(Some(login.bot_id.clone()), login.owner_id.clone());
         let client = Client::new(&self.base_url(&login), Some(login.token.clone()))
             .map_err(|e| self.error(&e))?
             .with_poll_margin(self.tuning.poll_margin);
-        let store = self.ctx.store.clone();
-        if let Err(e) = state::purge_sends(&store, &id).await {
+        let store = self.port.state().clone();
+        if let Err(e) = state::purge_sends(&store).await {
             tracing::warn!(account = %id, error = %e, "cannot purge old send records");
         }
-        let peers = Arc::new(Peers::new(store.clone(), id.clone()));
+        let peers = Arc::new(Peers::new(store.clone()));
         let window_hours = self
             .settings
             .send_window_hours
@@ -195,22 +181,16 @@ impl WechatComponent {
                 .sends_per_message
                 .unwrap_or(DEFAULT_SENDS_PER_MESSAGE),
         ));
-        match state::pacing(&store, &id).await {
+        match state::pacing(&store).await {
             Ok((last, hold)) => sender.resume(last, hold),
             Err(e) => tracing::warn!(account = %id, error = %e, "cannot read the last send time"),
         }
         // Dropping the attachment (any return below) stops this account's chat workers.
-        let _attachment = self.ctx.conversation.attach(AccountLink {
-            account: self.spec.key.clone(),
-            senders: self.spec.senders,
-            remote_tools: self.spec.remote_tools,
-            approvals: self.spec.approvals,
-            purpose: self.spec.purpose,
-            owner: login.owner_id.clone().map(SenderId::new),
-            workspace: self.spec.workspace.clone(),
-            channel_label: "WeChat",
-            capabilities: self.capabilities(),
+        let _attachment = self.port.attach(LinkParts {
             health: health.clone(),
+            label: "WeChat",
+            capabilities: self.capabilities(),
+            owner: login.owner_id.clone(),
             sender,
         });
         // The spec: once before the long poll, errors ignored (a bad token shows on the poll).
@@ -222,7 +202,7 @@ impl WechatComponent {
             }
             _ = cancel.cancelled() => return Ok(()),
         }
-        let mut cursor = state::load_cursor(&store, &id, &login.bot_id)
+        let mut cursor = state::load_cursor(&store, &login.bot_id)
             .await
             .map_err(|e| ComponentError::transient(e.to_string()))?;
         let mut copies = Copies::new(self.tuning.copy_window);
@@ -301,14 +281,12 @@ impl WechatComponent {
         }
         // Tokens first, in memory: a pipeline woken by the new message must find the window open.
         peers.remember_inbound(seen.clone());
-        let account = self.spec.key.to_string();
         let cursor = new_cursor.map(|c| (bot_id.to_string(), c.to_string()));
-        self.ctx
-            .conversation
-            .accept_with(batch, move |t| {
-                state::store_inbound(t, &account, &seen)?;
+        self.port
+            .accept_with(batch, move |s| {
+                state::store_inbound(s, &seen)?;
                 match &cursor {
-                    Some((bot, c)) => state::save_cursor_in(t, &account, bot, c),
+                    Some((bot, c)) => state::save_cursor_in(s, bot, c),
                     None => Ok(()),
                 }
             })

@@ -38,7 +38,7 @@ use super::state::{self, PeerWindow, Peers, SendOutcome};
 use crate::conversation::{
     ChatId, ChatSender, Outbound, ReplyContext, SendError, SendLimits, Sent,
 };
-use crate::store::Store;
+use crate::store::AccountState;
 
 /// The most characters one WeChat message carries (the spec recommends splitting at 2,000).
 pub const MAX_CHARS: usize = 2000;
@@ -106,7 +106,8 @@ pub(super) struct WechatSender {
     pub(super) account: String,
     pub(super) relogin: String,
     pub(super) client: Client,
-    pub(super) store: Store,
+    /// The account's own state (send records, the hold), lent by the port.
+    pub(super) state: AccountState,
     pub(super) peers: Arc<Peers>,
     pub(super) tuning: Tuning,
     pub(super) window: Duration,
@@ -124,7 +125,7 @@ impl WechatSender {
         account: String,
         relogin: String,
         client: Client,
-        store: Store,
+        state: AccountState,
         peers: Arc<Peers>,
         tuning: Tuning,
         window: Duration,
@@ -134,7 +135,7 @@ impl WechatSender {
             account,
             relogin,
             client,
-            store,
+            state,
             peers,
             tuning,
             window,
@@ -203,7 +204,7 @@ impl WechatSender {
             return Err(SendError::WindowClosed(WINDOW_CLOSED.to_string()));
         };
         let client_id = client_id_for(&msg.idempotency_key);
-        let record = state::begin_send(&self.store, &self.account, &client_id)
+        let record = state::begin_send(&self.state, &client_id)
             .await
             .map_err(transient)?;
         if record.accepted {
@@ -245,7 +246,7 @@ impl WechatSender {
                     hold
                 });
                 let until_ms = state::now_ms().saturating_add(hold.as_millis() as i64);
-                if let Err(e) = state::save_hold(&self.store, &self.account, until_ms).await {
+                if let Err(e) = state::save_hold(&self.state, until_ms).await {
                     tracing::warn!(account = %self.account, error = %e, "cannot store the send hold; a restart will not keep it");
                 }
                 // The outbox shows it in the account's health: "sends failing: ...; retry in N s".
@@ -291,7 +292,7 @@ impl WechatSender {
     }
 
     async fn finish(&self, client_id: &str, outcome: SendOutcome) {
-        if let Err(e) = state::finish_send(&self.store, &self.account, client_id, outcome).await {
+        if let Err(e) = state::finish_send(&self.state, client_id, outcome).await {
             tracing::warn!(account = %self.account, error = %e, "cannot record a send's outcome");
         }
     }

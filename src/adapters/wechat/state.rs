@@ -4,15 +4,18 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Store, StoreError};
+use crate::store::{AccountState, StateError, StateTxn, StoreError};
 
-/// The `account_state` name of the long-poll cursor.
+/// The state name of the long-poll cursor.
 const CURSOR: &str = "wechat_cursor";
-/// The `account_state` name of the account-wide send hold after a refusal (Unix ms).
+/// The state name of the account-wide send hold after a refusal (Unix ms).
 const HOLD_UNTIL: &str = "wechat_hold_until_ms";
+/// Names of peers' windows: `wechat_peer/<peer id>` (the store's wechat step 2 moved them here).
+const PEER: &str = "wechat_peer/";
+/// Names of send records: `wechat_send/<client_id>`.
+const SEND: &str = "wechat_send/";
 /// Send outcomes older than this are forgotten (the outbox retries far sooner than this).
 const SEND_RECORD_KEEP_MS: i64 = 8 * 24 * 3600 * 1000;
 
@@ -31,13 +34,28 @@ struct StoredCursor {
     cursor: String,
 }
 
+/// One peer as stored (field names are the migration's; keep them stable).
+#[derive(Serialize, Deserialize)]
+struct StoredPeer {
+    context_token: String,
+    last_inbound_ms: i64,
+    sends: i64,
+}
+
+/// One `client_id`'s outcome as stored: `state` is sending | unknown | refused | accepted;
+/// `ambiguous` once any attempt ended without a definite answer (crash, timeout, network error),
+/// so a later ret=-2 may mean "already delivered".
+#[derive(Serialize, Deserialize)]
+struct StoredSend {
+    state: String,
+    ambiguous: bool,
+    first_refused_ms: Option<i64>,
+    updated_ms: i64,
+}
+
 /// The cursor to poll from for `bot_id` (`""` when none is stored or it is another bot's).
-pub(super) async fn load_cursor(
-    store: &Store,
-    account: &str,
-    bot_id: &str,
-) -> Result<String, StoreError> {
-    let raw = store.get_state(account, CURSOR).await?;
+pub(super) async fn load_cursor(state: &AccountState, bot_id: &str) -> Result<String, StoreError> {
+    let raw = state.get(CURSOR).await?;
     Ok(raw
         .and_then(|r| serde_json::from_str::<StoredCursor>(&r).ok())
         .filter(|c| c.bot_id == bot_id)
@@ -45,80 +63,60 @@ pub(super) async fn load_cursor(
         .unwrap_or_default())
 }
 
-/// Stores the cursor inside `t`, the transaction that journals the batch it follows (the server
+/// Stores the cursor inside `s`, the transaction that journals the batch it follows (the server
 /// never replays what it returned, so the two must commit together).
 pub(super) fn save_cursor_in(
-    t: &rusqlite::Transaction<'_>,
-    account: &str,
+    s: &StateTxn<'_>,
     bot_id: &str,
     cursor: &str,
-) -> rusqlite::Result<()> {
-    let value = serde_json::to_string(&StoredCursor {
-        bot_id: bot_id.to_string(),
-        cursor: cursor.to_string(),
-    })
-    .unwrap_or_default();
-    t.execute(
-        "INSERT INTO account_state (account, name, value) VALUES (?1, ?2, ?3)
-         ON CONFLICT(account, name) DO UPDATE SET value = excluded.value",
-        params![account, CURSOR, value],
+) -> Result<(), StateError> {
+    s.put_json(
+        CURSOR,
+        &StoredCursor {
+            bot_id: bot_id.to_string(),
+            cursor: cursor.to_string(),
+        },
     )
-    .map(drop)
 }
 
-/// Stores peers' latest tokens and reopens their windows, inside `t`.
+/// Stores peers' latest tokens and reopens their windows (count back to 0), inside `s`.
 pub(super) fn store_inbound(
-    t: &rusqlite::Transaction<'_>,
-    account: &str,
+    s: &StateTxn<'_>,
     rows: &[(String, String, i64)],
-) -> rusqlite::Result<()> {
-    let mut st = t.prepare_cached(
-        "INSERT INTO wechat_peers (account, peer, context_token, last_inbound_ms, sends)
-         VALUES (?1, ?2, ?3, ?4, 0)
-         ON CONFLICT(account, peer) DO UPDATE SET context_token = excluded.context_token,
-           last_inbound_ms = excluded.last_inbound_ms, sends = 0",
-    )?;
+) -> Result<(), StateError> {
     for (peer, token, at) in rows {
-        st.execute(params![account, peer, token, at])?;
+        s.put_json(
+            &format!("{PEER}{peer}"),
+            &StoredPeer {
+                context_token: token.clone(),
+                last_inbound_ms: *at,
+                sends: 0,
+            },
+        )?;
     }
     Ok(())
 }
 
 /// What a new run needs to keep the previous run's pace: when it last tried to send, and until
 /// when WeChat's refusal holds sends (both Unix ms). A restart must not send sooner than either.
-pub(super) async fn pacing(
-    store: &Store,
-    account: &str,
-) -> Result<(Option<i64>, Option<i64>), StoreError> {
-    let a = account.to_string();
-    store
-        .call(move |t| {
-            let last: Option<i64> = t.query_row(
-                "SELECT MAX(updated_ms) FROM wechat_sends WHERE account = ?1",
-                params![a],
-                |r| r.get(0),
-            )?;
-            let hold: Option<String> = t
-                .query_row(
-                    "SELECT value FROM account_state WHERE account = ?1 AND name = ?2",
-                    params![a, HOLD_UNTIL],
-                    |r| r.get(0),
-                )
-                .optional()?;
+pub(super) async fn pacing(state: &AccountState) -> Result<(Option<i64>, Option<i64>), StoreError> {
+    state
+        .call(|s| {
+            let last = s
+                .scan(SEND)?
+                .iter()
+                .filter_map(|(_, v)| serde_json::from_str::<StoredSend>(v).ok())
+                .map(|r| r.updated_ms)
+                .max();
+            let hold = s.get(HOLD_UNTIL)?;
             Ok((last, hold.and_then(|h| h.parse().ok())))
         })
         .await
 }
 
 /// Remembers the account-wide hold, so a restart keeps it.
-pub(super) async fn save_hold(
-    store: &Store,
-    account: &str,
-    until_ms: i64,
-) -> Result<(), StoreError> {
-    store
-        .set_state(account, HOLD_UNTIL, &until_ms.to_string())
-        .await
+pub(super) async fn save_hold(state: &AccountState, until_ms: i64) -> Result<(), StoreError> {
+    state.put(HOLD_UNTIL, &until_ms.to_string()).await
 }
 
 /// One peer's latest context token and what is left of its send window.
@@ -134,17 +132,15 @@ pub(super) struct PeerWindow {
 
 /// Every peer's window of one account: cached in memory, written through to the store.
 pub(super) struct Peers {
-    store: Store,
-    account: String,
+    state: AccountState,
     cache: Mutex<HashMap<String, PeerWindow>>,
 }
 
 impl Peers {
     /// The peers of `account`, loaded lazily.
-    pub(super) fn new(store: Store, account: String) -> Self {
+    pub(super) fn new(state: AccountState) -> Self {
         Peers {
-            store,
-            account,
+            state,
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -158,11 +154,8 @@ impl Peers {
         if seen.is_empty() {
             return Ok(());
         }
-        let account = self.account.clone();
         let rows = seen.clone();
-        self.store
-            .call(move |t| store_inbound(t, &account, &rows))
-            .await?;
+        self.state.call(move |s| store_inbound(s, &rows)).await?;
         self.remember_inbound(seen);
         Ok(())
     }
@@ -189,23 +182,15 @@ impl Peers {
         if let Some(w) = self.cache.lock().ok().and_then(|c| c.get(peer).cloned()) {
             return Ok(Some(w));
         }
-        let (account, p) = (self.account.clone(), peer.to_string());
+        let name = format!("{PEER}{peer}");
         let loaded = self
-            .store
-            .call(move |t| {
-                t.query_row(
-                    "SELECT context_token, last_inbound_ms, sends FROM wechat_peers
-                     WHERE account = ?1 AND peer = ?2",
-                    params![account, p],
-                    |r| {
-                        Ok(PeerWindow {
-                            context_token: r.get(0)?,
-                            last_inbound_ms: r.get(1)?,
-                            sends: r.get::<_, i64>(2)?.max(0) as u32,
-                        })
-                    },
-                )
-                .optional()
+            .state
+            .call(move |s| {
+                Ok(s.get_json::<StoredPeer>(&name)?.map(|p| PeerWindow {
+                    context_token: p.context_token,
+                    last_inbound_ms: p.last_inbound_ms,
+                    sends: p.sends.max(0) as u32,
+                }))
             })
             .await?;
         if let (Some(w), Ok(mut cache)) = (&loaded, self.cache.lock()) {
@@ -230,24 +215,21 @@ impl Peers {
         {
             w.sends = w.sends.saturating_add(1);
         }
-        let (account, p, id, now) = (
-            self.account.clone(),
-            peer.to_string(),
-            client_id.to_string(),
-            now_ms(),
-        );
-        self.store
-            .call(move |t| {
-                t.prepare_cached(
-                    "UPDATE wechat_sends SET state = 'accepted', updated_ms = ?3
-                     WHERE account = ?1 AND client_id = ?2",
-                )?
-                .execute(params![account, id, now])?;
-                t.prepare_cached(
-                    "UPDATE wechat_peers SET sends = sends + 1 WHERE account = ?1 AND peer = ?2",
-                )?
-                .execute(params![account, p])
-                .map(drop)
+        let (p, id, now) = (peer.to_string(), client_id.to_string(), now_ms());
+        self.state
+            .call(move |s| {
+                let send = format!("{SEND}{id}");
+                if let Some(mut r) = s.get_json::<StoredSend>(&send)? {
+                    r.state = "accepted".into();
+                    r.updated_ms = now;
+                    s.put_json(&send, &r)?;
+                }
+                let peer = format!("{PEER}{p}");
+                if let Some(mut w) = s.get_json::<StoredPeer>(&peer)? {
+                    w.sends = w.sends.saturating_add(1);
+                    s.put_json(&peer, &w)?;
+                }
+                Ok(())
             })
             .await
     }
@@ -277,38 +259,32 @@ pub(super) enum SendOutcome {
 
 /// Records that an attempt with `client_id` starts, and returns what earlier attempts left.
 ///
-/// A row still in `sending` means the process died during an earlier attempt: ambiguous.
+/// A record still in `sending` means the process died during an earlier attempt: ambiguous.
 pub(super) async fn begin_send(
-    store: &Store,
-    account: &str,
+    state: &AccountState,
     client_id: &str,
 ) -> Result<SendRecord, StoreError> {
-    let (account, id, now) = (account.to_string(), client_id.to_string(), now_ms());
-    store
-        .call(move |t| {
-            let prior: Option<(String, bool, Option<i64>)> = t
-                .query_row(
-                    "SELECT state, ambiguous, first_refused_ms FROM wechat_sends
-                     WHERE account = ?1 AND client_id = ?2",
-                    params![account, id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()?;
-            let record = match prior {
+    let (name, now) = (format!("{SEND}{client_id}"), now_ms());
+    state
+        .call(move |s| {
+            let prior = s.get_json::<StoredSend>(&name)?;
+            let record = match &prior {
                 None => SendRecord::default(),
-                Some((state, ambiguous, first_refused_ms)) => SendRecord {
-                    accepted: state == "accepted",
-                    ambiguous: ambiguous || state == "sending" || state == "unknown",
-                    first_refused_ms,
+                Some(p) => SendRecord {
+                    accepted: p.state == "accepted",
+                    ambiguous: p.ambiguous || p.state == "sending" || p.state == "unknown",
+                    first_refused_ms: p.first_refused_ms,
                 },
             };
             if !record.accepted {
-                t.execute(
-                    "INSERT INTO wechat_sends (account, client_id, state, ambiguous, updated_ms)
-                     VALUES (?1, ?2, 'sending', ?3, ?4)
-                     ON CONFLICT(account, client_id) DO UPDATE SET state = 'sending',
-                       ambiguous = excluded.ambiguous, updated_ms = excluded.updated_ms",
-                    params![account, id, record.ambiguous, now],
+                s.put_json(
+                    &name,
+                    &StoredSend {
+                        state: "sending".into(),
+                        ambiguous: record.ambiguous,
+                        first_refused_ms: record.first_refused_ms,
+                        updated_ms: now,
+                    },
                 )?;
             }
             Ok(record)
@@ -318,44 +294,141 @@ pub(super) async fn begin_send(
 
 /// Records how an attempt with `client_id` ended.
 pub(super) async fn finish_send(
-    store: &Store,
-    account: &str,
+    state: &AccountState,
     client_id: &str,
     outcome: SendOutcome,
 ) -> Result<(), StoreError> {
-    let (account, id, now) = (account.to_string(), client_id.to_string(), now_ms());
-    store
-        .call(move |t| {
-            let sql = match outcome {
-                SendOutcome::Refused => {
-                    "UPDATE wechat_sends SET state = 'refused', updated_ms = ?3,
-                       first_refused_ms = COALESCE(first_refused_ms, ?3)
-                     WHERE account = ?1 AND client_id = ?2"
-                }
-                SendOutcome::NotTaken => {
-                    "UPDATE wechat_sends SET state = 'refused', updated_ms = ?3
-                     WHERE account = ?1 AND client_id = ?2"
-                }
-                SendOutcome::Unknown => {
-                    "UPDATE wechat_sends SET state = 'unknown', ambiguous = 1, updated_ms = ?3
-                     WHERE account = ?1 AND client_id = ?2"
-                }
+    let (name, now) = (format!("{SEND}{client_id}"), now_ms());
+    state
+        .call(move |s| {
+            let Some(mut r) = s.get_json::<StoredSend>(&name)? else {
+                return Ok(());
             };
-            t.execute(sql, params![account, id, now]).map(drop)
+            r.updated_ms = now;
+            match outcome {
+                SendOutcome::Refused => {
+                    r.state = "refused".into();
+                    r.first_refused_ms = r.first_refused_ms.or(Some(now));
+                }
+                SendOutcome::NotTaken => r.state = "refused".into(),
+                SendOutcome::Unknown => {
+                    r.state = "unknown".into();
+                    r.ambiguous = true;
+                }
+            }
+            s.put_json(&name, &r)
         })
         .await
 }
 
 /// Forgets send outcomes older than the outbox could still retry.
-pub(super) async fn purge_sends(store: &Store, account: &str) -> Result<(), StoreError> {
-    let (account, cutoff) = (account.to_string(), now_ms() - SEND_RECORD_KEEP_MS);
-    store
-        .call(move |t| {
-            t.execute(
-                "DELETE FROM wechat_sends WHERE account = ?1 AND updated_ms < ?2",
-                params![account, cutoff],
-            )
-            .map(drop)
+pub(super) async fn purge_sends(state: &AccountState) -> Result<(), StoreError> {
+    let cutoff = now_ms() - SEND_RECORD_KEEP_MS;
+    state
+        .call(move |s| {
+            for (name, value) in s.scan(SEND)? {
+                let old = serde_json::from_str::<StoredSend>(&value)
+                    .map(|r| r.updated_ms < cutoff)
+                    // A record this build cannot read is of no use to it.
+                    .unwrap_or(true);
+                if old {
+                    s.delete(&name)?;
+                }
+            }
+            Ok(())
         })
         .await
+}
+
+/// The stored state of send `client_id` and the peer's send count, for tests that check what a
+/// crash leaves behind.
+#[cfg(test)]
+pub(super) async fn inspect(
+    state: &AccountState,
+    client_id: &str,
+    peer: &str,
+) -> (Option<String>, Option<i64>) {
+    let (send, peer) = (format!("{SEND}{client_id}"), format!("{PEER}{peer}"));
+    state
+        .call(move |s| {
+            Ok((
+                s.get_json::<StoredSend>(&send)?.map(|r| r.state),
+                s.get_json::<StoredPeer>(&peer)?.map(|p| p.sends),
+            ))
+        })
+        .await
+        .unwrap_or((None, None))
+}
+
+#[cfg(test)]
+mod upgrade_tests {
+    use super::*;
+    use crate::store::Store;
+
+    /// A store written before the port kept WeChat's peers and send records in their own
+    /// tables; opening it with this build moves them into the account's state unchanged.
+    #[tokio::test]
+    async fn peers_and_send_records_from_the_old_tables_survive_the_upgrade() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let (store, guard) = Store::open(&path).unwrap();
+        drop(store);
+        guard.close();
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch(
+                "DROP TABLE IF EXISTS wechat_peers; DROP TABLE IF EXISTS wechat_sends;
+                 CREATE TABLE wechat_peers (account TEXT NOT NULL, peer TEXT NOT NULL,
+                   context_token TEXT NOT NULL, last_inbound_ms INTEGER NOT NULL,
+                   sends INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (account, peer));
+                 CREATE TABLE wechat_sends (account TEXT NOT NULL, client_id TEXT NOT NULL,
+                   state TEXT NOT NULL, ambiguous INTEGER NOT NULL DEFAULT 0,
+                   first_refused_ms INTEGER, updated_ms INTEGER NOT NULL,
+                   PRIMARY KEY (account, client_id));
+                 INSERT INTO wechat_peers VALUES ('wechat:a', 'o@im.wechat', 'tok', 1000, 3);
+                 INSERT INTO wechat_peers VALUES ('wechat:b', 'o@im.wechat', 'other', 5, 0);
+                 INSERT INTO wechat_sends VALUES ('wechat:a', 'c-acc', 'accepted', 0, NULL, 2000);
+                 INSERT INTO wechat_sends VALUES ('wechat:a', 'c-ref', 'refused', 1, 1500, 2500);
+                 UPDATE schema_versions SET version = 1 WHERE module = 'wechat';",
+            )
+            .unwrap();
+        }
+        let (store, _guard) = Store::open(&path).unwrap();
+        let a = AccountState::new(store.clone(), "wechat:a");
+        let peer = Peers::new(a.clone()).get("o@im.wechat").await.unwrap();
+        assert_eq!(
+            peer,
+            Some(PeerWindow {
+                context_token: "tok".into(),
+                last_inbound_ms: 1000,
+                sends: 3
+            })
+        );
+        let b = Peers::new(AccountState::new(store.clone(), "wechat:b"));
+        assert_eq!(
+            b.get("o@im.wechat").await.unwrap().unwrap().context_token,
+            "other"
+        );
+        // An accepted send is never sent again; a refused one keeps its ambiguity and time.
+        assert!(begin_send(&a, "c-acc").await.unwrap().accepted);
+        let refused = begin_send(&a, "c-ref").await.unwrap();
+        assert!(!refused.accepted && refused.ambiguous);
+        assert_eq!(refused.first_refused_ms, Some(1500));
+        let (last, _) = pacing(&a).await.unwrap();
+        assert!(
+            last.is_some_and(|t| t > 2500),
+            "begin_send stamped the records now"
+        );
+        let tables: i64 = store
+            .call(|t| {
+                t.query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE name IN ('wechat_peers', 'wechat_sends')",
+                    [],
+                    |r| r.get(0),
+                )
+            })
+            .await
+            .unwrap();
+        assert_eq!(tables, 0, "the old tables are gone");
+    }
 }

@@ -27,4 +27,21 @@ pub(super) const STEPS: &[&str] = &[
         PRIMARY KEY (account, client_id)
      );
      CREATE INDEX wechat_sends_age ON wechat_sends (updated_ms);",
+    // 2: the adapter keeps its state through the account's namespaced state (the port), not its
+    // own tables: each peer becomes `wechat_peer/<peer>` and each send record
+    // `wechat_send/<client_id>`, as JSON, in `account_state`. Field names are what
+    // `adapters/wechat/state.rs` reads; keep them stable.
+    "INSERT OR REPLACE INTO account_state (account, name, value)
+       SELECT account, 'wechat_peer/' || peer,
+              json_object('context_token', context_token, 'last_inbound_ms', last_inbound_ms,
+                          'sends', sends)
+       FROM wechat_peers;
+     INSERT OR REPLACE INTO account_state (account, name, value)
+       SELECT account, 'wechat_send/' || client_id,
+              json_object('state', state,
+                          'ambiguous', json(CASE WHEN ambiguous THEN 'true' ELSE 'false' END),
+                          'first_refused_ms', first_refused_ms, 'updated_ms', updated_ms)
+       FROM wechat_sends;
+     DROP TABLE wechat_peers;
+     DROP TABLE wechat_sends;",
 ];

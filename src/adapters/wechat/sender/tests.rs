@@ -3,7 +3,7 @@
 use super::*;
 use crate::config::{AccountKey, Channel};
 use crate::conversation::{ChatId, OutboundKind, ReplyContext};
-use crate::store::StoreGuard;
+use crate::store::{AccountState, Store, StoreGuard};
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeHandle, FakeServer, Fault};
 
@@ -15,6 +15,7 @@ struct Setup {
     sender: WechatSender,
     peers: Arc<Peers>,
     store: Store,
+    state: AccountState,
     _guard: StoreGuard,
 }
 
@@ -31,12 +32,13 @@ async fn setup_with(per_message: u32, tuning: Tuning) -> Setup {
     let fake = FakeServer::start().await.expect("fake");
     let client = Client::new(&fake.base_url(), fake.handle().bot_token()).expect("client");
     let (store, guard) = Store::open_in_memory().expect("store");
-    let peers = Arc::new(Peers::new(store.clone(), ACCOUNT.into()));
+    let state = AccountState::new(store.clone(), ACCOUNT);
+    let peers = Arc::new(Peers::new(state.clone()));
     let sender = WechatSender::new(
         ACCOUNT.into(),
         "run `scv-bridge login wechat t`".into(),
         client,
-        store.clone(),
+        state.clone(),
         peers.clone(),
         tuning,
         Duration::from_secs(24 * 3600),
@@ -47,6 +49,7 @@ async fn setup_with(per_message: u32, tuning: Tuning) -> Setup {
         sender,
         peers,
         store,
+        state,
         _guard: guard,
     }
 }
@@ -148,7 +151,7 @@ async fn sends_use_the_latest_token_and_count_against_the_window() {
     assert!(sent.iter().all(|m| m.context_token == latest));
     assert_eq!(sent[0].client_id, client_id_for("k/0"));
     // The count survives a restart (a fresh cache reads the store).
-    let fresh = Peers::new(s.store.clone(), ACCOUNT.into());
+    let fresh = Peers::new(s.state.clone());
     assert_eq!(
         fresh.get(OWNER).await.expect("get").map(|w| w.sends),
         Some(2)
@@ -179,23 +182,8 @@ async fn what_wechat_took_is_recorded_in_one_commit_and_never_sent_again() {
     // peer's window count land together, so no crash can keep one without the other.
     assert_eq!(commits() - before, 2, "the attempt, then the record");
     let id = client_id_for("k/0");
-    let (state, sends) = s
-        .store
-        .call(move |t| {
-            let state: String = t.query_row(
-                "SELECT state FROM wechat_sends WHERE client_id = ?1",
-                [&id],
-                |r| r.get(0),
-            )?;
-            let sends: i64 = t.query_row(
-                "SELECT sends FROM wechat_peers WHERE peer = ?1",
-                [OWNER],
-                |r| r.get(0),
-            )?;
-            Ok((state, sends))
-        })
-        .await
-        .expect("read");
+    let (state, sends) = state::inspect(&s.state, &id, OWNER).await;
+    let (state, sends) = (state.unwrap_or_default(), sends.unwrap_or_default());
     assert_eq!((state.as_str(), sends), ("accepted", 1));
     // A restarted sender retrying the same item (the outbox had not marked it) sends nothing.
     let again = restarted(&s, Tuning::default()).await;
@@ -261,9 +249,7 @@ async fn a_retry_refused_as_a_repeat_after_a_crash_counts_as_delivered() {
     let id = client_id_for("k/0");
     // The first attempt: recorded as started, taken by the platform, then the process died
     // before the answer was recorded.
-    state::begin_send(&s.store, ACCOUNT, &id)
-        .await
-        .expect("begin");
+    state::begin_send(&s.state, &id).await.expect("begin");
     s.sender
         .client
         .send_text(OWNER, Some(&token), "one", &id)
@@ -311,13 +297,13 @@ async fn restarted(s: &Setup, tuning: Tuning) -> WechatSender {
         ACCOUNT.into(),
         "run `scv-bridge login wechat t`".into(),
         client,
-        s.store.clone(),
-        Arc::new(Peers::new(s.store.clone(), ACCOUNT.into())),
+        s.state.clone(),
+        Arc::new(Peers::new(s.state.clone())),
         tuning,
         Duration::from_secs(24 * 3600),
         10,
     );
-    let (last, hold) = state::pacing(&s.store, ACCOUNT).await.expect("pacing");
+    let (last, hold) = state::pacing(&s.state).await.expect("pacing");
     sender.resume(last, hold);
     sender
 }

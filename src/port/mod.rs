@@ -1,0 +1,155 @@
+//! What the daemon lends each account's adapter: its settings, its own namespaced state, its
+//! stored login, and an inbox into the conversation pipeline. Adapters never see the store, the
+//! conversation, the credential store or the agent configuration; this is the whole seam.
+//!
+//! The supervisor hands the account's health to each run; [`AccountPort::attach`] joins the two
+//! into the pipeline's view of the account, built here once for every platform.
+
+mod login;
+
+use std::sync::Arc;
+
+pub use login::{LoginError, StoredLogin, login_hint};
+
+use crate::config::AccountSpec;
+use crate::conversation::{Accepted, AccountLink, Attachment, ChatSender, Conversation, Inbound};
+use crate::ids::{ChatId, OutboxKey, SenderId};
+use crate::secrets::{CredentialStore, Credentials};
+use crate::store::{AccountState, StateError, StateTxn, StoreError};
+use crate::supervisor::{Capabilities, ComponentError, HealthHandle};
+
+/// One account's port, built by the platform factory for each account it builds; cheap to clone.
+#[derive(Clone)]
+pub struct AccountPort {
+    spec: AccountSpec,
+    state: AccountState,
+    credentials: CredentialStore,
+    conversation: Arc<Conversation>,
+}
+
+/// What a run tells the pipeline about itself when it attaches (the rest comes from the spec).
+pub struct LinkParts {
+    /// The run's health (send-path notes go there).
+    pub health: HealthHandle,
+    /// How the channel is named to the agent and to people ("WeChat", "Feishu").
+    pub label: &'static str,
+    /// What the account can do (the adapter's pure `capabilities()`).
+    pub capabilities: Capabilities,
+    /// The authenticated owner's platform id, when known.
+    pub owner: Option<String>,
+    /// How to send.
+    pub sender: Arc<dyn ChatSender>,
+}
+
+/// The daemon's parts every port is cut from; the platform factory holds one and cuts a port
+/// for each account it builds.
+#[derive(Clone)]
+pub struct Ports {
+    store: crate::store::Store,
+    credentials: CredentialStore,
+    conversation: Arc<Conversation>,
+}
+
+impl Ports {
+    /// Ports over the daemon's store, credential store and pipeline.
+    pub fn new(
+        store: crate::store::Store,
+        credentials: CredentialStore,
+        conversation: Arc<Conversation>,
+    ) -> Self {
+        Ports {
+            store,
+            credentials,
+            conversation,
+        }
+    }
+
+    /// The port of `spec`'s account.
+    pub fn port(&self, spec: &AccountSpec) -> AccountPort {
+        AccountPort {
+            state: AccountState::new(self.store.clone(), spec.key.to_string()),
+            spec: spec.clone(),
+            credentials: self.credentials.clone(),
+            conversation: self.conversation.clone(),
+        }
+    }
+}
+
+impl AccountPort {
+    /// The account as configured.
+    pub fn spec(&self) -> &AccountSpec {
+        &self.spec
+    }
+
+    /// The account's own state: cursor, peers, send records (names are the adapter's).
+    pub fn state(&self) -> &AccountState {
+        &self.state
+    }
+
+    /// The stored login, typed by the adapter; read at the start of every run, so a `login`
+    /// takes effect at the account's next run without rebuilding the component.
+    pub async fn login<L: StoredLogin>(&self) -> Result<L, ComponentError> {
+        login::load(&self.credentials, &self.spec).await
+    }
+
+    /// Replaces the stored login (pairing records the owner with it).
+    pub async fn save_login(&self, creds: Credentials) -> Result<(), String> {
+        let (store, id) = (self.credentials.clone(), self.spec.key.to_string());
+        match tokio::task::spawn_blocking(move || store.save(&id, &creds)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Attaches this run to the pipeline; the chats' workers run until the result is dropped.
+    /// Attaching again (a new owner) replaces the earlier attachment.
+    pub fn attach(&self, parts: LinkParts) -> Attachment {
+        let s = &self.spec;
+        self.conversation.attach(AccountLink {
+            account: s.key.clone(),
+            senders: s.senders,
+            remote_tools: s.remote_tools,
+            approvals: s.approvals,
+            purpose: s.purpose,
+            owner: parts.owner.map(SenderId::new),
+            workspace: s.workspace.clone(),
+            channel_label: parts.label,
+            capabilities: parts.capabilities,
+            health: parts.health,
+            sender: parts.sender,
+        })
+    }
+
+    /// Journals a batch; returns once it is stored, and only then may the adapter ACK or move
+    /// its platform cursor. Redeliveries are ignored.
+    pub async fn accept(&self, batch: Vec<Inbound>) -> Result<Accepted, StoreError> {
+        self.conversation.accept(batch).await
+    }
+
+    /// [`AccountPort::accept`], with the adapter's own state (`also`: the poll cursor, peers'
+    /// tokens) written in the same commit, so both are stored or neither. `also` runs even for
+    /// an empty batch.
+    pub async fn accept_with<F>(&self, batch: Vec<Inbound>, also: F) -> Result<Accepted, StoreError>
+    where
+        F: FnOnce(&StateTxn<'_>) -> Result<(), StateError> + Send + 'static,
+    {
+        self.conversation
+            .accept_with(&self.spec.key, batch, also)
+            .await
+    }
+
+    /// Queues a message the adapter writes on its own (the pairing announcement), idempotent by
+    /// `key`.
+    pub async fn announce(
+        &self,
+        chat: &ChatId,
+        text: &str,
+        key: OutboxKey,
+    ) -> Result<(), StoreError> {
+        let key = String::from(key);
+        self.conversation
+            .send_proactive(&self.spec.key, chat, text, None, &key)
+            .await
+    }
+}
