@@ -21,8 +21,9 @@
 //! - [`daemon`]: wires configuration, store, supervisor and control socket into `run`.
 //! - [`doctor`]: `scv-bridge doctor`: every dependency checked, each with its fix.
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: store credentials, tell the daemon.
-//! - [`adapters`]: glue from each platform crate to the `Component` trait.
-//! - [`triage`]: mail triage: pre-filter rules, the model call, the daily budget, digests.
+//! - [`port`]: what the daemon lends each account: its state, its login, an inbox into the pipeline.
+//! - [`adapters`]: WeChat and Feishu: each platform crate turned into a `Component` over a port.
+//! - [`mail`]: the mail area: the IMAP component, triage (rules, model, budget, digests), mail chat.
 //! - [`ids`]: the shared names (platform, account, chat, sender, question, outbox key): a leaf.
 //! - [`testing`]: test support: a scriptable fake component, fake OpenAI and SCV agent servers
 //!   (never reachable from configuration).
@@ -40,6 +41,7 @@ pub mod daemon;
 pub mod doctor;
 pub mod ids;
 pub mod login;
+pub mod mail;
 pub mod metrics;
 pub mod policy;
 pub mod port;
@@ -50,4 +52,3 @@ pub mod store;
 pub mod supervisor;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod triage;

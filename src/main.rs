@@ -32,17 +32,15 @@ fn init_logging(format: LogFormat) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     // Protocol libraries log raw traffic (mail text, chat frames) at debug/trace: never let them,
     // whatever RUST_LOG says.
-    let quiet = scv_bridge::adapters::mail::QUIET_PROTOCOL_LOGS
-        .iter()
-        .chain(&[
-            "hyper=info",
-            "hyper_util=info",
-            "reqwest=info",
-            "h2=info",
-            "tungstenite=info",
-            "tokio_tungstenite=info",
-            "rustls=info",
-        ]);
+    let quiet = scv_bridge::mail::QUIET_PROTOCOL_LOGS.iter().chain(&[
+        "hyper=info",
+        "hyper_util=info",
+        "reqwest=info",
+        "h2=info",
+        "tungstenite=info",
+        "tokio_tungstenite=info",
+        "rustls=info",
+    ]);
     for directive in quiet {
         if let Ok(d) = directive.parse() {
             filter = filter.add_directive(d);

@@ -1,24 +1,18 @@
-//! Glue from each platform crate to the `Component` trait, and the factory that picks one per account.
+//! WeChat and Feishu, each a platform crate turned into a `Component` over an account port, and the factory that picks one per account (mail is its own area, `crate::mail`).
 
-mod evidence;
 pub mod feishu;
-pub mod mail;
 #[cfg(any(test, feature = "testing"))]
 pub mod memory;
 pub mod wechat;
 
 use std::sync::Arc;
 
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
-use tokio_util::sync::CancellationToken;
-
 use crate::config::{AccountSpec, AgentConfig, Channel};
 use crate::conversation::Conversation;
-use crate::port::{AccountPort, Ports};
+use crate::port::Ports;
 use crate::secrets::CredentialStore;
 use crate::store::Store;
-use crate::supervisor::{Component, ComponentError, ComponentFactory, HealthHandle};
+use crate::supervisor::{Component, ComponentFactory};
 
 /// The daemon's parts the platform factory builds accounts from. WeChat and Feishu get only a
 /// [`AccountPort`] cut from them; mail (IMAP, triage, digests, mail chat: its own area beside
@@ -34,7 +28,7 @@ pub struct PlatformParts {
     /// The agent configuration (the mail triage's model endpoint).
     pub agent: AgentConfig,
     /// What mail accounts share: the `timezone`, the clock, the mail-chat router.
-    pub mail: mail::MailEnv,
+    pub mail: crate::mail::MailEnv,
 }
 
 impl PlatformParts {
@@ -46,11 +40,23 @@ impl PlatformParts {
             self.conversation.clone(),
         )
     }
+
+    /// What the mail area is built from.
+    pub fn mail_parts(&self) -> crate::mail::MailParts {
+        crate::mail::MailParts {
+            credentials: self.credentials.clone(),
+            store: self.store.clone(),
+            conversation: self.conversation.clone(),
+            agent: self.agent.clone(),
+            env: self.mail.clone(),
+            ports: self.ports(),
+        }
+    }
 }
 
 /// Builds the real component for each account.
 pub struct PlatformFactory {
-    parts: PlatformParts,
+    mail: crate::mail::MailParts,
     ports: Ports,
     cards: Option<Arc<dyn feishu::CardAnswerHandler>>,
 }
@@ -60,7 +66,7 @@ impl PlatformFactory {
     pub fn new(parts: PlatformParts) -> Arc<Self> {
         Arc::new(PlatformFactory {
             ports: parts.ports(),
-            parts,
+            mail: parts.mail_parts(),
             cards: None,
         })
     }
@@ -72,7 +78,7 @@ impl PlatformFactory {
     ) -> Arc<Self> {
         Arc::new(PlatformFactory {
             ports: parts.ports(),
-            parts,
+            mail: parts.mail_parts(),
             cards: Some(cards),
         })
     }
@@ -84,54 +90,9 @@ impl ComponentFactory for PlatformFactory {
         match spec.key.channel {
             Channel::Wechat => wechat::build(self.ports.port(spec)),
             Channel::Feishu => feishu::build_with(self.ports.port(spec), self.cards.clone()),
-            Channel::Mail => mail::build(spec, &self.parts),
+            Channel::Mail => crate::mail::build(spec, &self.mail),
         }
     }
 }
 
-/// A component for an account whose channel has no adapter in this build.
-pub fn unavailable(port: AccountPort) -> Arc<dyn Component> {
-    Arc::new(Unavailable { port })
-}
-
-/// An account whose channel has no adapter in this build: it says so truthfully and stays `failed`.
-struct Unavailable {
-    port: AccountPort,
-}
-
-pub use crate::port::login_hint;
-
-impl Component for Unavailable {
-    fn run(
-        self: Arc<Self>,
-        _health: HealthHandle,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'static, Result<(), ComponentError>> {
-        async move {
-            let _login: crate::secrets::Credentials = self.port.login().await?;
-            let key = &self.port.spec().key;
-            Err(ComponentError::fatal(
-                format!(
-                    "the {} channel is not available in this build",
-                    channel_name(key.channel)
-                ),
-                format!(
-                    "upgrade scv-bridge, or disable the account with `{}`",
-                    crate::config::command(&format!(
-                        "channel disable {} {}",
-                        key.channel, key.account
-                    ))
-                ),
-            ))
-        }
-        .boxed()
-    }
-}
-
-fn channel_name(c: Channel) -> &'static str {
-    match c {
-        Channel::Wechat => "WeChat",
-        Channel::Feishu => "Feishu",
-        Channel::Mail => "mail",
-    }
-}
+pub use crate::port::{login_hint, unavailable};

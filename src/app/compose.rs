@@ -35,7 +35,7 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
             store: store.clone(),
             conversation: conversation.clone(),
             agent: agent_config,
-            mail: crate::adapters::mail::MailEnv::new(timezone),
+            mail: crate::mail::MailEnv::new(timezone),
         };
         // Feishu card clicks answer confirm questions.
         let cards = Arc::new(crate::adapters::feishu::ConfirmCards(confirm.clone()));

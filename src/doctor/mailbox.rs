@@ -22,7 +22,7 @@ pub(super) async fn checks(
     else {
         return Vec::new();
     };
-    let imap = crate::adapters::mail::imap_settings(m, Password::new(&password));
+    let imap = crate::mail::imap_settings(m, Password::new(&password));
     let endpoint = format!("IMAP {}:{} ({})", imap.host, imap.port, security(m.tls));
     let mut out = vec![match ImapSession::connect(&imap).await {
         Ok(session) => {

@@ -17,7 +17,7 @@ pub async fn run(config: &Config, account: &str, _args: &super::LoginArgs) -> Re
         .await
         .map_err(|e| e.to_string())??;
     if let Some(s) = &settings {
-        let imap = crate::adapters::mail::imap_settings(s, scv_mail::Password::new(&password));
+        let imap = crate::mail::imap_settings(s, scv_mail::Password::new(&password));
         match scv_mail::ImapSession::connect(&imap).await {
             Ok(session) => session.logout().await,
             Err(e) => match e.classify() {

@@ -5,11 +5,14 @@
 //! The supervisor hands the account's health to each run; [`AccountPort::attach`] joins the two
 //! into the pipeline's view of the account, built here once for every platform.
 
+pub(crate) mod evidence;
 mod login;
+mod unavailable;
 
 use std::sync::Arc;
 
 pub use login::{LoginError, StoredLogin, login_hint};
+pub use unavailable::unavailable;
 
 use crate::config::AccountSpec;
 use crate::conversation::{Accepted, AccountLink, Attachment, ChatSender, Conversation, Inbound};

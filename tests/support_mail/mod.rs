@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use chrono::TimeZone;
 use futures_util::future::BoxFuture;
-use scv_bridge::adapters::mail::MailEnv;
 use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
 use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
@@ -23,13 +22,14 @@ use scv_bridge::conversation::{
     AccountLink, Attachment, ChatId, Conversation, Inbound, PlatformMsgId, ReplyContext, SenderId,
 };
 use scv_bridge::daemon::{self, RunningDaemon};
+use scv_bridge::mail::MailEnv;
+use scv_bridge::mail::triage::clock::ManualClock;
 use scv_bridge::protocol::{ComponentHealth, MailCounts, Purpose, RemoteTools, Senders};
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{
     BackoffPolicy, Component, ComponentFactory, HealthHandle, LifecyclePolicy,
 };
 use scv_bridge::testing::FakeFactory;
-use scv_bridge::triage::clock::ManualClock;
 use tokio_util::sync::CancellationToken;
 
 pub use model::FakeModel;
@@ -49,11 +49,7 @@ fn log_buffer() -> &'static Arc<Mutex<Vec<u8>>> {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(
                 std::iter::once("trace")
-                    .chain(
-                        scv_bridge::adapters::mail::QUIET_PROTOCOL_LOGS
-                            .iter()
-                            .copied(),
-                    )
+                    .chain(scv_bridge::mail::QUIET_PROTOCOL_LOGS.iter().copied())
                     .collect::<Vec<_>>()
                     .join(","),
             )

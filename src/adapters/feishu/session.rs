@@ -103,7 +103,7 @@ impl Session {
                 self.connected = true;
                 self.health.connected();
             }
-            LinkState::Connected => crate::adapters::evidence::heard(&self.health),
+            LinkState::Connected => crate::port::evidence::heard(&self.health),
             LinkState::Disconnected if self.connected => {
                 self.connected = false;
                 let why = s
@@ -120,7 +120,7 @@ impl Session {
     pub async fn handle(&mut self, batch: Vec<Incoming>) {
         if self.connected {
             // An event is Feishu talking (the only evidence in callback mode).
-            crate::adapters::evidence::heard(&self.health);
+            crate::port::evidence::heard(&self.health);
         }
         let mut pending: Vec<(Inbound, Reply, String)> = Vec::new();
         for d in batch {

@@ -231,7 +231,7 @@ impl WechatComponent {
                 // say so instead of showing `connected`.
                 health.disconnected(unanswered_poll(client.poll_timeout()));
             } else {
-                super::evidence::heard(&health);
+                crate::port::evidence::heard(&health);
             }
         }
         // Cancelled: the in-flight poll is already dropped; say goodbye, briefly.

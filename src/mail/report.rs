@@ -11,12 +11,12 @@ use tokio_util::sync::CancellationToken;
 use super::Account;
 use crate::config::AccountKey;
 use crate::conversation::ChatId;
+use crate::mail::triage::budget::{local_day, next_midnight};
+use crate::mail::triage::db::{self, Unsent};
+use crate::mail::triage::digest::render;
 use crate::protocol::MailCounts;
 use crate::store::StoreError;
 use crate::supervisor::HealthHandle;
-use crate::triage::budget::{local_day, next_midnight};
-use crate::triage::db::{self, Unsent};
-use crate::triage::digest::render;
 
 /// What one [`Account::flush`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

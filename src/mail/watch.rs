@@ -10,12 +10,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Account, WAIT, store_error};
 use crate::config::AccountSpec;
+use crate::mail::triage::budget::{fits, local_day};
+use crate::mail::triage::db::{self, Decided, Place};
+use crate::mail::triage::digest::item_line;
+use crate::mail::triage::rules::{OwnIdentity, PreFilter, prefilter};
+use crate::mail::triage::{Outcome, Urgency};
 use crate::supervisor::{ComponentError, HealthHandle};
-use crate::triage::budget::{fits, local_day};
-use crate::triage::db::{self, Decided, Place};
-use crate::triage::digest::item_line;
-use crate::triage::rules::{OwnIdentity, PreFilter, prefilter};
-use crate::triage::{Outcome, Urgency};
 
 /// Runs until cancelled (`Ok`) or a failure the supervisor must handle.
 pub(super) async fn watch(
@@ -102,7 +102,7 @@ async fn wait_heard(
     loop {
         tokio::select! {
             woke = &mut wait => return woke,
-            Ok(()) = heard.changed() => crate::adapters::evidence::heard(health),
+            Ok(()) = heard.changed() => crate::port::evidence::heard(health),
         }
     }
 }

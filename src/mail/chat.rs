@@ -15,7 +15,7 @@ use super::report::Flush;
 use crate::conversation::{
     AccountLink, Conversation, Inbound, MAIL_ACCOUNTS_START, MailChatHandler,
 };
-use crate::triage::db::{self, PendingReply};
+use crate::mail::triage::db::{self, PendingReply};
 
 const HELP: &str = "Mail chat: /digest sends what is waiting now; /reply N <text> answers item N of \
 the last digest (you confirm before it is sent).";

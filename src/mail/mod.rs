@@ -1,5 +1,7 @@
-//! The mail account component: watches one mailbox, claims and triages new mail, and sends
-//! digests to the account's mail chat (`report_to`).
+//! The mail area, beside conversation and confirm: the account component that watches one
+//! mailbox, claims and triages new mail ([`triage`]) and sends digests to the account's mail chat
+//! (`report_to`). It implements the same `Component` interface as the chat platforms, but owns
+//! its tables (claims, decisions, digests), so it is handed [`MailParts`] rather than a port.
 //!
 //! - `watch`: the IMAP loop (baseline, claim, decide, IDLE).
 //! - `report`: digests (build, send once, the daily cap) and the health counters.
@@ -8,6 +10,7 @@
 mod chat;
 mod crash_points;
 mod report;
+pub mod triage;
 mod watch;
 
 use crash_points::CrashPoint;
@@ -26,12 +29,29 @@ use tokio_util::sync::CancellationToken;
 
 pub use chat::{MailChatRouter, ReplyConfirmation, TextConfirmation};
 
-use super::{PlatformParts, login_hint};
 use crate::config::{AccountKey, AccountSpec, ChannelSettings, MailSettings, MailTls};
+use crate::mail::triage::clock::{Clock, SystemClock};
+use crate::mail::triage::model::{OpenAiTriage, TriageModel};
+use crate::port::login_hint;
 use crate::store::StoreError;
 use crate::supervisor::{Component, ComponentError, HealthHandle};
-use crate::triage::clock::{Clock, SystemClock};
-use crate::triage::model::{OpenAiTriage, TriageModel};
+
+/// What the daemon hands the mail area to build an account with.
+#[derive(Clone)]
+pub struct MailParts {
+    /// Where the IMAP password and the reply address are kept.
+    pub credentials: crate::secrets::CredentialStore,
+    /// The state store: the mail tables (claims, decisions, digests, pending replies).
+    pub store: crate::store::Store,
+    /// The pipeline digests and mail-chat answers go out through.
+    pub conversation: Arc<crate::conversation::Conversation>,
+    /// The agent configuration (the triage's model endpoint).
+    pub agent: crate::config::AgentConfig,
+    /// What mail accounts share: the `timezone`, the clock, the mail-chat router.
+    pub env: MailEnv,
+    /// Ports for the one case a mail account is not a mailbox (it reports itself unavailable).
+    pub ports: crate::port::Ports,
+}
 
 /// Log directives a daemon must add to its filter: async-imap and lettre log raw protocol
 /// lines (headers and bodies) at trace/debug level, which would put mail text in the logs.
@@ -82,7 +102,7 @@ pub(crate) struct Account {
     id: String,
     settings: MailSettings,
     report_to: Option<AccountKey>,
-    ctx: PlatformParts,
+    ctx: MailParts,
     env: MailEnv,
     model: Option<Arc<dyn TriageModel>>,
     budget: u64,
@@ -96,11 +116,11 @@ pub(crate) struct Account {
 }
 
 /// The component for one mail account.
-pub fn build(spec: &AccountSpec, ctx: &PlatformParts) -> Arc<dyn Component> {
+pub fn build(spec: &AccountSpec, ctx: &MailParts) -> Arc<dyn Component> {
     let ChannelSettings::Mail(settings) = &spec.settings else {
-        return super::unavailable(ctx.ports().port(spec));
+        return crate::port::unavailable(ctx.ports.port(spec));
     };
-    let env = ctx.mail.clone();
+    let env = ctx.env.clone();
     let model = env.model.clone().or_else(|| {
         OpenAiTriage::from_config(&ctx.agent).map(|m| Arc::new(m) as Arc<dyn TriageModel>)
     });
@@ -114,7 +134,7 @@ pub fn build(spec: &AccountSpec, ctx: &PlatformParts) -> Arc<dyn Component> {
         model,
         budget: settings
             .token_budget
-            .unwrap_or(crate::triage::budget::DEFAULT_BUDGET),
+            .unwrap_or(crate::mail::triage::budget::DEFAULT_BUDGET),
         interval: chrono::Duration::minutes(
             settings
                 .digest_interval_minutes
