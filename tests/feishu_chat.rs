@@ -192,15 +192,10 @@ async fn last_success_follows_events_and_pongs_not_the_moment_the_socket_opened(
     cell.update(|c| c.last_success_unix_seconds = Some(1));
     h.fake.push_p2p_text(OWNER, "hello");
     let now = scv_bridge::supervisor::unix_now();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while h.health().last_success_unix_seconds < Some(now) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "last_success stayed at {:?} while Feishu talked",
-            h.health().last_success_unix_seconds
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+    h.until_health("last_success to follow what Feishu said", |c| {
+        c.last_success_unix_seconds >= Some(now)
+    })
+    .await;
     assert_eq!(h.health().state, ComponentState::Connected);
     h.stop().await;
 }
@@ -211,17 +206,9 @@ async fn a_failing_send_api_shows_in_health_until_the_next_send_goes_through() {
     h.wait_state(ComponentState::Connected).await;
     h.fake.fail_next_sends(1);
     h.fake.push_p2p_text(OWNER, "hello");
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let note = loop {
-        if let Some(e) = h.health().error {
-            break e;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no note while sends fail"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    };
+    h.until_health("a note while sends fail", |c| c.error.is_some())
+        .await;
+    let note = h.health().error.unwrap_or_default();
     assert!(
         note.starts_with("sends failing: HTTP 500") && note.contains("; 1 waiting; retry in "),
         "{note}"
@@ -229,14 +216,7 @@ async fn a_failing_send_api_shows_in_health_until_the_next_send_goes_through() {
     assert_eq!(h.health().state, ComponentState::Connected);
     // The retry goes through (after the backoff's first step, under a second) and clears it.
     h.until("the answer", |f| !f.sent().is_empty()).await;
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while h.health().error.is_some() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{:?}",
-            h.health().error
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+    h.until_health("the note cleared", |c| c.error.is_none())
+        .await;
     h.stop().await;
 }

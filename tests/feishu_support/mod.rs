@@ -301,17 +301,23 @@ impl Harness {
         );
     }
 
-    /// Waits until `cond` holds on the account's health.
+    /// Waits until `cond` holds on the account's health, woken by each change of its cell.
     pub async fn until_health(&self, what: &str, cond: impl Fn(&ComponentHealth) -> bool) {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while !cond(&self.health()) {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "timed out waiting for {what}: {:?}",
-                self.health()
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        let cell = self.daemon.core.registry().cell(ACCOUNT).expect("cell");
+        let mut changes = cell.subscribe();
+        let waited = tokio::time::timeout(WAIT, async {
+            while !cond(&cell.get()) {
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
+        assert!(
+            waited.is_ok() && cond(&cell.get()),
+            "timed out waiting for {what}: {:?}",
+            self.health()
+        );
     }
 
     /// Waits until the pipeline is quiet, to show that something does NOT happen: call it once
