@@ -24,6 +24,7 @@
 //! - [`port`]: what the daemon lends each account: its state, its login, an inbox into the pipeline.
 //! - [`adapters`]: WeChat and Feishu: each platform crate turned into a `Component` over a port.
 //! - [`mail`]: the mail area: the IMAP component, triage (rules, model, budget, digests), mail chat.
+//! - [`clock`]: the one clock: wall time in the daemon, paused or hand-moved in tests; a leaf.
 //! - [`ids`]: the shared names (platform, account, chat, sender, question, outbox key): a leaf.
 //! - [`testing`]: test support: a scriptable fake component, fake OpenAI and SCV agent servers
 //!   (never reachable from configuration).
@@ -33,6 +34,7 @@ pub mod agent;
 pub mod app;
 pub mod cli;
 pub mod client;
+pub mod clock;
 pub mod config;
 pub mod confirm;
 pub mod control;

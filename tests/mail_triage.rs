@@ -165,7 +165,7 @@ async fn digests_batch_urgent_goes_at_once_and_the_daily_cap_holds() {
     })
     .await;
     assert!(h.digests().is_empty(), "batched, not sent per mail");
-    h.clock.advance(chrono::Duration::minutes(61));
+    h.clock.advance(std::time::Duration::from_secs(61 * 60));
     h.wait_chat(1).await;
     let d = h.digests()[0].clone();
     assert!(
@@ -192,7 +192,7 @@ async fn digests_batch_urgent_goes_at_once_and_the_daily_cap_holds() {
         h.digests()
     );
     // The next local day (Asia/Shanghai) opens the cap again.
-    h.clock.advance(chrono::Duration::days(1));
+    h.clock.advance(std::time::Duration::from_secs(24 * 3600));
     h.wait_chat(4).await;
     assert!(h.digests()[3].contains("Alarm-2"));
     assert_eq!(h.digests().len(), 4);
@@ -347,12 +347,12 @@ async fn counts_reset_at_local_midnight() {
             .expect("t")
     };
     // 23:59 in Asia/Shanghai: still the same day.
-    h.clock.set(day((15, 59, 0)));
+    h.clock.set_utc(day((15, 59, 0)));
     h.wait_health(10, "same day", |x| {
         x.mail.as_ref().is_some_and(|m| m.seen_today == 1)
     })
     .await;
-    h.clock.set(day((16, 0, 1)));
+    h.clock.set_utc(day((16, 0, 1)));
     h.wait_health(10, "reset", |x| {
         x.mail
             .as_ref()

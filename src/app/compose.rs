@@ -28,7 +28,7 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
             store.clone(),
             conversation.clone(),
             creds.clone(),
-            Clock::tokio(),
+            Clock::system(),
         );
         let ctx = PlatformParts {
             credentials: creds.clone(),

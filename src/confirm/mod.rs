@@ -15,7 +15,6 @@
 //! response instead, so it queues nothing.
 
 pub mod cli;
-mod clock;
 mod db;
 mod driver;
 mod index;
@@ -24,7 +23,7 @@ mod route;
 mod service;
 mod text;
 
-pub use clock::Clock;
+pub use crate::clock::Clock;
 pub use parse::{TextAnswer, parse as parse_answer};
 pub use route::Route;
 pub use service::{AnswerOutcome, ConfirmError, ConfirmService, ConfirmSettings, QuestionView};

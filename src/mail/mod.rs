@@ -29,8 +29,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use chat::{MailChatRouter, ReplyConfirmation, TextConfirmation};
 
+use crate::clock::Clock;
 use crate::config::{AccountKey, AccountSpec, ChannelSettings, MailSettings, MailTls};
-use crate::mail::triage::clock::{Clock, SystemClock};
 use crate::mail::triage::model::{OpenAiTriage, TriageModel};
 use crate::port::login_hint;
 use crate::store::StoreError;
@@ -68,7 +68,7 @@ pub struct MailEnv {
     /// The configured `timezone`: days and budgets reset at its midnight (machine zone if none).
     pub timezone: Option<Tz>,
     /// Where "now" comes from (tests use a manual clock).
-    pub clock: Arc<dyn Clock>,
+    pub clock: Clock,
     /// Routes the owner's mail-chat messages to the mail accounts reporting there.
     pub router: Arc<MailChatRouter>,
     /// A model to use instead of the agent endpoint (benchmarks); `None` uses `[agent]`.
@@ -82,7 +82,7 @@ impl MailEnv {
     pub fn new(timezone: Option<Tz>) -> Self {
         MailEnv {
             timezone,
-            clock: SystemClock::shared(),
+            clock: Clock::system(),
             router: MailChatRouter::new(),
             model: None,
             hooks: Arc::default(),

@@ -56,7 +56,7 @@ pub(super) async fn digest_loop(
         }
         let undelivered = acct.check_delivered().await;
         acct.refresh_health(&health).await;
-        let now = acct.env.clock.now();
+        let now = acct.env.clock.now_utc();
         // Re-check each minute anyway: delivery states and counters change without a wake-up.
         let mut wait = Duration::from_secs(if undelivered { 1 } else { 60 });
         let midnight = (next_midnight(now, acct.env.timezone) - now)
@@ -79,12 +79,12 @@ pub(super) async fn digest_loop(
 impl Account {
     /// The clock's Unix seconds.
     pub(super) fn now(&self) -> i64 {
-        self.env.clock.now().timestamp()
+        self.env.clock.now_utc().timestamp()
     }
 
     /// The local day, as stored (`2026-03-01`).
     pub(super) fn today(&self) -> String {
-        local_day(self.env.clock.now(), self.env.timezone).to_string()
+        local_day(self.env.clock.now_utc(), self.env.timezone).to_string()
     }
 
     /// The outbox key of digest `id`: stable, so a resend after a crash is dropped.

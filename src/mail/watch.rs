@@ -56,7 +56,7 @@ pub(super) async fn watch(
             .await
             .map_err(|e| acct.error(spec, &e))?;
         acct.last_check.store(
-            acct.env.clock.now().timestamp().max(0) as u64,
+            acct.env.clock.now_utc().timestamp().max(0) as u64,
             Ordering::Relaxed,
         );
         if !new.is_empty() {
@@ -140,7 +140,7 @@ async fn position(
     let baseline = next.saturating_sub(1);
     let backfill = match (stored.is_none(), acct.settings.backfill_days) {
         (true, Some(days)) if days > 0 => {
-            let since = local_day(acct.env.clock.now(), acct.env.timezone)
+            let since = local_day(acct.env.clock.now_utc(), acct.env.timezone)
                 .checked_sub_days(chrono::Days::new(u64::from(days)))
                 .unwrap_or_default();
             imap.uids_since(since)

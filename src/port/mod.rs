@@ -24,6 +24,7 @@ use crate::supervisor::{Capabilities, ComponentError, HealthHandle};
 /// One account's port, built by the platform factory for each account it builds; cheap to clone.
 #[derive(Clone)]
 pub struct AccountPort {
+    clock: crate::clock::Clock,
     spec: AccountSpec,
     state: AccountState,
     credentials: CredentialStore,
@@ -48,6 +49,7 @@ pub struct LinkParts {
 /// for each account it builds.
 #[derive(Clone)]
 pub struct Ports {
+    clock: crate::clock::Clock,
     store: crate::store::Store,
     credentials: CredentialStore,
     conversation: Arc<Conversation>,
@@ -61,15 +63,23 @@ impl Ports {
         conversation: Arc<Conversation>,
     ) -> Self {
         Ports {
+            clock: crate::clock::Clock::system(),
             store,
             credentials,
             conversation,
         }
     }
 
+    /// The same ports on another clock (tests).
+    pub fn with_clock(mut self, clock: crate::clock::Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// The port of `spec`'s account.
     pub fn port(&self, spec: &AccountSpec) -> AccountPort {
         AccountPort {
+            clock: self.clock.clone(),
             state: AccountState::new(self.store.clone(), spec.key.to_string()),
             spec: spec.clone(),
             credentials: self.credentials.clone(),
@@ -82,6 +92,11 @@ impl AccountPort {
     /// The account as configured.
     pub fn spec(&self) -> &AccountSpec {
         &self.spec
+    }
+
+    /// The daemon's clock: what the adapter stamps stored times with.
+    pub fn clock(&self) -> &crate::clock::Clock {
+        &self.clock
     }
 
     /// The account's own state: cursor, peers, send records (names are the adapter's).

@@ -17,13 +17,13 @@ use futures_util::future::BoxFuture;
 use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
 use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::clock::Clock;
 use scv_bridge::config::{AccountKey, AccountSpec, Channel, Config, CredentialsMode};
 use scv_bridge::conversation::{
     AccountLink, Attachment, ChatId, Conversation, Inbound, PlatformMsgId, ReplyContext, SenderId,
 };
 use scv_bridge::daemon::{self, RunningDaemon};
 use scv_bridge::mail::MailEnv;
-use scv_bridge::mail::triage::clock::ManualClock;
 use scv_bridge::protocol::{ComponentHealth, MailCounts, Purpose, RemoteTools, Senders};
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{
@@ -116,7 +116,7 @@ pub const MAIL: &str = "mail:box";
 pub struct Harness {
     pub server: MailServer,
     pub dir: tempfile::TempDir,
-    pub clock: Arc<ManualClock>,
+    pub clock: Clock,
     pub chat: Arc<MemoryChannel>,
     pub model: FakeModel,
     pub extra: String,
@@ -147,7 +147,7 @@ impl Harness {
         Harness {
             server,
             dir: tempfile::tempdir().expect("tempdir"),
-            clock: ManualClock::new(start),
+            clock: Clock::manual_at(start),
             chat: MemoryChannel::new(4000, Duration::ZERO),
             model,
             extra: extra.to_string(),

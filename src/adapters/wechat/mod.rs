@@ -161,10 +161,11 @@ impl WechatComponent {
             .map_err(|e| self.error(&e))?
             .with_poll_margin(self.tuning.poll_margin);
         let store = self.port.state().clone();
-        if let Err(e) = state::purge_sends(&store).await {
+        let now = self.port.clock().now_ms() as i64;
+        if let Err(e) = state::purge_sends(&store, now).await {
             tracing::warn!(account = %id, error = %e, "cannot purge old send records");
         }
-        let peers = Arc::new(Peers::new(store.clone()));
+        let peers = Arc::new(Peers::new(store.clone(), self.port.clock().clone()));
         let window_hours = self
             .settings
             .send_window_hours
@@ -258,7 +259,7 @@ impl WechatComponent {
             tracing::warn!(account = %self.spec.key, count = updates.undecodable, "skipped messages that do not decode");
         }
         let now = tokio::time::Instant::now();
-        let now_ms = state::now_ms();
+        let now_ms = peers.now_ms();
         let mut batch = Vec::new();
         let mut seen = Vec::new();
         for m in &updates.messages {

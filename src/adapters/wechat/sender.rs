@@ -149,7 +149,7 @@ impl WechatSender {
     /// Takes over the previous run's pace (from [`state::pacing`]): its last send attempt and
     /// any hold still running, so a restart neither bursts nor sends into a throttle.
     pub(super) fn resume(&self, last_send_ms: Option<i64>, hold_until_ms: Option<i64>) {
-        let (now_ms, now) = (state::now_ms(), Instant::now());
+        let (now_ms, now) = (self.peers.now_ms(), Instant::now());
         self.gate(|g| {
             if let Some(t) = last_send_ms.and_then(|ms| instant_of(ms, now_ms, now)) {
                 g.last_send = Some(t);
@@ -197,14 +197,14 @@ impl WechatSender {
         let window = self.peers.get(peer).await.map_err(transient)?;
         let Some(token) = open_window(
             window.as_ref(),
-            state::now_ms(),
+            self.peers.now_ms(),
             self.window,
             self.per_message,
         ) else {
             return Err(SendError::WindowClosed(WINDOW_CLOSED.to_string()));
         };
         let client_id = client_id_for(&msg.idempotency_key);
-        let record = state::begin_send(&self.state, &client_id)
+        let record = state::begin_send(&self.state, &client_id, self.peers.now_ms())
             .await
             .map_err(transient)?;
         if record.accepted {
@@ -227,7 +227,7 @@ impl WechatSender {
                 let throttle_seen = self.gate(|g| g.last_accepted == Some(false));
                 let waited_out = record
                     .first_refused_ms
-                    .is_some_and(|t| state::now_ms() - t >= ASSUME_DELIVERED_AFTER_MS);
+                    .is_some_and(|t| self.peers.now_ms() - t >= ASSUME_DELIVERED_AFTER_MS);
                 if record.ambiguous && (!throttle_seen || waited_out) {
                     tracing::info!(account = %self.account, "a retried send was refused as a repeat; an earlier attempt was taken");
                     return self.accepted(peer, &client_id).await;
@@ -245,7 +245,7 @@ impl WechatSender {
                     g.hold_until = Some(Instant::now() + hold);
                     hold
                 });
-                let until_ms = state::now_ms().saturating_add(hold.as_millis() as i64);
+                let until_ms = self.peers.now_ms().saturating_add(hold.as_millis() as i64);
                 if let Err(e) = state::save_hold(&self.state, until_ms).await {
                     tracing::warn!(account = %self.account, error = %e, "cannot store the send hold; a restart will not keep it");
                 }
@@ -292,7 +292,9 @@ impl WechatSender {
     }
 
     async fn finish(&self, client_id: &str, outcome: SendOutcome) {
-        if let Err(e) = state::finish_send(&self.state, client_id, outcome).await {
+        if let Err(e) =
+            state::finish_send(&self.state, client_id, outcome, self.peers.now_ms()).await
+        {
             tracing::warn!(account = %self.account, error = %e, "cannot record a send's outcome");
         }
     }

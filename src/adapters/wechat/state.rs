@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::clock::Clock;
 use crate::store::{AccountState, StateError, StateTxn, StoreError};
 
 /// The state name of the long-poll cursor.
@@ -18,14 +19,6 @@ const PEER: &str = "wechat_peer/";
 const SEND: &str = "wechat_send/";
 /// Send outcomes older than this are forgotten (the outbox retries far sooner than this).
 const SEND_RECORD_KEEP_MS: i64 = 8 * 24 * 3600 * 1000;
-
-/// Wall-clock Unix milliseconds: the send window is about hours and must survive restarts.
-pub(super) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
 
 /// The stored cursor, tagged with the bot it belongs to: a login as another bot starts afresh.
 #[derive(Serialize, Deserialize)]
@@ -133,16 +126,24 @@ pub(super) struct PeerWindow {
 /// Every peer's window of one account: cached in memory, written through to the store.
 pub(super) struct Peers {
     state: AccountState,
+    /// Wall time (the send window is about hours and must survive restarts); the port's clock.
+    clock: Clock,
     cache: Mutex<HashMap<String, PeerWindow>>,
 }
 
 impl Peers {
     /// The peers of `account`, loaded lazily.
-    pub(super) fn new(state: AccountState) -> Self {
+    pub(super) fn new(state: AccountState, clock: Clock) -> Self {
         Peers {
             state,
+            clock,
             cache: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Now, in Unix milliseconds, on the port's clock.
+    pub(super) fn now_ms(&self) -> i64 {
+        self.clock.now_ms() as i64
     }
 
     /// A peer wrote: its token becomes the latest and its window reopens (count back to 0).
@@ -215,7 +216,7 @@ impl Peers {
         {
             w.sends = w.sends.saturating_add(1);
         }
-        let (p, id, now) = (peer.to_string(), client_id.to_string(), now_ms());
+        let (p, id, now) = (peer.to_string(), client_id.to_string(), self.now_ms());
         self.state
             .call(move |s| {
                 let send = format!("{SEND}{id}");
@@ -263,8 +264,9 @@ pub(super) enum SendOutcome {
 pub(super) async fn begin_send(
     state: &AccountState,
     client_id: &str,
+    now: i64,
 ) -> Result<SendRecord, StoreError> {
-    let (name, now) = (format!("{SEND}{client_id}"), now_ms());
+    let name = format!("{SEND}{client_id}");
     state
         .call(move |s| {
             let prior = s.get_json::<StoredSend>(&name)?;
@@ -297,8 +299,9 @@ pub(super) async fn finish_send(
     state: &AccountState,
     client_id: &str,
     outcome: SendOutcome,
+    now: i64,
 ) -> Result<(), StoreError> {
-    let (name, now) = (format!("{SEND}{client_id}"), now_ms());
+    let name = format!("{SEND}{client_id}");
     state
         .call(move |s| {
             let Some(mut r) = s.get_json::<StoredSend>(&name)? else {
@@ -322,8 +325,8 @@ pub(super) async fn finish_send(
 }
 
 /// Forgets send outcomes older than the outbox could still retry.
-pub(super) async fn purge_sends(state: &AccountState) -> Result<(), StoreError> {
-    let cutoff = now_ms() - SEND_RECORD_KEEP_MS;
+pub(super) async fn purge_sends(state: &AccountState, now: i64) -> Result<(), StoreError> {
+    let cutoff = now - SEND_RECORD_KEEP_MS;
     state
         .call(move |s| {
             for (name, value) in s.scan(SEND)? {
@@ -395,7 +398,10 @@ mod upgrade_tests {
         }
         let (store, _guard) = Store::open(&path).unwrap();
         let a = AccountState::new(store.clone(), "wechat:a");
-        let peer = Peers::new(a.clone()).get("o@im.wechat").await.unwrap();
+        let peer = Peers::new(a.clone(), Clock::system())
+            .get("o@im.wechat")
+            .await
+            .unwrap();
         assert_eq!(
             peer,
             Some(PeerWindow {
@@ -404,14 +410,17 @@ mod upgrade_tests {
                 sends: 3
             })
         );
-        let b = Peers::new(AccountState::new(store.clone(), "wechat:b"));
+        let b = Peers::new(
+            AccountState::new(store.clone(), "wechat:b"),
+            Clock::system(),
+        );
         assert_eq!(
             b.get("o@im.wechat").await.unwrap().unwrap().context_token,
             "other"
         );
         // An accepted send is never sent again; a refused one keeps its ambiguity and time.
-        assert!(begin_send(&a, "c-acc").await.unwrap().accepted);
-        let refused = begin_send(&a, "c-ref").await.unwrap();
+        assert!(begin_send(&a, "c-acc", 3000).await.unwrap().accepted);
+        let refused = begin_send(&a, "c-ref", 3000).await.unwrap();
         assert!(!refused.accepted && refused.ambiguous);
         assert_eq!(refused.first_refused_ms, Some(1500));
         let (last, _) = pacing(&a).await.unwrap();

@@ -12,11 +12,11 @@ mod deadlines;
 mod delivery;
 mod health;
 
-use super::clock::Clock;
 use super::db::{self, Row};
 use super::index::{FIRST_CHECK_MS, Index, KEEP_CLOSED_MS, Question};
 use super::route::{self, Route};
 use super::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, parse, text};
+use crate::clock::Clock;
 use crate::config::{AccountKey, Config};
 use crate::conversation::Conversation;
 use crate::protocol::{ConfirmInfo, ConfirmState};

@@ -7,10 +7,8 @@
 //! - [`model`]: the OpenAI-compatible model call with strict JSON out.
 //! - [`digest`]: item lines and the numbered digest text.
 //! - [`db`]: the mail tables (cursor, claims, report items, digests, counters, pending replies).
-//! - [`clock`]: the wall clock behind one trait, so tests drive days and digest intervals.
 
 pub mod budget;
-pub mod clock;
 pub mod db;
 pub mod digest;
 pub mod model;

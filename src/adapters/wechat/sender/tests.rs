@@ -33,7 +33,7 @@ async fn setup_with(per_message: u32, tuning: Tuning) -> Setup {
     let client = Client::new(&fake.base_url(), fake.handle().bot_token()).expect("client");
     let (store, guard) = Store::open_in_memory().expect("store");
     let state = AccountState::new(store.clone(), ACCOUNT);
-    let peers = Arc::new(Peers::new(state.clone()));
+    let peers = Arc::new(Peers::new(state.clone(), crate::clock::Clock::system()));
     let sender = WechatSender::new(
         ACCOUNT.into(),
         "run `scv-bridge login wechat t`".into(),
@@ -75,7 +75,7 @@ async fn owner_writes(s: &Setup, handle: &FakeHandle) -> String {
     let m = handle.push_text(OWNER, "hi");
     let token = m.context_token.expect("token");
     s.peers
-        .record_inbound(vec![(OWNER.into(), token.clone(), state::now_ms())])
+        .record_inbound(vec![(OWNER.into(), token.clone(), s.peers.now_ms())])
         .await
         .expect("record");
     token
@@ -151,7 +151,7 @@ async fn sends_use_the_latest_token_and_count_against_the_window() {
     assert!(sent.iter().all(|m| m.context_token == latest));
     assert_eq!(sent[0].client_id, client_id_for("k/0"));
     // The count survives a restart (a fresh cache reads the store).
-    let fresh = Peers::new(s.state.clone());
+    let fresh = Peers::new(s.state.clone(), crate::clock::Clock::system());
     assert_eq!(
         fresh.get(OWNER).await.expect("get").map(|w| w.sends),
         Some(2)
@@ -249,7 +249,9 @@ async fn a_retry_refused_as_a_repeat_after_a_crash_counts_as_delivered() {
     let id = client_id_for("k/0");
     // The first attempt: recorded as started, taken by the platform, then the process died
     // before the answer was recorded.
-    state::begin_send(&s.state, &id).await.expect("begin");
+    state::begin_send(&s.state, &id, s.peers.now_ms())
+        .await
+        .expect("begin");
     s.sender
         .client
         .send_text(OWNER, Some(&token), "one", &id)
@@ -298,7 +300,7 @@ async fn restarted(s: &Setup, tuning: Tuning) -> WechatSender {
         "run `scv-bridge login wechat t`".into(),
         client,
         s.state.clone(),
-        Arc::new(Peers::new(s.state.clone())),
+        Arc::new(Peers::new(s.state.clone(), crate::clock::Clock::system())),
         tuning,
         Duration::from_secs(24 * 3600),
         10,
