@@ -222,4 +222,33 @@ mod tests {
         assert_eq!(r["header"]["template"], "grey");
         assert!(r.to_string().contains("Expired at 14:30"));
     }
+
+    /// The exact card JSON sent today, pinned before the builders move to the Feishu adapter.
+    #[test]
+    fn cards_are_pinned_byte_for_byte() {
+        let q = "Deploy \"v2\"?\n**now**";
+        assert_eq!(
+            card("q-7", q, "7F", "14:30 tomorrow").to_string(),
+            r#"{"body":{"elements":[{"content":"Deploy \"v2\"?\n**now**","tag":"markdown"},{"content":"Answer before 14:30 tomorrow (or reply Y 7F / N 7F).","tag":"markdown"},{"columns":[{"elements":[{"behaviors":[{"type":"callback","value":{"a":"yes","q":"q-7"}}],"tag":"button","text":{"content":"Yes","tag":"plain_text"},"type":"primary"}],"tag":"column"},{"elements":[{"behaviors":[{"type":"callback","value":{"a":"no","q":"q-7"}}],"tag":"button","text":{"content":"No","tag":"plain_text"},"type":"danger"}],"tag":"column"}],"tag":"column_set"}]},"config":{"update_multi":true},"header":{"template":"orange","title":{"content":"Confirm","tag":"plain_text"}},"schema":"2.0"}"#
+        );
+        let resolved = |template: &str, line: &str| {
+            format!(
+                r#"{{"body":{{"elements":[{{"content":"Deploy \"v2\"?\n**now**","tag":"markdown"}},{{"content":"{line}","tag":"markdown"}}]}},"config":{{"update_multi":true}},"header":{{"template":"{template}","title":{{"content":"Confirm","tag":"plain_text"}}}},"schema":"2.0"}}"#
+            )
+        };
+        let cases = [
+            (ConfirmState::Yes, "green", "✅ Approved at 14:30"),
+            (ConfirmState::No, "red", "❌ Declined at 14:30"),
+            (ConfirmState::Expired, "grey", "⌛ Expired at 14:30 without an answer"),
+            (ConfirmState::Withdrawn, "grey", "↩️ Withdrawn by the asker"),
+            (ConfirmState::Failed, "grey", "⚠️ Could not be delivered in time"),
+        ];
+        for (state, template, line) in cases {
+            assert_eq!(
+                resolved_card(q, state, "14:30").to_string(),
+                resolved(template, line),
+                "{state:?}"
+            );
+        }
+    }
 }
