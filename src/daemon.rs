@@ -16,7 +16,9 @@ use crate::conversation::Conversation;
 use crate::protocol::{DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode};
 use crate::secrets::CredentialStore;
 use crate::store::{Store, StoreGuard};
-use crate::supervisor::{ComponentFactory, LifecyclePolicy, ReloadReport, Supervisor};
+use crate::supervisor::{
+    ComponentFactory, HealthRegistry, LifecyclePolicy, ReloadReport, Supervisor,
+};
 
 mod accounts;
 
@@ -277,6 +279,13 @@ fn account_key(channel: &str, account: &str) -> Result<AccountKey, CommandError>
     })
 }
 
+/// `/status`'s second line for a pipeline built before the daemon: the bridge summary of
+/// `registry` (the one [`start_with`] hands its `wire`) when asked.
+pub fn status_line(registry: &Arc<HealthRegistry>) -> Arc<dyn Fn() -> String + Send + Sync> {
+    let registry = registry.clone();
+    Arc::new(move || bridge_summary(&registry.snapshot()))
+}
+
 /// One line about the whole bridge: how many accounts are connected, and which are not.
 pub fn bridge_summary(components: &[crate::protocol::ComponentHealth]) -> String {
     use crate::protocol::ComponentState;
@@ -365,20 +374,23 @@ where
 {
     start_with(
         config,
-        |c, s| Wiring::components(make_factory(c, s)),
+        |c, s, _| Wiring::components(make_factory(c, s)),
         policy,
     )
     .await
 }
 
 /// Starts the daemon with its full wiring (components and conversation pipeline); see [`start`].
+///
+/// `wire` gets the credential store, the store and the health registry the accounts will
+/// report into (made first, so what it builds can be given everything at construction).
 pub async fn start_with<F>(
     config: Config,
     wire: F,
     policy: LifecyclePolicy,
 ) -> Result<RunningDaemon, StartError>
 where
-    F: FnOnce(&CredentialStore, &Store) -> Wiring,
+    F: FnOnce(&CredentialStore, &Store, &Arc<HealthRegistry>) -> Wiring,
 {
     let lock = lock_state_dir(&config.state_dir)?;
     let (store, store_guard) = Store::open(&config.state_dir.join("state.db"))?;
@@ -390,26 +402,19 @@ where
     };
     let listener = control::bind(&config.socket).await?;
     let socket = config.socket.clone();
-    let wiring = wire(&credentials, &store);
+    let registry = Arc::new(HealthRegistry::default());
+    let wiring = wire(&credentials, &store, &registry);
     let core = Arc::new(Core {
         config: Mutex::new(config.clone()),
         store,
         credentials,
-        supervisor: Supervisor::new(wiring.factory, policy),
+        supervisor: Supervisor::with_registry(wiring.factory, policy, registry),
         conversation: wiring.conversation,
         confirm: wiring.confirm,
     });
-    if let Some(conv) = &core.conversation {
-        let registry = core.supervisor.registry();
-        conv.set_status_line(Arc::new(move || bridge_summary(&registry.snapshot())));
-    }
     if let Some(c) = &core.confirm {
         // Before the accounts start, so a replayed or early answer finds its question.
-        c.start(
-            core.supervisor.registry(),
-            ConfirmSettings::from_config(&config),
-        )
-        .await?;
+        c.start(ConfirmSettings::from_config(&config)).await?;
     }
     core.reconcile(&config, &[])
         .await

@@ -65,6 +65,18 @@ impl ComponentFactory for PlatformFactory {
     }
 }
 
+/// What an account of `channel` can do, known without running it (a question queued while its
+/// account is offline): the composition root hands this lookup to the confirm service, so the
+/// core reads capabilities and never names a platform.
+pub fn capabilities(channel: Channel) -> crate::supervisor::Capabilities {
+    match channel {
+        Channel::Wechat => wechat::CAPABILITIES,
+        Channel::Feishu => feishu::CAPABILITIES,
+        // A mail account's component declares nothing beyond the default: no chat to ask in.
+        Channel::Mail => crate::supervisor::Capabilities::default(),
+    }
+}
+
 /// A component for an account whose channel has no adapter in this build.
 pub fn unavailable(spec: &AccountSpec, ctx: &AdapterContext) -> Arc<dyn Component> {
     Arc::new(Unavailable {

@@ -7,29 +7,40 @@ use std::sync::Arc;
 
 use crate::adapters::{AdapterContext, PlatformFactory};
 use crate::config::Config;
-use crate::confirm::{Clock, ConfirmService};
-use crate::conversation::Conversation;
+use crate::confirm::{CapabilityLookup, Clock, ConfirmParts, ConfirmService};
+use crate::conversation::{Conversation, Hooks, Outbox};
 use crate::daemon::Wiring;
 use crate::secrets::CredentialStore;
 use crate::store::Store;
-use crate::supervisor::{ComponentFactory, LifecyclePolicy};
+use crate::supervisor::{ComponentFactory, HealthRegistry, LifecyclePolicy};
 
 /// `scv-bridge run`: builds the daemon from the file and runs it until SIGTERM or SIGINT.
 pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
     let agent_config = config.agent.clone();
     let timezone = config.timezone;
-    let wire = move |creds: &CredentialStore, store: &Store| {
+    let wire = move |creds: &CredentialStore, store: &Store, registry: &Arc<HealthRegistry>| {
         // A backend that cannot work is a stand-in that says why: accounts still connect, status
         // shows "not configured" from the start, and the owner is told why nobody answers.
         let agent = crate::agent::build(&agent_config, store.clone());
-        let conversation = Conversation::new(store.clone(), agent);
-        let confirm = ConfirmService::new(
-            store.clone(),
-            conversation.clone(),
-            creds.clone(),
-            Clock::tokio(),
-        );
+        // The confirm service first, over the outbox alone; then the pipeline, built with it
+        // as its answer interceptor, approver and delivery observer.
+        let outbox = Outbox::new(store.clone());
+        let capabilities: CapabilityLookup =
+            Arc::new(|account| crate::adapters::capabilities(account.channel));
+        let confirm = ConfirmService::new(ConfirmParts {
+            store: store.clone(),
+            outbox: outbox.clone(),
+            credentials: creds.clone(),
+            clock: Clock::tokio(),
+            capabilities,
+            registry: registry.clone(),
+        });
+        let hooks = Hooks {
+            status_line: Some(crate::daemon::status_line(registry)),
+            ..confirm.hooks()
+        };
+        let conversation = Conversation::build(outbox, agent, hooks);
         let ctx = AdapterContext {
             credentials: creds.clone(),
             store: store.clone(),

@@ -59,7 +59,7 @@ pub(super) async fn handle_fast(conv: Arc<Conversation>, rt: Arc<AccountRuntime>
     }
     let l = &rt.link;
     let (decision, from_owner) = l.decide(&m.sender);
-    let answers = conv.answers.read().ok().and_then(|a| a.clone());
+    let answers = conv.answers();
     if decision == Decision::MailChat {
         match conv.mail_chat_handler(MAIL_ACCOUNTS_START).await {
             Some(h) => h.handle(l, m.clone()).await,
@@ -141,13 +141,7 @@ async fn run_command(
             {
                 first.push_str(&format!(" ({e})"));
             }
-            let second = conv
-                .status_line
-                .read()
-                .ok()
-                .and_then(|f| f.clone())
-                .map(|f| f())
-                .unwrap_or_else(|| "bridge: running".to_string());
+            let second = conv.status_line();
             format!("{first}\n{second}")
         }
     }

@@ -2,6 +2,7 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
+use super::body::Body;
 use super::link::Sent;
 use super::message::{Inbound, Outbound, OutboundKind, ReplyContext};
 use crate::config::AccountKey;
@@ -212,8 +213,8 @@ pub struct NewOutbound<'a> {
     pub chat: &'a ChatId,
     /// The text.
     pub text: &'a str,
-    /// Rich content, if any.
-    pub rich: Option<&'a str>,
+    /// What it means beyond its text (stored in the `rich` column).
+    pub body: &'a Body,
     /// Stable key: a second insert with the same key is ignored.
     pub key: String,
     /// The triggering message's reply context.
@@ -240,7 +241,7 @@ pub fn enqueue(
             o.chat.as_str(),
             o.key,
             o.text,
-            o.rich,
+            o.body.to_stored(),
             o.reply.0,
             kind_str(o.kind),
             now
@@ -265,14 +266,14 @@ fn parse_kind(s: &str) -> OutboundKind {
     }
 }
 
-/// One update to put in the outbox: replace the message sent under `target_key` with `rich`.
+/// One update to put in the outbox: replace the message sent under `target_key` with `body`.
 pub struct NewUpdate<'a> {
     /// The chat of both messages.
     pub chat: &'a ChatId,
-    /// The plain text, sent with `rich` if the update becomes a new message.
+    /// The plain text, sent with `body` if the update becomes a new message.
     pub text: &'a str,
     /// The replacement content.
-    pub rich: &'a str,
+    pub body: &'a Body,
     /// Stable key: a second insert with the same key is ignored.
     pub key: String,
     /// The outbox key of the message to replace (a piece key, `<key>/0`).
@@ -296,7 +297,7 @@ pub fn enqueue_update(
             u.chat.as_str(),
             u.key,
             u.text,
-            u.rich,
+            u.body.to_stored(),
             unix_now() as i64,
             u.target_key
         ])?;
@@ -335,7 +336,7 @@ pub fn next_outbound(
             account: account.clone(),
             chat: chat.clone(),
             text: r.get(1)?,
-            rich: r.get(2)?,
+            body: Body::from_stored(r.get::<_, Option<String>>(2)?.as_deref()),
             idempotency_key: r.get(3)?,
             reply: ReplyContext(r.get(4)?),
             kind: parse_kind(&r.get::<_, String>(5)?),

@@ -350,11 +350,7 @@ fn link(
         owner: owner.map(SenderId::new),
         workspace: spec.workspace.clone(),
         channel_label: "Feishu",
-        capabilities: crate::supervisor::Capabilities {
-            typing: false,
-            buttons: true,
-            edit: true,
-        },
+        capabilities: super::sender::CAPABILITIES,
         health: health.clone(),
         sender: sender.clone(),
     }
