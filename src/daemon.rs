@@ -10,9 +10,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{AccountKey, Config};
-use crate::confirm::{ConfirmError, ConfirmService, ConfirmSettings};
+use crate::confirm::{
+    CapabilityLookup, Clock, ConfirmError, ConfirmParts, ConfirmService, ConfirmSettings,
+};
 use crate::control::{self, CommandError, Handler};
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Hooks, Outbox};
 use crate::protocol::{DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode};
 use crate::secrets::CredentialStore;
 use crate::store::{Store, StoreGuard};
@@ -277,6 +279,35 @@ fn account_key(channel: &str, account: &str) -> Result<AccountKey, CommandError>
             format!("expected channel wechat, feishu or mail and an account name of letters, digits, '-' or '_', found '{channel}:{account}'"),
         )
     })
+}
+
+/// The confirm service and the pipeline it plugs into, built in that order as the daemon wires
+/// them: the service over the outbox alone (with every account's capabilities from the
+/// adapters and `registry`), then the pipeline with the service as its answer interceptor,
+/// approver and delivery observer, and `/status`'s second line from `registry`.
+pub fn confirm_and_pipeline(
+    store: &Store,
+    credentials: &CredentialStore,
+    clock: Clock,
+    registry: &Arc<HealthRegistry>,
+    agent: Arc<dyn crate::agent::Agent>,
+) -> (Arc<ConfirmService>, Arc<Conversation>) {
+    let outbox = Outbox::new(store.clone());
+    let capabilities: CapabilityLookup =
+        Arc::new(|account| crate::adapters::capabilities(account.channel));
+    let confirm = ConfirmService::new(ConfirmParts {
+        store: store.clone(),
+        outbox: outbox.clone(),
+        credentials: credentials.clone(),
+        clock,
+        capabilities,
+        registry: registry.clone(),
+    });
+    let hooks = Hooks {
+        status_line: Some(status_line(registry)),
+        ..confirm.hooks()
+    };
+    (confirm, Conversation::build(outbox, agent, hooks))
 }
 
 /// `/status`'s second line for a pipeline built before the daemon: the bridge summary of

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use scv_bridge::config::{AccountKey, Channel};
 use scv_bridge::confirm::ConfirmSettings;
-use scv_bridge::conversation::{ChatId, SendError};
+use scv_bridge::conversation::body::{Ending, Question, QuestionClosed};
+use scv_bridge::conversation::{Body, ChatId, SendError};
 use scv_bridge::protocol::ConfirmState;
 use support::*;
 
@@ -26,12 +27,34 @@ fn feishu() -> BedOptions {
     }
 }
 
-/// The rich content of the `n`-th update (waiting for it).
+/// A question as a typed body.
+fn first_body() -> Body {
+    Body::Question(Question {
+        id: "q-1".into(),
+        text: "Deploy?".into(),
+        code: "7F".into(),
+        deadline: "08:30".into(),
+        buttons: true,
+    })
+}
+
+/// How that question ended, as a typed body.
+fn closed_body() -> Body {
+    Body::QuestionClosed(QuestionClosed {
+        id: "q-1".into(),
+        ended: Ending::Approved,
+        text: "Deploy?".into(),
+        code: "7F".into(),
+        at: "08:01".into(),
+    })
+}
+
+/// The card the `n`-th update renders to on Feishu (waiting for it).
 async fn nth_update(bed: &Bed, n: usize) -> String {
     within(bed.channel.wait_updates(n)).await;
     let u = &bed.channel.updates()[n - 1];
     assert_eq!(u.target.as_str(), "mem-1", "the question card");
-    u.rich.clone().expect("a card")
+    feishu_card(&u.body).expect("a card")
 }
 
 #[tokio::test]
@@ -87,10 +110,7 @@ async fn a_card_that_cannot_be_updated_gets_a_new_closing_message() {
         format!("No answer before the deadline, so it counts as no: “Deploy?” ({code}).")
     );
     let notice = &bed.channel.sent()[1];
-    let card = notice
-        .rich
-        .as_deref()
-        .expect("the resolved card rides along");
+    let card = feishu_card(&notice.body).expect("the resolved card rides along");
     assert!(card.contains("Expired at"), "{card}");
     assert!(bed.channel.updates().is_empty());
     bed.shut().await;
@@ -133,7 +153,7 @@ async fn an_update_replaces_the_sent_message_and_the_outbox_keeps_its_id() {
     let bed = Bed::open(dir.path(), T0_MS, feishu()).await;
     let chat = ChatId::new(OWNER);
     bed.conv
-        .send_proactive(&bed.account, &chat, "first", Some("{\"v\":1}"), "k/a")
+        .send_proactive(&bed.account, &chat, "first", Some(&first_body()), "k/a")
         .await
         .expect("queue");
     bed.nth_sent(1).await;
@@ -143,16 +163,13 @@ async fn an_update_replaces_the_sent_message_and_the_outbox_keeps_its_id() {
     for _ in 0..2 {
         // Queued twice under one key: updated once.
         bed.conv
-            .update_proactive(&bed.account, &chat, "k/a", "second", "{\"v\":2}", "k/b")
+            .update_proactive(&bed.account, &chat, "k/a", "second", &closed_body(), "k/b")
             .await
             .expect("queue");
     }
     within(bed.channel.wait_updates(1)).await;
     let u = &bed.channel.updates()[0];
-    assert_eq!(
-        (u.target.as_str(), u.rich.as_deref()),
-        ("mem-1", Some("{\"v\":2}"))
-    );
+    assert_eq!((u.target.as_str(), &u.body), ("mem-1", &closed_body()));
     bed.conv
         .send_proactive(&bed.account, &chat, "third", None, "k/c")
         .await
@@ -172,11 +189,18 @@ async fn an_update_of_a_message_never_sent_goes_out_as_a_new_one() {
     let bed = Bed::open(dir.path(), T0_MS, feishu()).await;
     let chat = ChatId::new(OWNER);
     bed.conv
-        .update_proactive(&bed.account, &chat, "k/none", "instead", "{\"v\":2}", "k/b")
+        .update_proactive(
+            &bed.account,
+            &chat,
+            "k/none",
+            "instead",
+            &closed_body(),
+            "k/b",
+        )
         .await
         .expect("queue");
     assert_eq!(bed.nth_sent(1).await, "instead");
-    assert_eq!(bed.channel.sent()[0].rich.as_deref(), Some("{\"v\":2}"));
+    assert_eq!(bed.channel.sent()[0].body, closed_body());
     assert!(bed.channel.updates().is_empty());
     bed.shut().await;
 }

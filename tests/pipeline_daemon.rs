@@ -36,7 +36,7 @@ async fn start(
     let c2 = cell.clone();
     let d = daemon::start_with(
         config,
-        move |_creds, store| {
+        move |_creds, store, _| {
             let conv = Conversation::new(store.clone(), agent);
             let factory = MemoryFactory::new(Some(OWNER), conv.clone());
             let _ = c2.set((factory.clone(), conv.clone()));

@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use crate::adapters::{AdapterContext, PlatformFactory};
 use crate::config::Config;
-use crate::confirm::{CapabilityLookup, Clock, ConfirmParts, ConfirmService};
-use crate::conversation::{Conversation, Hooks, Outbox};
+use crate::confirm::Clock;
 use crate::daemon::Wiring;
 use crate::secrets::CredentialStore;
 use crate::store::Store;
@@ -23,24 +22,8 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
         // A backend that cannot work is a stand-in that says why: accounts still connect, status
         // shows "not configured" from the start, and the owner is told why nobody answers.
         let agent = crate::agent::build(&agent_config, store.clone());
-        // The confirm service first, over the outbox alone; then the pipeline, built with it
-        // as its answer interceptor, approver and delivery observer.
-        let outbox = Outbox::new(store.clone());
-        let capabilities: CapabilityLookup =
-            Arc::new(|account| crate::adapters::capabilities(account.channel));
-        let confirm = ConfirmService::new(ConfirmParts {
-            store: store.clone(),
-            outbox: outbox.clone(),
-            credentials: creds.clone(),
-            clock: Clock::tokio(),
-            capabilities,
-            registry: registry.clone(),
-        });
-        let hooks = Hooks {
-            status_line: Some(crate::daemon::status_line(registry)),
-            ..confirm.hooks()
-        };
-        let conversation = Conversation::build(outbox, agent, hooks);
+        let (confirm, conversation) =
+            crate::daemon::confirm_and_pipeline(store, creds, Clock::tokio(), registry, agent);
         let ctx = AdapterContext {
             credentials: creds.clone(),
             store: store.clone(),
