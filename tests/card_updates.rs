@@ -4,13 +4,15 @@
 #[path = "confirm_support/mod.rs"]
 mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use scv_bridge::config::{AccountKey, Channel};
-use scv_bridge::confirm::ConfirmSettings;
+use scv_bridge::confirm::{CapabilityLookup, ConfirmSettings};
 use scv_bridge::conversation::body::{Ending, Question, QuestionClosed};
 use scv_bridge::conversation::{Body, ChatId, SendError};
 use scv_bridge::protocol::ConfirmState;
+use scv_bridge::supervisor::Capabilities;
 use support::*;
 
 const SEC: Duration = Duration::from_secs(1);
@@ -202,5 +204,88 @@ async fn an_update_of_a_message_never_sent_goes_out_as_a_new_one() {
     assert_eq!(bed.nth_sent(1).await, "instead");
     assert_eq!(bed.channel.sent()[0].body, closed_body());
     assert!(bed.channel.updates().is_empty());
+    bed.shut().await;
+}
+
+/// A lookup where every account can do what `caps` says, whatever its platform.
+fn every_account(caps: Capabilities) -> CapabilityLookup {
+    Arc::new(move |_: &AccountKey| caps)
+}
+
+#[tokio::test]
+async fn confirm_goes_by_what_the_account_can_do_not_by_its_platform() {
+    // A WeChat account that could edit and show buttons: the question is offered with buttons
+    // and its end shown in place, as on Feishu.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let caps = Capabilities {
+        buttons: true,
+        edit: true,
+        questions: true,
+        ..Capabilities::default()
+    };
+    let opts = BedOptions {
+        capabilities: every_account(caps),
+        ..BedOptions::default()
+    };
+    let bed = Bed::open(dir.path(), T0_MS, opts).await;
+    let info = bed.svc.ask("Deploy?", None, None).await.expect("ask");
+    bed.nth_sent(1).await;
+    assert!(
+        matches!(&bed.channel.bodies()[0], Body::Question(q) if q.buttons && q.id == info.id),
+        "{:?}",
+        bed.channel.bodies()
+    );
+    bed.svc.withdraw(&info.id).await.expect("withdraw");
+    within(bed.channel.wait_updates(1)).await;
+    assert!(matches!(
+        &bed.channel.updates()[0].body,
+        Body::QuestionClosed(c) if c.ended == Ending::Withdrawn
+    ));
+    assert_eq!(bed.channel.sent().len(), 1, "no notice");
+    bed.shut().await;
+
+    // A Feishu account that could do neither: text with the code, then a closing notice.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = BedOptions {
+        capabilities: every_account(Capabilities {
+            questions: true,
+            ..Capabilities::default()
+        }),
+        ..feishu()
+    };
+    let bed = Bed::open(dir.path(), T0_MS, opts).await;
+    let info = bed.svc.ask("Deploy?", None, None).await.expect("ask");
+    let code = bed.svc.view(&info.id).expect("view").code;
+    bed.nth_sent(1).await;
+    assert!(
+        matches!(&bed.channel.bodies()[0], Body::Question(q) if !q.buttons),
+        "{:?}",
+        bed.channel.bodies()
+    );
+    bed.svc.withdraw(&info.id).await.expect("withdraw");
+    assert_eq!(
+        bed.nth_sent(2).await,
+        format!("This no longer needs an answer (withdrawn): “Deploy?” ({code}).")
+    );
+    assert!(bed.channel.updates().is_empty());
+    bed.shut().await;
+}
+
+#[tokio::test]
+async fn an_account_that_takes_no_questions_is_refused_by_its_capabilities() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = BedOptions {
+        capabilities: every_account(Capabilities::default()),
+        ..feishu()
+    };
+    let bed = Bed::open(dir.path(), T0_MS, opts).await;
+    let info = bed.svc.ask("Deploy?", None, None).await.expect("ask");
+    assert_eq!(info.state, ConfirmState::Failed);
+    assert!(
+        info.reason
+            .as_deref()
+            .is_some_and(|r| r.contains("questions go to a WeChat or Feishu chat")),
+        "{info:?}"
+    );
     bed.shut().await;
 }

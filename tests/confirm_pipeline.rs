@@ -48,6 +48,12 @@ async fn the_owner_answers_a_bare_yes_and_the_agent_never_sees_it() {
         asked,
         format!("Deploy 1.4?\nReply Y {code} or N {code} before 08:10")
     );
+    // WeChat shows no buttons: the question goes as its text with the code.
+    assert!(
+        matches!(&bed.channel.bodies()[0], Body::Question(q) if !q.buttons && q.code == code),
+        "{:?}",
+        bed.channel.bodies()
+    );
 
     bed.say("a1", OWNER, "yes").await;
     assert_eq!(bed.nth_sent(2).await, format!("Got it: yes ({code})."));

@@ -191,6 +191,8 @@ pub struct BedOptions {
     pub settings: ConfirmSettings,
     /// The one account (`wechat:phone` by default).
     pub account: AccountKey,
+    /// What accounts can do (the adapters' declarations by default).
+    pub capabilities: CapabilityLookup,
 }
 
 impl Default for BedOptions {
@@ -200,6 +202,7 @@ impl Default for BedOptions {
             senders: Senders::Owner,
             attach: true,
             settings: settings(),
+            capabilities: capabilities(),
         }
     }
 }
@@ -222,7 +225,7 @@ impl Bed {
             outbox: outbox.clone(),
             credentials: creds,
             clock: clock.clone(),
-            capabilities: capabilities(),
+            capabilities: opts.capabilities.clone(),
             registry,
         });
         let conv = Conversation::build(outbox, agent.clone(), svc.hooks());
