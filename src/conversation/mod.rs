@@ -43,7 +43,7 @@ use crate::agent::{Agent, AgentMonitor, Approver};
 use crate::config::AccountKey;
 use crate::policy::Decision;
 use crate::store::{Store, StoreError};
-use journal::{Entry, JournalState};
+use journal::{Entry, FastRoute, JournalState};
 
 /// What [`Conversation::accept`] did with a batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -285,7 +285,7 @@ impl Conversation {
                     self.chat(&rt, &chat);
                 }
                 for p in fast {
-                    self.clone().spawn_fast(rt.clone(), p.inbound);
+                    self.clone().spawn_fast(rt.clone(), p.inbound, p.route);
                 }
             }
             Err(e) => {
@@ -341,28 +341,30 @@ impl Conversation {
                 inbound: m,
                 state: JournalState::New,
                 tools: false,
+                route: None,
             };
         };
         let (decision, is_owner) = rt.link.decide(&m.sender);
         let answer = self.answers();
-        let (state, tools) = match decision {
+        let fast = |route| (JournalState::Fast, false, Some(route));
+        let (state, tools, route) = match decision {
             Decision::Drop(reason) => {
                 self.stats.dropped(&m.account, reason.as_str());
-                (JournalState::Dropped, false)
+                (JournalState::Dropped, false, None)
             }
-            Decision::MailChat => (JournalState::Fast, false),
+            Decision::MailChat => fast(FastRoute::MailChat),
             Decision::Answer { tools } => {
                 if answer.is_some_and(|a| a.wants(&m.account, &m.chat, is_owner, &m.text)) {
-                    (JournalState::Fast, false)
+                    fast(FastRoute::Answer)
                 } else if commands::parse(&m.text).is_some() {
                     if is_owner {
-                        (JournalState::Fast, false)
+                        fast(FastRoute::Command)
                     } else {
                         self.stats.dropped(&m.account, "command_not_owner");
-                        (JournalState::Dropped, false)
+                        (JournalState::Dropped, false, None)
                     }
                 } else {
-                    (JournalState::New, tools)
+                    (JournalState::New, tools, None)
                 }
             }
         };
@@ -370,6 +372,7 @@ impl Conversation {
             inbound: m,
             state,
             tools,
+            route,
         }
     }
 
@@ -388,7 +391,7 @@ impl Conversation {
         chat.window_wake.notify_waiters();
         match e.state {
             JournalState::New => chat.wake_turn(),
-            JournalState::Fast => self.clone().spawn_fast(rt, m.clone()),
+            JournalState::Fast => self.clone().spawn_fast(rt, m.clone(), e.route),
             _ => {}
         }
     }
@@ -486,10 +489,10 @@ impl Conversation {
         c
     }
 
-    fn spawn_fast(self: Arc<Self>, rt: Arc<AccountRuntime>, m: Inbound) {
+    fn spawn_fast(self: Arc<Self>, rt: Arc<AccountRuntime>, m: Inbound, route: Option<FastRoute>) {
         let busy = self.quiet.hold();
         tokio::spawn(async move {
-            commands::handle_fast(self, rt, m).await;
+            commands::handle_fast(self, rt, m, route).await;
             drop(busy);
         });
     }
