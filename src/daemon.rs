@@ -10,13 +10,17 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{AccountKey, Config};
-use crate::confirm::{ConfirmError, ConfirmService, ConfirmSettings};
+use crate::confirm::{
+    CapabilityLookup, Clock, ConfirmError, ConfirmParts, ConfirmService, ConfirmSettings,
+};
 use crate::control::{self, CommandError, Handler};
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Hooks, Outbox};
 use crate::protocol::{DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode};
 use crate::secrets::CredentialStore;
 use crate::store::{Store, StoreGuard};
-use crate::supervisor::{ComponentFactory, LifecyclePolicy, ReloadReport, Supervisor};
+use crate::supervisor::{
+    ComponentFactory, HealthRegistry, LifecyclePolicy, ReloadReport, Supervisor,
+};
 
 mod accounts;
 
@@ -277,6 +281,42 @@ fn account_key(channel: &str, account: &str) -> Result<AccountKey, CommandError>
     })
 }
 
+/// The confirm service and the pipeline it plugs into, built in that order as the daemon wires
+/// them: the service over the outbox alone (with every account's capabilities from the
+/// adapters and `registry`), then the pipeline with the service as its answer interceptor,
+/// approver and delivery observer, and `/status`'s second line from `registry`.
+pub fn confirm_and_pipeline(
+    store: &Store,
+    credentials: &CredentialStore,
+    clock: Clock,
+    registry: &Arc<HealthRegistry>,
+    agent: Arc<dyn crate::agent::Agent>,
+) -> (Arc<ConfirmService>, Arc<Conversation>) {
+    let outbox = Outbox::new(store.clone());
+    let capabilities: CapabilityLookup =
+        Arc::new(|account| crate::adapters::capabilities(account.channel));
+    let confirm = ConfirmService::new(ConfirmParts {
+        store: store.clone(),
+        outbox: outbox.clone(),
+        credentials: credentials.clone(),
+        clock,
+        capabilities,
+        registry: registry.clone(),
+    });
+    let hooks = Hooks {
+        status_line: Some(status_line(registry)),
+        ..confirm.hooks()
+    };
+    (confirm, Conversation::build(outbox, agent, hooks))
+}
+
+/// `/status`'s second line for a pipeline built before the daemon: the bridge summary of
+/// `registry` (the one [`start_with`] hands its `wire`) when asked.
+pub fn status_line(registry: &Arc<HealthRegistry>) -> Arc<dyn Fn() -> String + Send + Sync> {
+    let registry = registry.clone();
+    Arc::new(move || bridge_summary(&registry.snapshot()))
+}
+
 /// One line about the whole bridge: how many accounts are connected, and which are not.
 pub fn bridge_summary(components: &[crate::protocol::ComponentHealth]) -> String {
     use crate::protocol::ComponentState;
@@ -365,20 +405,23 @@ where
 {
     start_with(
         config,
-        |c, s| Wiring::components(make_factory(c, s)),
+        |c, s, _| Wiring::components(make_factory(c, s)),
         policy,
     )
     .await
 }
 
 /// Starts the daemon with its full wiring (components and conversation pipeline); see [`start`].
+///
+/// `wire` gets the credential store, the store and the health registry the accounts will
+/// report into (made first, so what it builds can be given everything at construction).
 pub async fn start_with<F>(
     config: Config,
     wire: F,
     policy: LifecyclePolicy,
 ) -> Result<RunningDaemon, StartError>
 where
-    F: FnOnce(&CredentialStore, &Store) -> Wiring,
+    F: FnOnce(&CredentialStore, &Store, &Arc<HealthRegistry>) -> Wiring,
 {
     let lock = lock_state_dir(&config.state_dir)?;
     let (store, store_guard) = Store::open(&config.state_dir.join("state.db"))?;
@@ -390,26 +433,19 @@ where
     };
     let listener = control::bind(&config.socket).await?;
     let socket = config.socket.clone();
-    let wiring = wire(&credentials, &store);
+    let registry = Arc::new(HealthRegistry::default());
+    let wiring = wire(&credentials, &store, &registry);
     let core = Arc::new(Core {
         config: Mutex::new(config.clone()),
         store,
         credentials,
-        supervisor: Supervisor::new(wiring.factory, policy),
+        supervisor: Supervisor::with_registry(wiring.factory, policy, registry),
         conversation: wiring.conversation,
         confirm: wiring.confirm,
     });
-    if let Some(conv) = &core.conversation {
-        let registry = core.supervisor.registry();
-        conv.set_status_line(Arc::new(move || bridge_summary(&registry.snapshot())));
-    }
     if let Some(c) = &core.confirm {
         // Before the accounts start, so a replayed or early answer finds its question.
-        c.start(
-            core.supervisor.registry(),
-            ConfirmSettings::from_config(&config),
-        )
-        .await?;
+        c.start(ConfirmSettings::from_config(&config)).await?;
     }
     core.reconcile(&config, &[])
         .await

@@ -48,7 +48,7 @@ async fn start_with(
     let c2 = cell.clone();
     let d = daemon::start_with(
         config,
-        move |creds, store| {
+        move |creds, store, _| {
             let agent = make(&agent_config, store.clone());
             let conv = Conversation::new(store.clone(), agent);
             let factory = MemoryFactory::new(

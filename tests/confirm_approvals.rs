@@ -11,7 +11,7 @@ use scv_bridge::adapters::memory::{MemoryChannel, MemoryFactory};
 use scv_bridge::agent::{Agent, ApprovalRequest, ScvAgent, ScvOptions, SessionKey, Transport};
 use scv_bridge::config::Config;
 use scv_bridge::config::{AccountKey, Channel};
-use scv_bridge::confirm::{Clock, ConfirmService};
+use scv_bridge::confirm::Clock;
 use scv_bridge::conversation::ChatId;
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::{self, RunningDaemon, Wiring};
@@ -50,14 +50,10 @@ async fn start(dir: &Path) -> Bed {
     let slot = Arc::new(std::sync::Mutex::new(None));
     let sl = slot.clone();
     let wire = move |creds: &scv_bridge::secrets::CredentialStore,
-                     store: &scv_bridge::store::Store| {
-        let conv = Conversation::new(store.clone(), agent);
-        let confirm = ConfirmService::new(
-            store.clone(),
-            conv.clone(),
-            creds.clone(),
-            Clock::manual(T0_MS),
-        );
+                     store: &scv_bridge::store::Store,
+                     registry: &Arc<_>| {
+        let (confirm, conv) =
+            daemon::confirm_and_pipeline(store, creds, Clock::manual(T0_MS), registry, agent);
         let factory = MemoryFactory::new(
             Some(OWNER),
             scv_bridge::port::Ports::new(store.clone(), creds.clone(), conv.clone()),

@@ -10,8 +10,8 @@ use std::time::Duration;
 use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::client::{self, ClientError};
 use scv_bridge::config::Config;
+use scv_bridge::confirm::Clock;
 use scv_bridge::confirm::cli::{self, Options, Outcome};
-use scv_bridge::confirm::{Clock, ConfirmService};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::{self, RunningDaemon, Wiring};
 use scv_bridge::protocol::*;
@@ -50,10 +50,11 @@ async fn start(dir: &Path, notify: bool) -> TestDaemon {
     let slot = Arc::new(std::sync::Mutex::new(None));
     let (ch, ck, sl) = (channel.clone(), clock.clone(), slot.clone());
     let wire = move |creds: &scv_bridge::secrets::CredentialStore,
-                     store: &scv_bridge::store::Store| {
+                     store: &scv_bridge::store::Store,
+                     registry: &Arc<_>| {
         let agent = Arc::new(EchoAgent::default());
-        let conv = Conversation::new(store.clone(), agent.clone());
-        let confirm = ConfirmService::new(store.clone(), conv.clone(), creds.clone(), ck);
+        let (confirm, conv) =
+            daemon::confirm_and_pipeline(store, creds, ck, registry, agent.clone());
         let factory: Arc<dyn ComponentFactory> = Arc::new(MemoryFactory {
             conv: conv.clone(),
             channel: ch,

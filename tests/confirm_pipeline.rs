@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use scv_bridge::config::{AccountKey, Channel};
 use scv_bridge::confirm::{AnswerOutcome, ConfirmSettings, WINDOW_NOTE};
-use scv_bridge::conversation::SendError;
+use scv_bridge::conversation::{Body, SendError};
 use scv_bridge::protocol::{ConfirmState, Senders};
 use support::*;
 
@@ -47,6 +47,12 @@ async fn the_owner_answers_a_bare_yes_and_the_agent_never_sees_it() {
     assert_eq!(
         asked,
         format!("Deploy 1.4?\nReply Y {code} or N {code} before 08:10")
+    );
+    // WeChat shows no buttons: the question goes as its text with the code.
+    assert!(
+        matches!(&bed.channel.bodies()[0], Body::Question(q) if !q.buttons && q.code == code),
+        "{:?}",
+        bed.channel.bodies()
     );
 
     bed.say("a1", OWNER, "yes").await;
@@ -391,7 +397,7 @@ async fn a_click_answer_by_id_or_code_is_recorded_once() {
         bed.svc.answer(&info.id, false, OWNER).await,
         Ok(AnswerOutcome::AlreadyClosed(ConfirmState::Yes))
     );
-    let card = bed.svc.card(&info.id).expect("card").to_string();
+    let card = feishu_card(&bed.svc.body(&info.id).expect("body")).expect("card");
     assert!(card.contains("Approved"), "{card}");
     assert!(bed.svc.answer("q-999", true, OWNER).await.is_err());
     bed.shut().await;
@@ -441,8 +447,13 @@ async fn on_feishu_the_question_is_a_card_with_a_text_fallback_and_the_answer_re
         sent[0].text,
         format!("Deploy?\nReply Y {code} or N {code} before 08:10")
     );
+    assert!(
+        matches!(&sent[0].body, Body::Question(q) if q.buttons && q.id == info.id && q.code == code),
+        "a question with buttons: {:?}",
+        sent[0].body
+    );
     let card: serde_json::Value =
-        serde_json::from_str(sent[0].rich.as_deref().expect("a card")).expect("card json");
+        serde_json::from_str(&feishu_card(&sent[0].body).expect("a card")).expect("card json");
     let yes = &card["body"]["elements"][2]["columns"][0]["elements"][0]["behaviors"][0]["value"];
     assert_eq!(yes["q"], info.id.as_str());
     assert_eq!(yes["a"], "yes");
@@ -451,13 +462,14 @@ async fn on_feishu_the_question_is_a_card_with_a_text_fallback_and_the_answer_re
     let reply = &bed.channel.sent()[1];
     assert_eq!(reply.text, format!("Got it: yes ({code})."));
     assert_eq!(
-        reply.rich, None,
+        reply.body,
+        Body::Text,
         "the reply is text; the card shows the answer"
     );
     within(bed.channel.wait_updates(1)).await;
     let update = &bed.channel.updates()[0];
     assert_eq!(update.target.as_str(), "mem-1", "the question card itself");
-    let resolved = update.rich.as_deref().expect("a resolved card");
+    let resolved = feishu_card(&update.body).expect("a resolved card");
     assert!(resolved.contains("Approved at 08:00"), "{resolved}");
     assert!(!resolved.contains("\"button\""), "{resolved}");
     bed.shut().await;

@@ -5,9 +5,9 @@ mod feishu_support;
 use std::sync::Arc;
 
 use feishu_support::*;
-use scv_bridge::conversation::ChatId;
+use scv_bridge::conversation::body::Question;
+use scv_bridge::conversation::{Body, ChatId};
 use scv_bridge::protocol::ComponentState;
-use scv_feishu::card::YesNoCard;
 use scv_feishu::frame::FrameType;
 use serde_json::{Value, json};
 
@@ -33,13 +33,19 @@ async fn owner_click_answers_stranger_click_changes_nothing() {
     h.wait_state(ComponentState::Connected).await;
 
     // A proactive card, as the confirm feature will queue it.
-    let card = YesNoCard::new("q1", "Confirm", "Deploy now?").build();
+    let card = Body::Question(Question {
+        id: "q1".into(),
+        text: "Deploy now?".into(),
+        code: "7F".into(),
+        deadline: "14:30".into(),
+        buttons: true,
+    });
     h.conversation
         .send_proactive(
             &h.key(),
             &ChatId::new(p2p_chat(OWNER)),
             "Deploy now? (answer with the buttons)",
-            Some(&card.to_string()),
+            Some(&card),
             "confirm/q1",
         )
         .await

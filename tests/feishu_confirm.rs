@@ -70,10 +70,9 @@ async fn start(
     type Slot = Arc<Mutex<Option<(Arc<ConfirmService>, Arc<Conversation>)>>>;
     let slot: Slot = Arc::default();
     let (slot2, agent_config, clock2) = (slot.clone(), config.agent.clone(), clock.clone());
-    let wire = move |c: &CredentialStore, s: &scv_bridge::store::Store| {
+    let wire = move |c: &CredentialStore, s: &scv_bridge::store::Store, r: &Arc<_>| {
         let agent: Arc<dyn Agent> = TestAgent::open();
-        let conversation = Conversation::new(s.clone(), agent);
-        let confirm = ConfirmService::new(s.clone(), conversation.clone(), c.clone(), clock2);
+        let (confirm, conversation) = daemon::confirm_and_pipeline(s, c, clock2, r, agent);
         *slot2.lock().expect("lock") = Some((confirm.clone(), conversation.clone()));
         let factory: Arc<dyn ComponentFactory> = Arc::new(Factory {
             ctx: PlatformParts {

@@ -7,10 +7,10 @@ mod feishu_support;
 use std::sync::Arc;
 
 use feishu_support::*;
-use scv_bridge::conversation::ChatId;
+use scv_bridge::conversation::body::Question;
+use scv_bridge::conversation::{Body, ChatId};
 use scv_bridge::protocol::ComponentState;
 use scv_feishu::Secret;
-use scv_feishu::card::YesNoCard;
 use scv_feishu::fake::{CallbackDelivery, FakeConfig, FakeFeishu};
 use serde_json::{Value, json};
 
@@ -166,13 +166,19 @@ async fn a_card_click_over_http_is_answered_in_the_response() {
     let questions = Arc::new(Questions::default());
     let (h, url) = start(Some(questions.clone()), true, TestAgent::open()).await;
     h.wait_state(ComponentState::Connected).await;
-    let card = YesNoCard::new("q1", "Confirm", "Deploy now?").build();
+    let card = Body::Question(Question {
+        id: "q1".into(),
+        text: "Deploy now?".into(),
+        code: "7F".into(),
+        deadline: "14:30".into(),
+        buttons: true,
+    });
     h.conversation
         .send_proactive(
             &h.key(),
             &ChatId::new(p2p_chat(OWNER)),
             "Deploy now?",
-            Some(&card.to_string()),
+            Some(&card),
             "confirm/q1",
         )
         .await

@@ -111,7 +111,7 @@ async fn no_message_text_or_secret_reaches_the_logs() {
     let c2 = cell.clone();
     let d = daemon::start_with(
         config,
-        move |creds, store| {
+        move |creds, store, _| {
             let conv = Conversation::new(store.clone(), agent);
             let f = MemoryFactory::new(
                 Some(OWNER),
@@ -216,10 +216,9 @@ async fn confirm_daemon(
     let sl = slot.clone();
     let d = daemon::start_with(
         config,
-        move |creds, store| {
-            let conv = Conversation::new(store.clone(), agent);
-            let confirm =
-                ConfirmService::new(store.clone(), conv.clone(), creds.clone(), Clock::tokio());
+        move |creds, store, registry| {
+            let (confirm, conv) =
+                daemon::confirm_and_pipeline(store, creds, Clock::tokio(), registry, agent);
             let factory = MemoryFactory::new(
                 Some(OWNER),
                 scv_bridge::port::Ports::new(store.clone(), creds.clone(), conv.clone()),
@@ -363,15 +362,10 @@ async fn no_card_content_reaches_the_logs() {
     let (sl, agent_config) = (slot.clone(), config.agent.clone());
     let d = daemon::start_with(
         config,
-        move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
+        move |creds: &CredentialStore, store: &scv_bridge::store::Store, registry: &Arc<_>| {
             let agent: Arc<dyn Agent> = Arc::new(Echo);
-            let conversation = Conversation::new(store.clone(), agent);
-            let confirm = ConfirmService::new(
-                store.clone(),
-                conversation.clone(),
-                creds.clone(),
-                Clock::tokio(),
-            );
+            let (confirm, conversation) =
+                daemon::confirm_and_pipeline(store, creds, Clock::tokio(), registry, agent);
             let _ = sl.set(confirm.clone());
             let factory: Arc<dyn ComponentFactory> = Arc::new(CardFactory {
                 ctx: PlatformParts {

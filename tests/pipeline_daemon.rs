@@ -36,7 +36,7 @@ async fn start(
     let c2 = cell.clone();
     let d = daemon::start_with(
         config,
-        move |creds, store| {
+        move |creds, store, _| {
             let conv = Conversation::new(store.clone(), agent);
             let factory = MemoryFactory::new(
                 Some(OWNER),

@@ -9,7 +9,7 @@ use futures_util::future::BoxFuture;
 use tokio::sync::watch;
 
 use crate::conversation::{
-    ChatId, ChatSender, Outbound, PlatformMsgId, ReplyContext, SendError, SendLimits, Sent,
+    Body, ChatId, ChatSender, Outbound, PlatformMsgId, ReplyContext, SendError, SendLimits, Sent,
 };
 
 /// One accepted update: which sent message now shows what.
@@ -17,8 +17,8 @@ use crate::conversation::{
 pub struct MemoryUpdate {
     /// The updated message (`mem-<n>`, the n-th message sent, from 1).
     pub target: PlatformMsgId,
-    /// Its new rich content.
-    pub rich: Option<String>,
+    /// What it shows now (how a question ended), as the core said it.
+    pub body: Body,
 }
 
 /// A chat platform living in memory.
@@ -76,9 +76,14 @@ impl MemoryChannel {
         }
     }
 
-    /// Everything sent so far, in order.
+    /// Everything sent so far, in order (each with its typed body, as the core queued it).
     pub fn sent(&self) -> Vec<Outbound> {
         self.sent.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The bodies sent so far, in order (`Body::Text` for plain text).
+    pub fn bodies(&self) -> Vec<Body> {
+        self.sent().into_iter().map(|o| o.body).collect()
     }
 
     /// Texts sent to `chat`, in order.
@@ -144,7 +149,7 @@ impl ChatSender for MemoryChannel {
             if let Ok(mut u) = self.updates.lock() {
                 u.push(MemoryUpdate {
                     target: target.clone(),
-                    rich: msg.rich.clone(),
+                    body: msg.body.clone(),
                 });
                 self.update_count.send_replace(u.len());
             }
@@ -178,8 +183,11 @@ pub struct MemoryComponent {
 
 impl crate::supervisor::Component for MemoryComponent {
     fn capabilities(&self) -> crate::supervisor::Capabilities {
+        // It edits (it records updates) and takes questions; it has no send window.
         crate::supervisor::Capabilities {
             typing: true,
+            edit: true,
+            questions: true,
             ..Default::default()
         }
     }

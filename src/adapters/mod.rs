@@ -96,3 +96,15 @@ impl ComponentFactory for PlatformFactory {
 }
 
 pub use crate::port::{login_hint, unavailable};
+
+/// What an account of `channel` can do, known without running it (a question queued while its
+/// account is offline): the composition root hands this lookup to the confirm service, so the
+/// core reads capabilities and never names a platform.
+pub fn capabilities(channel: Channel) -> crate::supervisor::Capabilities {
+    match channel {
+        Channel::Wechat => wechat::CAPABILITIES,
+        Channel::Feishu => feishu::CAPABILITIES,
+        // A mail account's component declares nothing beyond the default: no chat to ask in.
+        Channel::Mail => crate::supervisor::Capabilities::default(),
+    }
+}

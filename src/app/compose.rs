@@ -7,29 +7,23 @@ use std::sync::Arc;
 
 use crate::adapters::{PlatformFactory, PlatformParts};
 use crate::config::Config;
-use crate::confirm::{Clock, ConfirmService};
-use crate::conversation::Conversation;
+use crate::confirm::Clock;
 use crate::daemon::Wiring;
 use crate::secrets::CredentialStore;
 use crate::store::Store;
-use crate::supervisor::{ComponentFactory, LifecyclePolicy};
+use crate::supervisor::{ComponentFactory, HealthRegistry, LifecyclePolicy};
 
 /// `scv-bridge run`: builds the daemon from the file and runs it until SIGTERM or SIGINT.
 pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
     let agent_config = config.agent.clone();
     let timezone = config.timezone;
-    let wire = move |creds: &CredentialStore, store: &Store| {
+    let wire = move |creds: &CredentialStore, store: &Store, registry: &Arc<HealthRegistry>| {
         // A backend that cannot work is a stand-in that says why: accounts still connect, status
         // shows "not configured" from the start, and the owner is told why nobody answers.
         let agent = crate::agent::build(&agent_config, store.clone());
-        let conversation = Conversation::new(store.clone(), agent);
-        let confirm = ConfirmService::new(
-            store.clone(),
-            conversation.clone(),
-            creds.clone(),
-            Clock::system(),
-        );
+        let (confirm, conversation) =
+            crate::daemon::confirm_and_pipeline(store, creds, Clock::system(), registry, agent);
         let ctx = PlatformParts {
             credentials: creds.clone(),
             store: store.clone(),

@@ -7,11 +7,14 @@
 //! questions to `withdrawn`, `expired` or `failed` on time; `confirm_status` applies the same
 //! rules before answering, so what a poller sees never depends on when the loop last ran.
 //!
-//! On Feishu the question is a card. When it goes out, the platform's message id and the chat it
-//! landed in are stored with the question (the owner answers from that chat). When it closes by
-//! a text answer, expiry, withdrawal or failure, an update of that card is queued in the outbox
-//! under one key per question, so it survives a restart and is done once; a card the platform
-//! will not update gets a new message. A click is answered with the new card in the callback
+//! The question goes out as a typed body (`conversation::body`) that each adapter renders (a
+//! card with buttons on Feishu, the text with its code on WeChat); what this module decides, it
+//! decides by the account's capabilities, never by its platform. When the question goes out, the
+//! platform's message id and the chat it landed in are stored with it (the owner answers from
+//! that chat). When it closes by a text answer, expiry, withdrawal or failure on an account that
+//! can edit, an update of the question is queued in the outbox under one key per question, so it
+//! survives a restart and is done once; a message the platform will not update gets a new one.
+//! Elsewhere a closing notice is sent. A click is answered with the closed body in the callback
 //! response instead, so it queues nothing.
 
 pub mod cli;
@@ -26,8 +29,10 @@ mod text;
 pub use crate::clock::Clock;
 pub use parse::{TextAnswer, parse as parse_answer};
 pub use route::Route;
-pub use service::{AnswerOutcome, ConfirmError, ConfirmService, ConfirmSettings, QuestionView};
-pub use text::{CARD_VALUE_ANSWER, CARD_VALUE_QUESTION};
+pub use service::{
+    AnswerOutcome, CapabilityLookup, ConfirmError, ConfirmParts, ConfirmService, ConfirmSettings,
+    QuestionView,
+};
 
 /// How long a question waits when the asker names no timeout (seconds).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 1800;

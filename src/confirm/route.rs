@@ -1,7 +1,6 @@
 //! Where a question goes: the chat `parent` names, else the owner's chat of the `notify` account.
 
-use std::sync::Arc;
-
+use super::service::CapabilityLookup;
 use crate::config::{AccountKey, Channel};
 use crate::conversation::ChatId;
 use crate::protocol::{ComponentState, Purpose};
@@ -63,11 +62,13 @@ pub fn parse_parent(parent: Option<&str>) -> Result<Parent, String> {
 }
 
 /// Resolves a parsed parent (else `notify`) to a chat whose owner is known and can answer: the
-/// owner the account reports in its health, else the one in its stored credentials.
+/// owner the account reports in its health, else the one in its stored credentials. An
+/// account that cannot take questions (`capabilities`: a mail account) is refused.
 pub async fn resolve(
     parent: Parent,
     notify: Option<&AccountKey>,
-    registry: Option<&Arc<HealthRegistry>>,
+    registry: &HealthRegistry,
+    capabilities: &CapabilityLookup,
     credentials: &CredentialStore,
 ) -> Route {
     let (account, chat) = match parent {
@@ -87,12 +88,13 @@ pub async fn resolve(
         account: Some(account.clone()),
         reason,
     };
-    if account.channel == Channel::Mail {
+    if !capabilities(&account).questions {
+        // Only mail accounts declare no questions today; the wording names what they are.
         return nowhere(format!(
             "{account} is a mail account; questions go to a WeChat or Feishu chat"
         ));
     }
-    let health = registry.and_then(|r| r.cell(&account.to_string()).map(|c| c.get()));
+    let health = registry.cell(&account.to_string()).map(|c| c.get());
     let Some(health) = health else {
         return nowhere(format!("{account} is not configured"));
     };

@@ -1,14 +1,9 @@
-//! What the owner reads: the question, the replies to answers, the closing notices, the Feishu cards.
+//! What the owner reads: the question, the replies to answers, the closing notices (as text; each
+//! platform renders the typed bodies its own way, see `conversation::body`).
 
 use chrono::{DateTime, TimeZone, Utc};
-use serde_json::{Value, json};
 
 use crate::protocol::ConfirmState;
-
-/// Key of the question id in a card button's callback value (as in `scv_feishu::card`).
-pub const CARD_VALUE_QUESTION: &str = "q";
-/// Key of the answer (`yes` / `no`) in a card button's callback value (as in `scv_feishu::card`).
-pub const CARD_VALUE_ANSWER: &str = "a";
 
 /// How many characters of a question a notice quotes.
 const QUOTE_CHARS: usize = 60;
@@ -102,8 +97,8 @@ pub fn which(pending: &[(String, String)]) -> String {
     )
 }
 
-/// The notice sent to the chat when a question closes (on Feishu only when its card cannot be
-/// updated: then this rides along with the resolved card).
+/// The notice sent to the chat when a question closes (where the question cannot show it in
+/// place, or as the new message when updating it in place is refused).
 pub fn closed_notice(state: ConfirmState, q: &str, code: &str) -> String {
     match state {
         ConfirmState::Yes | ConfirmState::No => {
@@ -122,55 +117,6 @@ pub fn closed_notice(state: ConfirmState, q: &str, code: &str) -> String {
             quote(q)
         ),
     }
-}
-
-/// The yes/no card; the same JSON shape as `scv_feishu::card::YesNoCard::build` (schema 2.0).
-pub fn card(id: &str, q: &str, code: &str, deadline: &str) -> Value {
-    let button = |label: &str, kind: &str, answer: &str| {
-        json!({
-            "tag": "button",
-            "text": {"tag": "plain_text", "content": label},
-            "type": kind,
-            "behaviors": [{
-                "type": "callback",
-                "value": {CARD_VALUE_QUESTION: id, CARD_VALUE_ANSWER: answer}
-            }]
-        })
-    };
-    let columns = json!({
-        "tag": "column_set",
-        "columns": [
-            {"tag": "column", "elements": [button("Yes", "primary", "yes")]},
-            {"tag": "column", "elements": [button("No", "danger", "no")]}
-        ]
-    });
-    let hint = format!("Answer before {deadline} (or reply Y {code} / N {code}).");
-    card_json("orange", vec![markdown(q), markdown(&hint), columns])
-}
-
-/// The card without buttons, saying how the question ended (as `YesNoCard::resolved`).
-pub fn resolved_card(q: &str, state: ConfirmState, at: &str) -> Value {
-    let (template, line) = match state {
-        ConfirmState::Yes => ("green", format!("✅ Approved at {at}")),
-        ConfirmState::No => ("red", format!("❌ Declined at {at}")),
-        ConfirmState::Expired => ("grey", format!("⌛ Expired at {at} without an answer")),
-        ConfirmState::Withdrawn => ("grey", "↩️ Withdrawn by the asker".to_string()),
-        _ => ("grey", "⚠️ Could not be delivered in time".to_string()),
-    };
-    card_json(template, vec![markdown(q), markdown(&line)])
-}
-
-fn markdown(content: &str) -> Value {
-    json!({"tag": "markdown", "content": content})
-}
-
-fn card_json(template: &str, elements: Vec<Value>) -> Value {
-    json!({
-        "schema": "2.0",
-        "config": {"update_multi": true},
-        "header": {"title": {"tag": "plain_text", "content": "Confirm"}, "template": template},
-        "body": {"elements": elements}
-    })
 }
 
 #[cfg(test)]
@@ -209,17 +155,5 @@ mod tests {
         assert_eq!(quoted.chars().count(), QUOTE_CHARS + 2);
         assert!(!quoted.contains('\n'));
         assert!(quoted.ends_with("…”"));
-    }
-
-    #[test]
-    fn cards_carry_the_question_id_in_both_buttons() {
-        let c = card("q-7", "Deploy?", "7F", "14:30");
-        let cols = &c["body"]["elements"][2]["columns"];
-        assert_eq!(cols[0]["elements"][0]["behaviors"][0]["value"]["q"], "q-7");
-        assert_eq!(cols[0]["elements"][0]["behaviors"][0]["value"]["a"], "yes");
-        assert_eq!(cols[1]["elements"][0]["behaviors"][0]["value"]["a"], "no");
-        let r = resolved_card("Deploy?", ConfirmState::Expired, "14:30");
-        assert_eq!(r["header"]["template"], "grey");
-        assert!(r.to_string().contains("Expired at 14:30"));
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::journal;
+use super::journal::{self, FastRoute};
 use super::message::Inbound;
 use super::{AccountRuntime, Conversation};
 use crate::agent::SessionKey;
@@ -40,8 +40,14 @@ pub(crate) const MAIL_ACCOUNTS_START: std::time::Duration = std::time::Duration:
 const HELP: &str = "Commands: /new starts a fresh conversation, /stop cancels the running answer, \
 /status shows the bridge's health, /help shows this.";
 
-/// Handles a fast-lane message, then marks it done.
-pub(super) async fn handle_fast(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, m: Inbound) {
+/// Handles a fast-lane message by the route stored when it was journaled, then marks it done.
+/// A row journaled before routes were stored (`route` is `None`) is decided now, as then.
+pub(super) async fn handle_fast(
+    conv: Arc<Conversation>,
+    rt: Arc<AccountRuntime>,
+    m: Inbound,
+    route: Option<FastRoute>,
+) {
     // Exactly one handler per message: the route that journaled it and the resume after an
     // attach may both try; the claim decides.
     let (a, id, run) = (m.account.clone(), m.msg_id.clone(), rt.run.clone());
@@ -59,17 +65,32 @@ pub(super) async fn handle_fast(conv: Arc<Conversation>, rt: Arc<AccountRuntime>
     }
     let l = &rt.link;
     let (decision, from_owner) = l.decide(&m.sender);
-    let answers = conv.answers.read().ok().and_then(|a| a.clone());
-    if decision == Decision::MailChat {
+    let answers = conv.answers();
+    let route = route.or_else(|| {
+        // Journaled by a release that did not store the route: decide it now, as it did.
+        if decision == Decision::MailChat {
+            Some(FastRoute::MailChat)
+        } else if answers.is_some_and(|a| a.wants(&m.account, &m.chat, from_owner, &m.text)) {
+            Some(FastRoute::Answer)
+        } else if parse(&m.text).is_some() && from_owner {
+            Some(FastRoute::Command)
+        } else {
+            None
+        }
+    });
+    let command = parse(&m.text).filter(|_| from_owner);
+    if route == Some(FastRoute::MailChat) {
         match conv.mail_chat_handler(MAIL_ACCOUNTS_START).await {
             Some(h) => h.handle(l, m.clone()).await,
             None => {
                 tracing::warn!(account = %l.account, "a mail chat message arrived but no mail account reports here")
             }
         }
-    } else if let Some(a) = answers.filter(|a| a.wants(&m.account, &m.chat, from_owner, &m.text)) {
+    } else if let (Some(FastRoute::Answer), Some(a)) = (route, answers) {
+        // Claimed as an answer when journaled: the interceptor says how it stands now (recorded,
+        // already closed, no open question), even if the question closed meanwhile.
         a.handle(l, m.clone()).await;
-    } else if let (Some(cmd), true) = (parse(&m.text), from_owner) {
+    } else if let (Some(FastRoute::Command), Some(cmd)) = (route, command) {
         let answer = run_command(&conv, &rt, &m, cmd).await;
         if let Err(e) = conv.reply_text(&rt, &m, "cmd", &answer).await {
             tracing::error!(account = %m.account, error = %e, "cannot queue a command's answer");
@@ -78,7 +99,9 @@ pub(super) async fn handle_fast(conv: Arc<Conversation>, rt: Arc<AccountRuntime>
     } else if matches!(decision, Decision::Drop(_)) {
         // The policy changed since it was journaled (reattached with other settings): drop it.
     } else {
-        // It was journaled as fast but no longer is (the question was answered meanwhile): let the agent have it.
+        // Journaled as fast by a release that did not store the route, and no longer fast (its
+        // question closed meanwhile), or a command whose sender is no longer the owner: the
+        // agent has it, as any message.
         let (a, id) = (m.account.clone(), m.msg_id.clone());
         let moved = conv
             .store
@@ -141,13 +164,7 @@ async fn run_command(
             {
                 first.push_str(&format!(" ({e})"));
             }
-            let second = conv
-                .status_line
-                .read()
-                .ok()
-                .and_then(|f| f.clone())
-                .map(|f| f())
-                .unwrap_or_else(|| "bridge: running".to_string());
+            let second = conv.status_line();
             format!("{first}\n{second}")
         }
     }

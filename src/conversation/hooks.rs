@@ -1,9 +1,12 @@
 //! Hooks other parts of the bridge plug into the pipeline: the mail chat, confirm answers, deliveries.
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 
 use super::link::{AccountLink, Sent};
 use super::message::Inbound;
+use crate::agent::Approver;
 use crate::config::AccountKey;
 use crate::ids::ChatId;
 
@@ -38,4 +41,17 @@ pub trait DeliveryObserver: Send + Sync + 'static {
         key: &'a str,
         sent: &'a Sent,
     ) -> BoxFuture<'a, ()>;
+}
+
+/// Who plugs into the pipeline, given when it is built (none of them can change afterwards).
+#[derive(Clone, Default)]
+pub struct Hooks {
+    /// Claims answers to pending questions before they are journaled (the confirm service).
+    pub answers: Option<Arc<dyn AnswerInterceptor>>,
+    /// Asks the owner before a tool runs on `approvals = "ask"` accounts.
+    pub approver: Option<Arc<dyn Approver>>,
+    /// Learns what the platform said about items as they go out (confirm questions).
+    pub deliveries: Option<Arc<dyn DeliveryObserver>>,
+    /// What `/status` reports about the whole bridge (its second line); "bridge: running" without.
+    pub status_line: Option<Arc<dyn Fn() -> String + Send + Sync>>,
 }

@@ -2,6 +2,7 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
+use super::body::Body;
 use super::link::Sent;
 use super::message::{Inbound, Outbound, OutboundKind, ReplyContext};
 use crate::config::AccountKey;
@@ -36,6 +37,39 @@ impl JournalState {
     }
 }
 
+/// Which fast-lane handler a `fast` message goes to; decided when it is journaled and stored
+/// with it, so a restart hands it to the same one (an answer stays an answer even when its
+/// question closed meanwhile, instead of reaching the agent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FastRoute {
+    /// An answer to a pending question (the answer interceptor claimed it).
+    Answer,
+    /// A built-in command from the owner.
+    Command,
+    /// The owner's message in a mail chat.
+    MailChat,
+}
+
+impl FastRoute {
+    fn as_str(self) -> &'static str {
+        match self {
+            FastRoute::Answer => "answer",
+            FastRoute::Command => "command",
+            FastRoute::MailChat => "mail_chat",
+        }
+    }
+
+    /// The stored route; `None` for a row journaled before routes were stored (or unknown).
+    fn parse(s: Option<&str>) -> Option<FastRoute> {
+        match s? {
+            "answer" => Some(FastRoute::Answer),
+            "command" => Some(FastRoute::Command),
+            "mail_chat" => Some(FastRoute::MailChat),
+            _ => None,
+        }
+    }
+}
+
 /// One message to journal, with what the pipeline decided for it.
 pub struct Entry {
     /// The message.
@@ -44,6 +78,8 @@ pub struct Entry {
     pub state: JournalState,
     /// Whether its agent turn may use tools.
     pub tools: bool,
+    /// For a `fast` message: which handler it goes to.
+    pub route: Option<FastRoute>,
 }
 
 /// Journals `entries`, skipping any already journaled; returns the indexes of the new ones.
@@ -51,8 +87,8 @@ pub fn insert(t: &Transaction<'_>, entries: &[Entry]) -> rusqlite::Result<Vec<us
     let now = unix_now() as i64;
     let mut ins = t.prepare_cached(
         "INSERT OR IGNORE INTO inbound_journal
-         (account, msg_id, chat, sender, text, at_unix_ms, reply, state, tools, journaled_unix)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+         (account, msg_id, chat, sender, text, at_unix_ms, reply, state, tools, journaled_unix, fast_route)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     let mut chat = t.prepare_cached(
         "INSERT INTO chat_state (account, chat, reply, last_inbound_unix) VALUES (?1, ?2, ?3, ?4)
@@ -77,7 +113,8 @@ pub fn insert(t: &Transaction<'_>, entries: &[Entry]) -> rusqlite::Result<Vec<us
             m.reply.0,
             e.state.as_str(),
             e.tools,
-            now
+            now,
+            e.route.map(FastRoute::as_str)
         ])?;
         if n == 1 {
             fresh.push(i);
@@ -100,6 +137,8 @@ pub struct Pending {
     pub inbound: Inbound,
     /// Whether its turn may use tools.
     pub tools: bool,
+    /// For a fast-lane message: the handler decided when it was journaled.
+    pub route: Option<FastRoute>,
 }
 
 fn row_to_pending(account: &AccountKey, r: &rusqlite::Row<'_>) -> rusqlite::Result<Pending> {
@@ -114,6 +153,7 @@ fn row_to_pending(account: &AccountKey, r: &rusqlite::Row<'_>) -> rusqlite::Resu
             reply: ReplyContext(r.get(5)?),
         },
         tools: r.get(6)?,
+        route: FastRoute::parse(r.get::<_, Option<String>>(7)?.as_deref()),
     })
 }
 
@@ -125,7 +165,7 @@ pub fn next_in_chat(
     state: JournalState,
 ) -> rusqlite::Result<Option<Pending>> {
     t.prepare_cached(
-        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools FROM inbound_journal
+        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route FROM inbound_journal
          WHERE account = ?1 AND chat = ?2 AND state = ?3 ORDER BY rowid LIMIT 1",
     )?
     .query_row(
@@ -161,7 +201,7 @@ pub fn fast_to_resume(
     run: &str,
 ) -> rusqlite::Result<Vec<Pending>> {
     let mut st = t.prepare_cached(
-        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools FROM inbound_journal
+        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route FROM inbound_journal
          WHERE account = ?1 AND (state = 'fast' OR (state LIKE 'run:%' AND state != ?2)) ORDER BY rowid",
     )?;
     let rows = st.query_map(params![account.to_string(), format!("run:{run}")], |r| {
@@ -212,8 +252,8 @@ pub struct NewOutbound<'a> {
     pub chat: &'a ChatId,
     /// The text.
     pub text: &'a str,
-    /// Rich content, if any.
-    pub rich: Option<&'a str>,
+    /// What it means beyond its text (stored in the `rich` column).
+    pub body: &'a Body,
     /// Stable key: a second insert with the same key is ignored.
     pub key: String,
     /// The triggering message's reply context.
@@ -240,7 +280,7 @@ pub fn enqueue(
             o.chat.as_str(),
             o.key,
             o.text,
-            o.rich,
+            o.body.to_stored(),
             o.reply.0,
             kind_str(o.kind),
             now
@@ -265,14 +305,14 @@ fn parse_kind(s: &str) -> OutboundKind {
     }
 }
 
-/// One update to put in the outbox: replace the message sent under `target_key` with `rich`.
+/// One update to put in the outbox: replace the message sent under `target_key` with `body`.
 pub struct NewUpdate<'a> {
     /// The chat of both messages.
     pub chat: &'a ChatId,
-    /// The plain text, sent with `rich` if the update becomes a new message.
+    /// The plain text, sent with `body` if the update becomes a new message.
     pub text: &'a str,
     /// The replacement content.
-    pub rich: &'a str,
+    pub body: &'a Body,
     /// Stable key: a second insert with the same key is ignored.
     pub key: String,
     /// The outbox key of the message to replace (a piece key, `<key>/0`).
@@ -296,7 +336,7 @@ pub fn enqueue_update(
             u.chat.as_str(),
             u.key,
             u.text,
-            u.rich,
+            u.body.to_stored(),
             unix_now() as i64,
             u.target_key
         ])?;
@@ -335,7 +375,7 @@ pub fn next_outbound(
             account: account.clone(),
             chat: chat.clone(),
             text: r.get(1)?,
-            rich: r.get(2)?,
+            body: Body::from_stored(r.get::<_, Option<String>>(2)?.as_deref()),
             idempotency_key: r.get(3)?,
             reply: ReplyContext(r.get(4)?),
             kind: parse_kind(&r.get::<_, String>(5)?),

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::body::Body;
 use crate::config::AccountKey;
 use crate::ids::{ChatId, PlatformMsgId, SenderId};
 
@@ -52,7 +53,7 @@ pub enum OutboundKind {
     Reply,
     /// Written by the bridge on its own (mail digest, confirm question, notices).
     Proactive,
-    /// Replaces an earlier message of the chat (`Outbound::target`) with `rich`; sent as a new
+    /// Replaces an earlier message of the chat (`Outbound::target`) with `body`; sent as a new
     /// proactive message instead when that message cannot be updated.
     Update,
 }
@@ -76,8 +77,9 @@ pub struct Outbound {
     pub latest_reply: ReplyContext,
     /// Reply or proactive.
     pub kind: OutboundKind,
-    /// Platform-specific rich content (e.g. a Feishu card as JSON); `text` is the plain fallback.
-    pub rich: Option<String>,
+    /// What the message means (a question, how one ended), for the adapter to render; `text`
+    /// is its plain-text form. Rides on the first piece only.
+    pub body: Body,
     /// Earlier attempts to send this item (a retry after a crash or a transient error is > 0).
     pub attempts: u32,
     /// For [`OutboundKind::Update`]: the platform id of the message to replace, when it was sent

@@ -8,6 +8,7 @@
 //! earlier message (a card showing how a question ended); the platform's message id of each sent
 //! item is stored for that, and an update the platform refuses goes out as a new message.
 
+pub mod body;
 mod cap;
 mod chunk;
 mod commands;
@@ -15,31 +16,34 @@ mod hooks;
 mod journal;
 mod link;
 mod message;
+mod outbox;
 mod quiet;
 mod sender;
 mod stats;
 mod turns;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use crate::ids::{ChatId, DeliveryState, OutboxKey, PlatformMsgId, SenderId};
+pub use body::Body;
 pub use chunk::split;
 pub(crate) use commands::MAIL_ACCOUNTS_START;
-pub use hooks::{AnswerInterceptor, DeliveryObserver, MailChatHandler};
+pub use hooks::{AnswerInterceptor, DeliveryObserver, Hooks, MailChatHandler};
 pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
 pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
 pub use message::{Inbound, Outbound, OutboundKind, ReplyContext};
+pub use outbox::Outbox;
 pub use stats::Stats;
 
 use crate::agent::{Agent, AgentMonitor, Approver};
 use crate::config::AccountKey;
 use crate::policy::Decision;
 use crate::store::{Store, StoreError};
-use journal::{Entry, JournalState, NewOutbound, NewUpdate};
+use journal::{Entry, FastRoute, JournalState};
 
 /// What [`Conversation::accept`] did with a batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,15 +60,18 @@ pub struct Conversation {
     agent: Arc<dyn Agent>,
     /// What status says about the agent: its description and how its turns end.
     agent_monitor: AgentMonitor,
-    accounts: Mutex<HashMap<AccountKey, Arc<AccountRuntime>>>,
-    /// Set by the first mail account that starts; mail-chat messages wait for it.
+    /// The outbox handle; it shares the attached accounts, so what it queues wakes their chats.
+    outbox: Outbox,
+    /// Set by the first mail account that starts; mail-chat messages wait for it. The one hook
+    /// not given at construction: the handler is the mail triage of whichever mail account
+    /// starts first (it lives in that account's component, built by the supervisor after the
+    /// pipeline), and the pipeline's chats may attach before it.
     mail_chat: watch::Sender<Option<Arc<dyn MailChatHandler>>>,
     /// Mail-chat messages waiting for that handler, their busy units lent (see `quiet`).
     mail_waiting: Mutex<usize>,
-    answers: RwLock<Option<Arc<dyn AnswerInterceptor>>>,
-    approver: RwLock<Option<Arc<dyn Approver>>>,
-    deliveries: RwLock<Option<Arc<dyn DeliveryObserver>>>,
-    status_line: RwLock<Option<Arc<dyn Fn() -> String + Send + Sync>>>,
+    /// Who plugs into the pipeline (confirm answers, approvals, deliveries, `/status`); fixed
+    /// at construction.
+    hooks: Hooks,
     stats: Stats,
     /// Counts busy workers and unseen wake-ups, for [`Conversation::quiescent`].
     quiet: quiet::Quiet,
@@ -73,6 +80,9 @@ pub struct Conversation {
 /// One attached account: its link and its chats' workers.
 struct AccountRuntime {
     link: AccountLink,
+    /// The pipeline it is attached to (weak: the pipeline owns its runtimes), for outbox
+    /// handles that wake one of its chats.
+    conversation: Weak<Conversation>,
     /// Tags fast-lane claims of this attachment, so a restart can tell its own from a crashed one's.
     run: String,
     cancel: CancellationToken,
@@ -106,7 +116,7 @@ pub struct Attachment {
 impl Drop for Attachment {
     fn drop(&mut self) {
         self.cancel.cancel();
-        if let Ok(mut map) = self.conversation.accounts.lock()
+        if let Ok(mut map) = self.conversation.outbox.attached.lock()
             && map
                 .get(&self.account)
                 .is_some_and(|rt| rt.cancel.is_cancelled())
@@ -117,22 +127,31 @@ impl Drop for Attachment {
 }
 
 impl Conversation {
-    /// A pipeline over `store` answering with `agent`.
+    /// A pipeline over `store` answering with `agent`, with no hooks (no confirm questions).
     pub fn new(store: Store, agent: Arc<dyn Agent>) -> Arc<Self> {
+        Self::build(Outbox::new(store), agent, Hooks::default())
+    }
+
+    /// A pipeline over `outbox`'s store answering with `agent`; `hooks` say who claims answers,
+    /// approves tools, learns of deliveries and writes `/status`'s second line. Services built
+    /// before the pipeline (the confirm service) queue their messages through `outbox`.
+    pub fn build(outbox: Outbox, agent: Arc<dyn Agent>, hooks: Hooks) -> Arc<Self> {
         Arc::new(Conversation {
-            store,
+            store: outbox.store.clone(),
             agent_monitor: AgentMonitor::new(agent.describe()),
             agent,
-            accounts: Mutex::new(HashMap::new()),
+            outbox,
             mail_chat: watch::channel(None).0,
             mail_waiting: Mutex::new(0),
-            answers: RwLock::new(None),
-            approver: RwLock::new(None),
-            deliveries: RwLock::new(None),
-            status_line: RwLock::new(None),
+            hooks,
             stats: Stats::default(),
             quiet: quiet::Quiet::default(),
         })
+    }
+
+    /// The outbox handle the pipeline sends from.
+    pub fn outbox(&self) -> &Outbox {
+        &self.outbox
     }
 
     /// Resolves once every chat worker is parked waiting for input (or waiting out a closed send
@@ -194,42 +213,27 @@ impl Conversation {
         found
     }
 
-    /// Sets who may claim a message as an answer before it reaches the agent (confirm questions).
-    pub fn set_answer_interceptor(&self, h: Arc<dyn AnswerInterceptor>) {
-        if let Ok(mut slot) = self.answers.write() {
-            *slot = Some(h);
-        }
+    /// Who may claim a message as an answer before it reaches the agent, if anyone.
+    fn answers(&self) -> Option<&Arc<dyn AnswerInterceptor>> {
+        self.hooks.answers.as_ref()
     }
 
-    /// Sets who asks the owner before a tool runs on `approvals = "ask"` accounts.
-    pub fn set_approver(&self, a: Arc<dyn Approver>) {
-        if let Ok(mut slot) = self.approver.write() {
-            *slot = Some(a);
-        }
-    }
-
-    /// The approver, if one is set.
+    /// Who asks the owner before a tool runs on `approvals = "ask"` accounts, if anyone.
     pub fn approver(&self) -> Option<Arc<dyn Approver>> {
-        self.approver.read().ok().and_then(|a| a.clone())
+        self.hooks.approver.clone()
     }
 
-    /// Sets who learns what the platform said about items as they go out (confirm questions).
-    pub fn set_delivery_observer(&self, h: Arc<dyn DeliveryObserver>) {
-        if let Ok(mut slot) = self.deliveries.write() {
-            *slot = Some(h);
-        }
-    }
-
-    /// The delivery observer, if one is set.
+    /// Who learns what the platform said about items as they go out, if anyone.
     fn delivery_observer(&self) -> Option<Arc<dyn DeliveryObserver>> {
-        self.deliveries.read().ok().and_then(|d| d.clone())
+        self.hooks.deliveries.clone()
     }
 
-    /// Sets what `/status` reports about the whole bridge (its second line).
-    pub fn set_status_line(&self, f: Arc<dyn Fn() -> String + Send + Sync>) {
-        if let Ok(mut slot) = self.status_line.write() {
-            *slot = Some(f);
-        }
+    /// What `/status` reports about the whole bridge (its second line).
+    fn status_line(&self) -> String {
+        self.hooks
+            .status_line
+            .as_ref()
+            .map_or_else(|| "bridge: running".to_string(), |f| f())
     }
 
     /// Attaches a running account: its chats' workers start, and work left by a crash resumes.
@@ -238,11 +242,12 @@ impl Conversation {
         let account = link.account.clone();
         let rt = Arc::new(AccountRuntime {
             link,
+            conversation: Arc::downgrade(self),
             run: format!("{:016x}", rand::random::<u64>()),
             cancel: cancel.clone(),
             chats: Mutex::new(HashMap::new()),
         });
-        if let Ok(mut map) = self.accounts.lock()
+        if let Ok(mut map) = self.outbox.attached.lock()
             && let Some(old) = map.insert(account.clone(), rt.clone())
         {
             old.cancel.cancel();
@@ -280,7 +285,7 @@ impl Conversation {
                     self.chat(&rt, &chat);
                 }
                 for p in fast {
-                    self.clone().spawn_fast(rt.clone(), p.inbound);
+                    self.clone().spawn_fast(rt.clone(), p.inbound, p.route);
                 }
             }
             Err(e) => {
@@ -356,28 +361,30 @@ impl Conversation {
                 inbound: m,
                 state: JournalState::New,
                 tools: false,
+                route: None,
             };
         };
         let (decision, is_owner) = rt.link.decide(&m.sender);
-        let answer = self.answers.read().ok().and_then(|a| a.clone());
-        let (state, tools) = match decision {
+        let answer = self.answers();
+        let fast = |route| (JournalState::Fast, false, Some(route));
+        let (state, tools, route) = match decision {
             Decision::Drop(reason) => {
                 self.stats.dropped(&m.account, reason.as_str());
-                (JournalState::Dropped, false)
+                (JournalState::Dropped, false, None)
             }
-            Decision::MailChat => (JournalState::Fast, false),
+            Decision::MailChat => fast(FastRoute::MailChat),
             Decision::Answer { tools } => {
                 if answer.is_some_and(|a| a.wants(&m.account, &m.chat, is_owner, &m.text)) {
-                    (JournalState::Fast, false)
+                    fast(FastRoute::Answer)
                 } else if commands::parse(&m.text).is_some() {
                     if is_owner {
-                        (JournalState::Fast, false)
+                        fast(FastRoute::Command)
                     } else {
                         self.stats.dropped(&m.account, "command_not_owner");
-                        (JournalState::Dropped, false)
+                        (JournalState::Dropped, false, None)
                     }
                 } else {
-                    (JournalState::New, tools)
+                    (JournalState::New, tools, None)
                 }
             }
         };
@@ -385,6 +392,7 @@ impl Conversation {
             inbound: m,
             state,
             tools,
+            route,
         }
     }
 
@@ -403,89 +411,49 @@ impl Conversation {
         chat.window_wake.notify_waiters();
         match e.state {
             JournalState::New => chat.wake_turn(),
-            JournalState::Fast => self.clone().spawn_fast(rt, m.clone()),
+            JournalState::Fast => self.clone().spawn_fast(rt, m.clone(), e.route),
             _ => {}
         }
     }
 
-    /// Queues text the bridge writes on its own (a digest, a question); idempotent by `key`.
+    /// Queues a message the bridge writes on its own; see [`Outbox::send_proactive`].
     pub async fn send_proactive(
-        self: &Arc<Self>,
+        &self,
         account: &AccountKey,
         chat: &ChatId,
         text: &str,
-        rich: Option<&str>,
+        body: Option<&Body>,
         key: &str,
     ) -> Result<(), StoreError> {
-        let rt = self.runtime(account);
-        let max = rt
-            .as_ref()
-            .map_or(2000, |r| r.link.sender.limits().max_chars);
-        self.enqueue(
-            account,
-            chat,
-            &split(text, max),
-            rich,
-            key,
-            &ReplyContext::default(),
-            OutboundKind::Proactive,
-        )
-        .await?;
-        if let Some(rt) = rt {
-            self.chat(&rt, chat).wake_send();
-        }
-        Ok(())
+        self.outbox
+            .send_proactive(account, chat, text, body, key)
+            .await
     }
 
-    /// Queues an update of the message queued under `target` (piece 0) to `rich`, idempotent by
-    /// `key`. It goes out after everything queued before it in the chat; when that message was
-    /// never sent, has no platform id, or the platform will not update it (too old, deleted, no
-    /// editing), `text` and `rich` go out as a new message instead. `text` must fit one message.
+    /// Queues an update of an earlier message; see [`Outbox::update_proactive`].
     pub async fn update_proactive(
-        self: &Arc<Self>,
+        &self,
         account: &AccountKey,
         chat: &ChatId,
         target: &str,
         text: &str,
-        rich: &str,
+        body: &Body,
         key: &str,
     ) -> Result<(), StoreError> {
-        let (a, c, text, rich, key, target_key) = (
-            account.clone(),
-            chat.clone(),
-            text.to_string(),
-            rich.to_string(),
-            format!("{key}/0"),
-            format!("{target}/0"),
-        );
-        self.store
-            .call(move |t| {
-                let u = NewUpdate {
-                    chat: &c,
-                    text: &text,
-                    rich: &rich,
-                    key,
-                    target_key,
-                };
-                journal::enqueue_update(t, &a, &u)
-            })
-            .await?;
-        if let Some(rt) = self.runtime(account) {
-            self.chat(&rt, chat).wake_send();
-        }
-        Ok(())
+        self.outbox
+            .update_proactive(account, chat, target, text, body, key)
+            .await
     }
 
     /// Where the outbox item queued under `key` (piece 0) stands.
     pub async fn delivery_state(&self, key: &str) -> Result<Option<DeliveryState>, StoreError> {
-        Ok(self.delivery(key).await?.map(|d| d.state))
+        self.outbox.delivery_state(key).await
     }
 
     /// Where the outbox item queued under `key` (piece 0) stands, and what the platform said
     /// about it once sent (its message id, the chat it landed in).
     pub async fn delivery(&self, key: &str) -> Result<Option<Delivery>, StoreError> {
-        let k = format!("{key}/0");
-        self.store.call(move |t| journal::delivery(t, &k)).await
+        self.outbox.delivery(key).await
     }
 
     /// Answers message `m` with `text` (split to the account's limit) under `<account>/<msg>/<suffix>`.
@@ -498,61 +466,23 @@ impl Conversation {
     ) -> Result<(), StoreError> {
         let key = String::from(OutboxKey::reply(&m.account, &m.msg_id, suffix));
         let pieces = split(text, rt.link.sender.limits().max_chars);
-        self.enqueue(
-            &m.account,
-            &m.chat,
-            &pieces,
-            None,
-            &key,
-            &m.reply,
-            OutboundKind::Reply,
-        )
-        .await?;
+        self.outbox
+            .enqueue(
+                &m.account,
+                &m.chat,
+                &pieces,
+                &Body::Text,
+                &key,
+                &m.reply,
+                OutboundKind::Reply,
+            )
+            .await?;
         self.chat(rt, &m.chat).wake_send();
         Ok(())
     }
 
-    /// Stores pieces in the outbox under `key/<n>`; the rich payload rides on the first piece.
-    #[allow(clippy::too_many_arguments)]
-    async fn enqueue(
-        &self,
-        account: &AccountKey,
-        chat: &ChatId,
-        pieces: &[String],
-        rich: Option<&str>,
-        key: &str,
-        reply: &ReplyContext,
-        kind: OutboundKind,
-    ) -> Result<usize, StoreError> {
-        let (account, chat, pieces, rich, key, reply) = (
-            account.clone(),
-            chat.clone(),
-            pieces.to_vec(),
-            rich.map(str::to_string),
-            key.to_string(),
-            reply.clone(),
-        );
-        self.store
-            .call(move |t| {
-                let items: Vec<NewOutbound<'_>> = pieces
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| NewOutbound {
-                        chat: &chat,
-                        text: p,
-                        rich: if i == 0 { rich.as_deref() } else { None },
-                        key: format!("{key}/{i}"),
-                        reply: &reply,
-                        kind,
-                    })
-                    .collect();
-                journal::enqueue(t, &account, &items)
-            })
-            .await
-    }
-
     fn runtime(&self, account: &AccountKey) -> Option<Arc<AccountRuntime>> {
-        self.accounts.lock().ok()?.get(account).cloned()
+        self.outbox.runtime(account)
     }
 
     /// The chat's runtime, starting its turn worker and sender on first use.
@@ -579,10 +509,10 @@ impl Conversation {
         c
     }
 
-    fn spawn_fast(self: Arc<Self>, rt: Arc<AccountRuntime>, m: Inbound) {
+    fn spawn_fast(self: Arc<Self>, rt: Arc<AccountRuntime>, m: Inbound, route: Option<FastRoute>) {
         let busy = self.quiet.hold();
         tokio::spawn(async move {
-            commands::handle_fast(self, rt, m).await;
+            commands::handle_fast(self, rt, m, route).await;
             drop(busy);
         });
     }

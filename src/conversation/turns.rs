@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::body::Body;
 use super::journal::{self, JournalState, Pending};
 use super::message::OutboundKind;
 use super::{AccountRuntime, ChatRuntime, Conversation};
@@ -171,7 +172,7 @@ async fn turn(
                 .map(|(i, piece)| journal::NewOutbound {
                     chat: &chat_id,
                     text: piece,
-                    rich: None,
+                    body: &Body::Text,
                     key: format!("{key}/{i}"),
                     reply: &reply,
                     kind: OutboundKind::Reply,

@@ -75,10 +75,14 @@ impl std::fmt::Display for ComponentError {
 pub struct Capabilities {
     /// Shows a typing indicator while the agent works.
     pub typing: bool,
-    /// Sends yes/no buttons.
+    /// Sends yes/no buttons (a question is answered by a click as well as by text).
     pub buttons: bool,
-    /// Edits a message after sending it.
+    /// Edits a message after sending it (a question shows how it ended in place).
     pub edit: bool,
+    /// Is a chat where the owner reads and answers questions (not a mail account).
+    pub questions: bool,
+    /// Sends only within a window after the peer last wrote (WeChat); outside it messages wait.
+    pub send_window: bool,
 }
 
 /// One account's connection to its platform, run and restarted by the supervisor.

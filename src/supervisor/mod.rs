@@ -58,8 +58,18 @@ pub struct Supervisor {
 impl Supervisor {
     /// A supervisor with nothing running yet.
     pub fn new(factory: Arc<dyn ComponentFactory>, policy: LifecyclePolicy) -> Self {
+        Self::with_registry(factory, policy, Arc::new(HealthRegistry::default()))
+    }
+
+    /// A supervisor reporting into `registry`, made before it so services built earlier (the
+    /// confirm questions) read account health from the start.
+    pub fn with_registry(
+        factory: Arc<dyn ComponentFactory>,
+        policy: LifecyclePolicy,
+        registry: Arc<HealthRegistry>,
+    ) -> Self {
         Supervisor {
-            registry: Arc::new(HealthRegistry::default()),
+            registry,
             running: Mutex::new(BTreeMap::new()),
             factory,
             policy,

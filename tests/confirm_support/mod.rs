@@ -13,7 +13,7 @@ use scv_bridge::config::{
     AccountKey, AccountSpec, Channel, ChannelSettings, CredentialsMode, FeishuSettings,
     WechatSettings,
 };
-use scv_bridge::confirm::{Clock, ConfirmService, ConfirmSettings};
+use scv_bridge::confirm::{CapabilityLookup, Clock, ConfirmParts, ConfirmService, ConfirmSettings};
 use scv_bridge::conversation::*;
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
 use scv_bridge::secrets::{CredentialStore, Credentials};
@@ -150,6 +150,18 @@ pub fn save_owner(dir: &Path) -> CredentialStore {
     creds
 }
 
+/// What each account can do, as the daemon's composition root says (the real adapters').
+pub fn capabilities() -> CapabilityLookup {
+    Arc::new(|account: &AccountKey| scv_bridge::adapters::capabilities(account.channel))
+}
+
+/// The card a body renders to on Feishu, as JSON text (`None`: it goes out as text).
+pub fn feishu_card(body: &Body) -> Option<String> {
+    scv_bridge::adapters::feishu::render::card(body)
+        .expect("a valid card")
+        .map(|c| c.to_string())
+}
+
 /// The settings tests use: notify `wechat:phone`, deadlines in Shanghai time.
 pub fn settings() -> ConfirmSettings {
     ConfirmSettings {
@@ -179,6 +191,8 @@ pub struct BedOptions {
     pub settings: ConfirmSettings,
     /// The one account (`wechat:phone` by default).
     pub account: AccountKey,
+    /// What accounts can do (the adapters' declarations by default).
+    pub capabilities: CapabilityLookup,
 }
 
 impl Default for BedOptions {
@@ -188,6 +202,7 @@ impl Default for BedOptions {
             senders: Senders::Owner,
             attach: true,
             settings: settings(),
+            capabilities: capabilities(),
         }
     }
 }
@@ -197,15 +212,24 @@ impl Bed {
     pub async fn open(dir: &Path, now_ms: u64, opts: BedOptions) -> Bed {
         let (store, guard) = Store::open(&dir.join("state.db")).expect("store");
         let agent = Arc::new(EchoAgent::default());
-        let conv = Conversation::new(store.clone(), agent.clone());
         let creds = save_owner(dir);
         let clock = Clock::manual(now_ms);
-        let svc = ConfirmService::new(store, conv.clone(), creds, clock.clone());
         let registry = Arc::new(HealthRegistry::default());
         let cell = HealthCell::new(&spec(&opts.account, opts.senders));
         registry.insert(opts.account.to_string(), cell.clone());
         let health = HealthHandle::new(cell);
-        svc.start(registry, opts.settings).await.expect("start");
+        // As the daemon wires it: the service over the outbox, then the pipeline with its hooks.
+        let outbox = Outbox::new(store.clone());
+        let svc = ConfirmService::new(ConfirmParts {
+            store,
+            outbox: outbox.clone(),
+            credentials: creds,
+            clock: clock.clone(),
+            capabilities: opts.capabilities.clone(),
+            registry,
+        });
+        let conv = Conversation::build(outbox, agent.clone(), svc.hooks());
+        svc.start(opts.settings).await.expect("start");
         let channel = MemoryChannel::new(2000, Duration::ZERO);
         let attachment = if opts.attach {
             health.connected();

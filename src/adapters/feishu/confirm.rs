@@ -29,12 +29,12 @@ impl CardAnswerHandler for ConfirmCards {
             }
             let yes = click.answer == Answer::Yes;
             match svc.answer(&id, yes, click.operator.as_str()).await {
-                Ok(AnswerOutcome::Recorded(_)) => match svc.card(&id) {
+                Ok(AnswerOutcome::Recorded(_)) => match card_of(&svc, &id) {
                     Some(card) => ClickOutcome::Recorded { card },
                     None => ClickOutcome::NotOpen { card: None },
                 },
                 Ok(AnswerOutcome::AlreadyClosed(_)) => ClickOutcome::NotOpen {
-                    card: svc.card(&id),
+                    card: card_of(&svc, &id),
                 },
                 Err(e) => {
                     tracing::warn!(account = %click.account, error = %e, "cannot record a card answer");
@@ -43,4 +43,9 @@ impl CardAnswerHandler for ConfirmCards {
             }
         })
     }
+}
+
+/// The card question `id` shows now, rendered from the service's body of it.
+fn card_of(svc: &ConfirmService, id: &str) -> Option<serde_json::Value> {
+    super::render::card(&svc.body(id)?).ok().flatten()
 }

@@ -22,6 +22,7 @@ mod confirm;
 mod delivery;
 mod inbound;
 pub(crate) mod pairing;
+pub mod render;
 mod sender;
 mod session;
 mod webhook;
@@ -38,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 pub use cards::{CardAnswerHandler, CardClick, ClickOutcome, HANDLER_DEADLINE};
 pub use confirm::ConfirmCards;
 pub use inbound::ReplyRef;
-pub use sender::{FeishuSender, MAX_CHARS, MIN_INTERVAL};
+pub use sender::{CAPABILITIES, FeishuSender, MAX_CHARS, MIN_INTERVAL};
 pub use webhook::{DEFAULT_LISTEN as DEFAULT_WEBHOOK_LISTEN, ENCRYPT_KEY_FIELD, TOKEN_FIELD};
 
 use super::login_hint;
@@ -104,16 +105,9 @@ struct FeishuComponent {
     cards: Option<Arc<dyn CardAnswerHandler>>,
 }
 
-/// What a Feishu account can do; the component and its link declare the same.
-const CAPABILITIES: Capabilities = Capabilities {
-    typing: false,
-    buttons: true,
-    edit: true,
-};
-
 impl Component for FeishuComponent {
     fn capabilities(&self) -> Capabilities {
-        CAPABILITIES
+        sender::CAPABILITIES
     }
 
     fn run(

@@ -11,7 +11,16 @@ use super::inbound::ReplyRef;
 use crate::conversation::{
     ChatId, ChatSender, Outbound, OutboundKind, PlatformMsgId, SendError, SendLimits, Sent,
 };
-use crate::supervisor::ComponentError;
+use crate::supervisor::{Capabilities, ComponentError};
+
+/// What a Feishu account can do: cards with buttons, edited in place once a question closes.
+pub const CAPABILITIES: Capabilities = Capabilities {
+    typing: false,
+    buttons: true,
+    edit: true,
+    questions: true,
+    send_window: false,
+};
 
 /// Characters per message: far below the 150 KB text / 30 KB post limits even for 4-byte
 /// characters plus JSON escaping, and a screenful that still reads well on a phone.
@@ -97,13 +106,14 @@ fn receive_id(chat: &str) -> ReceiveId {
     }
 }
 
-/// The message body: the card when one rides along, a markdown post when the text uses
-/// markdown, plain text otherwise.
+/// The message content: the card of the body when it has one (a question, how one ended, a
+/// card stored by an earlier release), a markdown post when the text uses markdown, plain text
+/// otherwise.
 fn content_of(msg: &Outbound) -> Result<MessageContent, SendError> {
-    if let Some(rich) = &msg.rich {
-        return serde_json::from_str(rich)
-            .map(MessageContent::Card)
-            .map_err(|_| SendError::Rejected("the card is not valid JSON".into()));
+    match super::render::card(&msg.body) {
+        Ok(Some(card)) => return Ok(MessageContent::Card(card)),
+        Ok(None) => {}
+        Err(_) => return Err(SendError::Rejected("the card is not valid JSON".into())),
     }
     if looks_like_markdown(&msg.text) {
         let post = MessageContent::post_markdown("", &msg.text);

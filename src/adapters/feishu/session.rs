@@ -315,7 +315,7 @@ fn link(health: &HealthHandle, sender: &Arc<FeishuSender>, owner: Option<&str>) 
     LinkParts {
         health: health.clone(),
         label: "Feishu",
-        capabilities: super::CAPABILITIES,
+        capabilities: super::sender::CAPABILITIES,
         owner: owner.map(str::to_string),
         sender: sender.clone(),
     }

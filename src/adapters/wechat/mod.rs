@@ -25,7 +25,7 @@ use futures_util::future::BoxFuture;
 use scv_wechat::{BotToken, Client, ErrorClass};
 use tokio_util::sync::CancellationToken;
 
-pub use sender::{MAX_CHARS, WINDOW_CLOSED, client_id_for};
+pub use sender::{CAPABILITIES, MAX_CHARS, WINDOW_CLOSED, client_id_for};
 
 use super::login_hint;
 use crate::config::{AccountSpec, ChannelSettings, WechatSettings};
@@ -333,11 +333,7 @@ fn unanswered_poll(after: Duration) -> String {
 
 impl Component for WechatComponent {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            typing: true,
-            buttons: false,
-            edit: false,
-        }
+        sender::CAPABILITIES
     }
 
     fn run(

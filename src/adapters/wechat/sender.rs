@@ -39,6 +39,17 @@ use crate::conversation::{
     ChatId, ChatSender, Outbound, ReplyContext, SendError, SendLimits, Sent,
 };
 use crate::store::AccountState;
+use crate::supervisor::Capabilities;
+
+/// What a WeChat account can do: a typing indicator, text only (a question is its text with the
+/// code to answer with), no edits, and sends only within the peer's window.
+pub const CAPABILITIES: Capabilities = Capabilities {
+    typing: true,
+    buttons: false,
+    edit: false,
+    questions: true,
+    send_window: true,
+};
 
 /// The most characters one WeChat message carries (the spec recommends splitting at 2,000).
 pub const MAX_CHARS: usize = 2000;
@@ -211,9 +222,11 @@ impl WechatSender {
             // Taken before a crash, but the outbox had not marked it yet.
             return Ok(());
         }
+        // Every body renders as its text here: a question's text names its code and deadline,
+        // a closed question's says how it ended; nothing else rides along.
         let result = self
             .client
-            .send_text(peer, Some(&token), &msg.text, &client_id)
+            .send_text(peer, Some(&token), text_of(msg), &client_id)
             .await;
         let e = match result {
             // Recorded first, in the same poll that read WeChat's answer: a crash before this
@@ -380,6 +393,11 @@ fn is_refusal(e: &scv_wechat::Error) -> bool {
 
 fn transient(e: crate::store::StoreError) -> SendError {
     SendError::Transient(e.to_string())
+}
+
+/// What WeChat shows for an outbox item: its text, whatever its body (WeChat has only text).
+fn text_of(msg: &Outbound) -> &str {
+    &msg.text
 }
 
 #[cfg(test)]

@@ -80,11 +80,12 @@ impl ConfirmService {
                     .await
                 {
                     Ok(AnswerOutcome::Recorded(s)) => {
-                        // The card shows the answer in place (again after a crash: same key).
+                        // Where the account can edit, the question shows the answer in place
+                        // (again after a crash: same key).
                         let answered = self.lock().get(seq).cloned();
                         if let Some(q) = answered {
                             let notice = text::closed_notice(s, &q.row.question, &q.row.code);
-                            self.resolve_card(&q, &notice).await;
+                            self.update_in_place(&q, &notice).await;
                         }
                         text::recorded(s, &code)
                     }
@@ -101,7 +102,7 @@ impl ConfirmService {
         };
         let key = String::from(OutboxKey::confirm_reply(&msg.account, &msg.msg_id));
         if let Err(e) = self
-            .conversation
+            .outbox
             .send_proactive(&msg.account, &msg.chat, &reply, None, &key)
             .await
         {

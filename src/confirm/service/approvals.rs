@@ -1,7 +1,7 @@
 //! Asking from inside the daemon: an in-process asker's wait, and agent tool approvals
 //! (`approvals = "ask"`) as confirm questions in the chat that started the turn.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -65,16 +65,15 @@ impl ConfirmService {
 
 /// The confirm questions as the agent backends' [`Approver`].
 pub(super) struct ConfirmApprover {
-    // Weak: the service owns the conversation, which holds this approver.
-    svc: Weak<ConfirmService>,
+    // Strong: the service holds no pipeline (it queues through an outbox handle), so the
+    // pipeline holding this approver makes no cycle.
+    svc: Arc<ConfirmService>,
 }
 
 impl ConfirmApprover {
     /// An approver asking through `svc`.
     pub(super) fn new(svc: &Arc<ConfirmService>) -> Self {
-        ConfirmApprover {
-            svc: Arc::downgrade(svc),
-        }
+        ConfirmApprover { svc: svc.clone() }
     }
 }
 
@@ -87,7 +86,6 @@ impl Approver for ConfirmApprover {
         let svc = self.svc.clone();
         // Its own task, so the question is withdrawn even when the turn's future is dropped.
         let task = tokio::spawn(async move {
-            let svc = svc.upgrade()?;
             let parent = request.session.parent();
             let asked = svc
                 .ask_and_wait(

@@ -76,7 +76,7 @@ impl ConfirmService {
         if q.delivered {
             return Ok(true);
         }
-        let state = self.conversation.delivery_state(&q.row.message_key).await?;
+        let state = self.outbox.delivery_state(&q.row.message_key).await?;
         Ok(state == Some(DeliveryState::Sent))
     }
 }

@@ -1,6 +1,6 @@
 //! What the chat is told, and what the platform said back: the question message, whether it
-//! went out (its message id and the chat it landed in), and how a closed question is shown (the
-//! Feishu card updated in place, or a notice).
+//! went out (its message id and the chat it landed in), and how a closed question is shown
+//! (updated in place where the account can edit, else a notice).
 
 use crate::ids::{DeliveryState, OutboxKey, QuestionId};
 use futures_util::future::BoxFuture;
@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use super::super::index::{CHECK_EVERY_MS, FIRST_CHECK_MS, Question};
 use super::super::text;
 use super::{Closed, ConfirmError, ConfirmService};
-use crate::config::{AccountKey, Channel};
+use crate::config::AccountKey;
 use crate::conversation::{ChatId, DeliveryObserver, Sent};
 use crate::protocol::ConfirmState;
 use crate::store::StoreError;
@@ -21,18 +21,19 @@ impl ConfirmService {
         };
         let now = self.clock.now_ms() / 1000;
         let deadline = text::deadline_text(q.row.deadline_unix, now, self.settings().timezone);
-        let body = text::question(&q.row.question, &q.row.code, &deadline);
-        let rich = (account.channel == Channel::Feishu)
-            .then(|| text::card(&q.id(), &q.row.question, &q.row.code, &deadline).to_string());
+        let plain = text::question(&q.row.question, &q.row.code, &deadline);
+        let mut pending = q.clone();
+        pending.row.state = ConfirmState::Pending;
+        let body = self.body_of(&pending);
         let chat = ChatId::new(q.row.chat.clone());
-        self.conversation
-            .send_proactive(account, &chat, &body, rich.as_deref(), &q.row.message_key)
+        self.outbox
+            .send_proactive(account, &chat, &plain, Some(&body), &q.row.message_key)
             .await
     }
 
     /// Looks whether the question went out; notes a wait in health, re-queues a lost one.
     pub(super) async fn check_delivery(&self, q: &Question, now: u64) -> Result<(), ConfirmError> {
-        let delivery = self.conversation.delivery(&q.row.message_key).await?;
+        let delivery = self.outbox.delivery(&q.row.message_key).await?;
         let seq = q.row.seq;
         match delivery {
             // Normally the delivery observer got here first; after a crash between sending and
@@ -92,57 +93,52 @@ impl ConfirmService {
     }
 
     /// Tells the chat that a question no longer needs an answer (expired, withdrawn, failed):
-    /// on Feishu by updating the question card, elsewhere with a notice.
+    /// by updating the question in place where the account can edit, else with a notice.
     pub(super) async fn tell_closed(&self, q: &Question) {
         let Some(account) = &q.account else { return };
         if q.row.chat.is_empty() {
             return;
         }
-        let body = text::closed_notice(q.row.state, &q.row.question, &q.row.code);
-        if account.channel == Channel::Feishu {
-            self.resolve_card(q, &body).await;
+        let notice = text::closed_notice(q.row.state, &q.row.question, &q.row.code);
+        if self.can(account).edit {
+            self.update_in_place(q, &notice).await;
             return;
         }
         let chat = ChatId::new(q.row.chat.clone());
         if let Err(e) = self
-            .conversation
-            .send_proactive(account, &chat, &body, None, &closed_key(q.row.seq))
+            .outbox
+            .send_proactive(account, &chat, &notice, None, &closed_key(q.row.seq))
             .await
         {
             tracing::error!(id = %q.id(), error = %e, "cannot queue a closing notice");
         }
     }
 
-    /// Queues the update of a Feishu question card to how the question ended, once per question
-    /// (one key, whichever close queues it). The pipeline sends `fallback` with the resolved card
-    /// as a new message when the card cannot be updated (never sent, deleted, too old).
-    pub(super) async fn resolve_card(&self, q: &Question, fallback: &str) {
+    /// Queues the update of the question message to how the question ended, once per question
+    /// (one key, whichever close queues it), on accounts that can edit (elsewhere nothing: a
+    /// text answer's reply says it all). The pipeline sends `fallback` with the closed body as
+    /// a new message when the message cannot be updated (never sent, deleted, too old).
+    pub(super) async fn update_in_place(&self, q: &Question, fallback: &str) {
         let Some(account) = &q.account else { return };
-        let Some(card) = self.feishu_card(account, q.row.seq) else {
+        if !self.can(account).edit {
             return;
-        };
+        }
+        let body = self.body_of(q);
         let chat = ChatId::new(q.row.chat.clone());
         if let Err(e) = self
-            .conversation
+            .outbox
             .update_proactive(
                 account,
                 &chat,
                 &q.row.message_key,
                 fallback,
-                &card,
+                &body,
                 &closed_key(q.row.seq),
             )
             .await
         {
-            tracing::error!(id = %q.id(), error = %e, "cannot queue the card update");
+            tracing::error!(id = %q.id(), error = %e, "cannot queue the question's update");
         }
-    }
-
-    /// The card for `seq` as JSON text, on Feishu accounts only.
-    pub(super) fn feishu_card(&self, account: &AccountKey, seq: i64) -> Option<String> {
-        (account.channel == Channel::Feishu)
-            .then(|| self.card(&format!("q-{seq}")).map(|c| c.to_string()))
-            .flatten()
     }
 }
 

@@ -3,7 +3,6 @@
 use super::super::index::Question;
 use super::super::{WAITING_NOTE, WINDOW_NOTE};
 use super::ConfirmService;
-use crate::config::Channel;
 use crate::protocol::ComponentState;
 use crate::supervisor::{HealthHandle, NoteSource};
 
@@ -13,11 +12,7 @@ impl ConfirmService {
         let Some(account) = &q.account else {
             return "it had no chat to go to".to_string();
         };
-        let health = self
-            .registry
-            .get()
-            .and_then(|r| r.cell(&account.to_string()))
-            .map(|c| c.get());
+        let health = self.registry.cell(&account.to_string()).map(|c| c.get());
         match health {
             None => format!("{account} is not configured any more, so the question was not delivered"),
             Some(h) if h.state != ComponentState::Connected => {
@@ -32,7 +27,7 @@ impl ConfirmService {
                     h.state.as_str()
                 )
             }
-            Some(_) if account.channel == Channel::Wechat => "WeChat's send window stayed closed until the deadline (the owner has not written to the bot recently), so the question was not delivered".to_string(),
+            Some(_) if self.can(account).send_window => "WeChat's send window stayed closed until the deadline (the owner has not written to the bot recently), so the question was not delivered".to_string(),
             Some(_) => "the question was still waiting to be sent at the deadline".to_string(),
         }
     }
@@ -41,17 +36,13 @@ impl ConfirmService {
     /// account's own error says more).
     pub(super) fn note_waiting(&self, q: &Question) {
         let Some(account) = &q.account else { return };
-        let Some(cell) = self
-            .registry
-            .get()
-            .and_then(|r| r.cell(&account.to_string()))
-        else {
+        let Some(cell) = self.registry.cell(&account.to_string()) else {
             return;
         };
         if cell.get().state != ComponentState::Connected {
             return;
         }
-        let note = if account.channel == Channel::Wechat {
+        let note = if self.can(account).send_window {
             WINDOW_NOTE
         } else {
             WAITING_NOTE
@@ -75,11 +66,7 @@ impl ConfirmService {
         if others {
             return;
         }
-        let Some(cell) = self
-            .registry
-            .get()
-            .and_then(|r| r.cell(&account.to_string()))
-        else {
+        let Some(cell) = self.registry.cell(&account.to_string()) else {
             return;
         };
         HealthHandle::new(cell).note(NoteSource::Confirm, None);

@@ -1,6 +1,6 @@
 //! The confirm service: the public API (ask, status, answer) and what each state change does.
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -18,11 +18,32 @@ use super::route::{self, Route};
 use super::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, parse, text};
 use crate::clock::Clock;
 use crate::config::{AccountKey, Config};
-use crate::conversation::Conversation;
+use crate::conversation::body::{Ending, Question as QuestionBody, QuestionClosed};
+use crate::conversation::{Body, Hooks, Outbox};
 use crate::protocol::{ConfirmInfo, ConfirmState};
 use crate::secrets::CredentialStore;
 use crate::store::{Store, StoreError};
-use crate::supervisor::HealthRegistry;
+use crate::supervisor::{Capabilities, HealthRegistry};
+
+/// What an account can do, whether or not it runs now (a question may be queued while its
+/// account is offline); the composition root fills it from the adapters.
+pub type CapabilityLookup = Arc<dyn Fn(&AccountKey) -> Capabilities + Send + Sync>;
+
+/// What the service is built from; none of it is set later.
+pub struct ConfirmParts {
+    /// Where questions are stored.
+    pub store: Store,
+    /// Where question messages are queued (the conversation's outbox, before the pipeline).
+    pub outbox: Outbox,
+    /// Where account owners are stored (for routing a question to the owner's chat).
+    pub credentials: CredentialStore,
+    /// Deadlines and withdrawal run on it.
+    pub clock: Clock,
+    /// What each account can do: buttons, editing in place, a send window, questions at all.
+    pub capabilities: CapabilityLookup,
+    /// Account health: who the owner is, whether it is up, where notes about waiting go.
+    pub registry: Arc<HealthRegistry>,
+}
 
 /// The longest question accepted, in characters.
 const MAX_QUESTION_CHARS: usize = 4000;
@@ -106,12 +127,13 @@ enum Closed {
 /// Owner yes/no questions; shared by the control socket, the pipeline and the deadline loop.
 pub struct ConfirmService {
     store: Store,
-    conversation: Arc<Conversation>,
+    outbox: Outbox,
     credentials: CredentialStore,
     clock: Clock,
+    capabilities: CapabilityLookup,
     index: Mutex<Index>,
     settings: RwLock<ConfirmSettings>,
-    registry: OnceLock<Arc<HealthRegistry>>,
+    registry: Arc<HealthRegistry>,
     /// Serializes asks so two questions in one chat never pick the same code.
     ask_lock: tokio::sync::Mutex<()>,
     wake: Notify,
@@ -121,41 +143,40 @@ pub struct ConfirmService {
 }
 
 impl ConfirmService {
-    /// A service over `store` that delivers through `conversation` and claims answers from it.
-    pub fn new(
-        store: Store,
-        conversation: Arc<Conversation>,
-        credentials: CredentialStore,
-        clock: Clock,
-    ) -> Arc<Self> {
-        let svc = Arc::new(ConfirmService {
-            store,
-            conversation: conversation.clone(),
-            credentials,
-            clock,
+    /// A service that queues its messages in `parts.outbox`; build it before the pipeline and
+    /// give the pipeline its [`ConfirmService::hooks`].
+    pub fn new(parts: ConfirmParts) -> Arc<Self> {
+        Arc::new(ConfirmService {
+            store: parts.store,
+            outbox: parts.outbox,
+            credentials: parts.credentials,
+            clock: parts.clock,
+            capabilities: parts.capabilities,
             index: Mutex::new(Index::default()),
             settings: RwLock::new(ConfirmSettings::default()),
-            registry: OnceLock::new(),
+            registry: parts.registry,
             ask_lock: tokio::sync::Mutex::new(()),
             wake: Notify::new(),
             closes: watch::channel(0).0,
             cancel: CancellationToken::new(),
-        });
-        conversation.set_answer_interceptor(svc.clone());
-        conversation.set_approver(Arc::new(approvals::ConfirmApprover::new(&svc)));
-        conversation.set_delivery_observer(svc.clone());
-        svc
+        })
+    }
+
+    /// What the pipeline is built with so questions work: this service claims answers, asks
+    /// before tools run, and learns where question messages landed.
+    pub fn hooks(self: &Arc<Self>) -> Hooks {
+        Hooks {
+            answers: Some(self.clone()),
+            approver: Some(Arc::new(approvals::ConfirmApprover::new(self))),
+            deliveries: Some(self.clone()),
+            status_line: None,
+        }
     }
 
     /// Loads stored questions (re-queueing pending ones, idempotently) and starts the deadline loop.
     ///
     /// Call before the accounts start, so an answer arriving first finds its question.
-    pub async fn start(
-        self: &Arc<Self>,
-        registry: Arc<HealthRegistry>,
-        settings: ConfirmSettings,
-    ) -> Result<(), StoreError> {
-        let _ = self.registry.set(registry);
+    pub async fn start(self: &Arc<Self>, settings: ConfirmSettings) -> Result<(), StoreError> {
         self.set_settings(settings);
         let now = self.clock.now_ms();
         let rows = self
@@ -224,7 +245,8 @@ impl ConfirmService {
         let route = route::resolve(
             parent,
             notify.as_ref(),
-            self.registry.get(),
+            &self.registry,
+            &self.capabilities,
             &self.credentials,
         )
         .await;
@@ -372,21 +394,47 @@ impl ConfirmService {
         })
     }
 
-    /// The card for question `id` as it stands now (buttons while pending; how it ended after).
-    pub fn card(&self, id: &str) -> Option<serde_json::Value> {
+    /// Question `id` as its chat should show it now: the question while pending, how it ended
+    /// after (what a clicked card is replaced with).
+    pub fn body(&self, id: &str) -> Option<Body> {
         let q = self.lock().get(parse_id(id)?).cloned()?;
+        Some(self.body_of(&q))
+    }
+
+    /// What `q` looks like now: the question while pending, how it ended after.
+    fn body_of(&self, q: &Question) -> Body {
         let tz = self.settings().timezone;
         let now = self.clock.now_ms() / 1000;
-        Some(match q.row.state {
+        let ended = match q.row.state {
             ConfirmState::Pending => {
-                let deadline = text::deadline_text(q.row.deadline_unix, now, tz);
-                text::card(&q.id(), &q.row.question, &q.row.code, &deadline)
+                let buttons = q.account.as_ref().is_some_and(|a| self.can(a).buttons);
+                return Body::Question(QuestionBody {
+                    id: q.id(),
+                    text: q.row.question.clone(),
+                    code: q.row.code.clone(),
+                    deadline: text::deadline_text(q.row.deadline_unix, now, tz),
+                    buttons,
+                });
             }
-            s => {
-                let at = q.row.closed_ms.map_or(q.row.deadline_unix, |c| c / 1000);
-                text::resolved_card(&q.row.question, s, &text::deadline_text(at, now, tz))
-            }
+            ConfirmState::Yes => Ending::Approved,
+            ConfirmState::No => Ending::Declined,
+            ConfirmState::Expired => Ending::Expired,
+            ConfirmState::Withdrawn => Ending::Withdrawn,
+            _ => Ending::Failed,
+        };
+        let at = q.row.closed_ms.map_or(q.row.deadline_unix, |c| c / 1000);
+        Body::QuestionClosed(QuestionClosed {
+            id: q.id(),
+            ended,
+            text: q.row.question.clone(),
+            code: q.row.code.clone(),
+            at: text::deadline_text(at, now, tz),
         })
+    }
+
+    /// What `account` can do (known whether or not it runs).
+    fn can(&self, account: &AccountKey) -> Capabilities {
+        (self.capabilities)(account)
     }
 
     // ---- state changes ----

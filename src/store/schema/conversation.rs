@@ -49,4 +49,7 @@ pub(super) const STEPS: &[&str] = &[
     "ALTER TABLE outbox ADD COLUMN platform_msg_id TEXT;
      ALTER TABLE outbox ADD COLUMN platform_chat TEXT;
      ALTER TABLE outbox ADD COLUMN target_key TEXT;",
+    // 3: the fast lane's route of a `fast` message (answer, command, mail_chat), decided once
+    // when it is journaled; NULL on rows journaled before (decided again when handled).
+    "ALTER TABLE inbound_journal ADD COLUMN fast_route TEXT;",
 ];

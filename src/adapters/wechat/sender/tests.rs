@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::config::{AccountKey, Channel};
-use crate::conversation::{ChatId, OutboundKind, ReplyContext};
+use crate::conversation::body::Question;
+use crate::conversation::{Body, ChatId, OutboundKind, ReplyContext};
 use crate::store::{AccountState, Store, StoreGuard};
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeHandle, FakeServer, Fault};
@@ -64,7 +65,7 @@ fn outbound(key: &str, text: &str, attempts: u32) -> Outbound {
         reply: ReplyContext::default(),
         latest_reply: ReplyContext::default(),
         kind: OutboundKind::Reply,
-        rich: None,
+        body: Body::Text,
         attempts,
         target: None,
     }
@@ -370,4 +371,24 @@ async fn a_restart_keeps_the_pace_of_the_previous_run() {
     .await;
     assert!(paced.is_err(), "the new run sent at once");
     assert_eq!(h.sent().len(), 1);
+}
+
+#[tokio::test]
+async fn a_question_goes_out_as_its_text_with_the_code() {
+    let s = setup(10).await;
+    let h = s.fake.handle();
+    owner_writes(&s, &h).await;
+    let text = "Deploy?\nReply Y 7F or N 7F before 14:30";
+    let mut msg = outbound("confirm/q-7/ask/0", text, 0);
+    msg.body = Body::Question(Question {
+        id: "q-7".into(),
+        text: "Deploy?".into(),
+        code: "7F".into(),
+        deadline: "14:30".into(),
+        buttons: false,
+    });
+    assert_eq!(s.sender.send(&msg).await, Ok(Sent::default()));
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].text, text, "one text item, the code in it");
 }

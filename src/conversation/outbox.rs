@@ -1,0 +1,171 @@
+//! The outbox as the bridge's own writers see it (confirm questions, digests): queue a message or
+//! an update, read how one went. Built on the store before the pipeline, so a service the
+//! pipeline calls into (the confirm service) can be built first and handed to it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::body::Body;
+use super::chunk::split;
+use super::journal::{self, Delivery, NewOutbound, NewUpdate};
+use super::message::{OutboundKind, ReplyContext};
+use super::{AccountRuntime, lock};
+use crate::config::AccountKey;
+use crate::ids::{ChatId, DeliveryState};
+use crate::store::{Store, StoreError};
+
+/// Characters per piece for an account that is not attached (its sender, which knows the
+/// platform's limit, is not there): WeChat's limit, the smallest of the platforms.
+const DETACHED_MAX_CHARS: usize = 2000;
+
+/// The attached accounts, shared by the pipeline (which attaches them) and its outbox handles
+/// (which wake a chat's sender after queueing).
+pub(super) type Attached = Mutex<HashMap<AccountKey, Arc<AccountRuntime>>>;
+
+/// A send-only handle on the conversation outbox; cheap to clone.
+#[derive(Clone)]
+pub struct Outbox {
+    pub(super) store: Store,
+    pub(super) attached: Arc<Attached>,
+}
+
+impl Outbox {
+    /// A handle over `store`; pass it to [`super::Conversation::build`] to share its accounts.
+    pub fn new(store: Store) -> Self {
+        Outbox {
+            store,
+            attached: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// Queues a message the bridge writes on its own (a digest, a question); idempotent by
+    /// `key`. `body` says what it means when it is more than its `text` (`None`: plain text).
+    pub async fn send_proactive(
+        &self,
+        account: &AccountKey,
+        chat: &ChatId,
+        text: &str,
+        body: Option<&Body>,
+        key: &str,
+    ) -> Result<(), StoreError> {
+        let max = self
+            .runtime(account)
+            .map_or(DETACHED_MAX_CHARS, |r| r.link.sender.limits().max_chars);
+        let body = body.cloned().unwrap_or_default();
+        self.enqueue(
+            account,
+            chat,
+            &split(text, max),
+            &body,
+            key,
+            &ReplyContext::default(),
+            OutboundKind::Proactive,
+        )
+        .await?;
+        self.wake(account, chat);
+        Ok(())
+    }
+
+    /// Queues an update of the message queued under `target` (piece 0) to `body`, idempotent
+    /// by `key`. It goes out after everything queued before it in the chat; when that message
+    /// was never sent, has no platform id, or the platform will not update it (too old,
+    /// deleted, no editing), `text` and `body` go out as a new message instead. `text` must fit
+    /// one message.
+    pub async fn update_proactive(
+        &self,
+        account: &AccountKey,
+        chat: &ChatId,
+        target: &str,
+        text: &str,
+        body: &Body,
+        key: &str,
+    ) -> Result<(), StoreError> {
+        let (a, c, text, body, key, target_key) = (
+            account.clone(),
+            chat.clone(),
+            text.to_string(),
+            body.clone(),
+            format!("{key}/0"),
+            format!("{target}/0"),
+        );
+        self.store
+            .call(move |t| {
+                let u = NewUpdate {
+                    chat: &c,
+                    text: &text,
+                    body: &body,
+                    key,
+                    target_key,
+                };
+                journal::enqueue_update(t, &a, &u)
+            })
+            .await?;
+        self.wake(account, chat);
+        Ok(())
+    }
+
+    /// Where the outbox item queued under `key` (piece 0) stands.
+    pub async fn delivery_state(&self, key: &str) -> Result<Option<DeliveryState>, StoreError> {
+        Ok(self.delivery(key).await?.map(|d| d.state))
+    }
+
+    /// Where the outbox item queued under `key` (piece 0) stands, and what the platform said
+    /// about it once sent (its message id, the chat it landed in).
+    pub async fn delivery(&self, key: &str) -> Result<Option<Delivery>, StoreError> {
+        let k = format!("{key}/0");
+        self.store.call(move |t| journal::delivery(t, &k)).await
+    }
+
+    /// Stores pieces in the outbox under `key/<n>`; the body rides on the first piece.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn enqueue(
+        &self,
+        account: &AccountKey,
+        chat: &ChatId,
+        pieces: &[String],
+        body: &Body,
+        key: &str,
+        reply: &ReplyContext,
+        kind: OutboundKind,
+    ) -> Result<usize, StoreError> {
+        let (account, chat, pieces, body, key, reply) = (
+            account.clone(),
+            chat.clone(),
+            pieces.to_vec(),
+            body.clone(),
+            key.to_string(),
+            reply.clone(),
+        );
+        self.store
+            .call(move |t| {
+                let items: Vec<NewOutbound<'_>> = pieces
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| NewOutbound {
+                        chat: &chat,
+                        text: p,
+                        body: if i == 0 { &body } else { &Body::Text },
+                        key: format!("{key}/{i}"),
+                        reply: &reply,
+                        kind,
+                    })
+                    .collect();
+                journal::enqueue(t, &account, &items)
+            })
+            .await
+    }
+
+    /// The attached account's runtime, if it is attached.
+    pub(super) fn runtime(&self, account: &AccountKey) -> Option<Arc<AccountRuntime>> {
+        lock(&self.attached).get(account).cloned()
+    }
+
+    /// Wakes the chat's sender when the account is attached (else its attach resumes the item).
+    fn wake(&self, account: &AccountKey, chat: &ChatId) {
+        if let Some(rt) = self.runtime(account)
+            && let Some(conv) = rt.conversation.upgrade()
+        {
+            conv.chat(&rt, chat).wake_send();
+        }
+    }
+}
