@@ -23,6 +23,7 @@
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: store credentials, tell the daemon.
 //! - [`adapters`]: glue from each platform crate to the `Component` trait.
 //! - [`triage`]: mail triage: pre-filter rules, the model call, the daily budget, digests.
+//! - [`failure`]: the one failure type: class, stable code, message and the typed fix.
 //! - [`ids`]: the shared names (platform, account, chat, sender, question, outbox key): a leaf.
 //! - [`testing`]: test support: a scriptable fake component, fake OpenAI and SCV agent servers
 //!   (never reachable from configuration).
@@ -38,6 +39,7 @@ pub mod control;
 pub mod conversation;
 pub mod daemon;
 pub mod doctor;
+pub mod failure;
 pub mod ids;
 pub mod login;
 pub mod metrics;

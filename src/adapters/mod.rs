@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{AccountSpec, AgentConfig, Channel};
 use crate::conversation::Conversation;
+use crate::failure::{Action, Command, general};
 use crate::secrets::CredentialStore;
 use crate::store::Store;
 use crate::supervisor::{Component, ComponentError, ComponentFactory, HealthHandle};
@@ -81,10 +82,7 @@ struct Unavailable {
 
 /// The command that stores credentials for an account.
 pub fn login_hint(spec: &AccountSpec) -> String {
-    format!(
-        "run `{}`",
-        crate::config::command(&format!("login {} {}", spec.key.channel, spec.key.account))
-    )
+    Action::Relogin(spec.key.clone()).to_string()
 }
 
 impl Component for Unavailable {
@@ -98,28 +96,30 @@ impl Component for Unavailable {
             let creds = self.credentials.clone();
             let loaded = tokio::task::spawn_blocking(move || creds.load(&id))
                 .await
-                .map_err(|e| ComponentError::transient(e.to_string()))?;
+                .map_err(|e| ComponentError::transient(general::TASK_FAILED, e.to_string()))?;
+            let relogin = Action::Relogin(self.spec.key.clone());
             match loaded {
                 Ok(None) => Err(ComponentError::fatal(
+                    general::NOT_LOGGED_IN,
                     "not logged in",
-                    login_hint(&self.spec),
+                    relogin,
                 )),
                 Err(e) => Err(ComponentError::fatal(
+                    general::CREDENTIALS_UNREADABLE,
                     format!("cannot read credentials: {e}"),
-                    login_hint(&self.spec),
+                    relogin,
                 )),
                 Ok(Some(_)) => Err(ComponentError::fatal(
+                    general::CHANNEL_UNAVAILABLE,
                     format!(
                         "the {} channel is not available in this build",
                         channel_name(self.spec.key.channel)
                     ),
-                    format!(
-                        "upgrade scv-bridge, or disable the account with `{}`",
-                        crate::config::command(&format!(
-                            "channel disable {} {}",
-                            self.spec.key.channel, self.spec.key.account
-                        ))
-                    ),
+                    Action::Otherwise {
+                        first: "upgrade scv-bridge".into(),
+                        or: "disable the account with",
+                        command: Command::Disable(self.spec.key.clone()),
+                    },
                 )),
             }
         }

@@ -65,7 +65,7 @@ impl Session {
         health: HealthHandle,
         cards: Option<Arc<dyn CardAnswerHandler>>,
     ) -> Self {
-        let sender = Arc::new(FeishuSender::new(client));
+        let sender = Arc::new(FeishuSender::new(client, spec.key.clone()));
         let attachment =
             ctx.conversation
                 .attach(link(spec, &health, &sender, setup.owner.as_deref()));

@@ -13,6 +13,7 @@
 //! - [`sender`]: the `ChatSender` (send window, pacing, `-2` hold, typing).
 //! - [`state`]: the cursor, peers and send outcomes in the store.
 
+mod failure;
 mod inbound;
 mod sender;
 mod state;
@@ -22,14 +23,15 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use scv_wechat::{BotToken, Client, ErrorClass};
+use scv_wechat::{BotToken, Client};
 use tokio_util::sync::CancellationToken;
 
 pub use sender::{MAX_CHARS, WINDOW_CLOSED, client_id_for};
 
-use super::{AdapterContext, login_hint};
+use super::AdapterContext;
 use crate::config::{AccountSpec, ChannelSettings, WechatSettings};
 use crate::conversation::{AccountLink, SenderId};
+use crate::failure::{Action, general};
 use crate::supervisor::{Capabilities, Component, ComponentError, HealthHandle};
 use inbound::Copies;
 use state::Peers;
@@ -121,13 +123,20 @@ impl WechatComponent {
         let (creds, id) = (self.ctx.credentials.clone(), self.id());
         let loaded = tokio::task::spawn_blocking(move || creds.load(&id))
             .await
-            .map_err(|e| ComponentError::transient(e.to_string()))?;
-        let hint = login_hint(&self.spec);
+            .map_err(|e| ComponentError::transient(general::TASK_FAILED, e.to_string()))?;
+        let hint = Action::Relogin(self.spec.key.clone());
         let creds = match loaded {
             Ok(Some(c)) => c,
-            Ok(None) => return Err(ComponentError::fatal("not logged in", hint)),
+            Ok(None) => {
+                return Err(ComponentError::fatal(
+                    general::NOT_LOGGED_IN,
+                    "not logged in",
+                    hint,
+                ));
+            }
             Err(e) => {
                 return Err(ComponentError::fatal(
+                    general::CREDENTIALS_UNREADABLE,
                     format!("cannot read credentials: {e}"),
                     hint,
                 ));
@@ -141,6 +150,7 @@ impl WechatComponent {
         };
         let (Some(token), Some(bot_id)) = (field("bot_token"), field("bot_id")) else {
             return Err(ComponentError::fatal(
+                general::CREDENTIALS_INCOMPLETE,
                 "the stored login is incomplete",
                 hint,
             ));
@@ -185,7 +195,7 @@ impl WechatComponent {
             .unwrap_or(DEFAULT_WINDOW_HOURS);
         let sender = Arc::new(sender::WechatSender::new(
             id.clone(),
-            login_hint(&self.spec),
+            self.spec.key.clone(),
             client.clone(),
             store.clone(),
             peers.clone(),
@@ -224,7 +234,7 @@ impl WechatComponent {
         }
         let mut cursor = state::load_cursor(&store, &id, &login.bot_id)
             .await
-            .map_err(|e| ComponentError::transient(e.to_string()))?;
+            .map_err(|e| ComponentError::transient(general::STORE, e.to_string()))?;
         let mut copies = Copies::new(self.tuning.copy_window);
         loop {
             let polled = tokio::select! {
@@ -313,29 +323,13 @@ impl WechatComponent {
                 }
             })
             .await
-            .map_err(|e| ComponentError::transient(e.to_string()))?;
+            .map_err(|e| ComponentError::transient(general::STORE, e.to_string()))?;
         Ok(())
     }
 
-    /// The one place a platform error becomes the supervisor's error.
+    /// The one place a platform error becomes the supervisor's error: the account's table.
     fn error(&self, e: &scv_wechat::Error) -> ComponentError {
-        let hint = login_hint(&self.spec);
-        match e.class() {
-            ErrorClass::Fatal { relogin: true } if e.is_session_expired() => {
-                ComponentError::fatal("session expired", hint)
-            }
-            ErrorClass::Fatal { relogin: true } => ComponentError::fatal(e.to_string(), hint),
-            ErrorClass::Fatal { relogin: false } => ComponentError::fatal(
-                e.to_string(),
-                format!(
-                    "check base_url under [wechat.{}], then run `{}`",
-                    self.spec.key.account,
-                    crate::config::command("reload")
-                ),
-            ),
-            ErrorClass::SlowDown(d) => ComponentError::slow_down(e.to_string(), d),
-            ErrorClass::Transient => ComponentError::transient(e.to_string()),
-        }
+        failure::failure(e, &self.spec.key)
     }
 }
 
