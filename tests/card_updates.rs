@@ -9,6 +9,7 @@ use std::time::Duration;
 use scv_bridge::config::{AccountKey, Channel};
 use scv_bridge::confirm::ConfirmSettings;
 use scv_bridge::conversation::{ChatId, SendError};
+use scv_bridge::failure::Code;
 use scv_bridge::protocol::ConfirmState;
 use support::*;
 
@@ -77,7 +78,10 @@ async fn a_card_that_cannot_be_updated_gets_a_new_closing_message() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bed = Bed::open(dir.path(), T0_MS, feishu()).await;
     bed.channel
-        .fail_next_updates([SendError::Rejected("the message was recalled".into())]);
+        .fail_next_updates([SendError::rejected(
+            Code::new("test.recalled"),
+            "the message was recalled",
+        )]);
     let info = bed.svc.ask("Deploy?", None, Some(30)).await.expect("ask");
     let code = bed.svc.view(&info.id).expect("view").code;
     bed.nth_sent(1).await;
