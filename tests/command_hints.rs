@@ -141,7 +141,11 @@ fn fixes_name_the_configuration_file_the_daemon_runs_with() {
             .iter()
             .position(|l| *l == "to fix wechat:phone, run:")
             .unwrap_or_else(|| panic!("no fix line in\n{table}"));
-        assert_eq!(lines.get(at + 1), Some(&format!("  {command}").as_str()), "{table}");
+        assert_eq!(
+            lines.get(at + 1),
+            Some(&format!("  {command}").as_str()),
+            "{table}"
+        );
     }
 }
 

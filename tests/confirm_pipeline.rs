@@ -237,11 +237,10 @@ async fn a_closed_send_window_for_the_whole_wait_fails_with_the_reason() {
 async fn while_the_window_is_closed_the_health_says_a_question_waits() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bed = Bed::open(dir.path(), T0_MS, BedOptions::default()).await;
-    bed.channel
-        .fail_next([SendError::window_closed(
-            Code::new("test.window_closed"),
-            "window closed",
-        )]);
+    bed.channel.fail_next([SendError::window_closed(
+        Code::new("test.window_closed"),
+        "window closed",
+    )]);
     let info = bed.svc.ask("Deploy?", None, Some(600)).await.expect("ask");
     // The sender notes its own wait first; the question's note joins it (each source keeps its
     // own note) at the first delivery check, 5 s after asking.
@@ -360,11 +359,10 @@ async fn a_restart_keeps_the_question_pending_and_the_answer_after_it_counts() {
 async fn a_question_still_queued_at_a_restart_is_sent_once_after_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bed = Bed::open(dir.path(), T0_MS, BedOptions::default()).await;
-    bed.channel
-        .fail_next([SendError::window_closed(
-            Code::new("test.window_closed"),
-            "window closed",
-        )]);
+    bed.channel.fail_next([SendError::window_closed(
+        Code::new("test.window_closed"),
+        "window closed",
+    )]);
     let info = bed.svc.ask("Deploy?", None, Some(600)).await.expect("ask");
     let code = bed.svc.view(&info.id).expect("view").code;
     bed.shut().await;

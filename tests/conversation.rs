@@ -535,11 +535,10 @@ async fn a_closed_window_waits_for_the_peer_and_health_says_why() {
         .expect("accept");
     s.channel.wait_sent(1).await;
     let closed = "WeChat lets the bot write only after the owner writes; send the bot any message";
-    s.channel
-        .fail_next([SendError::window_closed(
-            Code::new("test.window_closed"),
-            closed,
-        )]);
+    s.channel.fail_next([SendError::window_closed(
+        Code::new("test.window_closed"),
+        closed,
+    )]);
     s.conv
         .send_proactive(&account(), &ChatId::new(OWNER), "digest", None, "digest-1")
         .await

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use scv_bridge::config::{AccountKey, Channel, Config};
 use scv_bridge::daemon;
-use scv_bridge::protocol::ComponentState;
 use scv_bridge::failure::{Action, Code};
+use scv_bridge::protocol::ComponentState;
 use scv_bridge::supervisor::{ComponentError, ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_bridge::testing::{FakeFactory, Step, wait_for_state};

@@ -164,7 +164,10 @@ fn a_failure_travels_as_code_action_command_and_notes_beside_error() {
         text: "no owner paired".into(),
     }];
     let v = serde_json::to_value(&h).expect("ser");
-    assert_eq!(v["error"], "session expired; no owner paired", "as old clients read it");
+    assert_eq!(
+        v["error"], "session expired; no owner paired",
+        "as old clients read it"
+    );
     assert_eq!(v["code"], "wechat.session_expired");
     assert_eq!(v["action"], "run `scv-bridge login wechat phone`");
     assert_eq!(v["command"], "scv-bridge login wechat phone");

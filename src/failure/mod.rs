@@ -48,8 +48,9 @@ pub struct Failure {
     pub code: Code,
     /// For people: what failed (never a secret, never message text).
     pub message: String,
-    /// What a person does about it; [`Action::None`] when it heals by itself.
-    pub action: Action,
+    /// What a person does about it; [`Action::None`] when it heals by itself. Boxed so that a
+    /// `Result` carrying a failure stays small.
+    pub action: Box<Action>,
 }
 
 impl Failure {
@@ -59,7 +60,7 @@ impl Failure {
             class,
             code,
             message: message.into(),
-            action: Action::None,
+            action: Box::new(Action::None),
         }
     }
 
@@ -89,7 +90,7 @@ impl Failure {
             class: Class::Fatal,
             code,
             message: message.into(),
-            action,
+            action: Box::new(action),
         }
     }
 
@@ -138,7 +139,7 @@ mod tests {
         );
         let f = Failure::transient(general::NETWORK, "connection refused");
         assert_eq!(f.to_string(), "connection refused");
-        assert_eq!(f.action, Action::None);
+        assert_eq!(*f.action, Action::None);
         let f = f.with_class(Class::SlowDown(Duration::from_secs(3)));
         assert_eq!(f.class, Class::SlowDown(Duration::from_secs(3)));
     }

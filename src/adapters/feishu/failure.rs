@@ -365,7 +365,7 @@ mod tests {
                 _ => shown.clone(),
             };
             assert_eq!(f.message, message, "{shown}");
-            assert_eq!(f.action, action, "{shown}");
+            assert_eq!(*f.action, action, "{shown}");
         }
     }
 

@@ -237,7 +237,7 @@ mod tests {
             assert_eq!(f.class, class, "{shown}");
             assert_eq!(f.code.as_str(), code, "{shown}");
             assert_eq!(f.message, message.unwrap_or(&shown), "{shown}");
-            assert_eq!(f.action, action, "{shown}");
+            assert_eq!(*f.action, action, "{shown}");
         }
     }
 
