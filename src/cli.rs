@@ -1,4 +1,5 @@
-//! Command-line rendering: the status table and human durations.
+//! Command-line rendering: the status table (each fix also printed as a command to copy) and
+//! human durations.
 
 use crate::protocol::{AgentHealth, ComponentHealth, ComponentState, DaemonStatus};
 
@@ -95,6 +96,18 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
         out.push('\n');
     }
     out.push_str(&agent_line(status.agent.as_deref(), now));
+    out.push_str(&fix_commands(&status.components));
+    out
+}
+
+/// Under everything, each fix as a command on a line of its own, ready to copy.
+fn fix_commands(components: &[ComponentHealth]) -> String {
+    let mut out = String::new();
+    for h in components {
+        if let Some(command) = &h.command {
+            out.push_str(&format!("to fix {}, run:\n  {command}\n", h.id));
+        }
+    }
     out
 }
 
@@ -139,6 +152,7 @@ mod tests {
         a.since_unix_seconds = Some(10_000 - 120);
         a.error = Some("session expired".into());
         a.action = Some("run `scv-bridge login wechat phone`".into());
+        a.command = Some("scv-bridge login wechat phone".into());
         let mut b = ComponentHealth::new("mail", "work", true);
         b.state = ComponentState::Backoff;
         b.restarts = 3;
@@ -204,6 +218,14 @@ mod tests {
         let col = lines[1].find("STATE").expect("header");
         assert_eq!(lines[2].find("failed"), Some(col));
         assert_eq!(lines[3].find("backoff"), Some(col));
+        // The fix again, as a line that is nothing but the command.
+        assert_eq!(
+            &lines[4..],
+            [
+                "to fix wechat:phone, run:",
+                "  scv-bridge login wechat phone"
+            ]
+        );
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! - [`adapters`]: WeChat and Feishu: each platform crate turned into a `Component` over a port.
 //! - [`mail`]: the mail area: the IMAP component, triage (rules, model, budget, digests), mail chat.
 //! - [`clock`]: the one clock: wall time in the daemon, paused or hand-moved in tests; a leaf.
+//! - [`failure`]: the one failure type: class, stable code, message and the typed fix.
 //! - [`ids`]: the shared names (platform, account, chat, sender, question, outbox key): a leaf.
 //! - [`testing`]: test support: a scriptable fake component, fake OpenAI and SCV agent servers
 //!   (never reachable from configuration).
@@ -41,6 +42,7 @@ pub mod control;
 pub mod conversation;
 pub mod daemon;
 pub mod doctor;
+pub mod failure;
 pub mod ids;
 pub mod login;
 pub mod mail;

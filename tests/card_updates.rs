@@ -11,6 +11,7 @@ use scv_bridge::config::{AccountKey, Channel};
 use scv_bridge::confirm::{CapabilityLookup, ConfirmSettings};
 use scv_bridge::conversation::body::{Ending, Question, QuestionClosed};
 use scv_bridge::conversation::{Body, ChatId, SendError};
+use scv_bridge::failure::Code;
 use scv_bridge::protocol::ConfirmState;
 use scv_bridge::supervisor::Capabilities;
 use support::*;
@@ -101,8 +102,10 @@ async fn withdrawal_updates_the_card() {
 async fn a_card_that_cannot_be_updated_gets_a_new_closing_message() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bed = Bed::open(dir.path(), T0_MS, feishu()).await;
-    bed.channel
-        .fail_next_updates([SendError::Rejected("the message was recalled".into())]);
+    bed.channel.fail_next_updates([SendError::rejected(
+        Code::new("test.recalled"),
+        "the message was recalled",
+    )]);
     let info = bed.svc.ask("Deploy?", None, Some(30)).await.expect("ask");
     let code = bed.svc.view(&info.id).expect("view").code;
     bed.nth_sent(1).await;

@@ -128,6 +128,24 @@ fn fixes_name_the_configuration_file_the_daemon_runs_with() {
             .find(|l| l.starts_with("wechat:phone"))
             .expect("row");
         assert_eq!(copied_command(note), copied_command(action), "{table}");
+        // The cause by its code, and the command alone: in its field and on its own line.
+        assert_eq!(phone["code"], "not_logged_in", "{phone}");
+        let command = phone["command"].as_str().expect("a command");
+        assert_eq!(
+            shlex::split(command).expect("one shell command"),
+            copied_command(action),
+            "{phone}"
+        );
+        let lines: Vec<&str> = table.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| *l == "to fix wechat:phone, run:")
+            .unwrap_or_else(|| panic!("no fix line in\n{table}"));
+        assert_eq!(
+            lines.get(at + 1),
+            Some(&format!("  {command}").as_str()),
+            "{table}"
+        );
     }
 }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 use scv_bridge::config::{AccountKey, Channel};
 use scv_bridge::confirm::{AnswerOutcome, ConfirmSettings, WINDOW_NOTE};
 use scv_bridge::conversation::{Body, SendError};
+use scv_bridge::failure::Code;
 use scv_bridge::protocol::{ConfirmState, Senders};
 use support::*;
 
@@ -215,8 +216,9 @@ async fn without_polling_it_is_withdrawn_after_sixty_seconds() {
 async fn a_closed_send_window_for_the_whole_wait_fails_with_the_reason() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bed = Bed::open(dir.path(), T0_MS, BedOptions::default()).await;
-    bed.channel.fail_next([SendError::WindowClosed(
-        "the owner has not written for 24 hours".into(),
+    bed.channel.fail_next([SendError::window_closed(
+        Code::new("test.window_closed"),
+        "the owner has not written for 24 hours",
     )]);
     let info = bed.svc.ask("Deploy?", None, Some(90)).await.expect("ask");
     for _ in 0..2 {
@@ -241,8 +243,10 @@ async fn a_closed_send_window_for_the_whole_wait_fails_with_the_reason() {
 async fn while_the_window_is_closed_the_health_says_a_question_waits() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bed = Bed::open(dir.path(), T0_MS, BedOptions::default()).await;
-    bed.channel
-        .fail_next([SendError::WindowClosed("window closed".into())]);
+    bed.channel.fail_next([SendError::window_closed(
+        Code::new("test.window_closed"),
+        "window closed",
+    )]);
     let info = bed.svc.ask("Deploy?", None, Some(600)).await.expect("ask");
     // The sender notes its own wait first; the question's note joins it (each source keeps its
     // own note) at the first delivery check, 5 s after asking.
@@ -361,8 +365,10 @@ async fn a_restart_keeps_the_question_pending_and_the_answer_after_it_counts() {
 async fn a_question_still_queued_at_a_restart_is_sent_once_after_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bed = Bed::open(dir.path(), T0_MS, BedOptions::default()).await;
-    bed.channel
-        .fail_next([SendError::WindowClosed("window closed".into())]);
+    bed.channel.fail_next([SendError::window_closed(
+        Code::new("test.window_closed"),
+        "window closed",
+    )]);
     let info = bed.svc.ask("Deploy?", None, Some(600)).await.expect("ask");
     let code = bed.svc.view(&info.id).expect("view").code;
     bed.shut().await;

@@ -10,6 +10,7 @@ use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
 use scv_bridge::conversation::*;
+use scv_bridge::failure::{Code, general};
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
 use scv_bridge::store::{Store, StoreGuard};
 use scv_bridge::supervisor::{Capabilities, HealthCell, HealthHandle};
@@ -322,7 +323,7 @@ async fn a_crash_after_the_answer_was_stored_sends_it_once_after_restart() {
         let channel = MemoryChannel::new(2000, Duration::ZERO);
         // The platform is down: the answer stays in the outbox.
         channel.fail_next(std::iter::repeat_n(
-            SendError::Transient("down".into()),
+            SendError::transient(general::NETWORK, "down"),
             1000,
         ));
         let att = conv.attach(link(
@@ -506,9 +507,10 @@ async fn commands_are_owner_only_and_never_reach_the_agent() {
 #[tokio::test(start_paused = true)]
 async fn slow_down_pauses_the_chat_for_exactly_the_platforms_delay() {
     let s = setup(Senders::Owner, RemoteTools::None, Purpose::Chat);
-    s.channel.fail_next([SendError::SlowDown(
+    s.channel.fail_next([SendError::slow_down(
+        Code::new("test.throttled"),
+        "throttled",
         Duration::from_secs(30),
-        "throttled".into(),
     )]);
     let t0 = tokio::time::Instant::now();
     s.conv
@@ -533,8 +535,10 @@ async fn a_closed_window_waits_for_the_peer_and_health_says_why() {
         .expect("accept");
     s.channel.wait_sent(1).await;
     let closed = "WeChat lets the bot write only after the owner writes; send the bot any message";
-    s.channel
-        .fail_next([SendError::WindowClosed(closed.into())]);
+    s.channel.fail_next([SendError::window_closed(
+        Code::new("test.window_closed"),
+        closed,
+    )]);
     s.conv
         .send_proactive(&account(), &ChatId::new(OWNER), "digest", None, "digest-1")
         .await

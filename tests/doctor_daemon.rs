@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use scv_bridge::config::{AccountKey, Channel, Config};
 use scv_bridge::daemon;
+use scv_bridge::failure::{Action, Code};
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::supervisor::{ComponentError, ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
@@ -54,11 +55,16 @@ async fn doctor_fails_where_the_running_daemon_reports_failed_or_long_backoff() 
     let fix = "run `scv-bridge login wechat expired`";
     f.script(
         &AccountKey::new(Channel::Wechat, "expired"),
-        [Step::Fail(ComponentError::fatal("session expired", fix))],
+        [Step::Fail(ComponentError::fatal(
+            Code::new("wechat.session_expired"),
+            "session expired",
+            Action::Relogin(AccountKey::new(Channel::Wechat, "expired")),
+        ))],
     );
     f.script(
         &AccountKey::new(Channel::Wechat, "throttled"),
         [Step::Fail(ComponentError::slow_down(
+            Code::new("wechat.throttled"),
             "the platform asks to wait",
             Duration::from_secs(600),
         ))],

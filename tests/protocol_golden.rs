@@ -40,7 +40,16 @@ fn optional_fields_are_omitted_or_null_as_specified() {
         assert!(v.as_object().is_some_and(|o| o.contains_key(key)));
     }
     // Omitted when absent.
-    for key in ["senders", "purpose", "mail", "since_unix_seconds", "action"] {
+    for key in [
+        "senders",
+        "purpose",
+        "mail",
+        "since_unix_seconds",
+        "action",
+        "code",
+        "command",
+        "notes",
+    ] {
         assert!(v.get(key).is_none(), "{key} omitted");
     }
     let status = DaemonStatus {
@@ -140,4 +149,41 @@ fn out_of_scope_actions_parse_to_unsupported_variants() {
         let c: DaemonCommand = serde_json::from_str(action).expect(action);
         assert_eq!(c, want);
     }
+}
+
+#[test]
+fn a_failure_travels_as_code_action_command_and_notes_beside_error() {
+    let mut h = ComponentHealth::new("wechat", "phone", true);
+    h.state = ComponentState::Failed;
+    h.error = Some("session expired; no owner paired".into());
+    h.action = Some("run `scv-bridge login wechat phone`".into());
+    h.code = Some("wechat.session_expired".into());
+    h.command = Some("scv-bridge login wechat phone".into());
+    h.notes = vec![HealthNote {
+        source: NoteSource::Account,
+        text: "no owner paired".into(),
+    }];
+    let v = serde_json::to_value(&h).expect("ser");
+    assert_eq!(
+        v["error"], "session expired; no owner paired",
+        "as old clients read it"
+    );
+    assert_eq!(v["code"], "wechat.session_expired");
+    assert_eq!(v["action"], "run `scv-bridge login wechat phone`");
+    assert_eq!(v["command"], "scv-bridge login wechat phone");
+    assert_eq!(
+        v["notes"],
+        json!([{"source":"account","text":"no owner paired"}])
+    );
+    let back: ComponentHealth = serde_json::from_value(v).expect("parses");
+    assert_eq!(back, h);
+    // A source from a newer daemon reads as unknown; an old daemon's health lacks them all.
+    let newer: ComponentHealth = serde_json::from_str(
+        r#"{"id":"x:y","state":"connected","notes":[{"source":"media","text":"t"}]}"#,
+    )
+    .expect("parses");
+    assert_eq!(newer.notes[0].source, NoteSource::Unknown);
+    let old: ComponentHealth =
+        serde_json::from_str(r#"{"id":"x:y","state":"failed","error":"e"}"#).expect("parses");
+    assert_eq!((old.code, old.command, old.notes), (None, None, vec![]));
 }

@@ -219,8 +219,10 @@ async fn a_chat_waiting_for_a_closed_window_counts_as_parked() {
     let s = setup();
     s.agent.open.send_replace(true);
     let closed = "the peer must write first";
-    s.channel
-        .fail_next([SendError::WindowClosed(closed.into())]);
+    s.channel.fail_next([SendError::window_closed(
+        scv_bridge::failure::Code::new("test.window_closed"),
+        closed,
+    )]);
     s.conv
         .send_proactive(&account(), &ChatId::new(OWNER), "digest", None, "digest-1")
         .await

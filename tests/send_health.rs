@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::conversation::{Conversation, SendError};
+use scv_bridge::failure::{Code, general};
 use scv_bridge::protocol::{ComponentState, Senders};
 use scv_bridge::store::Store;
 use scv_bridge::supervisor::{HealthCell, HealthHandle};
@@ -36,8 +37,12 @@ async fn failing_sends_are_shown_while_they_last_and_cleared_by_the_next_success
     let cell = HealthCell::new(&spec(&account(), Senders::Owner));
     let health = HealthHandle::new(cell.clone());
     channel.fail_next([
-        SendError::Transient("HTTP 500".into()),
-        SendError::SlowDown(Duration::from_secs(30), "throttled".into()),
+        SendError::transient(general::NETWORK, "HTTP 500"),
+        SendError::slow_down(
+            Code::new("test.throttled"),
+            "throttled",
+            Duration::from_secs(30),
+        ),
     ]);
     let _attached = conv.attach(link(&account(), &channel, Senders::Owner, health.clone()));
     conv.accept(vec![msg("m1", OWNER, "a")])

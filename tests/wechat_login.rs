@@ -145,6 +145,9 @@ async fn an_expired_session_fails_with_the_hint_and_a_new_login_reconnects() {
         s.action.as_deref(),
         Some("run `scv-bridge login wechat phone`")
     );
+    // The cause and the command travel as their own fields too.
+    assert_eq!(s.code.as_deref(), Some("wechat.session_expired"));
+    assert_eq!(s.command.as_deref(), Some("scv-bridge login wechat phone"));
     // Failed means no polling loop: the supervisor marks an account Failed only after its task
     // has returned, and that task is the only poller (the WeChat account spawns none of its own),
     // so nothing is left that could poll. A live loop always holds a long poll open at the fake.

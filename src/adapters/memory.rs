@@ -118,8 +118,9 @@ impl ChatSender for MemoryChannel {
                 return Err(e);
             }
             if msg.text.chars().count() > self.limits.max_chars {
-                return Err(SendError::Rejected(
-                    "text longer than the platform allows".into(),
+                return Err(SendError::rejected(
+                    crate::failure::general::MESSAGE_TOO_LONG,
+                    "text longer than the platform allows",
                 ));
             }
             let mut sent = Sent::default();

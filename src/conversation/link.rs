@@ -21,21 +21,10 @@ pub struct SendLimits {
     pub min_interval: Duration,
 }
 
-/// Why a send did not go through; classified by the adapter, acted on by the outbox.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SendError {
-    /// Network, 5xx, timeout: retry later with backoff.
-    Transient(String),
-    /// The platform asked to wait this long; the chat's sends pause, nothing is retried sooner.
-    SlowDown(Duration, String),
-    /// The platform will not take a message for this chat now (WeChat's window); it waits in the
-    /// outbox until the peer writes again. The text says so in plain words for the health note.
-    WindowClosed(String),
-    /// This message can never be sent (too long, recalled chat); it is marked failed, not retried.
-    Rejected(String),
-    /// The account cannot send at all (credentials gone); the account's run loop will fail.
-    Fatal(String),
-}
+/// Why a send did not go through: the daemon's one failure type, classified by the adapter and
+/// acted on by the outbox by its class (`Transient` retried with backoff, `SlowDown` honoured,
+/// `WindowClosed` waits for the peer, `Rejected` given up, `Fatal` pauses while the run fails).
+pub type SendError = crate::failure::Failure;
 
 /// What the platform said about a message it took; stored with the outbox item.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -66,8 +55,9 @@ pub trait ChatSender: Send + Sync + 'static {
         _msg: &'a Outbound,
     ) -> BoxFuture<'a, Result<(), SendError>> {
         Box::pin(async {
-            Err(SendError::Rejected(
-                "this platform cannot update a sent message".into(),
+            Err(SendError::rejected(
+                crate::failure::general::UPDATE_UNSUPPORTED,
+                "this platform cannot update a sent message",
             ))
         })
     }

@@ -9,6 +9,7 @@ use super::journal;
 use super::link::{SendError, Sent};
 use super::message::{Outbound, OutboundKind};
 use super::{AccountRuntime, ChatRuntime, Conversation};
+use crate::failure::{Class, general};
 use crate::supervisor::{BackoffPolicy, NoteSource, random_jitter};
 
 /// How long a closed send window is left alone before trying again without news from the peer.
@@ -102,7 +103,11 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 }
                 continue;
             }
-            Err(SendError::Rejected(e)) if msg.kind == OutboundKind::Update => {
+            Err(SendError {
+                class: Class::Rejected,
+                message: e,
+                ..
+            }) if msg.kind == OutboundKind::Update => {
                 // The old message stays as it was; what it should now say goes out as a new one.
                 conv.stats.send_failed(&rt.link.account, "update_refused");
                 tracing::info!(account = %rt.link.account, error = %e, "cannot update a sent message; sending a new one");
@@ -117,7 +122,11 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                     continue;
                 }
             }
-            Err(SendError::Transient(e)) => {
+            Err(SendError {
+                class: Class::Transient,
+                message: e,
+                ..
+            }) => {
                 tracing::info!(account = %rt.link.account, error = %e, "send failed; retrying");
                 let d = BackoffPolicy::default().delay(attempt, 0.5 + random_jitter() / 2.0);
                 attempt = attempt.saturating_add(1);
@@ -127,7 +136,11 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 conv.stats.send_failed(&rt.link.account, "transient");
                 d
             }
-            Err(SendError::SlowDown(d, e)) => {
+            Err(SendError {
+                class: Class::SlowDown(d),
+                message: e,
+                ..
+            }) => {
                 // Honour the platform's delay exactly; retrying sooner only extends the penalty.
                 tracing::info!(account = %rt.link.account, error = %e, delay_ms = d.as_millis() as u64, "platform asked to slow down");
                 note_failing(&conv, &rt, &chat, &e, d).await;
@@ -135,7 +148,11 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 conv.stats.send_failed(&rt.link.account, "slow_down");
                 d
             }
-            Err(SendError::WindowClosed(reason)) => {
+            Err(SendError {
+                class: Class::WindowClosed,
+                message: reason,
+                ..
+            }) => {
                 let n = waiting(&conv, &rt, &chat).await;
                 let plural = if n == 1 {
                     "message waits"
@@ -156,7 +173,11 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 gate.unpark();
                 continue;
             }
-            Err(SendError::Rejected(e)) => {
+            Err(SendError {
+                class: Class::Rejected,
+                message: e,
+                ..
+            }) => {
                 conv.stats.send_failed(&rt.link.account, "rejected");
                 tracing::warn!(account = %rt.link.account, error = %e, "the platform refused a message for good");
                 if let Err(e) = conv
@@ -168,7 +189,14 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 }
                 continue;
             }
-            Err(SendError::Fatal(e)) => {
+            Err(
+                failure @ SendError {
+                    class: Class::Fatal,
+                    ..
+                },
+            ) => {
+                // What failed and what to do about it: the note is all a person sees of it.
+                let e = failure.to_string();
                 conv.stats.send_failed(&rt.link.account, "fatal");
                 tracing::warn!(account = %rt.link.account, error = %e, "the account cannot send");
                 note_failing(&conv, &rt, &chat, &e, FATAL_PAUSE).await;
@@ -221,8 +249,9 @@ async fn deliver(rt: &AccountRuntime, msg: &Outbound) -> Result<Sent, SendError>
         return rt.link.sender.send(msg).await;
     }
     let Some(target) = &msg.target else {
-        return Err(SendError::Rejected(
-            "the message to update was not sent or has no platform id".into(),
+        return Err(SendError::rejected(
+            general::UPDATE_TARGET_MISSING,
+            "the message to update was not sent or has no platform id",
         ));
     };
     rt.link.sender.update(target, msg).await?;

@@ -9,6 +9,7 @@
 
 mod chat;
 mod crash_points;
+mod failure;
 mod report;
 pub mod triage;
 mod watch;
@@ -23,7 +24,7 @@ use std::time::Duration;
 use chrono_tz::Tz;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use scv_mail::{ErrorClass, ImapSettings, MailError, Password, Security, SmtpSettings};
+use scv_mail::{ImapSettings, MailError, Password, Security, SmtpSettings};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -31,8 +32,8 @@ pub use chat::{MailChatRouter, ReplyConfirmation, TextConfirmation};
 
 use crate::clock::Clock;
 use crate::config::{AccountKey, AccountSpec, ChannelSettings, MailSettings, MailTls};
+use crate::failure::{Action, general};
 use crate::mail::triage::model::{OpenAiTriage, TriageModel};
-use crate::port::login_hint;
 use crate::store::StoreError;
 use crate::supervisor::{Component, ComponentError, HealthHandle};
 
@@ -199,19 +200,26 @@ impl Account {
         let id = self.id.clone();
         let loaded = tokio::task::spawn_blocking(move || creds.load(&id))
             .await
-            .map_err(|e| ComponentError::transient(e.to_string()))?;
+            .map_err(|e| ComponentError::transient(general::TASK_FAILED, e.to_string()))?;
+        let relogin = Action::Relogin(spec.key.clone());
         match loaded {
             Ok(Some(c)) => match c.get("password") {
                 Some(p) => Ok(Password::new(p.expose())),
                 None => Err(ComponentError::fatal(
+                    failure::NO_PASSWORD,
                     "no mail password stored",
-                    login_hint(spec),
+                    relogin,
                 )),
             },
-            Ok(None) => Err(ComponentError::fatal("not logged in", login_hint(spec))),
+            Ok(None) => Err(ComponentError::fatal(
+                general::NOT_LOGGED_IN,
+                "not logged in",
+                relogin,
+            )),
             Err(e) => Err(ComponentError::fatal(
+                general::CREDENTIALS_UNREADABLE,
                 format!("cannot read credentials: {e}"),
-                login_hint(spec),
+                relogin,
             )),
         }
     }
@@ -251,30 +259,15 @@ impl Account {
         Some(out)
     }
 
-    /// Maps a mail error to what the supervisor should do.
+    /// Maps a mail error to what the supervisor should do: the account's table.
     fn error(&self, spec: &AccountSpec, e: &MailError) -> ComponentError {
-        match e.classify() {
-            ErrorClass::Fatal { auth: true } => {
-                ComponentError::fatal("the mail server rejected the credentials", login_hint(spec))
-            }
-            ErrorClass::Fatal { auth: false } => ComponentError::fatal(
-                e.to_string(),
-                format!(
-                    "fix the [mail.{}] settings, then run `{}`",
-                    self.key.account,
-                    crate::config::command("reload")
-                ),
-            ),
-            ErrorClass::Transient | ErrorClass::Rejected => {
-                ComponentError::transient(e.to_string())
-            }
-        }
+        failure::failure(e, &spec.key)
     }
 }
 
 /// A store failure is transient: the next run retries from what was committed.
 fn store_error(e: StoreError) -> ComponentError {
-    ComponentError::transient(e.to_string())
+    ComponentError::transient(general::STORE, e.to_string())
 }
 
 fn security(tls: MailTls) -> Security {

@@ -2,6 +2,7 @@
 //! names the command that fixes it, for every platform.
 
 use crate::config::AccountSpec;
+use crate::failure::{Action, general};
 use crate::secrets::{CredentialStore, Credentials};
 use crate::supervisor::ComponentError;
 
@@ -31,24 +32,26 @@ pub(super) async fn load<L: StoredLogin>(
     let (store, id) = (store.clone(), spec.key.to_string());
     let loaded = tokio::task::spawn_blocking(move || store.load(&id))
         .await
-        .map_err(|e| ComponentError::transient(e.to_string()))?;
-    let hint = login_hint(spec);
+        .map_err(|e| ComponentError::transient(general::TASK_FAILED, e.to_string()))?;
+    let relogin = || Action::Relogin(spec.key.clone());
     match loaded {
-        Ok(None) => Err(ComponentError::fatal("not logged in", hint)),
-        Err(e) => Err(ComponentError::fatal(
-            format!("cannot read credentials: {e}"),
-            hint,
+        Ok(None) => Err(ComponentError::fatal(
+            general::NOT_LOGGED_IN,
+            "not logged in",
+            relogin(),
         )),
-        Ok(Some(c)) => {
-            L::from_credentials(c).map_err(|LoginError(why)| ComponentError::fatal(why, hint))
-        }
+        Err(e) => Err(ComponentError::fatal(
+            general::CREDENTIALS_UNREADABLE,
+            format!("cannot read credentials: {e}"),
+            relogin(),
+        )),
+        Ok(Some(c)) => L::from_credentials(c).map_err(|LoginError(why)| {
+            ComponentError::fatal(general::CREDENTIALS_INCOMPLETE, why, relogin())
+        }),
     }
 }
 
-/// The command that stores credentials for an account, as a person copies it.
+/// The command that stores credentials for an account, as a person reads it ("run `…`").
 pub fn login_hint(spec: &AccountSpec) -> String {
-    format!(
-        "run `{}`",
-        crate::config::command(&format!("login {} {}", spec.key.channel, spec.key.account))
-    )
+    Action::Relogin(spec.key.clone()).to_string()
 }

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::AccountPort;
 use crate::config::Channel;
+use crate::failure::{Action, Command, general};
 use crate::supervisor::{Component, ComponentError, HealthHandle};
 
 /// A component for an account whose channel has no adapter in this build.
@@ -31,17 +32,16 @@ impl Component for Unavailable {
             let _login: crate::secrets::Credentials = self.port.login().await?;
             let key = &self.port.spec().key;
             Err(ComponentError::fatal(
+                general::CHANNEL_UNAVAILABLE,
                 format!(
                     "the {} channel is not available in this build",
                     channel_name(key.channel)
                 ),
-                format!(
-                    "upgrade scv-bridge, or disable the account with `{}`",
-                    crate::config::command(&format!(
-                        "channel disable {} {}",
-                        key.channel, key.account
-                    ))
-                ),
+                Action::Otherwise {
+                    first: "upgrade scv-bridge".into(),
+                    or: "disable the account with",
+                    command: Command::Disable(key.clone()),
+                },
             ))
         }
         .boxed()

@@ -13,6 +13,7 @@ pub use messages::{
 };
 pub use status::{
     AgentHealth, AgentState, ComponentHealth, ComponentState, ConfirmInfo, ConfirmState,
-    DaemonStatus, DelegationSummary, MailCounts, Purpose, ReloadSummary, RemoteTools, Senders,
+    DaemonStatus, DelegationSummary, HealthNote, MailCounts, NoteSource, Purpose, ReloadSummary,
+    RemoteTools, Senders,
 };
 pub use status_frame::status_line;

@@ -1,5 +1,11 @@
 //! The daemon's status report: `DaemonStatus`, `ComponentHealth`, `AgentHealth`, `MailCounts`,
 //! `ConfirmInfo`.
+//!
+//! Fields beyond `daemon-protocol.md` are marked "Extension": each is optional (omitted when
+//! absent, defaulted when missing), so old clients ignore them (the spec ignores unknown fields)
+//! and new clients read old daemons. `ComponentHealth` carries the run error's stable `code`, the
+//! fix as words (`action`) and as the exact `command` to copy, and the `notes` apart from errors;
+//! `error` stays as the spec says (run error and notes joined), for old clients.
 
 use serde::{Deserialize, Serialize};
 
@@ -186,9 +192,23 @@ pub struct ComponentHealth {
     /// Extension: restarts in the last hour (the restart budget counts these).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restarts_last_hour: Option<u64>,
-    /// Extension: the one thing a person can do to fix a `failed` account.
+    /// Extension: the one thing a person can do to fix a `failed` account, in words, with the
+    /// command in backticks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
+    /// Extension: the stable machine code of the run error (`wechat.session_expired`,
+    /// `network`; listed in ARCHITECTURE.md); omitted when there is no run error. `error`
+    /// stays the text for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Extension: the exact command `action` asks for, ready to copy
+    /// (`scv-bridge login wechat phone`, with `--config FILE` when needed); omitted when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Extension: notes that are not failures (no owner paired, sends waiting, the agent
+    /// failing), one per source. `error` still joins them after the run error, for old clients.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<HealthNote>,
     /// Extension: settings changed at run time that differ from the configuration file, for
     /// people ("remote_tools: owner (set at run time; the file says none)"); omitted when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -221,9 +241,39 @@ impl ComponentHealth {
             next_retry_unix_seconds: None,
             restarts_last_hour: None,
             action: None,
+            code: None,
+            command: None,
+            notes: Vec::new(),
             overrides: Vec::new(),
         }
     }
+}
+
+/// Extension: one note on an account's health, apart from its errors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthNote {
+    /// Which part of the daemon keeps the note.
+    pub source: NoteSource,
+    /// The note, for people; never a secret or message text.
+    pub text: String,
+}
+
+/// Where a health note comes from; each source keeps its own note, so one clearing its note never
+/// erases another's. Notes are shown after the run error, in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoteSource {
+    /// The platform side of the account (e.g. no owner paired yet).
+    Account,
+    /// The send path: replies failing, throttled or waiting for a window.
+    Sends,
+    /// The agent behind the conversation.
+    Agent,
+    /// Confirm questions waiting for a way to reach the owner.
+    Confirm,
+    /// A source this client does not know (a newer daemon).
+    #[serde(other)]
+    Unknown,
 }
 
 /// The lifecycle state of an account.

@@ -1,7 +1,6 @@
-//! The `Component` trait every account implements, and the errors it reports.
+//! The `Component` trait every account implements, and the failure it reports.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -9,66 +8,9 @@ use tokio_util::sync::CancellationToken;
 use super::health::HealthHandle;
 use crate::config::AccountSpec;
 
-/// How the supervisor should treat a failure; decided once, at the adapter's edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorClass {
-    /// Network, 5xx, timeouts: restart with backoff.
-    Transient,
-    /// Credentials expired or rejected, app revoked: `failed`, no restart until config or credentials change.
-    Fatal,
-    /// The platform asked us to wait exactly this long; the attempt count does not grow.
-    SlowDown(Duration),
-}
-
-/// What a failed component reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ComponentError {
-    /// How to react.
-    pub class: ErrorClass,
-    /// For people: what failed (never a secret, never message text).
-    pub message: String,
-    /// For `failed` accounts: the one thing a person can do ("run `scv-bridge login wechat phone`").
-    pub action: Option<String>,
-}
-
-impl ComponentError {
-    /// A transient failure.
-    pub fn transient(message: impl Into<String>) -> Self {
-        ComponentError {
-            class: ErrorClass::Transient,
-            message: message.into(),
-            action: None,
-        }
-    }
-
-    /// A fatal failure with the action that fixes it.
-    pub fn fatal(message: impl Into<String>, action: impl Into<String>) -> Self {
-        ComponentError {
-            class: ErrorClass::Fatal,
-            message: message.into(),
-            action: Some(action.into()),
-        }
-    }
-
-    /// The platform asked to wait `delay`.
-    pub fn slow_down(message: impl Into<String>, delay: Duration) -> Self {
-        ComponentError {
-            class: ErrorClass::SlowDown(delay),
-            message: message.into(),
-            action: None,
-        }
-    }
-}
-
-impl std::fmt::Display for ComponentError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)?;
-        if let Some(a) = &self.action {
-            write!(f, "; {a}")?;
-        }
-        Ok(())
-    }
-}
+/// What a failed component reports: the daemon's one failure type, whose class the lifecycle
+/// acts on (`Fatal` ends in `failed`, `SlowDown` waits exactly, anything else backs off).
+pub type ComponentError = crate::failure::Failure;
 
 /// What an account can do beyond plain text; declared, not discovered at runtime.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -10,7 +10,11 @@ use tokio::time::Instant;
 
 use super::budget::RestartWindow;
 use crate::config::{AccountSpec, Channel};
-use crate::protocol::{ComponentHealth, ComponentState, MailCounts, Purpose, RemoteTools};
+use crate::failure::{Code, Failure};
+pub use crate::protocol::NoteSource;
+use crate::protocol::{
+    ComponentHealth, ComponentState, HealthNote, MailCounts, Purpose, RemoteTools,
+};
 
 /// Seconds since the Unix epoch, by the wall clock.
 pub fn unix_now() -> u64 {
@@ -23,24 +27,11 @@ pub fn unix_now() -> u64 {
 /// How far back `restarts_last_hour` and the restart budget look.
 const RESTART_WINDOW: Duration = Duration::from_secs(3600);
 
-/// Where a health note comes from; each source keeps its own note, so one clearing its note never
-/// erases another's. Notes are shown after the run error, in this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum NoteSource {
-    /// The platform side of the account (e.g. no owner paired yet).
-    Account,
-    /// The send path: replies failing, throttled or waiting for a window.
-    Sends,
-    /// The agent behind the conversation.
-    Agent,
-    /// Confirm questions waiting for a way to reach the owner.
-    Confirm,
-}
-
-/// The run error (set by the lifecycle and `disconnected`) and the notes, joined for `error`.
+/// The run error (set by the lifecycle and `disconnected`) with its code, and the notes.
 #[derive(Debug, Default)]
 struct Lines {
     reason: Option<String>,
+    code: Option<Code>,
     notes: BTreeMap<NoteSource, String>,
 }
 
@@ -56,6 +47,17 @@ impl Lines {
             }
         }
         (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// The published `notes`, in source order.
+    fn notes(&self) -> Vec<HealthNote> {
+        self.notes
+            .iter()
+            .map(|(source, text)| HealthNote {
+                source: *source,
+                text: text.clone(),
+            })
+            .collect()
     }
 }
 
@@ -135,27 +137,47 @@ impl HealthCell {
         self.changed.send_modify(|v| *v = v.wrapping_add(1));
     }
 
-    /// Changes the run error or one note with `f`, and republishes `error` from all of them.
+    /// Changes the run error or one note with `f`, and republishes `error`, `code` and `notes`.
     fn edit_lines(&self, also: impl Fn(&mut ComponentHealth), f: impl FnOnce(&mut Lines)) {
-        let composed = {
+        let (composed, code, notes) = {
             let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
             f(&mut lines);
-            lines.compose()
+            (lines.compose(), lines.code, lines.notes())
         };
         self.update(|h| {
             also(h);
             h.error = composed.clone();
+            h.code = code.map(|c| c.as_str().to_string());
+            h.notes = notes.clone();
         });
     }
 
-    /// Sets (or clears) the run error: why the account is not connected, backing off or failed.
+    /// Sets (or clears) the run error, without a code: why the account is not connected.
     pub fn set_reason(&self, reason: Option<String>) {
-        self.edit_lines(|_| {}, |l| l.reason = reason);
+        self.set_reason_with(reason, None, |_| {});
     }
 
-    /// Sets the run error and publishes it together with other fields changed by `also`.
-    pub fn set_reason_with(&self, reason: Option<String>, also: impl Fn(&mut ComponentHealth)) {
-        self.edit_lines(also, |l| l.reason = reason);
+    /// Sets the run error and its code, and publishes them together with fields changed by `also`.
+    pub fn set_reason_with(
+        &self,
+        reason: Option<String>,
+        code: Option<Code>,
+        also: impl Fn(&mut ComponentHealth),
+    ) {
+        self.edit_lines(also, |l| {
+            l.reason = reason;
+            l.code = code;
+        });
+    }
+
+    /// Publishes `failure` as the run error of a `failed` account: message, code and its fix,
+    /// in words (`action`) and as the command to copy (`command`).
+    pub fn set_failed(&self, failure: &Failure) {
+        let (action, command) = (failure.action.text(), failure.action.command_line());
+        self.set_reason_with(Some(failure.message.clone()), Some(failure.code), |h| {
+            h.action = action.clone();
+            h.command = command.clone();
+        });
     }
 
     /// Sets (or clears) the note of `source`.
@@ -274,13 +296,14 @@ impl HealthHandle {
     pub fn connected(&self) {
         self.cell.mark_connected();
         let now = unix_now();
-        self.cell.set_reason_with(None, |h| {
+        self.cell.set_reason_with(None, None, |h| {
             if h.state != ComponentState::Connected {
                 h.state = ComponentState::Connected;
                 h.since_unix_seconds = Some(now);
             }
             h.last_success_unix_seconds = Some(now);
             h.action = None;
+            h.command = None;
         });
     }
 
@@ -419,6 +442,7 @@ mod tests {
     fn a_phrase_is_never_repeated() {
         let l = Lines {
             reason: Some("reconnecting; reconnecting".into()),
+            code: None,
             notes: [(NoteSource::Sends, "reconnecting".to_string())].into(),
         };
         assert_eq!(l.compose().as_deref(), Some("reconnecting"));

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use backoff::{BackoffPolicy, random_jitter};
 pub use budget::RestartWindow;
-pub use component::{Capabilities, Component, ComponentError, ComponentFactory, ErrorClass};
+pub use component::{Capabilities, Component, ComponentError, ComponentFactory};
 pub use health::{HealthCell, HealthHandle, HealthRegistry, NoteSource, unix_now};
 pub use reconcile::{DesiredAccount, Diff, diff};
 pub use runner::{LifecyclePolicy, StopOutcome, run_account};

@@ -13,8 +13,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::BackoffPolicy;
-use super::component::{Component, ComponentError, ErrorClass};
+use super::component::{Component, ComponentError};
 use super::health::{HealthCell, HealthHandle, unix_now};
+use crate::failure::{Class, Code, Failure, general};
 use crate::protocol::ComponentState;
 
 /// The knobs of every account's lifecycle.
@@ -73,13 +74,19 @@ pub async fn run_account(
             _ = cancel.cancelled() => return stop(task, child, &cell, policy.stop_grace).await,
         };
         let err = match ended {
-            Ok(Ok(())) => ComponentError::transient("stopped by itself without being asked"),
+            Ok(Ok(())) => Failure::transient(
+                general::STOPPED_UNASKED,
+                "stopped by itself without being asked",
+            ),
             Ok(Err(e)) => e,
-            Err(join) => ComponentError::transient(panic_message(join)),
+            Err(join) => {
+                let (code, message) = panic_message(join);
+                Failure::transient(code, message)
+            }
         };
-        if err.class == ErrorClass::Fatal {
-            tracing::warn!(account = %cell.get().id, error = %err, "account failed; it will not restart until its configuration or credentials change");
-            return fail(&cell, err.message, err.action, &cancel).await;
+        if err.class == Class::Fatal {
+            tracing::warn!(account = %cell.get().id, error = %err, code = %err.code, "account failed; it will not restart until its configuration or credentials change");
+            return fail(&cell, &err, &cancel).await;
         }
         if cell.connected_for() >= policy.healthy_after {
             attempt = 0;
@@ -88,8 +95,10 @@ pub async fn run_account(
         // the backoff. A run that connected and then dropped is a restart and spends budget.
         let had_connected = cell.connects() > connects_before;
         let within_budget = !had_connected || cell.record_restart() <= policy.budget_max;
+        // Everything but a slow-down backs off: `Transient`, and `Rejected` or `WindowClosed`
+        // should a run end with one (they describe one request; the run is simply retried).
         let mut delay = match err.class {
-            ErrorClass::SlowDown(d) => d,
+            Class::SlowDown(d) => d,
             _ => {
                 let d = policy.backoff.delay(attempt, (policy.jitter)());
                 attempt = attempt.saturating_add(1);
@@ -109,10 +118,10 @@ pub async fn run_account(
                 err.message
             )
         };
-        tracing::info!(account = %cell.get().id, error = %err.message, delay_ms = delay.as_millis() as u64, "account restarts after a delay");
+        tracing::info!(account = %cell.get().id, error = %err.message, code = %err.code, delay_ms = delay.as_millis() as u64, "account restarts after a delay");
         cell.set_state(ComponentState::Backoff);
         let retry_at = unix_now() + delay.as_secs_f64().ceil() as u64;
-        cell.set_reason_with(Some(reason), |h| {
+        cell.set_reason_with(Some(reason), Some(err.code), |h| {
             h.next_retry_unix_seconds = Some(retry_at);
         });
         tokio::select! {
@@ -136,14 +145,9 @@ fn human_secs(d: Duration) -> String {
 }
 
 /// Parks the account in `failed` until it is stopped.
-async fn fail(
-    cell: &HealthCell,
-    message: String,
-    action: Option<String>,
-    cancel: &CancellationToken,
-) -> StopOutcome {
+async fn fail(cell: &HealthCell, failure: &Failure, cancel: &CancellationToken) -> StopOutcome {
     cell.set_state(ComponentState::Failed);
-    cell.set_reason_with(Some(message), |h| h.action = action.clone());
+    cell.set_failed(failure);
     cancel.cancelled().await;
     StopOutcome::Stopped
 }
@@ -176,12 +180,12 @@ async fn stop(
     }
 }
 
-/// A person-readable description of a task that panicked or was cancelled.
+/// The code and a person-readable description of a task that panicked or was cancelled.
 ///
 /// The panic payload may quote input (message or mail text), so it goes to debug logs only.
-fn panic_message(join: tokio::task::JoinError) -> String {
+fn panic_message(join: tokio::task::JoinError) -> (Code, String) {
     if !join.is_panic() {
-        return "task was cancelled".to_string();
+        return (general::TASK_FAILED, "task was cancelled".to_string());
     }
     let payload = join.into_panic();
     let text = payload
@@ -190,5 +194,8 @@ fn panic_message(join: tokio::task::JoinError) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_default();
     tracing::debug!(panic = %text, "component panicked");
-    "crashed (a bug; please report it); restarting".to_string()
+    (
+        general::CRASHED,
+        "crashed (a bug; please report it); restarting".to_string(),
+    )
 }

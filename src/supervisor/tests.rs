@@ -8,7 +8,8 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::config::{AccountSpec, Channel, ChannelSettings, WechatSettings};
-use crate::protocol::{ComponentState, Purpose, RemoteTools, Senders};
+use crate::failure::{Action, Code, general};
+use crate::protocol::{ComponentState, HealthNote, Purpose, RemoteTools, Senders};
 use crate::testing::{FakeFactory, Step};
 
 fn key(name: &str) -> AccountKey {
@@ -46,7 +47,7 @@ fn policy(jitter: f64) -> LifecyclePolicy {
 }
 
 fn transient() -> ComponentError {
-    ComponentError::transient("network down")
+    ComponentError::transient(general::NETWORK, "network down")
 }
 
 async fn wait_state(sup: &Supervisor, name: &str, state: ComponentState) {
@@ -152,6 +153,7 @@ async fn slow_down_is_honoured_exactly_without_raising_the_attempt() {
         [
             Step::Fail(transient()),
             Step::Fail(ComponentError::slow_down(
+                Code::new("test.throttled"),
                 "throttled",
                 Duration::from_secs(30),
             )),
@@ -166,7 +168,11 @@ async fn slow_down_is_honoured_exactly_without_raising_the_attempt() {
 #[tokio::test(start_paused = true)]
 async fn fatal_fails_and_never_restarts_until_its_config_changes() {
     let f = FakeFactory::new();
-    let fatal = ComponentError::fatal("session expired", "run `scv-bridge login wechat a`");
+    let fatal = ComponentError::fatal(
+        Code::new("wechat.session_expired"),
+        "session expired",
+        Action::Relogin(key("a")),
+    );
     f.script(&key("a"), [Step::Fail(fatal)]);
     let sup = Supervisor::new(f.clone(), policy(1.0));
     sup.apply(set(&[desired("a", true)]), &[]).await;
@@ -174,6 +180,9 @@ async fn fatal_fails_and_never_restarts_until_its_config_changes() {
     let h = sup.registry().cell("wechat:a").expect("cell").get();
     assert_eq!(h.error.as_deref(), Some("session expired"));
     assert_eq!(h.action.as_deref(), Some("run `scv-bridge login wechat a`"));
+    // The cause and the command, each in its own field.
+    assert_eq!(h.code.as_deref(), Some("wechat.session_expired"));
+    assert_eq!(h.command.as_deref(), Some("scv-bridge login wechat a"));
     tokio::time::sleep(Duration::from_secs(7200)).await;
     assert_eq!(f.component(&key("a")).runs(), 1, "no restart while failed");
     // New credentials: restarted, and the default script connects.
@@ -189,7 +198,11 @@ async fn a_failed_account_restarts_on_any_apply_even_with_the_same_settings() {
     // The fix may be on the platform's side (a secret re-enabled, a password reset to the
     // stored one): `login` with the same credentials or `reload` must try again.
     let f = FakeFactory::new();
-    let fatal = ComponentError::fatal("app secret rejected", "run `scv-bridge login wechat a`");
+    let fatal = ComponentError::fatal(
+        Code::new("feishu.bad_credentials"),
+        "app secret rejected",
+        Action::Relogin(key("a")),
+    );
     f.script(&key("a"), [Step::Fail(fatal)]);
     let sup = Supervisor::new(f.clone(), policy(1.0));
     sup.apply(set(&[desired("a", true), desired("b", true)]), &[])
@@ -203,6 +216,7 @@ async fn a_failed_account_restarts_on_any_apply_even_with_the_same_settings() {
     wait_state(&sup, "a", ComponentState::Connected).await;
     let h = sup.registry().cell("wechat:a").expect("cell").get();
     assert_eq!((h.error.clone(), h.action.clone()), (None, None));
+    assert_eq!((h.code.clone(), h.command.clone()), (None, None));
     assert_eq!(f.builds(&key("b")), 1, "a healthy account is left alone");
     // Once healthy, the same apply changes nothing.
     let report = sup
@@ -281,7 +295,9 @@ async fn an_account_that_keeps_dropping_waits_the_cap_instead_of_failing() {
         h.error
     );
     assert!(h.next_retry_unix_seconds.is_some());
+    assert_eq!(h.code.as_deref(), Some("network"), "the last error's cause");
     assert_eq!(h.action, None, "nothing for a person to do but wait");
+    assert_eq!(h.command, None);
 }
 
 #[tokio::test(start_paused = true)]
@@ -390,4 +406,38 @@ async fn effective_tools_need_a_known_owner() {
     );
     HealthHandle::new(cell.clone()).set_ids(Some("bot".into()), Some("owner".into()));
     assert_eq!(cell.get().remote_tools, RemoteTools::Owner);
+}
+
+#[test]
+fn notes_are_published_apart_from_the_run_error() {
+    let cell = HealthCell::new(&desired("a", true).spec);
+    let handle = HealthHandle::new(cell.clone());
+    handle.note(NoteSource::Sends, Some("3 waiting".into()));
+    handle.note(NoteSource::Account, Some("no owner paired".into()));
+    handle.disconnected("no answer for 40 s");
+    let h = cell.get();
+    assert_eq!(
+        h.error.as_deref(),
+        Some("no answer for 40 s; no owner paired; 3 waiting"),
+        "old clients still read everything in `error`"
+    );
+    assert_eq!(
+        h.notes,
+        [
+            HealthNote {
+                source: NoteSource::Account,
+                text: "no owner paired".into()
+            },
+            HealthNote {
+                source: NoteSource::Sends,
+                text: "3 waiting".into()
+            },
+        ]
+    );
+    assert_eq!(h.code, None, "a reason without a code clears the code");
+    handle.note(NoteSource::Account, None);
+    handle.connected();
+    let h = cell.get();
+    assert_eq!(h.error.as_deref(), Some("3 waiting"));
+    assert_eq!(h.notes.len(), 1);
 }

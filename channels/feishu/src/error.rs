@@ -78,30 +78,6 @@ pub enum Error {
 impl From<reqwest::Error> for Error {
     fn from(e: reqwest::Error) -> Self {
         // Drop the URL: the WS endpoint URL carries a ticket and access key.
-        Error::Network(transport(&e.without_url()))
-    }
-}
-/// A transport error in the words people know: reqwest's own message says only "error sending
-/// request", the innermost cause says "connection refused" (OS error codes left out).
-fn transport(e: &reqwest::Error) -> String {
-    let outer = e.to_string();
-    let mut inner: &dyn std::error::Error = e;
-    while let Some(next) = inner.source() {
-        inner = next;
-    }
-    let cause = inner.to_string();
-    let cause = match cause.find(" (os error ") {
-        Some(i) => &cause[..i],
-        None => cause.as_str(),
-    };
-    let mut chars = cause.chars();
-    let cause = match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect::<String>(),
-        None => String::new(),
-    };
-    if cause.is_empty() || outer.contains(&cause) {
-        outer
-    } else {
-        format!("{outer}: {cause}")
+        Error::Network(scv_net::transport(&e.without_url()))
     }
 }

@@ -29,10 +29,7 @@ pub enum Error {
         errmsg: String,
     },
     /// The request never got an answer (connect, TLS, reset).
-    #[error(
-        "wechat {endpoint}: network error: {}",
-        crate::error::transport(source)
-    )]
+    #[error("wechat {endpoint}: network error: {}", scv_net::transport(source))]
     Network {
         /// The endpoint called.
         endpoint: Endpoint,
@@ -136,31 +133,6 @@ fn codes(ret: Option<i64>, errcode: Option<i64>) -> String {
         (Some(r), None) => format!("ret {r}"),
         (None, Some(e)) => format!("errcode {e}"),
         (None, None) => "no code".to_owned(),
-    }
-}
-
-/// A transport error in the words people know: reqwest's own message says only "error sending
-/// request", the innermost cause says "connection refused" (OS error codes left out).
-pub(crate) fn transport(e: &reqwest::Error) -> String {
-    let outer = e.to_string();
-    let mut inner: &dyn std::error::Error = e;
-    while let Some(next) = inner.source() {
-        inner = next;
-    }
-    let cause = inner.to_string();
-    let cause = match cause.find(" (os error ") {
-        Some(i) => &cause[..i],
-        None => cause.as_str(),
-    };
-    let mut chars = cause.chars();
-    let cause = match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect::<String>(),
-        None => String::new(),
-    };
-    if cause.is_empty() || outer.contains(&cause) {
-        outer
-    } else {
-        format!("{outer}: {cause}")
     }
 }
 

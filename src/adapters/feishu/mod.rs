@@ -20,6 +20,7 @@
 mod cards;
 mod confirm;
 mod delivery;
+mod failure;
 mod inbound;
 pub(crate) mod pairing;
 pub mod render;
@@ -42,13 +43,13 @@ pub use inbound::ReplyRef;
 pub use sender::{CAPABILITIES, FeishuSender, MAX_CHARS, MIN_INTERVAL};
 pub use webhook::{DEFAULT_LISTEN as DEFAULT_WEBHOOK_LISTEN, ENCRYPT_KEY_FIELD, TOKEN_FIELD};
 
-use super::login_hint;
-use crate::config::{AccountSpec, ChannelSettings, FeishuMode, FeishuSettings};
+use crate::config::{AccountKey, AccountSpec, ChannelSettings, FeishuMode, FeishuSettings};
+use crate::failure::{Action, Command, general};
 use crate::port::AccountPort;
 use crate::secrets::Credentials;
 use crate::supervisor::{Capabilities, Component, ComponentError, HealthHandle, unix_now};
+use failure::failure;
 use pairing::{CODE_FIELD, EXPIRES_FIELD, OWNER_FIELD, Pairing};
-use sender::component_error;
 use session::{Session, SessionSetup};
 
 /// `owner = "app_owner"`: take the owner from the application API.
@@ -132,10 +133,10 @@ impl FeishuComponent {
         health: HealthHandle,
         cancel: CancellationToken,
     ) -> Result<(), ComponentError> {
-        let hint = login_hint(&self.spec);
-        let (client, setup) = self.setup(&hint).await?;
+        let account = self.spec.key.clone();
+        let (client, setup) = self.setup(&account).await?;
         let callbacks = match self.settings.mode {
-            FeishuMode::Webhook => Some(webhook::config(&setup.credentials, &hint)?),
+            FeishuMode::Webhook => Some(webhook::config(&setup.credentials, &account)?),
             FeishuMode::Websocket => None,
         };
         let mut session = Session::start(
@@ -150,7 +151,7 @@ impl FeishuComponent {
                 let listen = self.settings.webhook_listen.as_deref();
                 webhook::run(&mut session, config, listen, &self.spec.key, cancel).await
             }
-            None => Self::run_socket(&mut session, client, &hint, cancel).await,
+            None => Self::run_socket(&mut session, client, &account, cancel).await,
         }
     }
 
@@ -158,7 +159,7 @@ impl FeishuComponent {
     async fn run_socket(
         session: &mut Session,
         client: Client,
-        hint: &str,
+        account: &AccountKey,
         cancel: CancellationToken,
     ) -> Result<(), ComponentError> {
         let conn = Arc::new(LongConnection::new(client, WsOptions::default()));
@@ -176,9 +177,9 @@ impl FeishuComponent {
                 ended = &mut runner => {
                     runner_done = true;
                     break match ended {
-                        Ok(Ok(())) => Err(ComponentError::transient("the long connection stopped")),
-                        Ok(Err(e)) => Err(component_error(&e, hint)),
-                        Err(e) => Err(ComponentError::transient(format!("the long connection task failed: {e}"))),
+                        Ok(Ok(())) => Err(ComponentError::transient(failure::CONNECTION_CLOSED, "the long connection stopped")),
+                        Ok(Err(e)) => Err(failure(&e, account)),
+                        Err(e) => Err(ComponentError::transient(general::TASK_FAILED, format!("the long connection task failed: {e}"))),
                     };
                 }
                 changed = status.changed() => {
@@ -201,13 +202,14 @@ impl FeishuComponent {
     }
 
     /// Loads credentials, checks settings, fetches the bot's identity and settles the owner.
-    async fn setup(&self, hint: &str) -> Result<(Client, SessionSetup), ComponentError> {
+    async fn setup(&self, account: &AccountKey) -> Result<(Client, SessionSetup), ComponentError> {
         let creds: Credentials = self.port.login().await?;
         let field = |k: &str| creds.get(k).map(|s| s.expose().to_string());
         let (Some(app_id), Some(app_secret)) = (field("app_id"), field("app_secret")) else {
             return Err(ComponentError::fatal(
+                general::CREDENTIALS_INCOMPLETE,
                 "the stored credentials lack the app ID or secret",
-                hint,
+                Action::Relogin(account.clone()),
             ));
         };
         let domain: Domain = self
@@ -218,24 +220,21 @@ impl FeishuComponent {
             .parse()
             .map_err(|e: scv_feishu::domain::DomainError| {
                 ComponentError::fatal(
+                    failure::BAD_DOMAIN,
                     e.to_string(),
-                    format!(
-                        "fix `domain` in the configuration, then run `{}`",
-                        crate::config::command("reload")
-                    ),
+                    Action::Reload {
+                        first: "fix `domain` in the configuration".into(),
+                    },
                 )
             })?;
         let options = ClientOptions::new(
             domain,
             scv_feishu::Credentials::new(app_id.clone(), app_secret),
         );
-        let client = Client::new(options).map_err(|e| component_error(&e, hint))?;
+        let client = Client::new(options).map_err(|e| failure(&e, account))?;
         // Once per start, never polled: the free API quota is small.
-        let bot = client
-            .bot_info()
-            .await
-            .map_err(|e| component_error(&e, hint))?;
-        let (owner, owner_from_config) = self.owner(&client, &creds, hint).await?;
+        let bot = client.bot_info().await.map_err(|e| failure(&e, account))?;
+        let (owner, owner_from_config) = self.owner(&client, &creds, account).await?;
         let now = unix_now();
         let pairing = match (owner_from_config, field(CODE_FIELD), field(EXPIRES_FIELD)) {
             (false, Some(code), Some(exp)) => exp
@@ -262,25 +261,21 @@ impl FeishuComponent {
         &self,
         client: &Client,
         creds: &Credentials,
-        hint: &str,
+        account: &AccountKey,
     ) -> Result<(Option<String>, bool), ComponentError> {
         match self.settings.owner.as_deref().map(str::trim) {
             Some(APP_OWNER) => {
-                let app = client
-                    .app_owner()
-                    .await
-                    .map_err(|e| component_error(&e, hint))?;
+                let app = client.app_owner().await.map_err(|e| failure(&e, account))?;
                 match app.open_id() {
                     Some(id) => Ok((Some(id.to_string()), true)),
                     None => Err(ComponentError::fatal(
+                        failure::NO_APP_OWNER,
                         "the application API names no owner for this app",
-                        format!(
-                            "set owner = \"ou_…\" in the configuration, or remove it and pair with `{}`",
-                            crate::config::command(&format!(
-                                "login feishu {}",
-                                self.spec.key.account
-                            ))
-                        ),
+                        Action::Otherwise {
+                            first: "set owner = \"ou_…\" in the configuration".into(),
+                            or: "remove it and pair with",
+                            command: Command::Login(account.clone()),
+                        },
                     )),
                 }
             }

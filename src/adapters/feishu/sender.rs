@@ -1,17 +1,19 @@
-//! Sending outbox items through the Feishu IM API (and patching sent cards), and the one mapping
-//! of platform errors.
+//! Sending outbox items through the Feishu IM API (and patching sent cards); platform errors
+//! go through the account's one table ([`super::failure`]).
 
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use scv_feishu::Client;
 use scv_feishu::rest::{MessageContent, ReceiveId};
-use scv_feishu::{Client, ErrorClass, FatalReason, classify};
 
+use super::failure::{CARD_INVALID, failure};
 use super::inbound::ReplyRef;
 use crate::conversation::{
     ChatId, ChatSender, Outbound, OutboundKind, PlatformMsgId, SendError, SendLimits, Sent,
 };
-use crate::supervisor::{Capabilities, ComponentError};
+use crate::ids::AccountKey;
+use crate::supervisor::Capabilities;
 
 /// What a Feishu account can do: cards with buttons, edited in place once a question closes.
 pub const CAPABILITIES: Capabilities = Capabilities {
@@ -35,12 +37,14 @@ const MAX_UUID: usize = 50;
 /// Sends one account's messages.
 pub struct FeishuSender {
     client: Client,
+    /// The account, for the fixes its failures name.
+    account: AccountKey,
 }
 
 impl FeishuSender {
-    /// A sender over `client` (shares its token cache).
-    pub fn new(client: Client) -> Self {
-        FeishuSender { client }
+    /// A sender over `client` (shares its token cache) for `account`.
+    pub fn new(client: Client, account: AccountKey) -> Self {
+        FeishuSender { client, account }
     }
 }
 
@@ -67,7 +71,7 @@ impl ChatSender for FeishuSender {
                     self.client.send(&to, &content, &uuid).await
                 }
             };
-            let sent = sent.map_err(|e| send_error(&e))?;
+            let sent = sent.map_err(|e| failure(&e, &self.account))?;
             Ok(Sent {
                 msg_id: Some(PlatformMsgId::new(sent.message_id)),
                 chat: sent.chat_id.map(ChatId::new),
@@ -84,12 +88,17 @@ impl ChatSender for FeishuSender {
             // Only cards can be patched; anything else goes out as a new message.
             let card = match content_of(msg)? {
                 MessageContent::Card(card) => card,
-                _ => return Err(SendError::Rejected("only a card can replace a card".into())),
+                _ => {
+                    return Err(SendError::rejected(
+                        CARD_INVALID,
+                        "only a card can replace a card",
+                    ));
+                }
             };
             self.client
                 .patch_card(target.as_str(), &card)
                 .await
-                .map_err(|e| send_error(&e))
+                .map_err(|e| failure(&e, &self.account))
         })
     }
 }
@@ -113,7 +122,12 @@ fn content_of(msg: &Outbound) -> Result<MessageContent, SendError> {
     match super::render::card(&msg.body) {
         Ok(Some(card)) => return Ok(MessageContent::Card(card)),
         Ok(None) => {}
-        Err(_) => return Err(SendError::Rejected("the card is not valid JSON".into())),
+        Err(_) => {
+            return Err(SendError::rejected(
+                CARD_INVALID,
+                "the card is not valid JSON",
+            ));
+        }
     }
     if looks_like_markdown(&msg.text) {
         let post = MessageContent::post_markdown("", &msg.text);
@@ -159,59 +173,9 @@ pub fn uuid_for(key: &str) -> String {
     )
 }
 
-/// Maps a send failure to what the outbox does with it.
-pub fn send_error(e: &scv_feishu::Error) -> SendError {
-    match classify(e) {
-        ErrorClass::Transient => SendError::Transient(e.to_string()),
-        ErrorClass::SlowDown(d) => SendError::SlowDown(d, e.to_string()),
-        ErrorClass::Rejected { .. } => SendError::Rejected(e.to_string()),
-        ErrorClass::Fatal { reason } => SendError::Fatal(reason.hint().to_string()),
-    }
-}
-
-/// Maps a connection or setup failure to what the supervisor does with it.
-pub fn component_error(e: &scv_feishu::Error, login_hint: &str) -> ComponentError {
-    match classify(e) {
-        ErrorClass::Transient | ErrorClass::Rejected { .. } => {
-            ComponentError::transient(e.to_string())
-        }
-        ErrorClass::SlowDown(d) => ComponentError::slow_down(e.to_string(), d),
-        ErrorClass::Fatal { reason } => {
-            ComponentError::fatal(reason.hint(), fatal_action(&reason, login_hint))
-        }
-    }
-}
-
-/// The one thing a person can do about a fatal reason.
-fn fatal_action(reason: &FatalReason, login_hint: &str) -> String {
-    match reason {
-        FatalReason::BadCredentials => {
-            format!("check the app ID and secret in the developer console, then {login_hint}")
-        }
-        FatalReason::ConnectionLimit => format!(
-            "close other long connections of this app (at most 50), then run `{}`",
-            crate::config::command("reload")
-        ),
-        _ => format!(
-            "fix it in the Feishu developer console, then run `{}`",
-            crate::config::command("reload")
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::supervisor::ErrorClass as Class;
-
-    fn api(code: i64, http_status: u16) -> scv_feishu::Error {
-        scv_feishu::Error::Api {
-            code,
-            msg: "m".into(),
-            http_status,
-            retry_after: Some(Duration::from_secs(2)),
-        }
-    }
 
     #[test]
     fn uuids_fit_and_are_stable() {
@@ -224,43 +188,6 @@ mod tests {
             u,
             uuid_for("feishu:work/om_0123456789abcdef0123456789abcdef01/1")
         );
-    }
-
-    #[test]
-    fn send_errors_follow_the_table() {
-        assert!(
-            matches!(send_error(&api(230020, 400)), SendError::SlowDown(d, _) if d == Duration::from_secs(2))
-        );
-        assert!(matches!(
-            send_error(&api(230025, 400)),
-            SendError::Rejected(_)
-        ));
-        assert!(matches!(send_error(&api(1, 503)), SendError::Transient(_)));
-        assert!(
-            matches!(send_error(&api(99991672, 400)), SendError::Fatal(h) if h.contains("scope"))
-        );
-        let net = scv_feishu::Error::Network("reset".into());
-        assert!(matches!(send_error(&net), SendError::Transient(_)));
-    }
-
-    #[test]
-    fn component_errors_follow_the_table() {
-        let bad = scv_feishu::Error::Token {
-            code: 10014,
-            msg: "app secret invalid".into(),
-        };
-        let e = component_error(&bad, "run `scv-bridge login feishu w`");
-        assert_eq!(e.class, Class::Fatal);
-        assert!(e.message.contains("app secret"), "{}", e.message);
-        assert!(
-            e.action
-                .as_deref()
-                .is_some_and(|a| a.contains("login feishu w"))
-        );
-        let e = component_error(&scv_feishu::Error::Closed, "x");
-        assert_eq!(e.class, Class::Transient);
-        let e = component_error(&api(99991400, 429), "x");
-        assert_eq!(e.class, Class::SlowDown(Duration::from_secs(2)));
     }
 
     #[test]

@@ -9,7 +9,6 @@ use scv_feishu::ws::{AckResponse, LinkState, LinkStatus};
 use super::cards::{self, CardAnswerHandler, ClickCache};
 use super::delivery::{Incoming, Reply};
 use super::inbound::{ReplyRef, to_inbound};
-use super::login_hint;
 use super::pairing::{Attempt, OWNER_FIELD, Pairing};
 use super::sender::FeishuSender;
 use crate::config::AccountKey;
@@ -64,7 +63,7 @@ impl Session {
         health: HealthHandle,
         cards: Option<Arc<dyn CardAnswerHandler>>,
     ) -> Self {
-        let sender = Arc::new(FeishuSender::new(client));
+        let sender = Arc::new(FeishuSender::new(client, port.spec().key.clone()));
         let attachment = port.attach(link(&health, &sender, setup.owner.as_deref()));
         health.set_ids(Some(setup.bot_open_id.clone()), setup.owner.clone());
         let mut session = Session {
@@ -300,7 +299,7 @@ impl Session {
         } else {
             Some(format!(
                 "no owner paired: {}, then send the code to the bot in a private chat",
-                login_hint(self.port.spec())
+                crate::port::login_hint(self.port.spec())
             ))
         };
         if note != self.note {

@@ -14,9 +14,11 @@ use scv_feishu::webhook_server::{WebhookDelivery, router};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::failure::{BAD_LISTEN, LISTENER_FAILED};
 use super::session::Session;
 use super::{DELIVERY_QUEUE, take_batch};
 use crate::config::AccountKey;
+use crate::failure::{Action, Command};
 use crate::secrets::Credentials;
 use crate::supervisor::ComponentError;
 
@@ -31,7 +33,10 @@ pub const TOKEN_FIELD: &str = "verification_token";
 
 /// The callback secrets from the stored credentials. The Encrypt Key is required: without it
 /// requests carry no signature and anyone who finds the URL could speak as the owner.
-pub(super) fn config(creds: &Credentials, hint: &str) -> Result<WebhookConfig, ComponentError> {
+pub(super) fn config(
+    creds: &Credentials,
+    account: &AccountKey,
+) -> Result<WebhookConfig, ComponentError> {
     let field = |k: &str| {
         creds
             .get(k)
@@ -40,10 +45,12 @@ pub(super) fn config(creds: &Credentials, hint: &str) -> Result<WebhookConfig, C
     };
     let Some(key) = field(ENCRYPT_KEY_FIELD) else {
         return Err(ComponentError::fatal(
+            super::failure::NO_ENCRYPT_KEY,
             "callback mode needs the app's Encrypt Key (without it callbacks are unsigned)",
-            format!(
-                "set an Encrypt Key under Events & Callbacks > Encryption Strategy in the Feishu console, then {hint}"
-            ),
+            Action::Console {
+                first: "set an Encrypt Key under Events & Callbacks > Encryption Strategy in the Feishu console".into(),
+                then: Command::Login(account.clone()),
+            },
         ));
     };
     Ok(WebhookConfig {
@@ -63,11 +70,11 @@ pub(super) async fn run(
     let text = listen.unwrap_or(DEFAULT_LISTEN);
     let addr: SocketAddr = text.parse().map_err(|_| {
         ComponentError::fatal(
+            BAD_LISTEN,
             format!("webhook_listen '{text}' is not an address such as {DEFAULT_LISTEN}"),
-            format!(
-                "correct webhook_listen in the configuration, then run `{}`",
-                crate::config::command("reload")
-            ),
+            Action::Reload {
+                first: "correct webhook_listen in the configuration".into(),
+            },
         )
     })?;
     let listener = tokio::net::TcpListener::bind(addr)
@@ -75,14 +82,14 @@ pub(super) async fn run(
         .map_err(|e| match e.kind() {
             // Usually the previous run's socket, about to be released: retry with backoff.
             std::io::ErrorKind::AddrInUse => {
-                ComponentError::transient(format!("cannot listen on {addr}: {e}"))
+                ComponentError::transient(BAD_LISTEN, format!("cannot listen on {addr}: {e}"))
             }
             _ => ComponentError::fatal(
+                BAD_LISTEN,
                 format!("cannot listen on {addr}: {e}"),
-                format!(
-                    "choose another webhook_listen, then run `{}`",
-                    crate::config::command("reload")
-                ),
+                Action::Reload {
+                    first: "choose another webhook_listen".into(),
+                },
             ),
         })?;
     let (tx, mut rx) = mpsc::channel::<WebhookDelivery>(DELIVERY_QUEUE);
@@ -110,7 +117,7 @@ pub(super) async fn run(
             _ = cancel.cancelled() => break Ok(()),
             ended = &mut server => {
                 server_done = true;
-                break Err(ComponentError::transient(match ended {
+                break Err(ComponentError::transient(LISTENER_FAILED, match ended {
                     Ok(Ok(())) => "the callback listener stopped".to_string(),
                     Ok(Err(e)) => format!("the callback listener failed: {e}"),
                     Err(e) => format!("the callback listener task failed: {e}"),

@@ -13,6 +13,7 @@
 //! - [`sender`]: the `ChatSender` (send window, pacing, `-2` hold, typing).
 //! - [`state`]: the cursor, peers and send outcomes in the account's own state.
 
+mod failure;
 mod inbound;
 mod sender;
 mod state;
@@ -22,13 +23,13 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use scv_wechat::{BotToken, Client, ErrorClass};
+use scv_wechat::{BotToken, Client};
 use tokio_util::sync::CancellationToken;
 
 pub use sender::{CAPABILITIES, MAX_CHARS, WINDOW_CLOSED, client_id_for};
 
-use super::login_hint;
 use crate::config::{AccountSpec, ChannelSettings, WechatSettings};
+use crate::failure::general;
 use crate::port::{AccountPort, LinkParts, LoginError, StoredLogin};
 use crate::secrets::Credentials;
 use crate::supervisor::{Capabilities, Component, ComponentError, HealthHandle};
@@ -172,7 +173,7 @@ impl WechatComponent {
             .unwrap_or(DEFAULT_WINDOW_HOURS);
         let sender = Arc::new(sender::WechatSender::new(
             id.clone(),
-            login_hint(&self.spec),
+            self.spec.key.clone(),
             client.clone(),
             store.clone(),
             peers.clone(),
@@ -205,7 +206,7 @@ impl WechatComponent {
         }
         let mut cursor = state::load_cursor(&store, &login.bot_id)
             .await
-            .map_err(|e| ComponentError::transient(e.to_string()))?;
+            .map_err(|e| ComponentError::transient(general::STORE, e.to_string()))?;
         let mut copies = Copies::new(self.tuning.copy_window);
         loop {
             let polled = tokio::select! {
@@ -292,29 +293,13 @@ impl WechatComponent {
                 }
             })
             .await
-            .map_err(|e| ComponentError::transient(e.to_string()))?;
+            .map_err(|e| ComponentError::transient(general::STORE, e.to_string()))?;
         Ok(())
     }
 
-    /// The one place a platform error becomes the supervisor's error.
+    /// The one place a platform error becomes the supervisor's error: the account's table.
     fn error(&self, e: &scv_wechat::Error) -> ComponentError {
-        let hint = login_hint(&self.spec);
-        match e.class() {
-            ErrorClass::Fatal { relogin: true } if e.is_session_expired() => {
-                ComponentError::fatal("session expired", hint)
-            }
-            ErrorClass::Fatal { relogin: true } => ComponentError::fatal(e.to_string(), hint),
-            ErrorClass::Fatal { relogin: false } => ComponentError::fatal(
-                e.to_string(),
-                format!(
-                    "check base_url under [wechat.{}], then run `{}`",
-                    self.spec.key.account,
-                    crate::config::command("reload")
-                ),
-            ),
-            ErrorClass::SlowDown(d) => ComponentError::slow_down(e.to_string(), d),
-            ErrorClass::Transient => ComponentError::transient(e.to_string()),
-        }
+        failure::failure(e, &self.spec.key)
     }
 }
 

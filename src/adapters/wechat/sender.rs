@@ -28,16 +28,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use scv_wechat::{Client, ErrorClass, TypingStatus, TypingTicket};
+use scv_wechat::{Client, TypingStatus, TypingTicket};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use super::Tuning;
+use super::failure::{self, SEND_REFUSED};
 use super::inbound::{Reply, hash};
 use super::state::{self, PeerWindow, Peers, SendOutcome};
 use crate::conversation::{
     ChatId, ChatSender, Outbound, ReplyContext, SendError, SendLimits, Sent,
 };
+use crate::failure::{Class, general};
+use crate::ids::AccountKey;
 use crate::store::AccountState;
 use crate::supervisor::Capabilities;
 
@@ -115,7 +118,8 @@ enum Ticket {
 /// One account's sender, built per run from the stored login.
 pub(super) struct WechatSender {
     pub(super) account: String,
-    pub(super) relogin: String,
+    /// The account, for the fixes its failures name.
+    pub(super) key: AccountKey,
     pub(super) client: Client,
     /// The account's own state (send records, the hold), lent by the port.
     pub(super) state: AccountState,
@@ -134,7 +138,7 @@ impl WechatSender {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         account: String,
-        relogin: String,
+        key: AccountKey,
         client: Client,
         state: AccountState,
         peers: Arc<Peers>,
@@ -144,7 +148,7 @@ impl WechatSender {
     ) -> Self {
         WechatSender {
             account,
-            relogin,
+            key,
             client,
             state,
             peers,
@@ -183,26 +187,29 @@ impl WechatSender {
             .slot
             .acquire()
             .await
-            .map_err(|_| SendError::Transient("the account is stopping".into()))?;
+            .map_err(|_| SendError::transient(general::STOPPING, "the account is stopping"))?;
         let now = Instant::now();
         if let Some(until) = self.gate(|g| g.hold_until.filter(|u| *u > now)) {
-            return Err(SendError::SlowDown(
+            return Err(SendError::slow_down(
+                SEND_REFUSED,
+                "WeChat refused a recent send; the account's sends are on hold",
                 until - now,
-                "WeChat refused a recent send; the account's sends are on hold".into(),
             ));
         }
         if let Some(last) = self.gate(|g| g.last_send) {
             tokio::time::sleep_until(last + self.tuning.min_send_interval).await;
         }
         if msg.text.trim().is_empty() {
-            return Err(SendError::Rejected(
-                "an empty message cannot be sent".into(),
+            return Err(SendError::rejected(
+                general::MESSAGE_EMPTY,
+                "an empty message cannot be sent",
             ));
         }
         if msg.text.chars().count() > MAX_CHARS {
-            return Err(SendError::Rejected(format!(
-                "longer than WeChat's {MAX_CHARS} characters"
-            )));
+            return Err(SendError::rejected(
+                general::MESSAGE_TOO_LONG,
+                format!("longer than WeChat's {MAX_CHARS} characters"),
+            ));
         }
         let peer = msg.chat.as_str();
         let window = self.peers.get(peer).await.map_err(transient)?;
@@ -212,7 +219,10 @@ impl WechatSender {
             self.window,
             self.per_message,
         ) else {
-            return Err(SendError::WindowClosed(WINDOW_CLOSED.to_string()));
+            return Err(SendError::window_closed(
+                failure::WINDOW_CLOSED,
+                WINDOW_CLOSED,
+            ));
         };
         let client_id = client_id_for(&msg.idempotency_key);
         let record = state::begin_send(&self.state, &client_id, self.peers.now_ms())
@@ -235,8 +245,9 @@ impl WechatSender {
             Err(e) => e,
         };
         self.gate(|g| g.last_send = Some(Instant::now()));
-        match e.class() {
-            ErrorClass::SlowDown(_) if is_refusal(&e) => {
+        let failure = failure::failure(&e, &self.key);
+        match failure.class {
+            Class::SlowDown(_) if failure.code == SEND_REFUSED => {
                 let throttle_seen = self.gate(|g| g.last_accepted == Some(false));
                 let waited_out = record
                     .first_refused_ms
@@ -263,28 +274,21 @@ impl WechatSender {
                     tracing::warn!(account = %self.account, error = %e, "cannot store the send hold; a restart will not keep it");
                 }
                 // The outbox shows it in the account's health: "sends failing: ...; retry in N s".
-                Err(SendError::SlowDown(hold, REFUSED.to_string()))
+                Err(failure.with_class(Class::SlowDown(hold)))
             }
-            ErrorClass::SlowDown(d) => {
+            Class::SlowDown(d) => {
                 self.finish(&client_id, SendOutcome::NotTaken).await;
                 self.gate(|g| g.hold_until = Some(Instant::now() + d));
-                Err(SendError::SlowDown(d, e.to_string()))
+                Err(failure)
             }
-            ErrorClass::Fatal { relogin: true } => {
+            Class::Fatal | Class::Rejected | Class::WindowClosed => {
                 self.finish(&client_id, SendOutcome::NotTaken).await;
-                Err(SendError::Fatal(format!(
-                    "session expired; {}",
-                    self.relogin
-                )))
+                Err(failure)
             }
-            ErrorClass::Fatal { relogin: false } => {
-                self.finish(&client_id, SendOutcome::NotTaken).await;
-                Err(SendError::Fatal(e.to_string()))
-            }
-            ErrorClass::Transient => {
+            Class::Transient => {
                 // A timeout, 5xx or broken connection may come after the platform took it.
                 self.finish(&client_id, SendOutcome::Unknown).await;
-                Err(SendError::Transient(e.to_string()))
+                Err(failure)
             }
         }
     }
@@ -384,15 +388,8 @@ impl ChatSender for WechatSender {
     }
 }
 
-/// `ret=-2` (or `errcode=-2`) on a send: refused for now.
-fn is_refusal(e: &scv_wechat::Error) -> bool {
-    matches!(e, scv_wechat::Error::Api { ret, errcode, .. }
-        if *ret == Some(scv_wechat::classify::SEND_REFUSED)
-            || *errcode == Some(scv_wechat::classify::SEND_REFUSED))
-}
-
 fn transient(e: crate::store::StoreError) -> SendError {
-    SendError::Transient(e.to_string())
+    SendError::transient(general::STORE, e.to_string())
 }
 
 /// What WeChat shows for an outbox item: its text, whatever its body (WeChat has only text).

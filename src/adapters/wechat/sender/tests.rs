@@ -37,7 +37,7 @@ async fn setup_with(per_message: u32, tuning: Tuning) -> Setup {
     let peers = Arc::new(Peers::new(state.clone(), crate::clock::Clock::system()));
     let sender = WechatSender::new(
         ACCOUNT.into(),
-        "run `scv-bridge login wechat t`".into(),
+        AccountKey::new(Channel::Wechat, "t"),
         client,
         state.clone(),
         peers.clone(),
@@ -120,7 +120,13 @@ fn window_rules() {
 async fn nothing_is_sent_before_the_peer_writes() {
     let s = setup(10).await;
     let r = s.sender.send(&outbound("k/0", "hello", 0)).await;
-    assert_eq!(r, Err(SendError::WindowClosed(WINDOW_CLOSED.into())));
+    assert_eq!(
+        r,
+        Err(SendError::window_closed(
+            failure::WINDOW_CLOSED,
+            WINDOW_CLOSED
+        ))
+    );
     assert!(
         s.fake
             .handle()
@@ -145,7 +151,10 @@ async fn sends_use_the_latest_token_and_count_against_the_window() {
     );
     assert!(matches!(
         s.sender.send(&outbound("k/2", "three", 0)).await,
-        Err(SendError::WindowClosed(_))
+        Err(SendError {
+            class: Class::WindowClosed,
+            ..
+        })
     ));
     let sent = h.sent();
     assert_eq!(sent.len(), 2);
@@ -202,10 +211,14 @@ async fn a_refusal_holds_every_send_of_the_account() {
     owner_writes(&s, &h).await;
     h.inject(Endpoint::SendMessage, Fault::ret(-2));
     let first = s.sender.send(&outbound("k/0", "one", 0)).await;
-    assert!(matches!(first, Err(SendError::SlowDown(d, _)) if d == Duration::from_millis(200)));
+    assert!(
+        matches!(first, Err(SendError { class: Class::SlowDown(d), .. }) if d == Duration::from_millis(200))
+    );
     // Another chat's item during the hold is not even tried.
     let during = s.sender.send(&outbound("j/0", "two", 0)).await;
-    assert!(matches!(during, Err(SendError::SlowDown(d, _)) if d <= Duration::from_millis(200)));
+    assert!(
+        matches!(during, Err(SendError { class: Class::SlowDown(d), .. }) if d <= Duration::from_millis(200))
+    );
     assert_eq!(h.requests_to(Endpoint::SendMessage).len(), 1);
     tokio::time::sleep(Duration::from_millis(210)).await;
     // The retry of a definite refusal is not ambiguous: it goes out and is taken.
@@ -217,7 +230,9 @@ async fn a_refusal_holds_every_send_of_the_account() {
     // A second refusal later starts from the base hold again (the accept reset it).
     h.inject(Endpoint::SendMessage, Fault::ret(-2));
     let again = s.sender.send(&outbound("j/0", "two", 0)).await;
-    assert!(matches!(again, Err(SendError::SlowDown(d, _)) if d == Duration::from_millis(200)));
+    assert!(
+        matches!(again, Err(SendError { class: Class::SlowDown(d), .. }) if d == Duration::from_millis(200))
+    );
 }
 
 #[tokio::test]
@@ -229,7 +244,10 @@ async fn refusals_in_a_row_double_the_hold_and_never_count_as_delivered() {
     for attempt in 0..3 {
         h.inject(Endpoint::SendMessage, Fault::ret(-2));
         match s.sender.send(&outbound("k/0", "one", attempt)).await {
-            Err(SendError::SlowDown(d, _)) => holds.push(d),
+            Err(SendError {
+                class: Class::SlowDown(d),
+                ..
+            }) => holds.push(d),
             other => panic!("expected a hold, got {other:?}"),
         }
         tokio::time::sleep(holds[holds.len() - 1] + Duration::from_millis(10)).await;
@@ -298,7 +316,7 @@ async fn restarted(s: &Setup, tuning: Tuning) -> WechatSender {
     let client = Client::new(&s.fake.base_url(), s.fake.handle().bot_token()).expect("client");
     let sender = WechatSender::new(
         ACCOUNT.into(),
-        "run `scv-bridge login wechat t`".into(),
+        AccountKey::new(Channel::Wechat, "t"),
         client,
         s.state.clone(),
         Arc::new(Peers::new(s.state.clone(), crate::clock::Clock::system())),
@@ -333,7 +351,16 @@ async fn a_restart_keeps_the_refusal_hold() {
     owner_writes(&s, &h).await;
     h.inject(Endpoint::SendMessage, Fault::ret(-2));
     let first = s.sender.send(&outbound("k/0", "one", 0)).await;
-    assert!(matches!(first, Err(SendError::SlowDown(..))), "{first:?}");
+    assert!(
+        matches!(
+            first,
+            Err(SendError {
+                class: Class::SlowDown(_),
+                ..
+            })
+        ),
+        "{first:?}"
+    );
     let tuning = Tuning {
         min_send_interval: Duration::from_millis(10),
         slow_down_base: Duration::from_secs(60),
@@ -342,7 +369,7 @@ async fn a_restart_keeps_the_refusal_hold() {
     let next = restarted(&s, tuning).await;
     let during = next.send(&outbound("j/0", "two", 0)).await;
     assert!(
-        matches!(during, Err(SendError::SlowDown(d, _)) if d <= Duration::from_millis(200)),
+        matches!(during, Err(SendError { class: Class::SlowDown(d), .. }) if d <= Duration::from_millis(200)),
         "the new run sent into the hold: {during:?}"
     );
     assert_eq!(h.requests_to(Endpoint::SendMessage).len(), 1);

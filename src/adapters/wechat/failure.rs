@@ -1,0 +1,252 @@
+//! The one table from the WeChat crate's errors to the daemon's [`Failure`]: the run loop and
+//! the sender both use it, so a cause has one class, one code and one fix wherever it shows.
+
+use scv_wechat::{Error, ErrorClass};
+
+use super::sender::REFUSED;
+use crate::failure::{Action, Code, Failure, general};
+use crate::ids::AccountKey;
+
+/// `ret`/`errcode` -14: the login expired, was rebound or is wrong; only a new login helps.
+pub const SESSION_EXPIRED: Code = Code::new("wechat.session_expired");
+/// `ret=-2` on a send: throttled, or the send window is used up; sends hold.
+pub const SEND_REFUSED: Code = Code::new("wechat.send_refused");
+/// Another non-zero `ret`/`errcode` (including -2 outside a send): retried with backoff.
+pub const API_ERROR: Code = Code::new("wechat.api_error");
+/// HTTP 429 from a gateway.
+pub const THROTTLED: Code = Code::new("wechat.throttled");
+/// Another HTTP 4xx: a wrong base URL or a request this client builds wrongly.
+pub const HTTP_REFUSED: Code = Code::new("wechat.http_refused");
+/// HTTP 5xx (or another status from the transport): retried with backoff.
+pub const SERVER_ERROR: Code = Code::new("wechat.server_error");
+/// An answer that is not the JSON the endpoint returns (a middlebox's page).
+pub const MALFORMED: Code = Code::new("wechat.malformed");
+/// A call that needs the bot token was made without one.
+pub const NO_TOKEN: Code = Code::new("wechat.no_token");
+/// The QR login was confirmed without a credential.
+pub const LOGIN_INCOMPLETE: Code = Code::new("wechat.login_incomplete");
+/// `base_url` (or a redirect host) cannot be used.
+pub const BAD_BASE_URL: Code = Code::new("wechat.bad_base_url");
+/// The peer's send window is closed: WeChat lets the bot write only after the peer writes.
+pub const WINDOW_CLOSED: Code = Code::new("wechat.window_closed");
+
+/// Every WeChat code, for the documentation check.
+#[cfg(test)]
+const CODES: &[Code] = &[
+    SESSION_EXPIRED,
+    SEND_REFUSED,
+    API_ERROR,
+    THROTTLED,
+    HTTP_REFUSED,
+    SERVER_ERROR,
+    MALFORMED,
+    NO_TOKEN,
+    LOGIN_INCOMPLETE,
+    BAD_BASE_URL,
+    WINDOW_CLOSED,
+];
+
+/// What `e`, met by `account`, means for the daemon and for the person.
+pub fn failure(e: &Error, account: &AccountKey) -> Failure {
+    let code = code(e);
+    match e.class() {
+        ErrorClass::Fatal { relogin: true } => {
+            let message = if e.is_session_expired() {
+                "session expired".to_string()
+            } else {
+                e.to_string()
+            };
+            Failure::fatal(code, message, Action::Relogin(account.clone()))
+        }
+        ErrorClass::Fatal { relogin: false } => Failure::fatal(
+            code,
+            e.to_string(),
+            Action::Reload {
+                first: format!("check base_url under [wechat.{}]", account.account).into(),
+            },
+        ),
+        // The platform's words say only "-2"; people are told what it means.
+        ErrorClass::SlowDown(d) if code == SEND_REFUSED => Failure::slow_down(code, REFUSED, d),
+        ErrorClass::SlowDown(d) => Failure::slow_down(code, e.to_string(), d),
+        ErrorClass::Transient => Failure::transient(code, e.to_string()),
+    }
+}
+
+/// The cause of `e`, as a stable code.
+fn code(e: &Error) -> Code {
+    match e {
+        Error::Api { .. } if e.is_session_expired() => SESSION_EXPIRED,
+        Error::Api { .. } if matches!(e.class(), ErrorClass::SlowDown(_)) => SEND_REFUSED,
+        Error::Api { .. } => API_ERROR,
+        Error::Http { status: 429, .. } => THROTTLED,
+        Error::Http { .. } if matches!(e.class(), ErrorClass::Fatal { .. }) => HTTP_REFUSED,
+        Error::Http { .. } => SERVER_ERROR,
+        Error::Network { .. } => general::NETWORK,
+        Error::Timeout { .. } => general::TIMEOUT,
+        Error::Malformed { .. } => MALFORMED,
+        Error::NoToken { .. } => NO_TOKEN,
+        Error::IncompleteLogin { .. } => LOGIN_INCOMPLETE,
+        Error::InvalidBaseUrl { .. } => BAD_BASE_URL,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use scv_wechat::Endpoint;
+    use scv_wechat::classify::{GATEWAY_SLOW_DOWN, SEND_SLOW_DOWN};
+
+    use super::*;
+    use crate::failure::Class;
+    use crate::ids::Channel;
+
+    fn api(endpoint: Endpoint, ret: Option<i64>, errcode: Option<i64>) -> Error {
+        Error::Api {
+            endpoint,
+            ret,
+            errcode,
+            errmsg: "m".into(),
+        }
+    }
+
+    fn http(status: u16) -> Error {
+        Error::Http {
+            endpoint: Endpoint::GetUpdates,
+            status,
+        }
+    }
+
+    #[test]
+    fn every_error_has_one_row() {
+        let key = AccountKey::new(Channel::Wechat, "phone");
+        let relogin = Action::Relogin(key.clone());
+        let reload = Action::Reload {
+            first: "check base_url under [wechat.phone]".into(),
+        };
+        let network = reqwest::Client::new()
+            .get("not a url")
+            .build()
+            .expect_err("a builder error");
+        let rows: Vec<(Error, Class, &str, Option<&str>, Action)> = vec![
+            (
+                api(Endpoint::GetUpdates, None, Some(-14)),
+                Class::Fatal,
+                "wechat.session_expired",
+                Some("session expired"),
+                relogin.clone(),
+            ),
+            (
+                api(Endpoint::SendMessage, Some(-2), None),
+                Class::SlowDown(SEND_SLOW_DOWN),
+                "wechat.send_refused",
+                Some(REFUSED),
+                Action::None,
+            ),
+            (
+                api(Endpoint::GetUpdates, Some(-2), None),
+                Class::Transient,
+                "wechat.api_error",
+                None,
+                Action::None,
+            ),
+            (
+                api(Endpoint::SendMessage, Some(-1), None),
+                Class::Transient,
+                "wechat.api_error",
+                None,
+                Action::None,
+            ),
+            (
+                http(429),
+                Class::SlowDown(GATEWAY_SLOW_DOWN),
+                "wechat.throttled",
+                None,
+                Action::None,
+            ),
+            (
+                http(404),
+                Class::Fatal,
+                "wechat.http_refused",
+                None,
+                reload.clone(),
+            ),
+            (
+                http(502),
+                Class::Transient,
+                "wechat.server_error",
+                None,
+                Action::None,
+            ),
+            (
+                Error::Network {
+                    endpoint: Endpoint::GetUpdates,
+                    source: network,
+                },
+                Class::Transient,
+                "network",
+                None,
+                Action::None,
+            ),
+            (
+                Error::Timeout {
+                    endpoint: Endpoint::SendMessage,
+                    after: Duration::from_secs(15),
+                },
+                Class::Transient,
+                "timeout",
+                None,
+                Action::None,
+            ),
+            (
+                Error::Malformed {
+                    endpoint: Endpoint::GetUpdates,
+                    detail: "html".into(),
+                },
+                Class::Transient,
+                "wechat.malformed",
+                None,
+                Action::None,
+            ),
+            (
+                Error::NoToken {
+                    endpoint: Endpoint::SendTyping,
+                },
+                Class::Fatal,
+                "wechat.no_token",
+                None,
+                relogin.clone(),
+            ),
+            (
+                Error::IncompleteLogin { field: "bot_token" },
+                Class::Fatal,
+                "wechat.login_incomplete",
+                None,
+                relogin,
+            ),
+            (
+                Error::InvalidBaseUrl {
+                    url: "x".into(),
+                    detail: "y".into(),
+                },
+                Class::Fatal,
+                "wechat.bad_base_url",
+                None,
+                reload,
+            ),
+        ];
+        for (e, class, code, message, action) in rows {
+            let shown = e.to_string();
+            let f = failure(&e, &key);
+            assert_eq!(f.class, class, "{shown}");
+            assert_eq!(f.code.as_str(), code, "{shown}");
+            assert_eq!(f.message, message.unwrap_or(&shown), "{shown}");
+            assert_eq!(*f.action, action, "{shown}");
+        }
+    }
+
+    #[test]
+    fn every_code_is_documented() {
+        crate::failure::assert_documented(CODES);
+    }
+}
