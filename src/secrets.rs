@@ -16,6 +16,12 @@ use crate::config::CredentialsMode;
 /// The keyring service name every entry is stored under.
 const SERVICE: &str = "scv-bridge";
 
+/// The store entry `scv-bridge login agent` writes: the model API key, beside the accounts' entries.
+pub const AGENT_KEY_ID: &str = "agent:openai";
+
+/// The field of [`AGENT_KEY_ID`] holding the key.
+pub const API_KEY_FIELD: &str = "api_key";
+
 /// A secret value; prints `[redacted]` in Debug and Display.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
@@ -184,6 +190,14 @@ impl CredentialStore {
         }
     }
 
+    /// The model API key `scv-bridge login agent` stored, if any.
+    pub fn agent_key(&self) -> Result<Option<Secret>, SecretsError> {
+        Ok(self
+            .load(AGENT_KEY_ID)?
+            .and_then(|c| c.get(API_KEY_FIELD).cloned())
+            .filter(|k| !k.expose().is_empty()))
+    }
+
     /// Removes the credentials of `account`; absent credentials are not an error.
     pub fn delete(&self, account: &str) -> Result<(), SecretsError> {
         match self {
@@ -317,6 +331,17 @@ mod tests {
             .delete("wechat:phone")
             .expect("deleting twice is fine");
         assert_eq!(store.load("wechat:phone").expect("load"), None);
+    }
+
+    #[test]
+    fn the_agent_key_has_its_own_entry() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = CredentialStore::Files(dir.path().to_path_buf());
+        assert_eq!(store.agent_key().expect("load"), None);
+        let creds = Credentials::default().with(API_KEY_FIELD, "sk-1");
+        store.save(AGENT_KEY_ID, &creds).expect("save");
+        assert_eq!(store.agent_key().expect("load"), Some(Secret::new("sk-1")));
+        assert!(dir.path().join("agent-openai.json").exists());
     }
 
     #[test]

@@ -1,7 +1,10 @@
-//! `scv-bridge login CHANNEL ACCOUNT`: store an account's credentials, then tell a running daemon.
+//! `scv-bridge login CHANNEL ACCOUNT`: store an account's credentials, then tell a running daemon;
+//! `scv-bridge login agent` stores the model API key.
 
+pub mod agent;
 pub mod feishu;
 pub mod mail;
+pub mod prompt;
 pub mod wechat;
 
 use crate::client;

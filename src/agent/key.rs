@@ -1,0 +1,185 @@
+//! Where the `openai` backend's API key comes from, decided in one place for the chat backend,
+//! mail triage and `doctor`: the variable `api_key_env` names (required when set), else the key
+//! `scv-bridge login agent` stored, else `OPENAI_API_KEY` when it is set. A local server needs none.
+
+use super::health::{ConfigProblem, set_variable_fix};
+use crate::config::AgentConfig;
+use crate::secrets::Secret;
+
+/// Where a key was found; named in messages, never the key itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// The environment variable of this name.
+    Variable(String),
+    /// The credential store (`scv-bridge login agent`).
+    Stored,
+}
+
+impl KeySource {
+    /// How people read where the key came from ("OPENAI_API_KEY", "the key stored by ...").
+    pub fn describe(&self) -> String {
+        match self {
+            KeySource::Variable(v) => v.clone(),
+            KeySource::Stored => format!(
+                "the key stored by `{}`",
+                crate::config::command("login agent")
+            ),
+        }
+    }
+
+    /// The step that replaces a rejected key from this source.
+    pub fn fix(&self) -> String {
+        match self {
+            KeySource::Variable(v) => set_variable_fix(v),
+            KeySource::Stored => format!(
+                "store a valid key with `{}`, then restart the daemon",
+                crate::config::command("login agent")
+            ),
+        }
+    }
+}
+
+/// A key and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    /// The key.
+    pub secret: Secret,
+    /// Where it was found.
+    pub source: KeySource,
+}
+
+/// The key `[agent]` gets, `None` when there is none; a named variable that is unset is a problem.
+pub fn resolve(cfg: &AgentConfig) -> Result<Option<ApiKey>, ConfigProblem> {
+    resolve_with(cfg, |name| std::env::var(name).ok())
+}
+
+/// [`resolve`] with the environment given, for tests.
+pub fn resolve_with(
+    cfg: &AgentConfig,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Option<ApiKey>, ConfigProblem> {
+    let from_env = |name: &str| {
+        env(name)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .map(|v| ApiKey {
+                secret: Secret::new(v),
+                source: KeySource::Variable(name.to_string()),
+            })
+    };
+    if let Some(name) = &cfg.api_key_env {
+        return match from_env(name) {
+            Some(k) => Ok(Some(k)),
+            None => Err(ConfigProblem::new(
+                format!("the environment variable {name} (agent.api_key_env) is not set"),
+                format!(
+                    "{}; or store the key with `{}` and remove api_key_env",
+                    set_variable_fix(name),
+                    crate::config::command("login agent")
+                ),
+            )),
+        };
+    }
+    if let Some(stored) = cfg
+        .stored_api_key
+        .as_ref()
+        .filter(|k| !k.expose().is_empty())
+    {
+        return Ok(Some(ApiKey {
+            secret: stored.clone(),
+            source: KeySource::Stored,
+        }));
+    }
+    Ok(from_env("OPENAI_API_KEY"))
+}
+
+/// Whether `base_url` is on this machine (loopback or `localhost`), where servers such as Ollama
+/// and llama.cpp need no key; anything else usually does.
+pub fn is_local(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url.trim()) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => {
+            let host = host.to_ascii_lowercase();
+            host == "localhost" || host.ends_with(".localhost")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(api_key_env: Option<&str>, stored: Option<&str>) -> AgentConfig {
+        AgentConfig {
+            api_key_env: api_key_env.map(str::to_string),
+            stored_api_key: stored.map(Secret::new),
+            ..AgentConfig::default()
+        }
+    }
+
+    fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |n| {
+            vars.iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn a_named_variable_wins_and_is_required() {
+        let both = cfg(Some("MY_KEY"), Some("stored"));
+        let k = resolve_with(&both, env(&[("MY_KEY", " sk-env ")]))
+            .expect("ok")
+            .expect("a key");
+        assert_eq!(k.secret.expose(), "sk-env");
+        assert_eq!(k.source, KeySource::Variable("MY_KEY".into()));
+        let p = resolve_with(&both, env(&[])).expect_err("unset variable");
+        assert!(p.message.contains("MY_KEY (agent.api_key_env) is not set"));
+        assert!(p.fix.contains("login agent"), "{}", p.fix);
+    }
+
+    #[test]
+    fn the_stored_key_is_used_when_no_variable_is_named() {
+        let k = resolve_with(
+            &cfg(None, Some("sk-stored")),
+            env(&[("OPENAI_API_KEY", "sk-env")]),
+        )
+        .expect("ok")
+        .expect("a key");
+        assert_eq!(k.secret.expose(), "sk-stored");
+        assert_eq!(k.source, KeySource::Stored);
+        assert!(k.source.describe().contains("login agent"));
+        let k = resolve_with(&cfg(None, None), env(&[("OPENAI_API_KEY", "sk-env")]))
+            .expect("ok")
+            .expect("the usual variable");
+        assert_eq!(k.source, KeySource::Variable("OPENAI_API_KEY".into()));
+        assert_eq!(resolve_with(&cfg(None, None), env(&[])).expect("ok"), None);
+    }
+
+    #[test]
+    fn local_means_this_machine() {
+        for local in [
+            "http://127.0.0.1:11434/v1",
+            "http://localhost:8080/v1",
+            "http://[::1]:8000/v1",
+            "http://LOCALHOST/v1",
+        ] {
+            assert!(is_local(local), "{local}");
+        }
+        for remote in [
+            "https://api.openai.com/v1",
+            "http://192.168.1.10:11434/v1",
+            "not a url",
+            "http://localhost.example.com/v1",
+        ] {
+            assert!(!is_local(remote), "{remote}");
+        }
+    }
+}
