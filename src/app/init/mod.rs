@@ -253,10 +253,21 @@ async fn test_agent(config: &Config, new_key: Option<&Secret>) -> Result<(), Str
     };
     let key = match new_key {
         Some(k) => Some(k.clone()),
-        None => crate::agent::key::resolve(&config.agent)
-            .ok()
-            .flatten()
-            .map(|k| k.secret),
+        None => {
+            // The key a previous `init` or `login agent` stored, as the daemon would find it.
+            let mut agent = config.agent.clone();
+            if let Ok(store) = crate::login::credential_store(config).await {
+                agent.stored_api_key = tokio::task::spawn_blocking(move || store.agent_key())
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .flatten();
+            }
+            crate::agent::key::resolve(&agent)
+                .ok()
+                .flatten()
+                .map(|k| k.secret)
+        }
     };
     match crate::login::agent::probe(base, key.as_ref()).await {
         Probe::Accepted => {
