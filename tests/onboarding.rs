@@ -328,3 +328,34 @@ fn status_quiet_without_a_daemon_exits_1_and_prints_nothing() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{}", text(&out));
 }
+
+#[test]
+fn the_guide_login_feishu_points_to_is_built_in_in_both_languages() {
+    let line = scv_bridge::login::feishu::guide_line();
+    assert!(line.contains("`scv-bridge guide`"), "{line}");
+    for (args, file) in [
+        (&["guide"][..], "docs/setup.md"),
+        (&["guide", "--lang", "zh-CN"][..], "docs/setup.zh-CN.md"),
+    ] {
+        let out = cli(args, "", None);
+        assert!(out.status.success(), "{}", text(&out));
+        let shipped = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+            .expect("guide");
+        let printed = String::from_utf8(out.stdout).expect("utf-8");
+        assert_eq!(printed, shipped);
+        // What a Feishu app needs, in either language.
+        for must in [
+            "im:message.p2p_msg:readonly",
+            "im:message:send_as_bot",
+            "cardkit:card:write",
+            "im:resource",
+            "im:message.reactions:write_only",
+            "im.message.receive_v1",
+            "card.action.trigger",
+            "scv-bridge login wechat phone",
+            "scv-bridge login agent",
+        ] {
+            assert!(printed.contains(must), "{file} lacks {must}");
+        }
+    }
+}

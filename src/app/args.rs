@@ -84,10 +84,27 @@ pub enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// Print the channel set-up guide: the Feishu app (scopes, events, card callbacks,
+    /// publishing), the WeChat and mail logins, the model key.
+    Guide {
+        /// The language.
+        #[arg(long, value_enum, default_value = "en")]
+        lang: GuideLang,
+    },
     /// Set up step by step: the agent, its key, the channels and their logins, the configuration
     /// file (0600), a doctor run and the user service. On an existing file it changes only what
     /// you pick, keeping comments.
     Init(Box<super::init::InitArgs>),
+}
+
+/// The guide's languages.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum GuideLang {
+    /// English.
+    En,
+    /// Simplified Chinese.
+    #[value(name = "zh-CN")]
+    ZhCn,
 }
 
 /// What to do with the configuration.

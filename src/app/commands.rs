@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::args::{
-    ChannelAction, Cli, Command, ConfigAction, LoginTarget, PurposeArg, SendersArg, ToolsArg,
+    ChannelAction, Cli, Command, ConfigAction, GuideLang, LoginTarget, PurposeArg, SendersArg,
+    ToolsArg,
 };
 use crate::client;
 use crate::config::{CommandLine, Config, client_socket};
@@ -49,6 +50,16 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             action: ConfigAction::Example,
         } => {
             print!("{}", super::example::EXAMPLE);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Guide { lang } => {
+            print!(
+                "{}",
+                match lang {
+                    GuideLang::En => super::example::GUIDE_EN,
+                    GuideLang::ZhCn => super::example::GUIDE_ZH_CN,
+                }
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Init(args) => super::init::run(&config_path, *args).await,
