@@ -164,7 +164,7 @@ pub async fn run(path: &Path) -> Report {
     if status.is_none() {
         checks.extend(platforms(&config, &credentials, &commands).await);
     }
-    checks.extend(agent::checks(&config, local::agent_key(&credentials)).await);
+    checks.extend(agent::checks(&config, local::agent_key(&credentials), status.is_some()).await);
     checks.extend(local::approvals(&config));
     Report { daemon, checks }
 }

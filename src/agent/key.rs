@@ -1,10 +1,14 @@
 //! Where the `openai` backend's API key comes from, decided in one place for the chat backend,
 //! mail triage and `doctor`: the variable `api_key_env` names (required when set), else the key
-//! `scv-bridge login agent` stored, else `OPENAI_API_KEY` when it is set. A local server needs none.
+//! `scv-bridge login agent` stored, else the systemd credential [`SYSTEMD_CREDENTIAL`] (a unit's
+//! `LoadCredential=`), else `OPENAI_API_KEY` when it is set. A local server needs none.
 
 use super::health::{ConfigProblem, set_variable_fix};
 use crate::config::AgentConfig;
 use crate::secrets::Secret;
+
+/// The name of the systemd credential holding the key (`LoadCredential=agent-api-key:FILE`).
+pub const SYSTEMD_CREDENTIAL: &str = "agent-api-key";
 
 /// Where a key was found; named in messages, never the key itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +17,8 @@ pub enum KeySource {
     Variable(String),
     /// The credential store (`scv-bridge login agent`).
     Stored,
+    /// The systemd credential [`SYSTEMD_CREDENTIAL`] in `$CREDENTIALS_DIRECTORY`.
+    SystemdCredential,
 }
 
 impl KeySource {
@@ -24,6 +30,9 @@ impl KeySource {
                 "the key stored by `{}`",
                 crate::config::command("login agent")
             ),
+            KeySource::SystemdCredential => {
+                format!("the systemd credential {SYSTEMD_CREDENTIAL} (LoadCredential=)")
+            }
         }
     }
 
@@ -34,6 +43,9 @@ impl KeySource {
             KeySource::Stored => format!(
                 "store a valid key with `{}`, then restart the daemon",
                 crate::config::command("login agent")
+            ),
+            KeySource::SystemdCredential => format!(
+                "put a valid key in the file the unit's LoadCredential={SYSTEMD_CREDENTIAL}:... names, then restart the service"
             ),
         }
     }
@@ -50,13 +62,17 @@ pub struct ApiKey {
 
 /// The key `[agent]` gets, `None` when there is none; a named variable that is unset is a problem.
 pub fn resolve(cfg: &AgentConfig) -> Result<Option<ApiKey>, ConfigProblem> {
-    resolve_with(cfg, |name| std::env::var(name).ok())
+    resolve_with(cfg, |name| std::env::var(name).ok(), |name| {
+        let dir = std::env::var_os("CREDENTIALS_DIRECTORY")?;
+        std::fs::read_to_string(std::path::Path::new(&dir).join(name)).ok()
+    })
 }
 
-/// [`resolve`] with the environment given, for tests.
+/// [`resolve`] with the environment and the systemd credentials given, for tests.
 pub fn resolve_with(
     cfg: &AgentConfig,
     env: impl Fn(&str) -> Option<String>,
+    systemd_credential: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<ApiKey>, ConfigProblem> {
     let from_env = |name: &str| {
         env(name)
@@ -88,6 +104,15 @@ pub fn resolve_with(
         return Ok(Some(ApiKey {
             secret: stored.clone(),
             source: KeySource::Stored,
+        }));
+    }
+    if let Some(k) = systemd_credential(SYSTEMD_CREDENTIAL)
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty())
+    {
+        return Ok(Some(ApiKey {
+            secret: Secret::new(k),
+            source: KeySource::SystemdCredential,
         }));
     }
     Ok(from_env("OPENAI_API_KEY"))
@@ -132,15 +157,19 @@ mod tests {
         }
     }
 
+    fn none(_: &str) -> Option<String> {
+        None
+    }
+
     #[test]
     fn a_named_variable_wins_and_is_required() {
         let both = cfg(Some("MY_KEY"), Some("stored"));
-        let k = resolve_with(&both, env(&[("MY_KEY", " sk-env ")]))
+        let k = resolve_with(&both, env(&[("MY_KEY", " sk-env ")]), none)
             .expect("ok")
             .expect("a key");
         assert_eq!(k.secret.expose(), "sk-env");
         assert_eq!(k.source, KeySource::Variable("MY_KEY".into()));
-        let p = resolve_with(&both, env(&[])).expect_err("unset variable");
+        let p = resolve_with(&both, env(&[]), none).expect_err("unset variable");
         assert!(p.message.contains("MY_KEY (agent.api_key_env) is not set"));
         assert!(p.fix.contains("login agent"), "{}", p.fix);
     }
@@ -150,17 +179,29 @@ mod tests {
         let k = resolve_with(
             &cfg(None, Some("sk-stored")),
             env(&[("OPENAI_API_KEY", "sk-env")]),
+            |_| Some("sk-systemd".into()),
         )
         .expect("ok")
         .expect("a key");
         assert_eq!(k.secret.expose(), "sk-stored");
         assert_eq!(k.source, KeySource::Stored);
         assert!(k.source.describe().contains("login agent"));
-        let k = resolve_with(&cfg(None, None), env(&[("OPENAI_API_KEY", "sk-env")]))
+        let k = resolve_with(
+            &cfg(None, None),
+            env(&[("OPENAI_API_KEY", "sk-env")]),
+            |n| (n == SYSTEMD_CREDENTIAL).then(|| "sk-systemd\n".into()),
+        )
+        .expect("ok")
+        .expect("the unit's credential");
+        assert_eq!(
+            (k.secret.expose(), k.source),
+            ("sk-systemd", KeySource::SystemdCredential)
+        );
+        let k = resolve_with(&cfg(None, None), env(&[("OPENAI_API_KEY", "sk-env")]), none)
             .expect("ok")
             .expect("the usual variable");
         assert_eq!(k.source, KeySource::Variable("OPENAI_API_KEY".into()));
-        assert_eq!(resolve_with(&cfg(None, None), env(&[])).expect("ok"), None);
+        assert_eq!(resolve_with(&cfg(None, None), env(&[]), none).expect("ok"), None);
     }
 
     #[test]

@@ -10,15 +10,16 @@ use crate::agent::key::{self, KeySource};
 use crate::config::{AgentBackend, CommandLine, Config, expand_tilde};
 use crate::secrets::Secret;
 
-/// The agent's checks; `stored` is the key `login agent` keeps.
-pub(super) async fn checks(config: &Config, stored: Option<Secret>) -> Vec<Check> {
+/// The agent's checks; `stored` is the key `login agent` keeps. With a daemon answering, its own
+/// view of the agent decides whether a key is missing (a unit's `LoadCredential=` is its alone).
+pub(super) async fn checks(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Check> {
     match config.agent.backend {
-        AgentBackend::Openai => openai(config, stored).await,
+        AgentBackend::Openai => openai(config, stored, daemon).await,
         AgentBackend::Scv => vec![scv(config).await],
     }
 }
 
-async fn openai(config: &Config, stored: Option<Secret>) -> Vec<Check> {
+async fn openai(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Check> {
     let mut a = config.agent.clone();
     a.stored_api_key = stored;
     let login = CommandLine::for_config(&config.path).command("login agent");
@@ -28,16 +29,20 @@ async fn openai(config: &Config, stored: Option<Secret>) -> Vec<Check> {
             out.push(Check::pass(match &k.source {
                 KeySource::Variable(var) => format!("agent: {var} is set"),
                 KeySource::Stored => "agent: an API key is stored (login agent)".to_string(),
+                KeySource::SystemdCredential => {
+                    format!("agent: the systemd credential {} is set", key::SYSTEMD_CREDENTIAL)
+                }
             }));
             Some(k)
         }
         Ok(None) => {
             // A hosted endpoint without a key fails every chat; say so before the first one does.
-            if let Some(base) = a.base_url.as_deref().filter(|b| !key::is_local(b)) {
+            if let Some(base) = a.base_url.as_deref().filter(|b| !daemon && !key::is_local(b)) {
                 out.push(Check::fail(
                     format!("agent: no API key for {base} (the endpoint is not on this machine)"),
                     format!(
-                        "run `{login}` to store the key, or set [agent] api_key_env to the environment variable that holds it"
+                        "run `{login}` to store the key, or set [agent] api_key_env to the environment variable that holds it (a unit's LoadCredential={}:FILE is seen only by the service)",
+                        key::SYSTEMD_CREDENTIAL
                     ),
                 ));
             }
@@ -81,7 +86,7 @@ async fn openai(config: &Config, stored: Option<Secret>) -> Vec<Check> {
             let fix = match code {
                 401 | 403 => match key.as_ref().map(|k| &k.source) {
                     Some(KeySource::Variable(var)) => format!("set {var} to a valid key"),
-                    Some(KeySource::Stored) => format!("store a valid key with `{login}`"),
+                    Some(s @ (KeySource::Stored | KeySource::SystemdCredential)) => s.fix(),
                     None => format!("the endpoint wants a key: run `{login}`"),
                 },
                 404 => "correct [agent] base_url: it ends before /chat/completions (e.g. http://127.0.0.1:11434/v1)".to_string(),

@@ -79,8 +79,9 @@ pub struct OpenAiOptions {
     pub api_key: Option<Secret>,
     /// Where the key came from, named in the message when the server rejects it.
     pub api_key_env: String,
-    /// The key came from the credential store (`login agent`), not from `api_key_env`.
-    pub key_stored: bool,
+    /// Where the key came from when not from the variable `api_key_env` (the credential store,
+    /// a systemd credential); `None`: from that variable.
+    pub key_from: Option<KeySource>,
     /// The system prompt (a line about the reader's channel is appended per turn).
     pub system_prompt: String,
     /// How long establishing a connection may take (`None`: no limit, for paused-clock tests).
@@ -107,7 +108,7 @@ impl OpenAiOptions {
             model: model.into(),
             api_key: None,
             api_key_env: "OPENAI_API_KEY".into(),
-            key_stored: false,
+            key_from: None,
             system_prompt: DEFAULT_SYSTEM_PROMPT.into(),
             connect_timeout: Some(Duration::from_secs(10)),
             turn_timeout: Some(Duration::from_secs(120)),
@@ -155,7 +156,7 @@ impl OpenAiOptions {
         if let Some(key) = super::key::resolve(cfg)? {
             match key.source {
                 KeySource::Variable(name) => o.api_key_env = name,
-                KeySource::Stored => o.key_stored = true,
+                other => o.key_from = Some(other),
             }
             o.api_key = Some(key.secret);
         }
@@ -173,11 +174,9 @@ impl OpenAiOptions {
 impl OpenAiOptions {
     /// Where the key came from, for messages about it.
     fn key_source(&self) -> KeySource {
-        if self.key_stored {
-            KeySource::Stored
-        } else {
-            KeySource::Variable(self.api_key_env.clone())
-        }
+        self.key_from
+            .clone()
+            .unwrap_or_else(|| KeySource::Variable(self.api_key_env.clone()))
     }
 }
 
@@ -508,8 +507,8 @@ impl Agent for OpenAiAgent {
     fn describe(&self) -> AgentInfo {
         let o = &self.opts;
         let base = o.base_url.trim_end_matches('/');
-        let check = if o.key_stored {
-            // No variable holds a stored key; doctor asks the endpoint with it.
+        let check = if o.key_from.is_some() {
+            // No variable holds such a key; doctor asks the endpoint with it.
             format!("`{}`", crate::config::command("doctor"))
         } else {
             let auth = if o.api_key.is_some() {
