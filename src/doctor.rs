@@ -133,7 +133,10 @@ pub async fn run(path: &Path) -> Report {
         Err(e) => {
             checks.push(Check::fail(
                 format!("configuration: {e}"),
-                format!("correct the file; `{}` prints every key, documented", crate::config::EXAMPLE_COMMAND),
+                format!(
+                    "correct the file; `{}` prints every key, documented",
+                    crate::config::EXAMPLE_COMMAND
+                ),
             ));
             if let Some(s) = &status {
                 checks.extend(daemon_view::accounts(s, &socket, &commands));

@@ -49,7 +49,10 @@ async fn a_daemon_with_the_key_only_in_the_store_answers_and_never_shows_it() {
         )
         .expect("save the wechat login");
     store
-        .save(AGENT_KEY_ID, &Credentials::default().with(API_KEY_FIELD, KEY))
+        .save(
+            AGENT_KEY_ID,
+            &Credentials::default().with(API_KEY_FIELD, KEY),
+        )
         .expect("save the agent key");
 
     let log = dir.path().join("daemon.log");
@@ -61,7 +64,12 @@ async fn a_daemon_with_the_key_only_in_the_store_answers_and_never_shows_it() {
         .await
         .unwrap_or_else(|_| panic!("the model was never asked; log:\n{}", read_log(&log)));
     let started = std::time::Instant::now();
-    while !ilink.handle().sent().iter().any(|s| s.text == "echo: hello") {
+    while !ilink
+        .handle()
+        .sent()
+        .iter()
+        .any(|s| s.text == "echo: hello")
+    {
         assert!(
             started.elapsed() < PATIENCE,
             "never answered; sent {:?}; log:\n{}",

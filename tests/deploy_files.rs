@@ -28,7 +28,9 @@ fn the_image_is_pinned_health_checked_and_reaps_children() {
         let version = tag.split('-').next().unwrap_or("");
         assert!(
             version.split('.').count() >= 2
-                && version.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())),
+                && version
+                    .split('.')
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())),
             "{image} is not pinned to a release"
         );
     }
@@ -36,7 +38,10 @@ fn the_image_is_pinned_health_checked_and_reaps_children() {
         docker.contains("HEALTHCHECK") && docker.contains("\"status\", \"--quiet\"]"),
         "{docker}"
     );
-    assert!(docker.contains("ENTRYPOINT [\"/usr/bin/tini\", \"--\""), "{docker}");
+    assert!(
+        docker.contains("ENTRYPOINT [\"/usr/bin/tini\", \"--\""),
+        "{docker}"
+    );
     assert!(!docker.contains("API_KEY"), "no key in the image");
     let ignore = read(".dockerignore");
     assert!(ignore.lines().any(|l| l.trim() == "target/"), "{ignore}");
@@ -62,7 +67,10 @@ fn the_dependency_layer_stands_in_for_every_crate_and_bench() {
             deps_layer.contains(&format!("COPY {m}/Cargo.toml {m}/")),
             "the dependency layer lacks {m}'s manifest"
         );
-        assert!(deps_layer.contains(&format!("{m}/src/lib.rs")), "no stand-in for {m}");
+        assert!(
+            deps_layer.contains(&format!("{m}/src/lib.rs")),
+            "no stand-in for {m}"
+        );
     }
     let mut lines = manifest.lines();
     let mut benches = Vec::new();
@@ -78,13 +86,21 @@ fn the_dependency_layer_stands_in_for_every_crate_and_bench() {
         .lines()
         .find_map(|l| l.trim().strip_prefix("&& for b in "))
         .and_then(|l| l.split_once(';'))
-        .map(|(names, _)| names.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .map(|(names, _)| {
+            names
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
         .expect("the bench stand-ins");
     let mut want = benches.clone();
     want.sort();
     let mut have = stand_ins;
     have.sort();
-    assert_eq!(have, want, "every [[bench]] needs a stand-in in deploy/Dockerfile");
+    assert_eq!(
+        have, want,
+        "every [[bench]] needs a stand-in in deploy/Dockerfile"
+    );
 }
 
 /// The unit with its binary path pointed at the built binary, in a temporary directory.
@@ -111,17 +127,29 @@ fn exposure(out: &std::process::Output) -> f64 {
 
 #[test]
 fn the_units_verify_and_stay_hardened() {
-    if Command::new("systemd-analyze").arg("--version").output().is_err() {
+    if Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         println!("systemd-analyze is not installed here: the units were not analysed");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let run = dir.path().join("run");
     std::fs::create_dir(&run).expect("runtime dir");
-    let system = unit_copy("scv-bridge.service", "/usr/local/bin/scv-bridge", dir.path());
+    let system = unit_copy(
+        "scv-bridge.service",
+        "/usr/local/bin/scv-bridge",
+        dir.path(),
+    );
     let user_dir = dir.path().join("user");
     std::fs::create_dir(&user_dir).expect("dir");
-    let user = unit_copy("scv-bridge.user.service", "%h/.cargo/bin/scv-bridge", &user_dir);
+    let user = unit_copy(
+        "scv-bridge.user.service",
+        "%h/.cargo/bin/scv-bridge",
+        &user_dir,
+    );
     let analyze = |args: &[&str], unit: &Path| {
         Command::new("systemd-analyze")
             .args(args)
@@ -130,7 +158,10 @@ fn the_units_verify_and_stay_hardened() {
             .output()
             .expect("systemd-analyze")
     };
-    for (args, unit) in [(&["verify"][..], &system), (&["verify", "--user"][..], &user)] {
+    for (args, unit) in [
+        (&["verify"][..], &system),
+        (&["verify", "--user"][..], &user),
+    ] {
         let out = analyze(args, unit);
         assert!(
             out.status.success() && out.stderr.is_empty(),
@@ -150,7 +181,10 @@ fn the_units_documentation_is_installed_by_the_deploy_steps() {
     let readme = read("deploy/README.md");
     for (unit, installed) in [
         ("deploy/scv-bridge.service", "/usr/share/doc/scv-bridge/"),
-        ("deploy/scv-bridge.user.service", "~/.local/share/doc/scv-bridge/"),
+        (
+            "deploy/scv-bridge.user.service",
+            "~/.local/share/doc/scv-bridge/",
+        ),
     ] {
         let text = read(unit);
         let doc = text
@@ -159,7 +193,7 @@ fn the_units_documentation_is_installed_by_the_deploy_steps() {
             .unwrap_or_else(|| panic!("{unit} has no Documentation="));
         assert!(doc.ends_with("scv-bridge/README.md"), "{unit}: {doc}");
         assert!(
-            readme.contains(&format!("README.md deploy/README.md {installed}")),
+            readme.contains(&format!("install -Dm0644 README.md {installed}README.md")),
             "deploy/README.md must install the README that {unit} links ({installed})"
         );
     }

@@ -34,7 +34,13 @@ fn cli_env(args: &[&str], stdin: &str, proxy: Option<&str>, env: &[(&str, &Path)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if let Some(p) = proxy {
-        for var in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"] {
+        for var in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+        ] {
             cmd.env(var, p);
         }
     }
@@ -82,8 +88,9 @@ fn config_example_prints_the_shipped_example_and_it_parses() {
     let out = cli(&["config", "example"], "", None);
     assert!(out.status.success(), "{}", text(&out));
     let printed = String::from_utf8(out.stdout).expect("utf-8");
-    let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/example.toml"))
-        .expect("example");
+    let shipped =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/example.toml"))
+            .expect("example");
     assert_eq!(printed, shipped);
     let cfg = Config::parse(Path::new("/x/config.toml"), &printed).expect("parses");
     // A local model needs no key, so the example names no key variable beside its local URL.
@@ -97,7 +104,11 @@ fn config_example_prints_the_shipped_example_and_it_parses() {
 fn a_missing_configuration_says_how_to_get_one() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("nowhere.toml");
-    let out = cli(&["--config", path.to_str().expect("utf-8"), "run"], "", None);
+    let out = cli(
+        &["--config", path.to_str().expect("utf-8"), "run"],
+        "",
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out);
     assert!(
@@ -124,13 +135,23 @@ async fn login_agent_checks_the_key_and_keeps_it_in_the_credential_store() {
 
     let wrong = {
         let c = c.clone();
-        tokio::task::spawn_blocking(move || cli(&["--config", &c, "login", "agent"], "sk-wrong\n", None))
-            .await
-            .expect("join")
+        tokio::task::spawn_blocking(move || {
+            cli(&["--config", &c, "login", "agent"], "sk-wrong\n", None)
+        })
+        .await
+        .expect("join")
     };
     assert_eq!(wrong.status.code(), Some(1), "{}", text(&wrong));
-    assert!(text(&wrong).contains("rejected the key (HTTP 401)"), "{}", text(&wrong));
-    assert_eq!(store.agent_key().expect("load"), None, "a rejected key is not stored");
+    assert!(
+        text(&wrong).contains("rejected the key (HTTP 401)"),
+        "{}",
+        text(&wrong)
+    );
+    assert_eq!(
+        store.agent_key().expect("load"),
+        None,
+        "a rejected key is not stored"
+    );
 
     let right = tokio::task::spawn_blocking(move || {
         cli(&["--config", &c, "login", "agent"], "sk-right\n", None)
@@ -143,7 +164,10 @@ async fn login_agent_checks_the_key_and_keeps_it_in_the_credential_store() {
         store.agent_key().expect("load"),
         Some(Secret::new("sk-right"))
     );
-    assert_eq!(mode(&dir.path().join("state/credentials/agent-openai.json")), 0o600);
+    assert_eq!(
+        mode(&dir.path().join("state/credentials/agent-openai.json")),
+        0o600
+    );
 }
 
 #[tokio::test]
@@ -153,7 +177,10 @@ async fn doctor_fails_a_remote_endpoint_without_a_key_and_passes_with_the_stored
     let dir = tempfile::tempdir().expect("tempdir");
     // A host that is not this machine; the proxy (the fake, on loopback) answers for it.
     let remote = "http://models.example.net/v1";
-    let config = write_config(dir.path(), &format!("base_url = \"{remote}\"\nmodel = \"m\"\n"));
+    let config = write_config(
+        dir.path(),
+        &format!("base_url = \"{remote}\"\nmodel = \"m\"\n"),
+    );
     let c = config.to_str().expect("utf-8").to_string();
     let proxy = proxy_of(&fake);
     let doctor = |c: String, p: String| {
@@ -171,12 +198,18 @@ async fn doctor_fails_a_remote_endpoint_without_a_key_and_passes_with_the_stored
     );
 
     CredentialStore::Files(dir.path().join("state/credentials"))
-        .save(AGENT_KEY_ID, &Credentials::default().with(API_KEY_FIELD, "sk-stored"))
+        .save(
+            AGENT_KEY_ID,
+            &Credentials::default().with(API_KEY_FIELD, "sk-stored"),
+        )
         .expect("store the key");
     let out = doctor(c, proxy).await.expect("join");
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "{said}");
-    assert!(said.contains("ok    agent: an API key is stored (login agent)"), "{said}");
+    assert!(
+        said.contains("ok    agent: an API key is stored (login agent)"),
+        "{said}"
+    );
     assert!(
         said.contains(&format!("ok    agent: {remote}/models answers HTTP 200")),
         "{said}"
@@ -197,7 +230,12 @@ async fn init_without_a_terminal_writes_a_private_file_that_a_rerun_only_extends
     let init = |extra: Vec<String>, stdin: &'static str| {
         let (p, proxy) = (p.clone(), proxy.clone());
         tokio::task::spawn_blocking(move || {
-            let mut args = vec!["--config".to_string(), p, "init".into(), "--non-interactive".into()];
+            let mut args = vec![
+                "--config".to_string(),
+                p,
+                "init".into(),
+                "--non-interactive".into(),
+            ];
             args.extend(extra);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             cli(&args, stdin, Some(&proxy))
@@ -233,8 +271,14 @@ async fn init_without_a_terminal_writes_a_private_file_that_a_rerun_only_extends
     let out = init(first_flags(true), "sk-init\n").await.expect("join");
     let said = text(&out);
     assert!(out.status.success(), "{said}");
-    assert!(said.contains("written (mode 0600)") && said.contains("== doctor =="), "{said}");
-    assert!(said.contains("ok    agent: an API key is stored (login agent)"), "{said}");
+    assert!(
+        said.contains("written (mode 0600)") && said.contains("== doctor =="),
+        "{said}"
+    );
+    assert!(
+        said.contains("ok    agent: an API key is stored (login agent)"),
+        "{said}"
+    );
     assert!(!said.contains("sk-init"), "{said}");
     assert_eq!(mode(&path), 0o600);
     let first = std::fs::read_to_string(&path).expect("written");
@@ -243,7 +287,10 @@ async fn init_without_a_terminal_writes_a_private_file_that_a_rerun_only_extends
     assert_eq!(cfg.agent.base_url.as_deref(), Some(base.as_str()));
     assert_eq!(cfg.agent.api_key_env, None);
     assert_eq!(
-        cfg.accounts.keys().map(|k| k.to_string()).collect::<Vec<_>>(),
+        cfg.accounts
+            .keys()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>(),
         ["wechat:phone"]
     );
     assert_eq!(
@@ -254,9 +301,12 @@ async fn init_without_a_terminal_writes_a_private_file_that_a_rerun_only_extends
     );
 
     // A re-run that adds Feishu keeps every byte that was there (the key is stored already).
-    let out = init(vec!["--feishu".into(), "work".into(), "--skip-doctor".into()], "")
-        .await
-        .expect("join");
+    let out = init(
+        vec!["--feishu".into(), "work".into(), "--skip-doctor".into()],
+        "",
+    )
+    .await
+    .expect("join");
     assert!(out.status.success(), "{}", text(&out));
     let second = std::fs::read_to_string(&path).expect("read");
     assert!(second.starts_with(&first), "{first}\n---\n{second}");
@@ -264,9 +314,12 @@ async fn init_without_a_terminal_writes_a_private_file_that_a_rerun_only_extends
     assert_eq!(mode(&path), 0o600);
 
     // Changing the model changes that one line.
-    let out = init(vec!["--model".into(), "m2".into(), "--skip-doctor".into()], "")
-        .await
-        .expect("join");
+    let out = init(
+        vec!["--model".into(), "m2".into(), "--skip-doctor".into()],
+        "",
+    )
+    .await
+    .expect("join");
     assert!(out.status.success(), "{}", text(&out));
     let third = std::fs::read_to_string(&path).expect("read");
     let changed: Vec<(&str, &str)> = second
@@ -282,7 +335,11 @@ async fn init_without_a_terminal_writes_a_private_file_that_a_rerun_only_extends
 fn init_on_a_pipe_without_non_interactive_says_what_to_do() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("c.toml");
-    let out = cli(&["--config", path.to_str().expect("utf-8"), "init"], "", None);
+    let out = cli(
+        &["--config", path.to_str().expect("utf-8"), "init"],
+        "",
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).contains("--non-interactive"), "{}", text(&out));
     assert!(!path.exists());
@@ -295,7 +352,10 @@ async fn the_state_directory_follows_xdg_state_home() {
     let path = dir.path().join("c.toml");
     std::fs::write(
         &path,
-        format!("[agent]\nbase_url = \"{}\"\nmodel = \"m\"\n", fake.base_url()),
+        format!(
+            "[agent]\nbase_url = \"{}\"\nmodel = \"m\"\n",
+            fake.base_url()
+        ),
     )
     .expect("config");
     let (xdg, run) = (dir.path().join("xdg"), dir.path().join("run"));
@@ -324,9 +384,22 @@ async fn the_state_directory_follows_xdg_state_home() {
 fn status_quiet_without_a_daemon_exits_1_and_prints_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = write_config(dir.path(), "model = \"m\"\n");
-    let out = cli(&["--config", path.to_str().expect("utf-8"), "status", "--quiet"], "", None);
+    let out = cli(
+        &[
+            "--config",
+            path.to_str().expect("utf-8"),
+            "status",
+            "--quiet",
+        ],
+        "",
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
-    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{}", text(&out));
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]

@@ -62,10 +62,14 @@ pub struct ApiKey {
 
 /// The key `[agent]` gets, `None` when there is none; a named variable that is unset is a problem.
 pub fn resolve(cfg: &AgentConfig) -> Result<Option<ApiKey>, ConfigProblem> {
-    resolve_with(cfg, |name| std::env::var(name).ok(), |name| {
-        let dir = std::env::var_os("CREDENTIALS_DIRECTORY")?;
-        std::fs::read_to_string(std::path::Path::new(&dir).join(name)).ok()
-    })
+    resolve_with(
+        cfg,
+        |name| std::env::var(name).ok(),
+        |name| {
+            let dir = std::env::var_os("CREDENTIALS_DIRECTORY")?;
+            std::fs::read_to_string(std::path::Path::new(&dir).join(name)).ok()
+        },
+    )
 }
 
 /// [`resolve`] with the environment and the systemd credentials given, for tests.
@@ -201,7 +205,10 @@ mod tests {
             .expect("ok")
             .expect("the usual variable");
         assert_eq!(k.source, KeySource::Variable("OPENAI_API_KEY".into()));
-        assert_eq!(resolve_with(&cfg(None, None), env(&[]), none).expect("ok"), None);
+        assert_eq!(
+            resolve_with(&cfg(None, None), env(&[]), none).expect("ok"),
+            None
+        );
     }
 
     #[test]

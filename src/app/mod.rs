@@ -8,7 +8,7 @@ pub mod example;
 pub mod init;
 
 pub use args::{
-    ChannelAction, Cli, Command, ConfigAction, GuideLang, LogFormat, LoginTarget, PurposeArg, SendersArg,
-    ToolsArg,
+    ChannelAction, Cli, Command, ConfigAction, GuideLang, LogFormat, LoginTarget, PurposeArg,
+    SendersArg, ToolsArg,
 };
 pub use commands::dispatch;

@@ -30,14 +30,21 @@ async fn openai(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Ch
                 KeySource::Variable(var) => format!("agent: {var} is set"),
                 KeySource::Stored => "agent: an API key is stored (login agent)".to_string(),
                 KeySource::SystemdCredential => {
-                    format!("agent: the systemd credential {} is set", key::SYSTEMD_CREDENTIAL)
+                    format!(
+                        "agent: the systemd credential {} is set",
+                        key::SYSTEMD_CREDENTIAL
+                    )
                 }
             }));
             Some(k)
         }
         Ok(None) => {
             // A hosted endpoint without a key fails every chat; say so before the first one does.
-            if let Some(base) = a.base_url.as_deref().filter(|b| !daemon && !key::is_local(b)) {
+            if let Some(base) = a
+                .base_url
+                .as_deref()
+                .filter(|b| !daemon && !key::is_local(b))
+            {
                 out.push(Check::fail(
                     format!("agent: no API key for {base} (the endpoint is not on this machine)"),
                     format!(

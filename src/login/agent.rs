@@ -62,7 +62,11 @@ pub async fn run(config: &Config) -> Result<(), String> {
 
 /// Refuses a key the configured endpoint rejects; anything else only warns (the endpoint may be
 /// down now, the key stays useful).
-pub async fn check(agent: &AgentConfig, key: &Secret, config_path: &std::path::Path) -> Result<(), String> {
+pub async fn check(
+    agent: &AgentConfig,
+    key: &Secret,
+    config_path: &std::path::Path,
+) -> Result<(), String> {
     let base = match (&agent.backend, agent.base_url.as_deref()) {
         (AgentBackend::Openai, Some(b)) if !b.trim().is_empty() => b,
         _ => {

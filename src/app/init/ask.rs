@@ -35,7 +35,8 @@ mod text {
     pub const MAIL_NAME: &str = "A name for the mail account";
     pub const IMAP_HOST: &str = "IMAP server";
     pub const USERNAME: &str = "Mail login";
-    pub const MAIL_CHAT: &str = "The chat for mail digests (CHANNEL:ACCOUNT, made purpose = \"mail\")";
+    pub const MAIL_CHAT: &str =
+        "The chat for mail digests (CHANNEL:ACCOUNT, made purpose = \"mail\")";
     pub const LOGIN: &str = "Log in to the new channels now?";
     pub const SERVICE: &str = "Install and start the systemd user service?";
 }
@@ -46,7 +47,10 @@ fn err(e: dialoguer::Error) -> String {
 
 /// Asks what `plan` leaves open; `current` is the file as it loads now, if it does.
 pub fn fill(mut plan: Plan, current: Option<Config>) -> Result<Answers, String> {
-    let agent = current.as_ref().map(|c| c.agent.clone()).unwrap_or_default();
+    let agent = current
+        .as_ref()
+        .map(|c| c.agent.clone())
+        .unwrap_or_default();
     if plan.agent.backend.is_none() {
         let mut items = vec![text::OPENAI, text::SCV];
         if current.is_some() {

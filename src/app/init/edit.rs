@@ -97,7 +97,9 @@ fn apply_agent(root: &mut Table, plan: &Plan) {
 
 /// `root[name]` as a table, created (explicit, at the end) when missing.
 fn table<'a>(root: &'a mut Table, name: &str) -> &'a mut Table {
-    let item = root.entry(name).or_insert_with(|| Item::Table(Table::new()));
+    let item = root
+        .entry(name)
+        .or_insert_with(|| Item::Table(Table::new()));
     if !item.is_table() {
         // `agent = ...` as an inline value would not parse as our configuration anyway.
         *item = Item::Table(Table::new());
@@ -120,7 +122,8 @@ fn account<'a>(root: &'a mut Table, channel: &str, name: &str, fresh: bool) -> &
     let item = parent.entry(name).or_insert_with(|| {
         let mut t = Table::new();
         if !fresh {
-            t.decor_mut().set_prefix("\n# Added by `scv-bridge init`.\n");
+            t.decor_mut()
+                .set_prefix("\n# Added by `scv-bridge init`.\n");
         }
         t.insert("enabled", toml_edit::value(true));
         Item::Table(t)
@@ -208,6 +211,9 @@ mod tests {
         // Applying the same plan again changes nothing at all.
         assert_eq!(apply(Some(&after), &plan).expect("applies"), after);
         // An empty plan is the file itself.
-        assert_eq!(apply(Some(before), &Plan::default()).expect("applies"), before);
+        assert_eq!(
+            apply(Some(before), &Plan::default()).expect("applies"),
+            before
+        );
     }
 }

@@ -153,9 +153,8 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
 
     // The new text, checked as the daemon will read it, before anything is stored.
     let text = apply(existing.as_deref(), &plan)?;
-    let config = Config::parse(path, &text).map_err(|e| {
-        format!("the configuration would not load, so nothing was written: {e}")
-    })?;
+    let config = Config::parse(path, &text)
+        .map_err(|e| format!("the configuration would not load, so nothing was written: {e}"))?;
     test_agent(&config, plan.agent.key.as_ref()).await?;
     if existing.as_deref() == Some(text.as_str()) {
         println!("{}: unchanged", path.display());
@@ -276,15 +275,27 @@ async fn test_agent(config: &Config, new_key: Option<&Secret>) -> Result<(), Str
         }
         Probe::Rejected(code) => Err(format!(
             "agent: {base} refused {} (HTTP {code}), so nothing was written; give the right key{}",
-            if key.is_some() { "the key" } else { "a request without a key" },
-            if key.is_some() { "" } else { " (--api-key-stdin, or the prompt)" }
+            if key.is_some() {
+                "the key"
+            } else {
+                "a request without a key"
+            },
+            if key.is_some() {
+                ""
+            } else {
+                " (--api-key-stdin, or the prompt)"
+            }
         )),
         Probe::Status(code) => {
-            eprintln!("warning: agent: {base}/models answered HTTP {code}; check base_url and model");
+            eprintln!(
+                "warning: agent: {base}/models answered HTTP {code}; check base_url and model"
+            );
             Ok(())
         }
         Probe::Unreachable(why) => {
-            eprintln!("warning: agent: {base} cannot be reached now ({why}); start the model server before the first chat");
+            eprintln!(
+                "warning: agent: {base} cannot be reached now ({why}); start the model server before the first chat"
+            );
             Ok(())
         }
     }

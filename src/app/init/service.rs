@@ -29,7 +29,10 @@ pub fn unit_text(exe: &Path, config_path: &Path, config: &Config) -> String {
     writable.push("%t".into());
     USER_UNIT
         .replace("%h/.cargo/bin/scv-bridge", &systemd_word(exe))
-        .replace("%h/.config/scv-bridge/config.toml", &systemd_word(config_path))
+        .replace(
+            "%h/.config/scv-bridge/config.toml",
+            &systemd_word(config_path),
+        )
         .replace(WRITABLE, &format!("ReadWritePaths={}", writable.join(" ")))
 }
 
@@ -98,13 +101,19 @@ mod tests {
     fn the_unit_runs_this_binary_on_this_file_and_can_write_the_workspaces() {
         let text = "state_dir = \"/srv/bridge state\"\n[agent]\nmodel = \"m\"\n[wechat.phone]\nworkspace = \"/home/me/work\"\n";
         let cfg = Config::parse(Path::new("/etc/b.toml"), text).expect("parses");
-        let unit = unit_text(Path::new("/opt/bin/scv-bridge"), Path::new("/etc/b.toml"), &cfg);
+        let unit = unit_text(
+            Path::new("/opt/bin/scv-bridge"),
+            Path::new("/etc/b.toml"),
+            &cfg,
+        );
         assert!(
             unit.contains("ExecStart=/opt/bin/scv-bridge --config /etc/b.toml run"),
             "{unit}"
         );
         assert!(
-            unit.contains("ReadWritePaths=\"/srv/bridge state\" -%h/.local/state/scv-bridge /home/me/work %t"),
+            unit.contains(
+                "ReadWritePaths=\"/srv/bridge state\" -%h/.local/state/scv-bridge /home/me/work %t"
+            ),
             "{unit}"
         );
         assert!(!unit.contains(".cargo/bin"), "{unit}");
