@@ -103,13 +103,11 @@ pub fn fill(mut plan: Plan, current: Option<Config>) -> Result<Answers, String> 
                 }
             }
         }
-        Some(AgentChoice::Scv) => {
-            if plan.agent.command.is_none() && plan.agent.socket.is_none() {
-                let default = agent.command.clone().unwrap_or_else(|| "scv".into());
-                plan.agent.command = Some(input(text::SCV_COMMAND, &default)?);
-            }
+        Some(AgentChoice::Scv) if plan.agent.command.is_none() && plan.agent.socket.is_none() => {
+            let default = agent.command.clone().unwrap_or_else(|| "scv".into());
+            plan.agent.command = Some(input(text::SCV_COMMAND, &default)?);
         }
-        None => {}
+        Some(AgentChoice::Scv) | None => {}
     }
 
     let has = |ch: Channel| {
@@ -123,7 +121,7 @@ pub fn fill(mut plan: Plan, current: Option<Config>) -> Result<Answers, String> 
     if !picked_by_flags {
         let picks = MultiSelect::new()
             .with_prompt(text::CHANNELS)
-            .items(&["WeChat", "Feishu", "Mail"])
+            .items(["WeChat", "Feishu", "Mail"])
             .defaults(&[
                 has(Channel::Wechat) || current.is_none(),
                 has(Channel::Feishu),
