@@ -136,8 +136,25 @@ pub enum CredentialStore {
 }
 
 impl CredentialStore {
-    /// Chooses the store for `mode`; `auto` falls back to files (with one info line) where no keyring works.
+    /// Chooses the store for `mode`; `auto` falls back to files (with one info line) where no
+    /// keyring works. The daemon opens its store once, so the line is once per start.
     pub fn open(mode: CredentialsMode, state_dir: &Path) -> Result<CredentialStore, SecretsError> {
+        let store = CredentialStore::open_quietly(mode, state_dir)?;
+        if let (CredentialsMode::Auto, CredentialStore::Files(dir)) = (mode, &store) {
+            tracing::info!(
+                "no Secret Service on D-Bus (no OS keyring works here); secrets go to 0600 files in {}",
+                dir.display()
+            );
+        }
+        Ok(store)
+    }
+
+    /// [`CredentialStore::open`] without the fallback line: for command-line calls (login, doctor,
+    /// init), which would otherwise repeat it on every run.
+    pub fn open_quietly(
+        mode: CredentialsMode,
+        state_dir: &Path,
+    ) -> Result<CredentialStore, SecretsError> {
         let files = CredentialStore::Files(state_dir.join("credentials"));
         match mode {
             CredentialsMode::File => Ok(files),
@@ -148,8 +165,7 @@ impl CredentialStore {
             CredentialsMode::Auto => match keyring_probe() {
                 Ok(()) => Ok(CredentialStore::Keyring),
                 Err(e) => {
-                    tracing::info!(reason = %e, dir = %state_dir.join("credentials").display(),
-                        "no OS keyring works here; keeping credentials in 0600 files");
+                    tracing::debug!(reason = %e, "the OS keyring probe failed");
                     Ok(files)
                 }
             },

@@ -432,3 +432,58 @@ fn the_guide_login_feishu_points_to_is_built_in_in_both_languages() {
         }
     }
 }
+
+/// The fallback line of `credentials = "auto"` where no keyring works.
+const FALLBACK: &str = "no Secret Service on D-Bus";
+
+#[test]
+fn the_keyring_fallback_line_is_for_the_daemon_once_never_for_commands_and_plain_when_piped() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"auto\"\n[agent]\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+            state.display(),
+            dir.path().join("run/d.sock").display()
+        ),
+    )
+    .expect("config");
+    let p = path.to_str().expect("utf-8");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["--config", p, "doctor"]).env("RUST_LOG", "info");
+    let out = cmd.output().expect("doctor");
+    assert!(!text(&out).contains(FALLBACK), "{}", text(&out));
+
+    let mut daemon = Command::new(BIN)
+        .args(["--config", p, "run"])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    let mut log = BufReader::new(daemon.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(log.read_line(&mut line).expect("read") > 0, "exited: {seen}");
+        seen.push_str(&line);
+        if line.contains("scv-bridge is running") {
+            break;
+        }
+    }
+    // The line comes before "running"; how the daemon stops is not under test here.
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    // stderr is a pipe here, as under systemd or docker: no colour escapes.
+    assert!(!seen.contains('\x1b'), "ANSI escapes in a piped log: {seen:?}");
+    // Whether this machine has a working keyring, asked the same way without the line.
+    let probe = tempfile::tempdir().expect("tempdir");
+    let fell_back = matches!(
+        CredentialStore::open_quietly(scv_bridge::config::CredentialsMode::Auto, probe.path()),
+        Ok(CredentialStore::Files(_))
+    );
+    assert_eq!(seen.matches(FALLBACK).count(), usize::from(fell_back), "{seen}");
+}

@@ -25,7 +25,7 @@ pub(super) async fn load_credentials(config: &Config) -> Result<Loaded, Check> {
         .chain([AGENT_KEY_ID.to_string()])
         .collect();
     let loaded = tokio::task::spawn_blocking(move || {
-        let store = CredentialStore::open(mode, &dir).map_err(|e| e.to_string())?;
+        let store = CredentialStore::open_quietly(mode, &dir).map_err(|e| e.to_string())?;
         Ok::<_, String>(
             ids.into_iter()
                 .map(|id| {

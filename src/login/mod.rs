@@ -24,7 +24,7 @@ pub struct LoginArgs {
 /// The credential store the daemon with `config` uses.
 pub async fn credential_store(config: &Config) -> Result<CredentialStore, String> {
     let (mode, dir) = (config.credentials, config.state_dir.clone());
-    tokio::task::spawn_blocking(move || CredentialStore::open(mode, &dir))
+    tokio::task::spawn_blocking(move || CredentialStore::open_quietly(mode, &dir))
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())

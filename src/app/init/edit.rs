@@ -11,6 +11,7 @@ const NEW_FILE_HEAD: &str = "\
 # scv-bridge configuration, written by `scv-bridge init` (run it again to change what you pick).
 # Every key, documented: `scv-bridge config example`. Secrets never live here: `scv-bridge login ...`
 # keeps them in the OS keyring or in 0600 files under state_dir.
+
 ";
 
 /// The new text: `existing` (or a new file) with the plan applied.
