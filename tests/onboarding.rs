@@ -468,7 +468,10 @@ fn the_keyring_fallback_line_is_for_the_daemon_once_never_for_commands_and_plain
     let mut seen = String::new();
     loop {
         let mut line = String::new();
-        assert!(log.read_line(&mut line).expect("read") > 0, "exited: {seen}");
+        assert!(
+            log.read_line(&mut line).expect("read") > 0,
+            "exited: {seen}"
+        );
         seen.push_str(&line);
         if line.contains("scv-bridge is running") {
             break;
@@ -478,12 +481,19 @@ fn the_keyring_fallback_line_is_for_the_daemon_once_never_for_commands_and_plain
     let _ = daemon.kill();
     let _ = daemon.wait();
     // stderr is a pipe here, as under systemd or docker: no colour escapes.
-    assert!(!seen.contains('\x1b'), "ANSI escapes in a piped log: {seen:?}");
+    assert!(
+        !seen.contains('\x1b'),
+        "ANSI escapes in a piped log: {seen:?}"
+    );
     // Whether this machine has a working keyring, asked the same way without the line.
     let probe = tempfile::tempdir().expect("tempdir");
     let fell_back = matches!(
         CredentialStore::open_quietly(scv_bridge::config::CredentialsMode::Auto, probe.path()),
         Ok(CredentialStore::Files(_))
     );
-    assert_eq!(seen.matches(FALLBACK).count(), usize::from(fell_back), "{seen}");
+    assert_eq!(
+        seen.matches(FALLBACK).count(),
+        usize::from(fell_back),
+        "{seen}"
+    );
 }

@@ -36,7 +36,10 @@ pub fn apply(existing: Option<&str>, plan: &Plan) -> Result<String, String> {
     }
     apply_agent(root, plan);
     for name in &plan.wechat {
-        account(root, "wechat", name, fresh);
+        let t = account(root, "wechat", name, fresh);
+        if let Some(url) = &plan.wechat_base_url {
+            set_str(t, "base_url", url);
+        }
     }
     for name in &plan.feishu {
         account(root, "feishu", name, fresh);

@@ -50,6 +50,9 @@ pub struct InitArgs {
     /// Have a WeChat account of this name.
     #[arg(long, value_name = "ACCOUNT")]
     pub wechat: Option<String>,
+    /// The WeChat account's iLink endpoint (written as its base_url, and logged in against).
+    #[arg(long, requires = "wechat", value_name = "URL")]
+    pub wechat_base_url: Option<String>,
     /// Have a Feishu account of this name.
     #[arg(long, value_name = "ACCOUNT")]
     pub feishu: Option<String>,
@@ -100,6 +103,7 @@ impl InitArgs {
                 key: None,
             },
             wechat: self.wechat.iter().cloned().collect(),
+            wechat_base_url: self.wechat_base_url.clone(),
             feishu: self.feishu.iter().cloned().collect(),
             feishu_app_id: self.app_id.clone(),
             mail: self
@@ -174,7 +178,7 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
             println!("\n== login {channel} {account} ==");
             let args = crate::login::LoginArgs {
                 app_id: plan.feishu_app_id.clone(),
-                ..Default::default()
+                base_url: plan.wechat_base_url.clone().filter(|_| channel == "wechat"),
             };
             let r = match channel {
                 "wechat" => crate::login::wechat::run(&config, account, &args).await,

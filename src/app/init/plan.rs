@@ -75,6 +75,8 @@ pub struct Plan {
     pub agent: AgentPlan,
     /// WeChat accounts to have (`[wechat.NAME]`).
     pub wechat: Vec<String>,
+    /// Their iLink endpoint (`base_url`), also the one their login uses; `None`: WeChat's default.
+    pub wechat_base_url: Option<String>,
     /// Feishu accounts to have (`[feishu.NAME]`).
     pub feishu: Vec<String>,
     /// The Feishu app ID for the login (not a configuration key).
