@@ -497,3 +497,28 @@ fn the_keyring_fallback_line_is_for_the_daemon_once_never_for_commands_and_plain
         "{seen}"
     );
 }
+
+#[test]
+fn version_names_the_commit() {
+    let out = cli(&["--version"], "", None);
+    assert!(out.status.success());
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(ROOT_DIR)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let commit = std::env::var("SCV_BRIDGE_COMMIT")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+        .or(head)
+        .unwrap_or_else(|| "unknown".into());
+    assert_eq!(
+        line,
+        format!("scv-bridge {} ({commit})", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+const ROOT_DIR: &str = env!("CARGO_MANIFEST_DIR");

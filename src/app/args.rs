@@ -4,9 +4,17 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `--version`: the release and the commit it was built from.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("SCV_BRIDGE_COMMIT"),
+    ")"
+);
+
 /// A supervised bridge from WeChat, Feishu and mail to your agent.
 #[derive(Parser)]
-#[command(name = "scv-bridge", version, about)]
+#[command(name = "scv-bridge", version = VERSION, about)]
 pub struct Cli {
     /// The configuration file (else $SCV_BRIDGE_CONFIG, else $XDG_CONFIG_HOME/scv-bridge/config.toml).
     #[arg(long, global = true)]
