@@ -59,9 +59,11 @@ pub fn fill(mut plan: Plan, current: Option<Config>) -> Result<Answers, String> 
         let pick = Select::new()
             .with_prompt(text::AGENT)
             .items(&items)
-            .default(match agent.backend {
-                AgentBackend::Scv => 1,
-                _ => 0,
+            // A re-run keeps what is there unless the person picks otherwise.
+            .default(match (current.is_some(), agent.backend) {
+                (true, _) => 2,
+                (false, AgentBackend::Scv) => 1,
+                (false, _) => 0,
             })
             .interact()
             .map_err(err)?;
