@@ -16,7 +16,7 @@ mod ranges;
 mod raw;
 
 pub use client_socket::{ClientSocket, client_socket};
-pub use command_line::{CommandLine, command, default_location};
+pub use command_line::{CommandLine, EXAMPLE_COMMAND, command, default_location};
 use locate::{key_path_at, line_col, line_of_key};
 pub use raw::{AgentBackend, AgentConfig, Approvals, CredentialsMode, FeishuMode, MailTls};
 
@@ -113,7 +113,17 @@ impl Config {
             file: path.to_path_buf(),
             line: None,
             key: None,
-            message: format!("cannot read the configuration: {e}"),
+            message: if e.kind() == std::io::ErrorKind::NotFound {
+                // The first thing a new user sees: say how to get a configuration.
+                format!(
+                    "cannot read the configuration: {e}; run `{}` to write one, or `{}` for \
+                     every key, documented",
+                    CommandLine::for_config(path).command("init"),
+                    EXAMPLE_COMMAND
+                )
+            } else {
+                format!("cannot read the configuration: {e}")
+            },
         })?;
         Config::parse(path, &text)
     }
@@ -213,6 +223,21 @@ pub fn home_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
+/// Where state lives when the file names no `state_dir`: `$XDG_STATE_HOME/scv-bridge`, else
+/// `~/.local/state/scv-bridge`.
+pub fn default_state_dir() -> PathBuf {
+    state_dir_under(std::env::var_os("XDG_STATE_HOME"), &home_dir())
+}
+
+/// [`default_state_dir`] for a given `$XDG_STATE_HOME` and home; a relative or empty value is
+/// ignored, as the XDG base directory specification asks.
+fn state_dir_under(xdg_state_home: Option<std::ffi::OsString>, home: &Path) -> PathBuf {
+    match xdg_state_home.map(PathBuf::from) {
+        Some(base) if base.is_absolute() => base.join("scv-bridge"),
+        _ => home.join(".local").join("state").join("scv-bridge"),
+    }
+}
+
 /// Expands a leading `~/` to the home directory.
 pub fn expand_tilde(p: &str) -> PathBuf {
     if p == "~" {
@@ -264,6 +289,26 @@ impl<'de> Deserialize<'de> for AccountKey {
                 "expected <channel>:<account> with channel wechat, feishu or mail, found '{s}'"
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod state_dir_tests {
+    use super::*;
+
+    #[test]
+    fn xdg_state_home_is_honoured_when_absolute() {
+        let home = Path::new("/home/me");
+        assert_eq!(
+            state_dir_under(Some("/srv/state".into()), home),
+            Path::new("/srv/state/scv-bridge")
+        );
+        for ignored in [None, Some("".into()), Some("relative/state".into())] {
+            assert_eq!(
+                state_dir_under(ignored, home),
+                Path::new("/home/me/.local/state/scv-bridge")
+            );
+        }
     }
 }
 

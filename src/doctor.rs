@@ -133,7 +133,10 @@ pub async fn run(path: &Path) -> Report {
         Err(e) => {
             checks.push(Check::fail(
                 format!("configuration: {e}"),
-                "correct the file; see config/example.toml",
+                format!(
+                    "correct the file; `{}` prints every key, documented",
+                    crate::config::EXAMPLE_COMMAND
+                ),
             ));
             if let Some(s) = &status {
                 checks.extend(daemon_view::accounts(s, &socket, &commands));
@@ -164,7 +167,7 @@ pub async fn run(path: &Path) -> Report {
     if status.is_none() {
         checks.extend(platforms(&config, &credentials, &commands).await);
     }
-    checks.extend(agent::checks(&config).await);
+    checks.extend(agent::checks(&config, local::agent_key(&credentials), status.is_some()).await);
     checks.extend(local::approvals(&config));
     Report { daemon, checks }
 }

@@ -46,8 +46,10 @@ fn init_logging(format: LogFormat) {
             filter = filter.add_directive(d);
         }
     }
+    // Colours only for a person at a terminal: journald and log files get plain text.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Pretty => builder.init(),

@@ -16,6 +16,12 @@ use crate::config::CredentialsMode;
 /// The keyring service name every entry is stored under.
 const SERVICE: &str = "scv-bridge";
 
+/// The store entry `scv-bridge login agent` writes: the model API key, beside the accounts' entries.
+pub const AGENT_KEY_ID: &str = "agent:openai";
+
+/// The field of [`AGENT_KEY_ID`] holding the key.
+pub const API_KEY_FIELD: &str = "api_key";
+
 /// A secret value; prints `[redacted]` in Debug and Display.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
@@ -130,8 +136,25 @@ pub enum CredentialStore {
 }
 
 impl CredentialStore {
-    /// Chooses the store for `mode`; `auto` falls back to files (with one info line) where no keyring works.
+    /// Chooses the store for `mode`; `auto` falls back to files (with one info line) where no
+    /// keyring works. The daemon opens its store once, so the line is once per start.
     pub fn open(mode: CredentialsMode, state_dir: &Path) -> Result<CredentialStore, SecretsError> {
+        let store = CredentialStore::open_quietly(mode, state_dir)?;
+        if let (CredentialsMode::Auto, CredentialStore::Files(dir)) = (mode, &store) {
+            tracing::info!(
+                "no Secret Service on D-Bus (no OS keyring works here); secrets go to 0600 files in {}",
+                dir.display()
+            );
+        }
+        Ok(store)
+    }
+
+    /// [`CredentialStore::open`] without the fallback line: for command-line calls (login, doctor,
+    /// init), which would otherwise repeat it on every run.
+    pub fn open_quietly(
+        mode: CredentialsMode,
+        state_dir: &Path,
+    ) -> Result<CredentialStore, SecretsError> {
         let files = CredentialStore::Files(state_dir.join("credentials"));
         match mode {
             CredentialsMode::File => Ok(files),
@@ -142,8 +165,7 @@ impl CredentialStore {
             CredentialsMode::Auto => match keyring_probe() {
                 Ok(()) => Ok(CredentialStore::Keyring),
                 Err(e) => {
-                    tracing::info!(reason = %e, dir = %state_dir.join("credentials").display(),
-                        "no OS keyring works here; keeping credentials in 0600 files");
+                    tracing::debug!(reason = %e, "the OS keyring probe failed");
                     Ok(files)
                 }
             },
@@ -182,6 +204,14 @@ impl CredentialStore {
                 write_private(dir, &file_for(dir, account), &creds.to_json())
             }
         }
+    }
+
+    /// The model API key `scv-bridge login agent` stored, if any.
+    pub fn agent_key(&self) -> Result<Option<Secret>, SecretsError> {
+        Ok(self
+            .load(AGENT_KEY_ID)?
+            .and_then(|c| c.get(API_KEY_FIELD).cloned())
+            .filter(|k| !k.expose().is_empty()))
     }
 
     /// Removes the credentials of `account`; absent credentials are not an error.
@@ -317,6 +347,17 @@ mod tests {
             .delete("wechat:phone")
             .expect("deleting twice is fine");
         assert_eq!(store.load("wechat:phone").expect("load"), None);
+    }
+
+    #[test]
+    fn the_agent_key_has_its_own_entry() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = CredentialStore::Files(dir.path().to_path_buf());
+        assert_eq!(store.agent_key().expect("load"), None);
+        let creds = Credentials::default().with(API_KEY_FIELD, "sk-1");
+        store.save(AGENT_KEY_ID, &creds).expect("save");
+        assert_eq!(store.agent_key().expect("load"), Some(Secret::new("sk-1")));
+        assert!(dir.path().join("agent-openai.json").exists());
     }
 
     #[test]

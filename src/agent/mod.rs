@@ -17,6 +17,7 @@ use crate::store::Store;
 
 pub mod approval;
 pub mod health;
+pub mod key;
 pub mod openai;
 pub mod scv;
 mod unconfigured;

@@ -4,9 +4,17 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `--version`: the release and the commit it was built from.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("SCV_BRIDGE_COMMIT"),
+    ")"
+);
+
 /// A supervised bridge from WeChat, Feishu and mail to your agent.
 #[derive(Parser)]
-#[command(name = "scv-bridge", version, about)]
+#[command(name = "scv-bridge", version = VERSION, about)]
 pub struct Cli {
     /// The configuration file (else $SCV_BRIDGE_CONFIG, else $XDG_CONFIG_HOME/scv-bridge/config.toml).
     #[arg(long, global = true)]
@@ -40,6 +48,9 @@ pub enum Command {
         /// Redraw every 2 s until interrupted.
         #[arg(long, conflicts_with = "json")]
         watch: bool,
+        /// Print nothing; exit 0 when a daemon answers, 1 when none does (for health checks).
+        #[arg(long, conflicts_with_all = ["json", "watch"])]
+        quiet: bool,
     },
     /// Check the configuration, credentials, store, socket, clock, platforms and agent (a running
     /// daemon's view of each account when one answers).
@@ -71,11 +82,44 @@ pub enum Command {
         #[arg(long)]
         chat: Option<String>,
     },
-    /// Store an account's credentials (a running daemon picks them up).
+    /// Store an account's credentials (a running daemon picks them up), or the model API key.
     Login {
         #[command(subcommand)]
         target: LoginTarget,
     },
+    /// Helpers for the configuration file.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// Print the channel set-up guide: the Feishu app (scopes, events, card callbacks,
+    /// publishing), the WeChat and mail logins, the model key.
+    Guide {
+        /// The language.
+        #[arg(long, value_enum, default_value = "en")]
+        lang: GuideLang,
+    },
+    /// Set up step by step: the agent, its key, the channels and their logins, the configuration
+    /// file (0600), a doctor run and the user service. On an existing file it changes only what
+    /// you pick, keeping comments.
+    Init(Box<super::init::InitArgs>),
+}
+
+/// The guide's languages.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum GuideLang {
+    /// English.
+    En,
+    /// Simplified Chinese.
+    #[value(name = "zh-CN")]
+    ZhCn,
+}
+
+/// What to do with the configuration.
+#[derive(Subcommand)]
+pub enum ConfigAction {
+    /// Print the example configuration, every key documented (`> config.toml` to start from it).
+    Example,
 }
 
 /// Which channel to log in to.
@@ -97,6 +141,9 @@ pub enum LoginTarget {
     },
     /// Store the mailbox password (prompted, or read from stdin).
     Mail { account: String },
+    /// Store the model API key (prompted, or read from stdin), checked against [agent] base_url;
+    /// used when [agent] api_key_env is not set.
+    Agent,
 }
 
 /// What to do to one account.

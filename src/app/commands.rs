@@ -3,7 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::args::{ChannelAction, Cli, Command, LoginTarget, PurposeArg, SendersArg, ToolsArg};
+use super::args::{
+    ChannelAction, Cli, Command, ConfigAction, GuideLang, LoginTarget, PurposeArg, SendersArg,
+    ToolsArg,
+};
 use crate::client;
 use crate::config::{CommandLine, Config, client_socket};
 use crate::login::LoginArgs;
@@ -43,9 +46,37 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Command::Config {
+            action: ConfigAction::Example,
+        } => {
+            print!("{}", super::example::EXAMPLE);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Guide { lang } => {
+            print!(
+                "{}",
+                match lang {
+                    GuideLang::En => super::example::GUIDE_EN,
+                    GuideLang::ZhCn => super::example::GUIDE_ZH_CN,
+                }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Init(args) => super::init::run(&config_path, *args).await,
+        Command::Status { quiet: true, .. } => {
+            // A health check: the answer is the exit code alone.
+            let found = client_socket(&config_path);
+            Ok(
+                match client::request(&found.path, DaemonCommand::Status).await {
+                    Ok(_) => ExitCode::SUCCESS,
+                    Err(_) => ExitCode::from(1),
+                },
+            )
+        }
         Command::Status {
             json: false,
             watch: true,
+            ..
         } => {
             let socket = socket_of(&config_path);
             loop {
@@ -114,6 +145,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
                 LoginTarget::Mail { account } => {
                     crate::login::mail::run(&config, &account, &LoginArgs::default()).await
                 }
+                LoginTarget::Agent => crate::login::agent::run(&config).await,
             };
             result.map(|()| ExitCode::SUCCESS)
         }

@@ -16,9 +16,18 @@ use crate::supervisor::{ComponentFactory, HealthRegistry, LifecyclePolicy};
 /// `scv-bridge run`: builds the daemon from the file and runs it until SIGTERM or SIGINT.
 pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
-    let agent_config = config.agent.clone();
+    let mut agent_config = config.agent.clone();
     let timezone = config.timezone;
     let wire = move |creds: &CredentialStore, store: &Store, registry: &Arc<HealthRegistry>| {
+        // The key `login agent` stored, for when no variable names one (a small read, once, at
+        // start; an unreadable entry is the same as none, and the agent then says what is missing).
+        agent_config.stored_api_key = match creds.agent_key() {
+            Ok(k) => k,
+            Err(e) => {
+                tracing::warn!(error = %e, "the stored agent key cannot be read");
+                None
+            }
+        };
         // A backend that cannot work is a stand-in that says why: accounts still connect, status
         // shows "not configured" from the start, and the owner is told why nobody answers.
         let agent = crate::agent::build(&agent_config, store.clone());

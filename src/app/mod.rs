@@ -4,8 +4,11 @@
 mod args;
 mod commands;
 mod compose;
+pub mod example;
+pub mod init;
 
 pub use args::{
-    ChannelAction, Cli, Command, LogFormat, LoginTarget, PurposeArg, SendersArg, ToolsArg,
+    ChannelAction, Cli, Command, ConfigAction, GuideLang, LogFormat, LoginTarget, PurposeArg,
+    SendersArg, ToolsArg,
 };
 pub use commands::dispatch;

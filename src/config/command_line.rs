@@ -57,6 +57,10 @@ pub fn command(args: &str) -> String {
     CommandLine::current().command(args)
 }
 
+/// The command that prints the documented example configuration (it needs no configuration, so
+/// it never names one).
+pub const EXAMPLE_COMMAND: &str = "scv-bridge config example";
+
 /// Where the configuration lives when neither `--config` nor `$SCV_BRIDGE_CONFIG` names it.
 ///
 /// The environment variable is left out on purpose: the shell a person copies a command into

@@ -48,6 +48,10 @@ pub struct AgentConfig {
     pub model: Option<String>,
     /// The environment variable holding the API key.
     pub api_key_env: Option<String>,
+    /// The key `scv-bridge login agent` stored; never in the file (the daemon fills it in from the
+    /// credential store at start).
+    #[serde(skip)]
+    pub stored_api_key: Option<crate::secrets::Secret>,
     /// The system prompt for the `openai` backend.
     pub system_prompt: Option<String>,
     /// The SCV agent server command (`scv`), run with `args`.
@@ -235,11 +239,11 @@ impl RawConfig {
     pub(super) fn validate(self, path: &Path, text: &str) -> Result<Config, ConfigError> {
         let err =
             |table: &str, key: Option<&str>, msg: String| located(path, text, table, key, msg);
-        let state_dir = expand_tilde(
-            self.state_dir
-                .as_deref()
-                .unwrap_or("~/.local/state/scv-bridge"),
-        );
+        let state_dir = self
+            .state_dir
+            .as_deref()
+            .map(expand_tilde)
+            .unwrap_or_else(super::default_state_dir);
         let socket = socket_path(self.socket.as_deref(), &state_dir);
         let timezone = match &self.timezone {
             None => None,

@@ -1,40 +1,70 @@
-//! The agent backend: for `openai`, the API key variable and the endpoint's `/models` with that key
-//! (a non-2xx answer is a failure with its status); for `scv`, the server's socket or command.
+//! The agent backend: for `openai`, the API key (a named variable that is unset fails, and so does
+//! no key at all for an endpoint that is not on this machine) and the endpoint's `/models` with
+//! that key (a non-2xx answer is a failure with its status); for `scv`, the server's socket or command.
 
 use std::path::Path;
 
 use super::Check;
 use super::endpoints::{http_client, request_failure, transport};
-use crate::config::{AgentBackend, Config, expand_tilde};
+use crate::agent::key::{self, KeySource};
+use crate::config::{AgentBackend, CommandLine, Config, expand_tilde};
+use crate::secrets::Secret;
 
-/// The agent's checks.
-pub(super) async fn checks(config: &Config) -> Vec<Check> {
+/// The agent's checks; `stored` is the key `login agent` keeps. With a daemon answering, its own
+/// view of the agent decides whether a key is missing (a unit's `LoadCredential=` is its alone).
+pub(super) async fn checks(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Check> {
     match config.agent.backend {
-        AgentBackend::Openai => openai(config).await,
+        AgentBackend::Openai => openai(config, stored, daemon).await,
         AgentBackend::Scv => vec![scv(config).await],
     }
 }
 
-async fn openai(config: &Config) -> Vec<Check> {
-    let a = &config.agent;
+async fn openai(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Check> {
+    let mut a = config.agent.clone();
+    a.stored_api_key = stored;
+    let login = CommandLine::for_config(&config.path).command("login agent");
     let mut out = Vec::new();
-    let key = match &a.api_key_env {
-        None => None,
-        Some(var) => match std::env::var(var) {
-            Ok(k) if !k.trim().is_empty() => {
-                out.push(Check::pass(format!("agent: {var} is set")));
-                Some(k)
-            }
-            _ => {
-                out.push(Check::fail(
-                    format!("agent: {var} (api_key_env) is not set"),
+    let key = match key::resolve(&a) {
+        Ok(Some(k)) => {
+            out.push(Check::pass(match &k.source {
+                KeySource::Variable(var) => format!("agent: {var} is set"),
+                KeySource::Stored => "agent: an API key is stored (login agent)".to_string(),
+                KeySource::SystemdCredential => {
                     format!(
-                        "set {var} to the API key where the daemon runs (e.g. an EnvironmentFile= line in its systemd unit), or remove api_key_env when the endpoint needs no key"
+                        "agent: the systemd credential {} is set",
+                        key::SYSTEMD_CREDENTIAL
+                    )
+                }
+            }));
+            Some(k)
+        }
+        Ok(None) => {
+            // A hosted endpoint without a key fails every chat; say so before the first one does.
+            if let Some(base) = a
+                .base_url
+                .as_deref()
+                .filter(|b| !daemon && !key::is_local(b))
+            {
+                out.push(Check::fail(
+                    format!("agent: no API key for {base} (the endpoint is not on this machine)"),
+                    format!(
+                        "run `{login}` to store the key, or set [agent] api_key_env to the environment variable that holds it (a unit's LoadCredential={}:FILE is seen only by the service)",
+                        key::SYSTEMD_CREDENTIAL
                     ),
                 ));
-                None
             }
-        },
+            None
+        }
+        Err(_) => {
+            let var = a.api_key_env.clone().unwrap_or_default();
+            out.push(Check::fail(
+                format!("agent: {var} (api_key_env) is not set"),
+                format!(
+                    "set {var} to the API key where the daemon runs (e.g. an EnvironmentFile= line in its systemd unit), or run `{login}` and remove api_key_env"
+                ),
+            ));
+            None
+        }
     };
     let Some(base) = a.base_url.clone() else {
         out.push(Check::fail("agent: no base_url", "set [agent] base_url"));
@@ -50,9 +80,8 @@ async fn openai(config: &Config) -> Vec<Check> {
     };
     let mut req = client.get(&url);
     if let Some(k) = &key {
-        req = req.bearer_auth(k);
+        req = req.bearer_auth(k.secret.expose());
     }
-    let var = a.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
     out.push(match req.send().await {
         Ok(r) if r.status().is_success() => Check::pass(format!(
             "agent: {url} answers HTTP {} {}",
@@ -62,11 +91,11 @@ async fn openai(config: &Config) -> Vec<Check> {
         Ok(r) => {
             let code = r.status().as_u16();
             let fix = match code {
-                401 | 403 if a.api_key_env.is_some() => format!("set {var} to a valid key"),
-                401 | 403 => {
-                    "set [agent] api_key_env to the environment variable that holds the API key"
-                        .to_string()
-                }
+                401 | 403 => match key.as_ref().map(|k| &k.source) {
+                    Some(KeySource::Variable(var)) => format!("set {var} to a valid key"),
+                    Some(s @ (KeySource::Stored | KeySource::SystemdCredential)) => s.fix(),
+                    None => format!("the endpoint wants a key: run `{login}`"),
+                },
                 404 => "correct [agent] base_url: it ends before /chat/completions (e.g. http://127.0.0.1:11434/v1)".to_string(),
                 _ => format!("check the model server: it answered HTTP {code}"),
             };

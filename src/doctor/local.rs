@@ -8,7 +8,7 @@ use std::path::Path;
 use super::Check;
 use crate::adapters::feishu::ENCRYPT_KEY_FIELD;
 use crate::config::{AgentBackend, Approvals, ChannelSettings, CommandLine, Config, FeishuMode};
-use crate::secrets::{CredentialStore, Credentials};
+use crate::secrets::{AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials, Secret};
 
 /// Each enabled account's stored credentials, or why they could not be read.
 pub(super) type Loaded = BTreeMap<String, Result<Option<Credentials>, String>>;
@@ -16,14 +16,16 @@ pub(super) type Loaded = BTreeMap<String, Result<Option<Credentials>, String>>;
 /// Loads every enabled account's credentials once; the store's own failure is one check.
 pub(super) async fn load_credentials(config: &Config) -> Result<Loaded, Check> {
     let (mode, dir) = (config.credentials, config.state_dir.clone());
+    // The agent's stored key rides along (the store is opened once); `credentials` skips it.
     let ids: Vec<String> = config
         .accounts
         .values()
         .filter(|a| a.enabled)
         .map(|a| a.key.to_string())
+        .chain([AGENT_KEY_ID.to_string()])
         .collect();
     let loaded = tokio::task::spawn_blocking(move || {
-        let store = CredentialStore::open(mode, &dir).map_err(|e| e.to_string())?;
+        let store = CredentialStore::open_quietly(mode, &dir).map_err(|e| e.to_string())?;
         Ok::<_, String>(
             ids.into_iter()
                 .map(|id| {
@@ -62,6 +64,7 @@ pub(super) fn credentials(config: &Config, loaded: &Loaded) -> Vec<Check> {
         .collect();
     loaded
         .iter()
+        .filter(|(id, _)| id.as_str() != AGENT_KEY_ID)
         .map(|(id, r)| {
             let (channel, account) = id.split_once(':').unwrap_or((id, ""));
             let login = commands.command(&format!("login {channel} {account}"));
@@ -87,6 +90,16 @@ pub(super) fn credentials(config: &Config, loaded: &Loaded) -> Vec<Check> {
             }
         })
         .collect()
+}
+
+/// The key `scv-bridge login agent` stored, when the store could be read and holds one.
+pub(super) fn agent_key(loaded: &Loaded) -> Option<Secret> {
+    loaded
+        .get(AGENT_KEY_ID)
+        .and_then(|r| r.as_ref().ok())
+        .and_then(Option::as_ref)
+        .and_then(|c| c.get(API_KEY_FIELD).cloned())
+        .filter(|k| !k.expose().is_empty())
 }
 
 /// `approvals = "ask"` means something only to an agent that runs tools and asks first.

@@ -43,6 +43,7 @@ pub async fn run(config: &Config, account: &str, args: &super::LoginArgs) -> Res
     }
     let key = AccountKey::new(Channel::Feishu, account);
     let settings = settings_of(config, &key);
+    eprintln!("{}", guide_line());
     let app_id = match &args.app_id {
         Some(id) => id.trim().to_string(),
         None => read_line("App ID (cli_…): ", false).await?,
@@ -191,10 +192,21 @@ fn settings_of(config: &Config, key: &AccountKey) -> FeishuSettings {
     }
 }
 
+/// Where the app's console set-up is explained (the guide is built into the binary).
+pub fn guide_line() -> String {
+    "The Feishu app (bot capability, scopes, events over the long connection, card callbacks, a \
+     published version) is set up as `scv-bridge guide` explains (docs/setup.md; \
+     `scv-bridge guide --lang zh-CN` in Chinese)."
+        .to_string()
+}
+
 /// A failure in words a person can act on.
 fn explain(e: &scv_feishu::Error) -> String {
     match classify(e) {
-        ErrorClass::Fatal { reason } => format!("{}: {e}", reason.hint()),
+        ErrorClass::Fatal { reason } => format!(
+            "{}: {e}; the app's set-up: `scv-bridge guide`",
+            reason.hint()
+        ),
         _ => format!("cannot verify the credentials now (try again): {e}"),
     }
 }

@@ -1,7 +1,10 @@
-//! `scv-bridge login CHANNEL ACCOUNT`: store an account's credentials, then tell a running daemon.
+//! `scv-bridge login CHANNEL ACCOUNT`: store an account's credentials, then tell a running daemon;
+//! `scv-bridge login agent` stores the model API key.
 
+pub mod agent;
 pub mod feishu;
 pub mod mail;
+pub mod prompt;
 pub mod wechat;
 
 use crate::client;
@@ -21,7 +24,7 @@ pub struct LoginArgs {
 /// The credential store the daemon with `config` uses.
 pub async fn credential_store(config: &Config) -> Result<CredentialStore, String> {
     let (mode, dir) = (config.credentials, config.state_dir.clone());
-    tokio::task::spawn_blocking(move || CredentialStore::open(mode, &dir))
+    tokio::task::spawn_blocking(move || CredentialStore::open_quietly(mode, &dir))
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())

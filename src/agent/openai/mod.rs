@@ -15,8 +15,9 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::health::{
-    AgentInfo, ConfigProblem, DEFAULT_MAX_MESSAGE_BYTES, Fixes, max_message_bytes, set_variable_fix,
+    AgentInfo, ConfigProblem, DEFAULT_MAX_MESSAGE_BYTES, Fixes, max_message_bytes,
 };
+use super::key::KeySource;
 use super::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest, Usage};
 use crate::config::AgentConfig;
 use crate::secrets::Secret;
@@ -78,6 +79,9 @@ pub struct OpenAiOptions {
     pub api_key: Option<Secret>,
     /// Where the key came from, named in the message when the server rejects it.
     pub api_key_env: String,
+    /// Where the key came from when not from the variable `api_key_env` (the credential store,
+    /// a systemd credential); `None`: from that variable.
+    pub key_from: Option<KeySource>,
     /// The system prompt (a line about the reader's channel is appended per turn).
     pub system_prompt: String,
     /// How long establishing a connection may take (`None`: no limit, for paused-clock tests).
@@ -104,6 +108,7 @@ impl OpenAiOptions {
             model: model.into(),
             api_key: None,
             api_key_env: "OPENAI_API_KEY".into(),
+            key_from: None,
             system_prompt: DEFAULT_SYSTEM_PROMPT.into(),
             connect_timeout: Some(Duration::from_secs(10)),
             turn_timeout: Some(Duration::from_secs(120)),
@@ -115,7 +120,7 @@ impl OpenAiOptions {
         }
     }
 
-    /// Reads `[agent]`; the key is taken from the environment variable `api_key_env` names.
+    /// Reads `[agent]`; the key comes from [`super::key::resolve`].
     pub fn from_config(cfg: &AgentConfig) -> Result<Self, String> {
         OpenAiOptions::configure(cfg).map_err(|p| p.message)
     }
@@ -148,26 +153,12 @@ impl OpenAiOptions {
                 )
             })?;
         let mut o = OpenAiOptions::new(base_url, model);
-        match &cfg.api_key_env {
-            Some(name) => match std::env::var(name) {
-                Ok(v) if !v.trim().is_empty() => o.api_key = Some(Secret::new(v.trim())),
-                _ => {
-                    return Err(ConfigProblem::new(
-                        format!("the environment variable {name} (agent.api_key_env) is not set"),
-                        set_variable_fix(name),
-                    ));
-                }
-            },
-            // Local servers (Ollama, llama.cpp) need no key; use the usual variable when present.
-            None => {
-                o.api_key = std::env::var("OPENAI_API_KEY")
-                    .ok()
-                    .filter(|v| !v.trim().is_empty())
-                    .map(|v| Secret::new(v.trim()));
+        if let Some(key) = super::key::resolve(cfg)? {
+            match key.source {
+                KeySource::Variable(name) => o.api_key_env = name,
+                other => o.key_from = Some(other),
             }
-        }
-        if let Some(name) = &cfg.api_key_env {
-            o.api_key_env = name.clone();
+            o.api_key = Some(key.secret);
         }
         if let Some(p) = cfg.system_prompt.as_ref().filter(|p| !p.trim().is_empty()) {
             o.system_prompt = p.clone();
@@ -177,6 +168,15 @@ impl OpenAiOptions {
         }
         o.max_message_bytes = max_message_bytes(cfg);
         Ok(o)
+    }
+}
+
+impl OpenAiOptions {
+    /// Where the key came from, for messages about it.
+    fn key_source(&self) -> KeySource {
+        self.key_from
+            .clone()
+            .unwrap_or_else(|| KeySource::Variable(self.api_key_env.clone()))
     }
 }
 
@@ -373,7 +373,7 @@ impl OpenAiAgent {
                     format!(
                         "the agent rejected the API key ({}); check {}",
                         status.as_u16(),
-                        self.opts.api_key_env
+                        self.opts.key_source().describe()
                     ),
                 )
                 .into());
@@ -507,12 +507,17 @@ impl Agent for OpenAiAgent {
     fn describe(&self) -> AgentInfo {
         let o = &self.opts;
         let base = o.base_url.trim_end_matches('/');
-        let auth = if o.api_key.is_some() {
-            format!(" -H \"Authorization: Bearer ${}\"", o.api_key_env)
+        let check = if o.key_from.is_some() {
+            // No variable holds such a key; doctor asks the endpoint with it.
+            format!("`{}`", crate::config::command("doctor"))
         } else {
-            String::new()
+            let auth = if o.api_key.is_some() {
+                format!(" -H \"Authorization: Bearer ${}\"", o.api_key_env)
+            } else {
+                String::new()
+            };
+            format!("`curl -sS{auth} {base}/models`")
         };
-        let check = format!("`curl -sS{auth} {base}/models`");
         let mut info = AgentInfo::new("openai");
         info.model = Some(o.model.clone());
         info.max_message_bytes = o.max_message_bytes;
@@ -522,7 +527,7 @@ impl Agent for OpenAiAgent {
             )),
             auth: Some(format!(
                 "{}; check the key with {check}",
-                set_variable_fix(&o.api_key_env)
+                o.key_source().fix()
             )),
             failed: Some(format!(
                 "check agent.model and agent.base_url against {check}; the next message is tried again"

@@ -108,11 +108,11 @@ impl OpenAiTriage {
     pub fn from_config(agent: &AgentConfig) -> Option<Self> {
         let base = agent.base_url.as_deref()?.trim_end_matches('/');
         let model = agent.model.clone()?;
-        let api_key = agent
-            .api_key_env
-            .as_deref()
-            .and_then(|v| std::env::var(v).ok())
-            .filter(|k| !k.is_empty());
+        // The chat backend's key (a missing one leaves triage to fail with 401 and be counted).
+        let api_key = crate::agent::key::resolve(agent)
+            .ok()
+            .flatten()
+            .map(|k| k.secret.expose().to_string());
         let timeout = Duration::from_secs(agent.timeout_seconds.unwrap_or(60).clamp(5, 600));
         let http = reqwest::Client::builder().timeout(timeout).build().ok()?;
         Some(OpenAiTriage {

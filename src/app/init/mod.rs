@@ -1,0 +1,331 @@
+//! `scv-bridge init`: set up from nothing, or change an existing configuration in place.
+//!
+//! The answers come from flags, and on a terminal from prompts for what the flags leave open
+//! ([`ask`]). Then: the agent is tested, the file is written (0600, only what was picked, comments
+//! kept on a re-run: [`edit`]), its key is stored, the new channels log in, `doctor` runs, and the
+//! user service can be installed ([`service`]).
+
+mod ask;
+mod edit;
+mod plan;
+mod service;
+
+use std::io::{IsTerminal, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+use std::process::ExitCode;
+
+pub use edit::apply;
+pub use plan::{AgentChoice, AgentPlan, CredentialsChoice, MailPlan, Plan};
+pub use service::unit_text;
+
+use crate::config::{CommandLine, Config};
+use crate::login::agent::Probe;
+use crate::secrets::Secret;
+
+/// `init`'s flags: every answer can be given here, so scripts and tests need no terminal.
+#[derive(Debug, Default, clap::Args)]
+pub struct InitArgs {
+    /// Never prompt: take the answers from the flags, leave everything else as it is.
+    #[arg(long)]
+    pub non_interactive: bool,
+    /// The agent backend (ACP is not offered yet: the configuration does not accept it).
+    #[arg(long, value_enum)]
+    pub agent: Option<AgentChoice>,
+    /// The OpenAI-compatible base URL (ends before /chat/completions).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// The model name the endpoint knows.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Read the model API key from stdin (one line) and store it, as `login agent` does.
+    #[arg(long)]
+    pub api_key_stdin: bool,
+    /// For --agent scv: the command that starts the agent server.
+    #[arg(long)]
+    pub scv_command: Option<String>,
+    /// For --agent scv: the socket of a running agent server.
+    #[arg(long)]
+    pub scv_socket: Option<String>,
+    /// Have a WeChat account of this name.
+    #[arg(long, value_name = "ACCOUNT")]
+    pub wechat: Option<String>,
+    /// The WeChat account's iLink endpoint (written as its base_url, and logged in against).
+    #[arg(long, requires = "wechat", value_name = "URL")]
+    pub wechat_base_url: Option<String>,
+    /// Have a Feishu account of this name.
+    #[arg(long, value_name = "ACCOUNT")]
+    pub feishu: Option<String>,
+    /// The Feishu app ID, for its login.
+    #[arg(long, requires = "feishu")]
+    pub app_id: Option<String>,
+    /// Have a mail account of this name (with --imap-host, --username and --mail-chat).
+    #[arg(long, value_name = "ACCOUNT")]
+    pub mail: Option<String>,
+    /// The mail account's IMAP server.
+    #[arg(long, requires = "mail")]
+    pub imap_host: Option<String>,
+    /// The mail account's login.
+    #[arg(long, requires = "mail")]
+    pub username: Option<String>,
+    /// The chat that carries mail digests (CHANNEL:ACCOUNT); made purpose = "mail".
+    #[arg(long, requires = "mail", value_name = "CHANNEL:ACCOUNT")]
+    pub mail_chat: Option<String>,
+    /// Where state lives (default $XDG_STATE_HOME/scv-bridge, else ~/.local/state/scv-bridge).
+    #[arg(long)]
+    pub state_dir: Option<String>,
+    /// Where credentials are kept.
+    #[arg(long, value_enum)]
+    pub credentials: Option<CredentialsChoice>,
+    /// Run the new channels' logins now (WeChat QR, Feishu app secret and pairing, mail password).
+    #[arg(long)]
+    pub login: bool,
+    /// Do not run `doctor` at the end.
+    #[arg(long)]
+    pub skip_doctor: bool,
+    /// Install and start the systemd user service.
+    #[arg(long)]
+    pub install_service: bool,
+}
+
+impl InitArgs {
+    /// The plan the flags alone give.
+    fn plan(&self) -> Plan {
+        Plan {
+            state_dir: self.state_dir.clone(),
+            credentials: self.credentials,
+            agent: AgentPlan {
+                backend: self.agent,
+                base_url: self.base_url.clone(),
+                model: self.model.clone(),
+                command: self.scv_command.clone(),
+                socket: self.scv_socket.clone(),
+                key: None,
+            },
+            wechat: self.wechat.iter().cloned().collect(),
+            wechat_base_url: self.wechat_base_url.clone(),
+            feishu: self.feishu.iter().cloned().collect(),
+            feishu_app_id: self.app_id.clone(),
+            mail: self
+                .mail
+                .iter()
+                .map(|name| MailPlan {
+                    name: name.clone(),
+                    imap_host: self.imap_host.clone(),
+                    username: self.username.clone(),
+                    chat: self.mail_chat.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Runs `init` for the configuration at `path`; the error is one line for people.
+pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
+    let commands = CommandLine::for_config(path);
+    let existing = match std::fs::read_to_string(path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let interactive = !args.non_interactive;
+    if interactive && !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(format!(
+            "init asks its questions on a terminal; in a script give the answers as flags with --non-interactive (see `{}`)",
+            commands.command("init --help")
+        ));
+    }
+    let mut plan = args.plan();
+    let mut login = args.login;
+    let mut install = args.install_service;
+    let current = existing
+        .as_deref()
+        .and_then(|t| Config::parse(path, t).ok());
+    if interactive {
+        let answers = tokio::task::spawn_blocking(move || ask::fill(plan, current))
+            .await
+            .map_err(|e| e.to_string())??;
+        plan = answers.plan;
+        login |= answers.login;
+        install |= answers.install_service;
+    } else if args.api_key_stdin {
+        let key = tokio::task::spawn_blocking(|| crate::login::prompt::secret("Model API key"))
+            .await
+            .map_err(|e| e.to_string())??;
+        plan.agent.key = Some(Secret::new(key));
+    }
+
+    // The new text, checked as the daemon will read it, before anything is stored.
+    let text = apply(existing.as_deref(), &plan)?;
+    let config = Config::parse(path, &text)
+        .map_err(|e| format!("the configuration would not load, so nothing was written: {e}"))?;
+    test_agent(&config, plan.agent.key.as_ref()).await?;
+    if existing.as_deref() == Some(text.as_str()) {
+        println!("{}: unchanged", path.display());
+    } else {
+        write_private(path, &text)?;
+        println!("{}: written (mode 0600)", path.display());
+    }
+    if let Some(key) = &plan.agent.key {
+        let store = crate::login::credential_store(&config).await?;
+        crate::login::agent::save(&store, key).await?;
+        println!("agent: API key stored in the credential store");
+    }
+
+    let mut failed_logins = Vec::new();
+    if login {
+        for (channel, account) in logins(&plan) {
+            println!("\n== login {channel} {account} ==");
+            let args = crate::login::LoginArgs {
+                app_id: plan.feishu_app_id.clone(),
+                base_url: plan.wechat_base_url.clone().filter(|_| channel == "wechat"),
+            };
+            let r = match channel {
+                "wechat" => crate::login::wechat::run(&config, account, &args).await,
+                "feishu" => crate::login::feishu::run(&config, account, &args).await,
+                _ => crate::login::mail::run(&config, account, &args).await,
+            };
+            if let Err(e) = r {
+                eprintln!("scv-bridge: login {channel} {account}: {e}");
+                failed_logins.push(commands.command(&format!("login {channel} {account}")));
+            }
+        }
+    }
+
+    let mut doctor_failed = 0;
+    if !args.skip_doctor {
+        println!("\n== doctor ==");
+        let report = crate::doctor::run(path).await;
+        print!("{}", report.render());
+        doctor_failed = report.failed();
+    }
+    if install {
+        match service::install(path, &config).await {
+            Ok(note) => println!("\n{note}"),
+            Err(e) => eprintln!("scv-bridge: the user service was not installed: {e}"),
+        }
+    }
+    println!();
+    for c in &failed_logins {
+        println!("to log in later: `{c}`");
+    }
+    if doctor_failed > 0 {
+        println!(
+            "{doctor_failed} doctor check(s) failed: each line above says what fixes it; then run `{}`",
+            commands.command("doctor")
+        );
+    }
+    if !install {
+        println!("next: `{}`", commands.command("run"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Each account the plan names, as (channel, account), in the order they log in; a mail
+/// account's digest chat logs in too.
+fn logins(plan: &Plan) -> Vec<(&'static str, &str)> {
+    let mut out: Vec<(&'static str, &str)> = Vec::new();
+    out.extend(plan.wechat.iter().map(|a| ("wechat", a.as_str())));
+    out.extend(plan.feishu.iter().map(|a| ("feishu", a.as_str())));
+    for m in &plan.mail {
+        let chat = m.chat.as_deref().and_then(|c| c.split_once(':'));
+        let chat = match chat {
+            Some(("wechat", a)) => Some(("wechat", a)),
+            Some(("feishu", a)) => Some(("feishu", a)),
+            _ => None,
+        };
+        if let Some(c) = chat
+            && !out.contains(&c)
+        {
+            out.push(c);
+        }
+        out.push(("mail", m.name.as_str()));
+    }
+    out
+}
+
+/// Asks the endpoint's `/models` with the key; a rejected key stops `init` before it writes.
+async fn test_agent(config: &Config, new_key: Option<&Secret>) -> Result<(), String> {
+    use crate::config::AgentBackend;
+    if config.agent.backend != AgentBackend::Openai {
+        println!("agent: scv (doctor checks the server below)");
+        return Ok(());
+    }
+    let Some(base) = config.agent.base_url.as_deref() else {
+        return Ok(());
+    };
+    let key = match new_key {
+        Some(k) => Some(k.clone()),
+        None => {
+            // The key a previous `init` or `login agent` stored, as the daemon would find it.
+            let mut agent = config.agent.clone();
+            if let Ok(store) = crate::login::credential_store(config).await {
+                agent.stored_api_key = tokio::task::spawn_blocking(move || store.agent_key())
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .flatten();
+            }
+            crate::agent::key::resolve(&agent)
+                .ok()
+                .flatten()
+                .map(|k| k.secret)
+        }
+    };
+    match crate::login::agent::probe(base, key.as_ref()).await {
+        Probe::Accepted => {
+            println!("agent: {base} answers");
+            Ok(())
+        }
+        Probe::Rejected(code) => Err(format!(
+            "agent: {base} refused {} (HTTP {code}), so nothing was written; give the right key{}",
+            if key.is_some() {
+                "the key"
+            } else {
+                "a request without a key"
+            },
+            if key.is_some() {
+                ""
+            } else {
+                " (--api-key-stdin, or the prompt)"
+            }
+        )),
+        Probe::Status(code) => {
+            eprintln!(
+                "warning: agent: {base}/models answered HTTP {code}; check base_url and model"
+            );
+            Ok(())
+        }
+        Probe::Unreachable(why) => {
+            eprintln!(
+                "warning: agent: {base} cannot be reached now ({why}); start the model server before the first chat"
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Writes `path` atomically with mode 0600 (its directory created 0700 when missing).
+fn write_private(path: &Path, text: &str) -> Result<(), String> {
+    let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::create_dir_all(dir).map_err(io)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    }
+    let tmp = path.with_extension(format!("toml.tmp{}", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io)?;
+    f.write_all(text.as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(io)?;
+    // An older file may have been looser; the rename keeps the new file's 0600.
+    Ok(())
+}
