@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use feishu_support::*;
 use scv_bridge::adapters::PlatformParts;
-use scv_bridge::adapters::feishu::{ConfirmCards, build_with};
+use scv_bridge::adapters::feishu::build;
 use scv_bridge::agent::Agent;
 use scv_bridge::config::AccountSpec;
 use scv_bridge::confirm::{Clock, ConfirmService};
@@ -33,9 +33,12 @@ struct Factory {
 
 impl ComponentFactory for Factory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        build_with(
-            self.ctx.ports().port(spec),
-            Some(Arc::new(ConfirmCards(self.confirm.clone()))),
+        // The daemon's way: the port lends the confirm service as the button answerer.
+        build(
+            self.ctx
+                .ports()
+                .with_answers(self.confirm.clone())
+                .port(spec),
         )
     }
 }

@@ -58,7 +58,6 @@ impl PlatformParts {
 pub struct PlatformFactory {
     mail: crate::mail::MailParts,
     ports: Ports,
-    cards: Option<Arc<dyn feishu::CardAnswerHandler>>,
 }
 
 impl PlatformFactory {
@@ -67,19 +66,18 @@ impl PlatformFactory {
         Arc::new(PlatformFactory {
             ports: parts.ports(),
             mail: parts.mail_parts(),
-            cards: None,
         })
     }
 
-    /// A factory whose Feishu accounts hand yes/no card clicks to `cards` (the confirm questions).
-    pub fn with_cards(
+    /// A factory whose accounts hand the owner's button presses (Feishu card clicks) to
+    /// `answers` (the confirm questions).
+    pub fn with_answers(
         parts: PlatformParts,
-        cards: Arc<dyn feishu::CardAnswerHandler>,
+        answers: Arc<dyn crate::conversation::ButtonAnswers>,
     ) -> Arc<Self> {
         Arc::new(PlatformFactory {
-            ports: parts.ports(),
+            ports: parts.ports().with_answers(answers),
             mail: parts.mail_parts(),
-            cards: Some(cards),
         })
     }
 }
@@ -89,7 +87,7 @@ impl ComponentFactory for PlatformFactory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
         match spec.key.channel {
             Channel::Wechat => wechat::build(self.ports.port(spec)),
-            Channel::Feishu => feishu::build_with(self.ports.port(spec), self.cards.clone()),
+            Channel::Feishu => feishu::build(self.ports.port(spec)),
             Channel::Mail => crate::mail::build(spec, &self.mail),
         }
     }

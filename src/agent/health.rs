@@ -154,10 +154,7 @@ impl AgentMonitor {
 }
 
 fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    crate::clock::wall_ms() / 1000
 }
 
 /// The step for a variable the daemon needs in its environment: it is read once, at start.

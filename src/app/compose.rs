@@ -40,9 +40,9 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
             agent: agent_config,
             mail: crate::mail::MailEnv::new(timezone),
         };
-        // Feishu card clicks answer confirm questions.
-        let cards = Arc::new(crate::adapters::feishu::ConfirmCards(confirm.clone()));
-        let factory: Arc<dyn ComponentFactory> = PlatformFactory::with_cards(ctx, cards);
+        // Button presses (Feishu card clicks) answer confirm questions.
+        let factory: Arc<dyn ComponentFactory> =
+            PlatformFactory::with_answers(ctx, confirm.clone());
         Wiring {
             factory,
             conversation: Some(conversation),

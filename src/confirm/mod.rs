@@ -17,6 +17,7 @@
 //! Elsewhere a closing notice is sent. A click is answered with the closed body in the callback
 //! response instead, so it queues nothing.
 
+mod buttons;
 pub mod cli;
 mod db;
 mod driver;

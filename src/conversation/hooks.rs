@@ -29,6 +29,38 @@ pub trait AnswerInterceptor: Send + Sync + 'static {
     fn handle<'a>(&'a self, link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()>;
 }
 
+/// A yes/no button the owner pressed on a question, as the platform reported it (the adapter has
+/// already checked that the presser is the account's owner).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ButtonPress {
+    /// The account whose message carried the button.
+    pub account: AccountKey,
+    /// The question id the button carries (`q-N`).
+    pub question_id: String,
+    /// Yes or no.
+    pub yes: bool,
+    /// Who pressed.
+    pub operator: crate::ids::SenderId,
+}
+
+/// What became of a press: the question as it reads now, for the platform to show in place of
+/// the pressed message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PressOutcome {
+    /// The answer is recorded; the question now reads as this body.
+    Recorded(super::Body),
+    /// The question was already answered, expired or withdrawn (or is not this account's); how
+    /// it ended, when known.
+    NotOpen(Option<super::Body>),
+}
+
+/// Answers button presses on questions (the confirm service); lent to adapters by their port.
+/// Must answer quickly (a platform waits on it): store the answer and return.
+pub trait ButtonAnswers: Send + Sync + 'static {
+    /// Records one press (repeats are the adapter's to drop) and says how the question reads.
+    fn press(&self, press: ButtonPress) -> BoxFuture<'_, PressOutcome>;
+}
+
 /// Learns what the platform said about items as they go out (confirm questions: the card's
 /// message id and the chat the owner answers from).
 pub trait DeliveryObserver: Send + Sync + 'static {

@@ -32,7 +32,10 @@ pub use crate::ids::{ChatId, DeliveryState, OutboxKey, PlatformMsgId, SenderId};
 pub use body::Body;
 pub use chunk::split;
 pub(crate) use commands::MAIL_ACCOUNTS_START;
-pub use hooks::{AnswerInterceptor, DeliveryObserver, Hooks, MailChatHandler};
+pub use hooks::{
+    AnswerInterceptor, ButtonAnswers, ButtonPress, DeliveryObserver, Hooks, MailChatHandler,
+    PressOutcome,
+};
 pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
 pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
 pub use message::{Inbound, Outbound, OutboundKind, ReplyContext};

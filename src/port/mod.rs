@@ -15,7 +15,9 @@ pub use login::{LoginError, StoredLogin, login_hint};
 pub use unavailable::unavailable;
 
 use crate::config::AccountSpec;
-use crate::conversation::{Accepted, AccountLink, Attachment, ChatSender, Conversation, Inbound};
+use crate::conversation::{
+    Accepted, AccountLink, Attachment, ButtonAnswers, ChatSender, Conversation, Inbound,
+};
 use crate::ids::{ChatId, OutboxKey, SenderId};
 use crate::secrets::{CredentialStore, Credentials};
 use crate::store::{AccountState, StateError, StateTxn, StoreError};
@@ -25,6 +27,7 @@ use crate::supervisor::{Capabilities, ComponentError, HealthHandle};
 #[derive(Clone)]
 pub struct AccountPort {
     clock: crate::clock::Clock,
+    answers: Option<Arc<dyn ButtonAnswers>>,
     spec: AccountSpec,
     state: AccountState,
     credentials: CredentialStore,
@@ -50,6 +53,7 @@ pub struct LinkParts {
 #[derive(Clone)]
 pub struct Ports {
     clock: crate::clock::Clock,
+    answers: Option<Arc<dyn ButtonAnswers>>,
     store: crate::store::Store,
     credentials: CredentialStore,
     conversation: Arc<Conversation>,
@@ -64,6 +68,7 @@ impl Ports {
     ) -> Self {
         Ports {
             clock: crate::clock::Clock::system(),
+            answers: None,
             store,
             credentials,
             conversation,
@@ -76,10 +81,17 @@ impl Ports {
         self
     }
 
+    /// The same ports, whose accounts hand button presses on questions to `answers`.
+    pub fn with_answers(mut self, answers: Arc<dyn ButtonAnswers>) -> Self {
+        self.answers = Some(answers);
+        self
+    }
+
     /// The port of `spec`'s account.
     pub fn port(&self, spec: &AccountSpec) -> AccountPort {
         AccountPort {
             clock: self.clock.clone(),
+            answers: self.answers.clone(),
             state: AccountState::new(self.store.clone(), spec.key.to_string()),
             spec: spec.clone(),
             credentials: self.credentials.clone(),
@@ -97,6 +109,11 @@ impl AccountPort {
     /// The daemon's clock: what the adapter stamps stored times with.
     pub fn clock(&self) -> &crate::clock::Clock {
         &self.clock
+    }
+
+    /// Who answers the owner's button presses on questions (none: buttons say "not open").
+    pub fn answers(&self) -> Option<Arc<dyn ButtonAnswers>> {
+        self.answers.clone()
     }
 
     /// The account's own state: cursor, peers, send records (names are the adapter's).

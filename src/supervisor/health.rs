@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use tokio::sync::watch;
@@ -16,12 +16,9 @@ use crate::protocol::{
     ComponentHealth, ComponentState, HealthNote, MailCounts, Purpose, RemoteTools,
 };
 
-/// Seconds since the Unix epoch, by the wall clock.
+/// Seconds since the Unix epoch, by the wall clock (`clock::wall_ms`, the one source of wall time).
 pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    crate::clock::wall_ms() / 1000
 }
 
 /// How far back `restarts_last_hour` and the restart budget look.

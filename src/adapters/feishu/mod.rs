@@ -75,12 +75,16 @@ fn take_batch<T: Into<delivery::Incoming>>(
     batch
 }
 
-/// The component for one Feishu account, without a card-answer handler.
+/// The component for one Feishu account; the owner's yes/no clicks go to the port's answers.
 pub fn build(port: AccountPort) -> Arc<dyn Component> {
-    build_with(port, None)
+    let cards = port
+        .answers()
+        .map(|a| Arc::new(ConfirmCards(a)) as Arc<dyn CardAnswerHandler>);
+    build_with(port, cards)
 }
 
-/// The component for one Feishu account; `cards` receives the owner's yes/no clicks.
+/// The component for one Feishu account; `cards` receives the owner's yes/no clicks (tests
+/// hand in their own handler).
 pub fn build_with(
     port: AccountPort,
     cards: Option<Arc<dyn CardAnswerHandler>>,
