@@ -51,6 +51,7 @@ pub mod policy;
 pub mod port;
 pub mod protocol;
 pub mod sd_notify;
+pub mod secret;
 pub mod secrets;
 pub mod store;
 pub mod supervisor;

@@ -22,33 +22,7 @@ pub const AGENT_KEY_ID: &str = "agent:openai";
 /// The field of [`AGENT_KEY_ID`] holding the key.
 pub const API_KEY_FIELD: &str = "api_key";
 
-/// A secret value; prints `[redacted]` in Debug and Display.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret.
-    pub fn new(s: impl Into<String>) -> Self {
-        Secret(s.into())
-    }
-
-    /// The secret itself, for the one place that sends it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
+pub use crate::secret::Secret;
 
 /// One account's credentials: named fields (e.g. `bot_token`, `owner_id`), all treated as secret.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -99,7 +73,7 @@ impl Credentials {
         let map: BTreeMap<String, String> =
             serde_json::from_str(s).map_err(|_| SecretsError::Corrupt)?;
         Ok(Credentials {
-            fields: map.into_iter().map(|(k, v)| (k, Secret(v))).collect(),
+            fields: map.into_iter().map(|(k, v)| (k, Secret::new(v))).collect(),
         })
     }
 }

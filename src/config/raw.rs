@@ -51,7 +51,7 @@ pub struct AgentConfig {
     /// The key `scv-bridge login agent` stored; never in the file (the daemon fills it in from the
     /// credential store at start).
     #[serde(skip)]
-    pub stored_api_key: Option<crate::secrets::Secret>,
+    pub stored_api_key: Option<crate::secret::Secret>,
     /// The system prompt for the `openai` backend.
     pub system_prompt: Option<String>,
     /// The SCV agent server command (`scv`), run with `args`.
