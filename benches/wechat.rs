@@ -111,7 +111,7 @@ async fn throughput(n: usize, peers: usize, pacing: Duration) -> f64 {
     .await
     .expect("fake");
     let dir = tempfile::tempdir().expect("tempdir");
-    let extra = "senders = \"anyone\"\nsends_per_message = 1000000\n";
+    let extra = "senders = \"anyone\"\nsends_per_message = 1000\n";
     let config = write_setup(dir.path(), &fake, 1, extra);
     let tuning = Tuning {
         min_send_interval: pacing,
@@ -151,7 +151,7 @@ async fn send_window(n: usize) {
     .await
     .expect("fake");
     let dir = tempfile::tempdir().expect("tempdir");
-    let extra = "senders = \"anyone\"\nsends_per_message = 1000000\n";
+    let extra = "senders = \"anyone\"\nsends_per_message = 1000\n";
     let config = write_setup(dir.path(), &fake, 1, extra);
     let db = config.state_dir.join("state.db");
     let tuning = Tuning {
