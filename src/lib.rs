@@ -56,3 +56,4 @@ pub mod store;
 pub mod supervisor;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod words;

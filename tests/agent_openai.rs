@@ -30,6 +30,7 @@ fn req(chat: &str, prompt: &str) -> TurnRequest {
         approver: None,
         workspace: None,
         channel_label: "WeChat",
+        language: Default::default(),
     }
 }
 

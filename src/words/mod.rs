@@ -1,0 +1,66 @@
+//! Every text the bridge writes to a person in a chat, in English and Simplified Chinese, and
+//! how a chat's language is chosen. The CLI, logs and health notes stay English (operator texts).
+
+mod catalogue;
+mod choose;
+
+pub use catalogue::Msg;
+pub use choose::{detect, remember, remembered};
+
+use serde::Deserialize;
+
+/// A language the bridge writes in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Lang {
+    /// English (the default until a chat shows otherwise).
+    #[default]
+    En,
+    /// Simplified Chinese.
+    ZhCn,
+}
+
+impl Lang {
+    /// The stored and configured name (`en`, `zh-CN`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::ZhCn => "zh-CN",
+        }
+    }
+
+    /// The language named by [`Lang::as_str`], if it is one.
+    pub fn parse(s: &str) -> Option<Lang> {
+        match s {
+            "en" => Some(Lang::En),
+            "zh-CN" => Some(Lang::ZhCn),
+            _ => None,
+        }
+    }
+}
+
+/// The `language` key: a fixed language, or `auto` (follow the owner's messages).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
+pub enum Language {
+    /// Follow the owner's messages (CJK text means Chinese, other letters English), remembered
+    /// per chat.
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    /// Always English.
+    #[serde(rename = "en")]
+    En,
+    /// Always Simplified Chinese.
+    #[serde(rename = "zh-CN")]
+    ZhCn,
+}
+
+impl Language {
+    /// The fixed language, or `None` for `auto`.
+    pub fn fixed(self) -> Option<Lang> {
+        match self {
+            Language::Auto => None,
+            Language::En => Some(Lang::En),
+            Language::ZhCn => Some(Lang::ZhCn),
+        }
+    }
+}
