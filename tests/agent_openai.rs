@@ -84,7 +84,10 @@ async fn the_system_prompt_names_the_platform_and_the_chats_language() {
         language: scv_bridge::words::Lang::ZhCn,
         ..req("c1", "你好")
     };
-    agent.turn(zh, CancellationToken::new()).await.expect("turn");
+    agent
+        .turn(zh, CancellationToken::new())
+        .await
+        .expect("turn");
     agent
         .turn(req("c2", "hi"), CancellationToken::new())
         .await

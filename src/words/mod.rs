@@ -3,9 +3,11 @@
 
 mod catalogue;
 mod choose;
+mod confirm;
 
 pub use catalogue::Msg;
 pub use choose::{detect, remember, remembered};
+pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};
 
 use serde::Deserialize;
 
@@ -61,6 +63,38 @@ impl Language {
             Language::Auto => None,
             Language::En => Some(Lang::En),
             Language::ZhCn => Some(Lang::ZhCn),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every text of the catalogue with sample arguments: (what it is, English, Chinese).
+    fn every() -> Vec<(String, String, String)> {
+        let chat = catalogue::tests::every().into_iter().map(|m| {
+            let (en, zh) = (m.text(Lang::En), m.text(Lang::ZhCn));
+            (format!("{m:?}"), en.into_owned(), zh.into_owned())
+        });
+        let asks = confirm::tests::every().into_iter().map(|m| {
+            let (en, zh) = (m.text(Lang::En), m.text(Lang::ZhCn));
+            (format!("{m:?}"), en.into_owned(), zh.into_owned())
+        });
+        chat.chain(asks).collect()
+    }
+
+    #[test]
+    fn every_text_has_both_languages_and_the_chinese_is_its_own() {
+        let cjk = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+        let all = every();
+        assert!(all.len() > 20, "the table covers the catalogue");
+        for (what, en, zh) in all {
+            assert!(!en.trim().is_empty(), "{what} has no English");
+            assert!(!zh.trim().is_empty(), "{what} has no Chinese");
+            assert_ne!(en, zh, "{what}: the Chinese is the English");
+            assert!(cjk(&zh), "{what}: the Chinese has no Chinese: {zh}");
+            assert!(!cjk(&en), "{what}: the English has Chinese: {en}");
         }
     }
 }

@@ -169,6 +169,7 @@ pub fn settings() -> ConfirmSettings {
     ConfirmSettings {
         notify: Some(account()),
         timezone: Some(chrono_tz::Asia::Shanghai),
+        languages: Default::default(),
     }
 }
 
