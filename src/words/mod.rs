@@ -4,10 +4,12 @@
 mod catalogue;
 mod choose;
 mod confirm;
+mod digest;
 
 pub use catalogue::Msg;
 pub use choose::{detect, remember, remembered};
 pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};
+pub use digest::Digest;
 
 use serde::Deserialize;
 
@@ -81,7 +83,11 @@ mod tests {
             let (en, zh) = (m.text(Lang::En), m.text(Lang::ZhCn));
             (format!("{m:?}"), en.into_owned(), zh.into_owned())
         });
-        chat.chain(asks).collect()
+        let digests = digest::tests::every().into_iter().map(|m| {
+            let (en, zh) = (m.text(Lang::En), m.text(Lang::ZhCn));
+            (format!("{m:?}"), en.into_owned(), zh.into_owned())
+        });
+        chat.chain(asks).chain(digests).collect()
     }
 
     #[test]
