@@ -37,6 +37,8 @@ pub enum Msg {
         /// Why the agent is not answering.
         reason: String,
     },
+    /// The pairing code was right: the sender is now the bot's owner.
+    Paired,
     /// The agent failed one turn for good.
     AgentFailed {
         /// Why.
@@ -45,6 +47,15 @@ pub enum Msg {
 }
 
 impl Msg {
+    /// The text for a chat whose reader's language is not known yet: the fixed language, and
+    /// under `auto` both (English first), as for the pairing notice answering a bare code.
+    pub fn text_for(&self, setting: super::Language) -> Cow<'static, str> {
+        match setting.fixed() {
+            Some(lang) => self.text(lang),
+            None => format!("{}\n{}", self.text(Lang::En), self.text(Lang::ZhCn)).into(),
+        }
+    }
+
     /// The text in `lang`.
     pub fn text(&self, lang: Lang) -> Cow<'static, str> {
         match lang {
@@ -78,6 +89,10 @@ impl Msg {
             )
             .into(),
             Msg::AgentFailed { reason } => format!("The agent could not answer: {reason}").into(),
+            Msg::Paired => {
+                "Paired: you are now the owner of this bot. What you write here goes to the agent."
+                    .into()
+            }
         }
     }
 
@@ -104,6 +119,7 @@ impl Msg {
                 format!("智能体暂时无法回复：{reason}。你的消息已保存，恢复后会立即回复。").into()
             }
             Msg::AgentFailed { reason } => format!("智能体未能回复：{reason}").into(),
+            Msg::Paired => "配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。".into(),
         }
     }
 }
