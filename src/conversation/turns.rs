@@ -153,7 +153,7 @@ async fn turn(
             .into_owned(),
     };
     if cut.is_some() {
-        let note = super::cap::note(m.text.len(), max);
+        let note = super::cap::note(m.text.len(), max, lang);
         text = if text.is_empty() {
             note
         } else {

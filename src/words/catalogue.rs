@@ -37,6 +37,13 @@ pub enum Msg {
         /// Why the agent is not answering.
         reason: String,
     },
+    /// The start of the reply to a message cut to what the agent is handed.
+    MessageCut {
+        /// The message's size (`10.0 MiB`).
+        original: String,
+        /// What the agent read (`32 KiB`).
+        max: String,
+    },
     /// The pairing code was right: the sender is now the bot's owner.
     Paired,
     /// The agent failed one turn for good.
@@ -89,6 +96,10 @@ impl Msg {
             )
             .into(),
             Msg::AgentFailed { reason } => format!("The agent could not answer: {reason}").into(),
+            Msg::MessageCut { original, max } => {
+                format!("(Your message was {original}; the agent read only its first {max}.)")
+                    .into()
+            }
             Msg::Paired => {
                 "Paired: you are now the owner of this bot. What you write here goes to the agent."
                     .into()
@@ -119,6 +130,9 @@ impl Msg {
                 format!("智能体暂时无法回复：{reason}。你的消息已保存，恢复后会立即回复。").into()
             }
             Msg::AgentFailed { reason } => format!("智能体未能回复：{reason}").into(),
+            Msg::MessageCut { original, max } => {
+                format!("（你的消息有 {original}，智能体只读取了前 {max}。）").into()
+            }
             Msg::Paired => "配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。".into(),
         }
     }
