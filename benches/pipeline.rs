@@ -84,6 +84,7 @@ async fn run() {
         remote_tools: RemoteTools::None,
         approvals: Default::default(),
         purpose: Purpose::Chat,
+        language: Default::default(),
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
     let sender = Arc::new(Clocked {
@@ -99,6 +100,7 @@ async fn run() {
         owner: None,
         workspace: None,
         channel_label: "WeChat",
+        language: Default::default(),
         capabilities: Capabilities::default(),
         health: HealthHandle::new(HealthCell::new(&spec)),
         sender: sender.clone(),

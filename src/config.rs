@@ -37,6 +37,9 @@ pub struct AccountSpec {
     pub approvals: Approvals,
     /// What the chat is for.
     pub purpose: Purpose,
+    /// The language the bridge writes to this account's chats in (the account's `language`,
+    /// else the global one, else `auto`).
+    pub language: crate::words::Language,
     /// Platform-specific settings.
     pub settings: ChannelSettings,
 }

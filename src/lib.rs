@@ -57,3 +57,4 @@ pub mod store;
 pub mod supervisor;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod words;

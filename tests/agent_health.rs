@@ -291,7 +291,8 @@ async fn one_message(extra: &str, text: &str, note: Option<&str>) -> String {
 async fn a_ten_megabyte_message_reaches_the_model_cut_to_the_cap() {
     // The default cap. "你" is three bytes: after one ASCII byte, byte 32768 is inside one.
     let text = format!("a{}", "你".repeat(10 * 1024 * 1024 / 3));
-    let note = "(Your message was 10.0 MiB; the agent read only its first 32 KiB.)";
+    // The message is Chinese, so under the default `language = "auto"` the note is too.
+    let note = "（你的消息有 10.0 MiB，智能体只读取了前 32 KiB。）";
     let sent = one_message("", &text, Some(note)).await;
     assert_eq!(sent.len(), 32767, "cut at the last whole character");
     assert!(text.starts_with(sent.as_str()));

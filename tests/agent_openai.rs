@@ -30,6 +30,7 @@ fn req(chat: &str, prompt: &str) -> TurnRequest {
         approver: None,
         workspace: None,
         channel_label: "WeChat",
+        language: Default::default(),
     }
 }
 
@@ -70,6 +71,33 @@ fn convo(messages: &[ChatMessage]) -> Vec<(Role, String)> {
         .iter()
         .map(|m| (m.role, m.content.clone()))
         .collect()
+}
+
+#[tokio::test]
+async fn the_system_prompt_names_the_platform_and_the_chats_language() {
+    let fake = FakeOpenAi::start().await.expect("fake");
+    let (store, _g) = memory_store();
+    let agent = OpenAiAgent::new(opts(&fake), store).expect("agent");
+    fake.push(Reply::text("好的"));
+    fake.push(Reply::text("ok"));
+    let zh = TurnRequest {
+        language: scv_bridge::words::Lang::ZhCn,
+        ..req("c1", "你好")
+    };
+    agent
+        .turn(zh, CancellationToken::new())
+        .await
+        .expect("turn");
+    agent
+        .turn(req("c2", "hi"), CancellationToken::new())
+        .await
+        .expect("turn");
+    let r = fake.requests();
+    let (zh, en) = (&r[0].messages[0].content, &r[1].messages[0].content);
+    assert!(zh.contains("on WeChat"), "{zh}");
+    assert!(zh.contains("answer in Simplified Chinese"), "{zh}");
+    assert!(en.contains("answer in English"), "{en}");
+    assert!(!en.contains("Chinese"), "{en}");
 }
 
 #[tokio::test]

@@ -30,6 +30,7 @@ fn owner(chat: &str, prompt: &str) -> TurnRequest {
         approver: None,
         workspace: Some(PathBuf::from("/srv/work")),
         channel_label: "Feishu",
+        language: Default::default(),
     }
 }
 

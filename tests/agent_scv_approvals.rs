@@ -62,6 +62,7 @@ fn asking(approver: &Arc<dyn Approver>, prompt: &str) -> TurnRequest {
         approver: Some(approver.clone()),
         workspace: Some(PathBuf::from("/srv/work")),
         channel_label: "WeChat",
+        language: Default::default(),
     }
 }
 

@@ -25,6 +25,7 @@ fn feishu() -> BedOptions {
         settings: ConfirmSettings {
             notify: Some(key),
             timezone: Some(chrono_tz::Asia::Shanghai),
+            languages: Default::default(),
         },
         ..BedOptions::default()
     }

@@ -101,6 +101,7 @@ fn link(
         remote_tools: tools,
         approvals: Default::default(),
         purpose,
+        language: Default::default(),
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
     AccountLink {
@@ -112,6 +113,7 @@ fn link(
         owner: Some(SenderId::new(OWNER)),
         workspace: None,
         channel_label: "WeChat",
+        language: Default::default(),
         capabilities: Capabilities {
             typing: true,
             ..Capabilities::default()

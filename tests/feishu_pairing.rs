@@ -71,6 +71,10 @@ async fn pairing_wrong_code_group_right_code_then_reuse_refused() {
     let told = h.texts_to(&p2p_chat(OWNER));
     assert_eq!(told.len(), 1);
     assert!(told[0].contains("owner"), "{told:?}");
+    assert!(
+        told[0].contains("配对成功"),
+        "auto: both languages: {told:?}"
+    );
     assert_eq!(h.health().error, None, "the no-owner note is gone");
     let stored = h.credentials.load(ACCOUNT).expect("load").expect("stored");
     assert_eq!(stored.get("owner_id").map(|s| s.expose()), Some(OWNER));
@@ -90,6 +94,20 @@ async fn pairing_wrong_code_group_right_code_then_reuse_refused() {
         h.agent.turns(),
         1,
         "the code itself never reached the agent"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn the_pairing_notice_follows_the_language() {
+    let (h, code) = logged_in("senders = \"owner\"\nlanguage = \"zh-CN\"\n").await;
+    h.wait_state(ComponentState::Connected).await;
+    h.fake.push_p2p_text(OWNER, &code.expect("a code"));
+    h.until("the announcement", |f| !f.sent().is_empty()).await;
+    let told = h.texts_to(&p2p_chat(OWNER));
+    assert_eq!(
+        told,
+        ["配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。"]
     );
     h.stop().await;
 }

@@ -66,6 +66,7 @@ fn link(sender: Arc<dyn ChatSender>) -> AccountLink {
         remote_tools: RemoteTools::None,
         approvals: Default::default(),
         purpose: Purpose::Chat,
+        language: Default::default(),
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
     AccountLink {
@@ -77,6 +78,7 @@ fn link(sender: Arc<dyn ChatSender>) -> AccountLink {
         owner: Some(SenderId::new(OWNER)),
         workspace: None,
         channel_label: "WeChat",
+        language: Default::default(),
         capabilities: Capabilities::default(),
         health: HealthHandle::new(HealthCell::new(&spec)),
         sender,

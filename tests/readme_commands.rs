@@ -6,6 +6,7 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
 const README: &str = include_str!("../README.md");
 const DEPLOY: &str = include_str!("../deploy/README.md");
+const README_ZH: &str = include_str!("../README.zh-CN.md");
 
 /// Every `scv-bridge ...` invocation in ```sh blocks, as argument lists (without the program name).
 fn invocations(text: &str) -> Vec<Vec<String>> {
@@ -86,6 +87,7 @@ fn every_readme_command_parses() {
     let all: Vec<Vec<String>> = invocations(README)
         .into_iter()
         .chain(invocations(DEPLOY))
+        .chain(invocations(README_ZH))
         .collect();
     assert!(all.len() >= 4, "found {all:?}");
     for args in all {
@@ -129,4 +131,60 @@ fn offline_readme_commands_run() {
             "README omits {sub}"
         );
     }
+}
+
+/// The Markdown headings of `text` (outside fenced blocks), with their level.
+fn headings(text: &str) -> Vec<usize> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            out.push(line.chars().take_while(|c| *c == '#').count());
+        }
+    }
+    out
+}
+
+/// Every fenced block of `text`, fence line included.
+fn fenced_blocks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur: Option<String> = None;
+    for line in text.lines() {
+        let fence = line.trim_start().starts_with("```");
+        match (&mut cur, fence) {
+            (None, true) => cur = Some(format!("{line}\n")),
+            (Some(b), true) => {
+                b.push_str(line);
+                out.push(std::mem::take(b));
+                cur = None;
+            }
+            (Some(b), false) => {
+                b.push_str(line);
+                b.push('\n');
+            }
+            (None, false) => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn the_chinese_readme_keeps_in_step() {
+    assert_eq!(
+        headings(README),
+        headings(README_ZH),
+        "README.md and README.zh-CN.md have the same sections"
+    );
+    assert_eq!(
+        fenced_blocks(README),
+        fenced_blocks(README_ZH),
+        "the same commands (and the same status sample) in both"
+    );
+    assert_eq!(invocations(README), invocations(README_ZH));
+    for must in ["scv-bridge guide --lang zh-CN", "language", "README.md"] {
+        assert!(README_ZH.contains(must), "README.zh-CN.md lacks {must}");
+    }
+    assert!(README.contains("README.zh-CN.md"), "README.md points to it");
 }

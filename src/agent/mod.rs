@@ -63,6 +63,8 @@ pub struct TurnRequest {
     pub workspace: Option<PathBuf>,
     /// "WeChat" / "Feishu": tells the model the reader sees short plain text.
     pub channel_label: &'static str,
+    /// The chat's language: the model is told to answer in it.
+    pub language: crate::words::Lang,
 }
 
 impl std::fmt::Debug for TurnRequest {

@@ -10,6 +10,7 @@ use super::{
     socket_path, valid_account_name,
 };
 use crate::protocol::{Purpose, RemoteTools, Senders};
+use crate::words::Language;
 
 /// Where credentials are kept.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -121,6 +122,7 @@ macro_rules! account_table {
             remote_tools: Option<RemoteTools>,
             approvals: Option<Approvals>,
             purpose: Option<Purpose>,
+            language: Option<Language>,
             $($(#[$m])* $f: $t,)*
         }
 
@@ -134,6 +136,7 @@ macro_rules! account_table {
                     remote_tools: self.remote_tools,
                     approvals: self.approvals,
                     purpose: self.purpose,
+                    language: self.language,
                 };
                 (shared, $settings { $($f: self.$f,)* })
             }
@@ -149,6 +152,7 @@ struct Shared {
     remote_tools: Option<RemoteTools>,
     approvals: Option<Approvals>,
     purpose: Option<Purpose>,
+    language: Option<Language>,
 }
 
 account_table!(
@@ -224,6 +228,7 @@ pub(super) struct RawConfig {
     notify: Option<AccountKey>,
     timezone: Option<String>,
     metrics_listen: Option<String>,
+    language: Option<Language>,
     #[serde(default)]
     agent: AgentConfig,
     #[serde(default)]
@@ -288,6 +293,7 @@ impl RawConfig {
                 remote_tools: shared.remote_tools.unwrap_or_default(),
                 approvals: shared.approvals.unwrap_or_default(),
                 purpose: shared.purpose.unwrap_or_default(),
+                language: shared.language.or(self.language).unwrap_or_default(),
                 settings,
             };
             if spec.purpose == Purpose::Mail && spec.remote_tools == RemoteTools::Owner {
@@ -326,6 +332,7 @@ impl RawConfig {
                 remote_tools: RemoteTools::None,
                 approvals: Approvals::Auto,
                 purpose: Purpose::Chat,
+                language: shared.language.or(self.language).unwrap_or_default(),
                 settings: ChannelSettings::Mail(settings),
             };
             accounts.insert(spec.key.clone(), spec);

@@ -151,3 +151,30 @@ fn account_keys_parse_strictly() {
         assert_eq!(AccountKey::parse(bad), None, "{bad}");
     }
 }
+
+#[test]
+fn language_is_global_and_per_account_and_checked() {
+    use crate::words::Language;
+    let cfg = parse("language = \"zh-CN\"\n[wechat.a]\n[wechat.b]\nlanguage = \"en\"\n[feishu.c]\nlanguage = \"auto\"\n[mail.m]\nimap_host = \"h\"\nusername = \"u\"\n")
+        .expect("parses");
+    let lang = |c, n| cfg.accounts[&AccountKey::new(c, n)].language;
+    assert_eq!(lang(Channel::Wechat, "a"), Language::ZhCn, "the global one");
+    assert_eq!(
+        lang(Channel::Wechat, "b"),
+        Language::En,
+        "the account's own"
+    );
+    assert_eq!(lang(Channel::Feishu, "c"), Language::Auto);
+    assert_eq!(lang(Channel::Mail, "m"), Language::ZhCn);
+    let plain = parse("[wechat.a]\n").expect("parses");
+    assert_eq!(
+        plain.accounts[&AccountKey::new(Channel::Wechat, "a")].language,
+        Language::Auto,
+        "auto by default"
+    );
+    let e = err("[wechat.phone]\nlanguage = \"fr\"\n");
+    assert!(e.contains(":2") && e.contains("language"), "{e}");
+    assert!(e.contains("zh-CN"), "the error names the choices: {e}");
+    let e = err("language = \"zh\"\n");
+    assert!(e.contains(":1") && e.contains("language"), "{e}");
+}

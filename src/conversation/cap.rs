@@ -15,12 +15,11 @@ pub(super) fn cut(text: &str, max: usize) -> Option<&str> {
 }
 
 /// The line that starts the reply to a message that was cut.
-pub(super) fn note(original_bytes: usize, max: usize) -> String {
-    format!(
-        "(Your message was {}; the agent read only its first {}.)",
-        size(original_bytes),
-        size(max)
-    )
+pub(super) fn note(original_bytes: usize, max: usize, lang: crate::words::Lang) -> String {
+    let (original, max) = (size(original_bytes), size(max));
+    crate::words::Msg::MessageCut { original, max }
+        .text(lang)
+        .into_owned()
 }
 
 /// "900 bytes", "32 KiB", "9.5 MiB".
@@ -51,7 +50,7 @@ mod tests {
     #[test]
     fn the_note_names_both_sizes() {
         assert_eq!(
-            note(10 * 1024 * 1024, 32 * 1024),
+            note(10 * 1024 * 1024, 32 * 1024, crate::words::Lang::En),
             "(Your message was 10.0 MiB; the agent read only its first 32 KiB.)"
         );
         assert_eq!(size(900), "900 bytes");

@@ -8,6 +8,7 @@ use super::{AccountRuntime, Conversation};
 use crate::agent::SessionKey;
 use crate::policy::Decision;
 use crate::protocol::ComponentState;
+use crate::words::Msg;
 
 /// A built-in command; owner only, never sent to the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,9 +37,6 @@ pub fn parse(text: &str) -> Option<Command> {
 /// How long an owner's mail-chat message waits for the mail accounts to start (they install
 /// the handler) before it is given up with a warning.
 pub(crate) const MAIL_ACCOUNTS_START: std::time::Duration = std::time::Duration::from_secs(30);
-
-const HELP: &str = "Commands: /new starts a fresh conversation, /stop cancels the running answer, \
-/status shows the bridge's health, /help shows this.";
 
 /// Handles a fast-lane message by the route stored when it was journaled, then marks it done.
 /// A row journaled before routes were stored (`route` is `None`) is decided now, as then.
@@ -91,7 +89,8 @@ pub(super) async fn handle_fast(
         // already closed, no open question), even if the question closed meanwhile.
         a.handle(l, m.clone()).await;
     } else if let (Some(FastRoute::Command), Some(cmd)) = (route, command) {
-        let answer = run_command(&conv, &rt, &m, cmd).await;
+        let lang = super::lang::of_chat(&conv, &rt, &m).await;
+        let answer = run_command(&conv, &rt, &m, cmd).await.text(lang);
         if let Err(e) = conv.reply_text(&rt, &m, "cmd", &answer).await {
             tracing::error!(account = %m.account, error = %e, "cannot queue a command's answer");
             return;
@@ -123,14 +122,9 @@ pub(super) async fn handle_fast(
     }
 }
 
-async fn run_command(
-    conv: &Conversation,
-    rt: &AccountRuntime,
-    m: &Inbound,
-    cmd: Command,
-) -> String {
+async fn run_command(conv: &Conversation, rt: &AccountRuntime, m: &Inbound, cmd: Command) -> Msg {
     match cmd {
-        Command::Help => HELP.to_string(),
+        Command::Help => Msg::Help,
         Command::Stop => {
             let token = rt
                 .chats
@@ -141,9 +135,9 @@ async fn run_command(
             match token {
                 Some(t) => {
                     t.cancel();
-                    "Stopped.".to_string()
+                    Msg::Stopped
                 }
-                None => "Nothing is running.".to_string(),
+                None => Msg::NothingRunning,
             }
         }
         Command::New => {
@@ -152,20 +146,24 @@ async fn run_command(
                 chat: m.chat.clone(),
             };
             match conv.agent.reset(&session).await {
-                Ok(()) => "Started a fresh conversation.".to_string(),
-                Err(e) => format!("Could not start a fresh conversation: {e}"),
+                Ok(()) => Msg::FreshConversation,
+                Err(e) => Msg::FreshFailed {
+                    error: e.to_string(),
+                },
             }
         }
         Command::Status => {
             let h = rt.link.health.get();
-            let mut first = format!("{}: {}", h.id, h.state.as_str());
-            if h.state != ComponentState::Connected
-                && let Some(e) = &h.error
-            {
-                first.push_str(&format!(" ({e})"));
+            let error = h
+                .error
+                .clone()
+                .filter(|_| h.state != ComponentState::Connected);
+            Msg::Status {
+                id: h.id.to_string(),
+                state: h.state.as_str(),
+                error,
+                bridge: conv.status_line(),
             }
-            let second = conv.status_line();
-            format!("{first}\n{second}")
         }
     }
 }

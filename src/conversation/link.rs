@@ -107,6 +107,8 @@ pub struct AccountLink {
     pub workspace: Option<PathBuf>,
     /// How the channel is named to the agent and to people ("WeChat", "Feishu").
     pub channel_label: &'static str,
+    /// The language setting of the account's chats (`auto` follows the owner's messages).
+    pub language: crate::words::Language,
     /// What the account can do.
     pub capabilities: Capabilities,
     /// The account's health, for notes such as "3 messages wait for WeChat's send window".

@@ -14,6 +14,7 @@ mod chunk;
 mod commands;
 mod hooks;
 mod journal;
+mod lang;
 mod link;
 mod message;
 mod outbox;

@@ -10,6 +10,7 @@ use super::{AccountRuntime, ChatRuntime, Conversation};
 use crate::agent::{AgentError, AgentErrorKind, SessionKey, TurnRequest};
 use crate::config::Approvals;
 use crate::supervisor::{BackoffPolicy, NoteSource, random_jitter};
+use crate::words::Msg;
 
 /// How often a typing indicator is refreshed while the agent works.
 const TYPING_EVERY: Duration = Duration::from_secs(5);
@@ -107,6 +108,7 @@ async fn turn(
         *cur = Some(turn_cancel.clone());
     }
     let asks = rt.link.approvals == Approvals::Ask;
+    let lang = super::lang::of_chat(conv, rt, m).await;
     let max = conv.agent_monitor.info().max_message_bytes;
     let cut = super::cap::cut(&m.text, max);
     if cut.is_some() {
@@ -127,6 +129,7 @@ async fn turn(
         },
         workspace: rt.link.workspace.clone(),
         channel_label: rt.link.channel_label,
+        language: lang,
     };
     let result = with_typing(rt, m, conv.agent.turn(req, turn_cancel.clone())).await;
     if let Ok(mut cur) = chat.current_turn.lock() {
@@ -145,10 +148,12 @@ async fn turn(
         Err(e) if matches!(e.kind, AgentErrorKind::Unavailable | AgentErrorKind::Auth) => {
             return TurnEnd::Unavailable(e);
         }
-        Err(e) => format!("The agent could not answer: {}", e.message),
+        Err(e) => Msg::AgentFailed { reason: e.message }
+            .text(lang)
+            .into_owned(),
     };
     if cut.is_some() {
-        let note = super::cap::note(m.text.len(), max);
+        let note = super::cap::note(m.text.len(), max, lang);
         text = if text.is_empty() {
             note
         } else {
@@ -229,10 +234,11 @@ async fn tell_owner_once(
     if !owner_chat {
         return;
     }
-    let text = format!(
-        "The agent is not answering: {}. Your message is kept and will be answered when it is back.",
-        err.message
-    );
+    let lang = super::lang::of_chat(conv, rt, m).await;
+    let text = Msg::AgentDown {
+        reason: err.message.clone(),
+    }
+    .text(lang);
     if let Err(e) = conv.reply_text(rt, m, "unavailable", &text).await {
         tracing::error!(account = %m.account, error = %e, "cannot tell the owner the agent is down");
     }

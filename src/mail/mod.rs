@@ -103,6 +103,8 @@ pub(crate) struct Account {
     id: String,
     settings: MailSettings,
     report_to: Option<AccountKey>,
+    /// The language of its digests (`auto`: the mail chat's remembered one).
+    language: crate::words::Language,
     ctx: MailParts,
     env: MailEnv,
     model: Option<Arc<dyn TriageModel>>,
@@ -130,6 +132,7 @@ pub fn build(spec: &AccountSpec, ctx: &MailParts) -> Arc<dyn Component> {
         id: spec.key.to_string(),
         settings: settings.clone(),
         report_to: settings.report_to.clone(),
+        language: spec.language,
         ctx: ctx.clone(),
         env,
         model,

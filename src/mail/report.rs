@@ -150,12 +150,18 @@ impl Account {
             report_to.to_string(),
         );
         let name = self.key.account.clone();
+        let fixed = self.language.fixed();
         let built = self
             .ctx
             .store
             .call(move |t| {
+                // The mail chat's language: the account's fixed one, else the chat's remembered.
+                let lang = match fixed {
+                    Some(l) => l,
+                    None => crate::words::remembered(t, &report_to, &chat)?.unwrap_or_default(),
+                };
                 db::build_digest(t, &a, &day, now, &chat_s, &to_s, |lines, untriaged| {
-                    render(&name, lines, untriaged)
+                    render(&name, lines, untriaged, lang)
                 })
             })
             .await?;

@@ -150,6 +150,7 @@ impl AccountPort {
             owner: parts.owner.map(SenderId::new),
             workspace: s.workspace.clone(),
             channel_label: parts.label,
+            language: s.language,
             capabilities: parts.capabilities,
             health: parts.health,
             sender: parts.sender,

@@ -68,6 +68,7 @@ mod tests {
             remote_tools: RemoteTools::None,
             approvals: Default::default(),
             purpose: Purpose::Chat,
+            language: Default::default(),
             settings: ChannelSettings::Wechat(WechatSettings::default()),
         };
         (

@@ -26,6 +26,7 @@ fn desired(name: &str, enabled: bool) -> DesiredAccount {
             remote_tools: RemoteTools::None,
             approvals: Default::default(),
             purpose: Purpose::Chat,
+            language: Default::default(),
             settings: ChannelSettings::Wechat(WechatSettings::default()),
         },
         credentials: Some("fp".into()),

@@ -90,6 +90,7 @@ pub fn spec(key: &AccountKey, senders: Senders) -> AccountSpec {
         remote_tools: RemoteTools::None,
         approvals: Default::default(),
         purpose: Purpose::Chat,
+        language: Default::default(),
         settings,
     }
 }
@@ -110,6 +111,7 @@ pub fn link(
         owner: Some(SenderId::new(OWNER)),
         workspace: None,
         channel_label: "WeChat",
+        language: Default::default(),
         capabilities: Capabilities::default(),
         health,
         sender: channel.clone(),
@@ -167,6 +169,7 @@ pub fn settings() -> ConfirmSettings {
     ConfirmSettings {
         notify: Some(account()),
         timezone: Some(chrono_tz::Asia::Shanghai),
+        languages: Default::default(),
     }
 }
 

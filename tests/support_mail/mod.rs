@@ -241,6 +241,7 @@ impl Harness {
             owner: Some(SenderId::new(OWNER)),
             workspace: None,
             channel_label: "WeChat",
+            language: Default::default(),
             capabilities: Default::default(),
             health: HealthHandle::new(cell),
             sender: self.chat.clone(),

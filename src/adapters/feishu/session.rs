@@ -251,9 +251,8 @@ impl Session {
         self.health
             .set_ids(Some(self.setup.bot_open_id.clone()), Some(owner));
         let key = crate::ids::OutboxKey::reply(&self.account, &m.msg_id, "paired");
-        let text =
-            "Paired: you are now the owner of this bot. What you write here goes to the agent.";
-        if let Err(e) = self.port.announce(&m.chat, text, key).await {
+        let text = crate::words::Msg::Paired.text_for(self.port.spec().language);
+        if let Err(e) = self.port.announce(&m.chat, &text, key).await {
             tracing::warn!(account = %self.account, error = %e, "cannot queue the pairing announcement");
         }
     }

@@ -22,6 +22,7 @@ use super::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnReque
 use crate::config::AgentConfig;
 use crate::secrets::Secret;
 use crate::store::Store;
+use crate::words::Lang;
 
 pub mod history;
 mod response;
@@ -269,13 +270,20 @@ impl OpenAiAgent {
         }
     }
 
-    fn system_message(&self, channel_label: &str) -> ChatMessage {
+    fn system_message(&self, channel_label: &str, language: Lang) -> ChatMessage {
         let mut text = self.opts.system_prompt.clone();
         if !channel_label.is_empty() {
             text.push_str(&format!(
                 "\n\nThe reader is on {channel_label} and sees short plain text on a phone: \
                  answer briefly, without Markdown tables, headings or code fences unless asked."
             ));
+            // The model is told in English (the prompt's language) which language to answer in.
+            text.push_str(match language {
+                Lang::En => " The reader writes English: answer in English.",
+                Lang::ZhCn => {
+                    " The reader writes Simplified Chinese: answer in Simplified Chinese (简体中文)."
+                }
+            });
         }
         ChatMessage::new(Role::System, text)
     }
@@ -285,7 +293,7 @@ impl OpenAiAgent {
         let mut past = history::load(&self.store, &req.session, limits)
             .await
             .map_err(|e| AgentError::new(AgentErrorKind::Failed, e.to_string()))?;
-        let system = self.system_message(req.channel_label);
+        let system = self.system_message(req.channel_label, req.language);
         let mut trimmed = false;
         loop {
             let mut messages = Vec::with_capacity(past.len() * 2 + 2);

@@ -9,6 +9,7 @@ use super::{AnswerOutcome, Closed, ConfirmError, ConfirmService};
 use crate::config::AccountKey;
 use crate::conversation::{AccountLink, AnswerInterceptor, ChatId, Inbound};
 use crate::protocol::ConfirmState;
+use crate::words::Ask;
 
 impl ConfirmService {
     /// Records yes/no for `seq`. A replay of the same answering message counts as recorded.
@@ -63,6 +64,7 @@ impl ConfirmService {
             }
         }
         let target = self.lock().target(&msg.account, msg.chat.as_str(), &a, now);
+        let lang = self.lang_of(&msg.account, msg.chat.as_str()).await;
         let reply = match target {
             Target::One(seq) => {
                 let code = self
@@ -84,21 +86,20 @@ impl ConfirmService {
                         // (again after a crash: same key).
                         let answered = self.lock().get(seq).cloned();
                         if let Some(q) = answered {
-                            let notice = text::closed_notice(s, &q.row.question, &q.row.code);
+                            let notice = text::closed_notice(s, &q.row.question, &q.row.code, lang);
                             self.update_in_place(&q, &notice).await;
                         }
-                        text::recorded(s, &code)
+                        text::recorded(s, &code, lang)
                     }
-                    Ok(AnswerOutcome::AlreadyClosed(s)) => text::already_closed(s, &code),
+                    Ok(AnswerOutcome::AlreadyClosed(s)) => text::already_closed(s, &code, lang),
                     Err(e) => {
                         tracing::error!(account = %msg.account, error = %e, "cannot record an answer");
-                        "Sorry, your answer could not be recorded; please send it again."
-                            .to_string()
+                        Ask::NotRecorded.text(lang).into_owned()
                     }
                 }
             }
-            Target::Several(list) => text::which(&list),
-            Target::Nothing => "There is no open question here.".to_string(),
+            Target::Several(list) => text::which(&list, lang),
+            Target::Nothing => Ask::NoOpenQuestion.text(lang).into_owned(),
         };
         let key = String::from(OutboxKey::confirm_reply(&msg.account, &msg.msg_id));
         if let Err(e) = self

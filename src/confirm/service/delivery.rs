@@ -20,8 +20,10 @@ impl ConfirmService {
             return Ok(());
         };
         let now = self.clock.now_ms() / 1000;
-        let deadline = text::deadline_text(q.row.deadline_unix, now, self.settings().timezone);
-        let plain = text::question(&q.row.question, &q.row.code, &deadline);
+        let lang = self.lang_of(account, &q.row.chat).await;
+        let tz = self.settings().timezone;
+        let deadline = text::deadline_in(q.row.deadline_unix, now, tz, lang);
+        let plain = text::question(&q.row.question, &q.row.code, &deadline, lang);
         let mut pending = q.clone();
         pending.row.state = ConfirmState::Pending;
         let body = self.body_of(&pending);
@@ -99,7 +101,8 @@ impl ConfirmService {
         if q.row.chat.is_empty() {
             return;
         }
-        let notice = text::closed_notice(q.row.state, &q.row.question, &q.row.code);
+        let lang = self.lang_of(account, &q.row.chat).await;
+        let notice = text::closed_notice(q.row.state, &q.row.question, &q.row.code, lang);
         if self.can(account).edit {
             self.update_in_place(q, &notice).await;
             return;

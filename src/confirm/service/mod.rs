@@ -11,6 +11,7 @@ mod counts;
 mod deadlines;
 mod delivery;
 mod health;
+mod words;
 
 use super::db::{self, Row};
 use super::index::{FIRST_CHECK_MS, Index, KEEP_CLOSED_MS, Question};
@@ -57,6 +58,8 @@ pub struct ConfirmSettings {
     pub notify: Option<AccountKey>,
     /// The zone deadlines are shown in; `None` is the system's.
     pub timezone: Option<chrono_tz::Tz>,
+    /// Each account's `language`; an account not named here is `auto`.
+    pub languages: std::collections::BTreeMap<AccountKey, crate::words::Language>,
 }
 
 impl ConfirmSettings {
@@ -65,6 +68,11 @@ impl ConfirmSettings {
         ConfirmSettings {
             notify: config.notify.clone(),
             timezone: config.timezone,
+            languages: config
+                .accounts
+                .iter()
+                .map(|(k, s)| (k.clone(), s.language))
+                .collect(),
         }
     }
 }

@@ -2,6 +2,8 @@
 
 use scv_mail::MailItem;
 
+use crate::words::{Digest, Lang};
+
 /// Characters of a subject kept in a digest line.
 const SUBJECT_CHARS: usize = 80;
 /// Characters of a sender name kept in a digest line.
@@ -47,20 +49,24 @@ pub fn item_line(item: &MailItem, summary: Option<&str>, urgent: bool) -> String
     line
 }
 
-/// The digest: a header, numbered lines, and the budget notice when mail went untriaged.
-pub fn render(account: &str, lines: &[String], untriaged: u64) -> String {
-    let mut out = format!("Mail ({account}): {} new", lines.len());
+/// The digest in `lang`: a header, numbered lines, and the budget notice when mail went
+/// untriaged.
+pub fn render(account: &str, lines: &[String], untriaged: u64, lang: Lang) -> String {
+    let heading = Digest::Heading {
+        account: account.to_string(),
+        count: lines.len(),
+    };
+    let mut out = heading.text(lang).into_owned();
     for (i, l) in lines.iter().enumerate() {
         out.push_str(&format!("\n{}. {l}", i + 1));
     }
     if untriaged > 0 {
-        let noun = if untriaged == 1 { "mail" } else { "mails" };
-        out.push_str(&format!(
-            "\n{untriaged} {noun} not triaged today: budget spent"
-        ));
+        out.push('\n');
+        out.push_str(&Digest::Untriaged { count: untriaged }.text(lang));
     }
     if !lines.is_empty() {
-        out.push_str("\nReply with /reply N <text> to answer item N.");
+        out.push('\n');
+        out.push_str(&Digest::ReplyHint.text(lang));
     }
     out
 }
@@ -81,10 +87,16 @@ mod tests {
         assert_eq!(l, "Alice - Invoice overdue - Pay by Friday");
         let u = item_line(&MailItem::default(), None, true);
         assert_eq!(u, "[urgent] (unknown sender) - (no subject)");
-        let text = render("work", &[l, u], 3);
+        let text = render("work", &[l.clone(), u.clone()], 3, Lang::En);
         assert!(text.contains("\n1. Alice - Invoice overdue"));
         assert!(text.contains("\n2. [urgent]"));
         assert!(text.contains("3 mails not triaged today: budget spent"));
+        let zh = render("work", &[l, u], 3, Lang::ZhCn);
+        assert!(zh.starts_with("邮件（work）：2 封新邮件\n1. Alice"), "{zh}");
+        assert!(
+            zh.ends_with("回复 /reply N <内容> 即可回复第 N 封。"),
+            "{zh}"
+        );
         let long = MailItem {
             subject: "x".repeat(500),
             ..MailItem::default()

@@ -52,4 +52,11 @@ pub(super) const STEPS: &[&str] = &[
     // 3: the fast lane's route of a `fast` message (answer, command, mail_chat), decided once
     // when it is journaled; NULL on rows journaled before (decided again when handled).
     "ALTER TABLE inbound_journal ADD COLUMN fast_route TEXT;",
+    // 4: the language a chat's owner writes in (`language = "auto"`), so a restart keeps it.
+    "CREATE TABLE chat_language (
+        account TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        PRIMARY KEY (account, chat)
+     );",
 ];

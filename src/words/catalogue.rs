@@ -1,0 +1,199 @@
+//! The message catalogue: one variant per text a person reads in a chat, both languages side by
+//! side. Arguments are fields; commands and codes stay untranslated in the Chinese.
+
+use std::borrow::Cow;
+
+use super::Lang;
+
+/// A text the bridge writes to a person in a chat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Msg {
+    /// The answer to `/help`.
+    Help,
+    /// `/stop` cancelled the running answer.
+    Stopped,
+    /// `/stop` with nothing running.
+    NothingRunning,
+    /// `/new` reset the conversation.
+    FreshConversation,
+    /// `/new` failed; `error` says why.
+    FreshFailed {
+        /// What failed.
+        error: String,
+    },
+    /// `/status`: the account's state (and its error when not connected), then the bridge's line.
+    Status {
+        /// The account (`wechat:home`).
+        id: String,
+        /// The state's English name (`connected`, `disconnected`, ...).
+        state: &'static str,
+        /// The account's error, when it is not connected.
+        error: Option<String>,
+        /// The whole bridge's line, as the daemon gives it (the operator's words, English).
+        bridge: String,
+    },
+    /// The agent is down; the owner's message is kept.
+    AgentDown {
+        /// Why the agent is not answering.
+        reason: String,
+    },
+    /// The start of the reply to a message cut to what the agent is handed.
+    MessageCut {
+        /// The message's size (`10.0 MiB`).
+        original: String,
+        /// What the agent read (`32 KiB`).
+        max: String,
+    },
+    /// The pairing code was right: the sender is now the bot's owner.
+    Paired,
+    /// The agent failed one turn for good.
+    AgentFailed {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Msg {
+    /// The text for a chat whose reader's language is not known yet: the fixed language, and
+    /// under `auto` both (English first), as for the pairing notice answering a bare code.
+    pub fn text_for(&self, setting: super::Language) -> Cow<'static, str> {
+        match setting.fixed() {
+            Some(lang) => self.text(lang),
+            None => format!("{}\n{}", self.text(Lang::En), self.text(Lang::ZhCn)).into(),
+        }
+    }
+
+    /// The text in `lang`.
+    pub fn text(&self, lang: Lang) -> Cow<'static, str> {
+        match lang {
+            Lang::En => self.en(),
+            Lang::ZhCn => self.zh(),
+        }
+    }
+
+    fn en(&self) -> Cow<'static, str> {
+        match self {
+            Msg::Help => "Commands: /new starts a fresh conversation, /stop cancels the running answer, \
+/status shows the bridge's health, /help shows this."
+                .into(),
+            Msg::Stopped => "Stopped.".into(),
+            Msg::NothingRunning => "Nothing is running.".into(),
+            Msg::FreshConversation => "Started a fresh conversation.".into(),
+            Msg::FreshFailed { error } => {
+                format!("Could not start a fresh conversation: {error}").into()
+            }
+            Msg::Status {
+                id,
+                state,
+                error,
+                bridge,
+            } => match error {
+                Some(e) => format!("{id}: {state} ({e})\n{bridge}").into(),
+                None => format!("{id}: {state}\n{bridge}").into(),
+            },
+            Msg::AgentDown { reason } => format!(
+                "The agent is not answering: {reason}. Your message is kept and will be answered when it is back."
+            )
+            .into(),
+            Msg::AgentFailed { reason } => format!("The agent could not answer: {reason}").into(),
+            Msg::MessageCut { original, max } => {
+                format!("(Your message was {original}; the agent read only its first {max}.)")
+                    .into()
+            }
+            Msg::Paired => {
+                "Paired: you are now the owner of this bot. What you write here goes to the agent."
+                    .into()
+            }
+        }
+    }
+
+    fn zh(&self) -> Cow<'static, str> {
+        match self {
+            Msg::Help => "可用命令：/new 开始新对话，/stop 停止当前回答，/status 查看桥接状态，/help 显示本帮助。".into(),
+            Msg::Stopped => "已停止。".into(),
+            Msg::NothingRunning => "当前没有正在进行的回答。".into(),
+            Msg::FreshConversation => "已开始新对话。".into(),
+            Msg::FreshFailed { error } => format!("无法开始新对话：{error}").into(),
+            Msg::Status {
+                id,
+                state,
+                error,
+                bridge,
+            } => {
+                let state = state_zh(state);
+                match error {
+                    Some(e) => format!("账号 {id}：{state}（{e}）\n桥接：{bridge}").into(),
+                    None => format!("账号 {id}：{state}\n桥接：{bridge}").into(),
+                }
+            }
+            Msg::AgentDown { reason } => {
+                format!("智能体暂时无法回复：{reason}。你的消息已保存，恢复后会立即回复。").into()
+            }
+            Msg::AgentFailed { reason } => format!("智能体未能回复：{reason}").into(),
+            Msg::MessageCut { original, max } => {
+                format!("（你的消息有 {original}，智能体只读取了前 {max}。）").into()
+            }
+            Msg::Paired => "配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。".into(),
+        }
+    }
+}
+
+/// A component state's Chinese name; an unknown name is left as it is.
+fn state_zh(state: &str) -> &str {
+    match state {
+        "disabled" => "已停用",
+        "starting" => "启动中",
+        "connected" => "已连接",
+        "disconnected" => "已断开",
+        "backoff" => "等待重连",
+        "stopping" => "正在停止",
+        "stopped" => "已停止",
+        "failed" => "出错",
+        "unknown" => "未知",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// One of every message, with arguments that look like real ones.
+    pub(crate) fn every() -> Vec<Msg> {
+        vec![
+            Msg::Help,
+            Msg::Stopped,
+            Msg::NothingRunning,
+            Msg::FreshConversation,
+            Msg::FreshFailed {
+                error: "timeout".into(),
+            },
+            Msg::Status {
+                id: "wechat:home".into(),
+                state: "connected",
+                error: None,
+                bridge: "bridge: 1 of 1 accounts connected".into(),
+            },
+            Msg::Status {
+                id: "wechat:home".into(),
+                state: "disconnected",
+                error: Some("network".into()),
+                bridge: "bridge: 0 of 1 accounts connected".into(),
+            },
+            Msg::AgentDown {
+                reason: "HTTP 503".into(),
+            },
+            Msg::AgentFailed {
+                reason: "HTTP 400".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn commands_stay_untranslated_in_the_chinese_help() {
+        let zh = Msg::Help.text(Lang::ZhCn);
+        for c in ["/new", "/stop", "/status", "/help"] {
+            assert!(zh.contains(c), "{c} missing from {zh}");
+        }
+    }
+}
