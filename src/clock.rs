@@ -180,7 +180,7 @@ mod tests {
     #[tokio::test]
     async fn moving_a_manual_clock_is_a_jump_and_dates_follow_it() {
         let start = DateTime::parse_from_rfc3339("2026-12-01T23:59:00Z")
-            .unwrap()
+            .expect("a valid date")
             .with_timezone(&Utc);
         let c = Clock::manual_at(start);
         let mut jumps = c.jumps();

@@ -250,18 +250,26 @@ fn write_private(dir: &Path, path: &Path, contents: &str) -> Result<(), SecretsE
     };
     std::fs::create_dir_all(dir).map_err(io)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    write_atomic_private(path, contents).map_err(io)
+}
+
+/// Writes `path` whole or not at all, readable by its owner only: a 0600 temporary file beside
+/// it, synced, then renamed over it (the rename keeps the new file's mode even where an older
+/// file was looser). The caller sees to the directory.
+pub(crate) fn write_atomic_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp{}", std::process::id()));
+    let tmp = path.with_file_name(name);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .open(&tmp)
-        .map_err(io)?;
-    f.write_all(contents.as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
+        .open(&tmp)?;
+    f.write_all(contents.as_bytes())?;
+    f.sync_all()?;
     drop(f);
-    std::fs::rename(&tmp, path).map_err(io)
+    std::fs::rename(&tmp, path)
 }
 
 /// A small dependency-free digest for fingerprints (FNV-1a, 64 bit): not for security, only change detection.

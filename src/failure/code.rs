@@ -132,6 +132,22 @@ pub(crate) mod tests {
         }
     }
 
+    /// One row of an adapter's conversion table: the failure `f` made from an error shown as
+    /// `shown` has this class, code, message (the error's own text when `None`) and action.
+    pub(crate) fn assert_row(
+        f: &crate::failure::Failure,
+        shown: &str,
+        class: crate::failure::Class,
+        code: &str,
+        message: Option<&str>,
+        action: &crate::failure::Action,
+    ) {
+        assert_eq!(f.class, class, "{shown}");
+        assert_eq!(f.code.as_str(), code, "{shown}");
+        assert_eq!(f.message, message.unwrap_or(shown), "{shown}");
+        assert_eq!(*f.action, *action, "{shown}");
+    }
+
     #[test]
     fn general_codes_are_pinned_and_documented() {
         let spelled: Vec<&str> = GENERAL_CODES.iter().map(|c| c.as_str()).collect();

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 pub use action::{Action, Command};
 #[cfg(test)]
-pub(crate) use code::tests::assert_documented;
+pub(crate) use code::tests::{assert_documented, assert_row};
 pub use code::{Code, GENERAL_CODES, general};
 
 /// How the daemon reacts to a failure; decided once, at the adapter's edge.

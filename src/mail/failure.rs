@@ -233,11 +233,7 @@ mod tests {
         ];
         for (e, class, code, message, action) in rows {
             let shown = e.to_string();
-            let f = failure(&e, &key);
-            assert_eq!(f.class, class, "{shown}");
-            assert_eq!(f.code.as_str(), code, "{shown}");
-            assert_eq!(f.message, message.unwrap_or(&shown), "{shown}");
-            assert_eq!(*f.action, action, "{shown}");
+            crate::failure::assert_row(&failure(&e, &key), &shown, class, code, message, &action);
         }
     }
 

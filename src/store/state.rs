@@ -156,7 +156,7 @@ mod tests {
 
     #[tokio::test]
     async fn each_account_sees_only_its_own_names_and_prefix_scans_are_literal() {
-        let (store, _g) = Store::open_in_memory().unwrap();
+        let (store, _g) = Store::open_in_memory().expect("the in-memory store");
         let a = AccountState::new(store.clone(), "wechat:a");
         let b = AccountState::new(store.clone(), "wechat:b");
         a.call(|s| {
@@ -166,9 +166,12 @@ mod tests {
             s.put("peers", "4")
         })
         .await
-        .unwrap();
-        b.put("peer/x", "other").await.unwrap();
-        let scanned = a.call(|s| s.scan("peer/")).await.unwrap();
+        .expect("the in-memory store");
+        b.put("peer/x", "other").await.expect("the in-memory store");
+        let scanned = a
+            .call(|s| s.scan("peer/"))
+            .await
+            .expect("the in-memory store");
         assert_eq!(
             scanned,
             vec![
@@ -176,21 +179,39 @@ mod tests {
                 ("peer/y".to_string(), "2".to_string())
             ]
         );
-        assert_eq!(b.get("peer/y").await.unwrap(), None);
-        a.call(|s| s.delete("peer/x")).await.unwrap();
-        assert_eq!(a.get("peer/x").await.unwrap(), None);
-        assert_eq!(b.get("peer/x").await.unwrap().as_deref(), Some("other"));
+        assert_eq!(b.get("peer/y").await.expect("the in-memory store"), None);
+        a.call(|s| s.delete("peer/x"))
+            .await
+            .expect("the in-memory store");
+        assert_eq!(a.get("peer/x").await.expect("the in-memory store"), None);
+        assert_eq!(
+            b.get("peer/x")
+                .await
+                .expect("the in-memory store")
+                .as_deref(),
+            Some("other")
+        );
     }
 
     #[tokio::test]
     async fn a_record_that_does_not_decode_reads_as_absent() {
-        let (store, _g) = Store::open_in_memory().unwrap();
+        let (store, _g) = Store::open_in_memory().expect("the in-memory store");
         let a = AccountState::new(store, "wechat:a");
-        a.put("rec", "{not json").await.unwrap();
-        let got: Option<u32> = a.call(|s| s.get_json("rec")).await.unwrap();
+        a.put("rec", "{not json")
+            .await
+            .expect("the in-memory store");
+        let got: Option<u32> = a
+            .call(|s| s.get_json("rec"))
+            .await
+            .expect("the in-memory store");
         assert_eq!(got, None);
-        a.call(|s| s.put_json("rec", &7u32)).await.unwrap();
-        let got: Option<u32> = a.call(|s| s.get_json("rec")).await.unwrap();
+        a.call(|s| s.put_json("rec", &7u32))
+            .await
+            .expect("the in-memory store");
+        let got: Option<u32> = a
+            .call(|s| s.get_json("rec"))
+            .await
+            .expect("the in-memory store");
         assert_eq!(got, Some(7));
     }
 }

@@ -357,15 +357,12 @@ mod tests {
         ];
         for (e, class, code, hinted, action) in rows {
             let shown = e.to_string();
-            let f = failure(&e, &key);
-            assert_eq!(f.class, class, "{shown}");
-            assert_eq!(f.code.as_str(), code, "{shown}");
-            let message = match classify(&e) {
-                ErrorClass::Fatal { reason } if hinted => reason.hint().to_string(),
-                _ => shown.clone(),
+            let hint = match classify(&e) {
+                ErrorClass::Fatal { reason } if hinted => Some(reason.hint().to_string()),
+                _ => None,
             };
-            assert_eq!(f.message, message, "{shown}");
-            assert_eq!(*f.action, action, "{shown}");
+            let f = failure(&e, &key);
+            crate::failure::assert_row(&f, &shown, class, code, hint.as_deref(), &action);
         }
     }
 

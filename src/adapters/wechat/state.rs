@@ -372,13 +372,13 @@ mod upgrade_tests {
     /// tables; opening it with this build moves them into the account's state unchanged.
     #[tokio::test]
     async fn peers_and_send_records_from_the_old_tables_survive_the_upgrade() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("the upgrade test");
         let path = dir.path().join("state.db");
-        let (store, guard) = Store::open(&path).unwrap();
+        let (store, guard) = Store::open(&path).expect("the upgrade test");
         drop(store);
         guard.close();
         {
-            let c = rusqlite::Connection::open(&path).unwrap();
+            let c = rusqlite::Connection::open(&path).expect("the upgrade test");
             c.execute_batch(
                 "DROP TABLE IF EXISTS wechat_peers; DROP TABLE IF EXISTS wechat_sends;
                  CREATE TABLE wechat_peers (account TEXT NOT NULL, peer TEXT NOT NULL,
@@ -394,14 +394,14 @@ mod upgrade_tests {
                  INSERT INTO wechat_sends VALUES ('wechat:a', 'c-ref', 'refused', 1, 1500, 2500);
                  UPDATE schema_versions SET version = 1 WHERE module = 'wechat';",
             )
-            .unwrap();
+            .expect("the upgrade test");
         }
-        let (store, _guard) = Store::open(&path).unwrap();
+        let (store, _guard) = Store::open(&path).expect("the upgrade test");
         let a = AccountState::new(store.clone(), "wechat:a");
         let peer = Peers::new(a.clone(), Clock::system())
             .get("o@im.wechat")
             .await
-            .unwrap();
+            .expect("the upgrade test");
         assert_eq!(
             peer,
             Some(PeerWindow {
@@ -415,15 +415,26 @@ mod upgrade_tests {
             Clock::system(),
         );
         assert_eq!(
-            b.get("o@im.wechat").await.unwrap().unwrap().context_token,
+            b.get("o@im.wechat")
+                .await
+                .expect("the upgrade test")
+                .expect("the upgrade test")
+                .context_token,
             "other"
         );
         // An accepted send is never sent again; a refused one keeps its ambiguity and time.
-        assert!(begin_send(&a, "c-acc", 3000).await.unwrap().accepted);
-        let refused = begin_send(&a, "c-ref", 3000).await.unwrap();
+        assert!(
+            begin_send(&a, "c-acc", 3000)
+                .await
+                .expect("the upgrade test")
+                .accepted
+        );
+        let refused = begin_send(&a, "c-ref", 3000)
+            .await
+            .expect("the upgrade test");
         assert!(!refused.accepted && refused.ambiguous);
         assert_eq!(refused.first_refused_ms, Some(1500));
-        let (last, _) = pacing(&a).await.unwrap();
+        let (last, _) = pacing(&a).await.expect("the upgrade test");
         assert!(
             last.is_some_and(|t| t > 2500),
             "begin_send stamped the records now"
@@ -437,7 +448,7 @@ mod upgrade_tests {
                 )
             })
             .await
-            .unwrap();
+            .expect("the upgrade test");
         assert_eq!(tables, 0, "the old tables are gone");
     }
 }

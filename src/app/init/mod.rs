@@ -10,8 +10,8 @@ mod edit;
 mod plan;
 mod service;
 
-use std::io::{IsTerminal, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::io::IsTerminal;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -314,18 +314,5 @@ fn write_private(path: &Path, text: &str) -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(io)?;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
     }
-    let tmp = path.with_extension(format!("toml.tmp{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(io)?;
-    f.write_all(text.as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(io)?;
-    // An older file may have been looser; the rename keeps the new file's 0600.
-    Ok(())
+    crate::secrets::write_atomic_private(path, text).map_err(io)
 }
