@@ -42,6 +42,7 @@ impl Agent for Echo {
             Ok(TurnOutput {
                 text: format!("echo: {}", req.prompt),
                 usage: None,
+                files: Vec::new(),
             })
         })
     }

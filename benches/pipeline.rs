@@ -34,6 +34,7 @@ impl Agent for InstantAgent {
             Ok(TurnOutput {
                 text: req.prompt,
                 usage: None,
+                files: Vec::new(),
             })
         })
     }

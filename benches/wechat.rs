@@ -39,6 +39,7 @@ impl Agent for InstantAgent {
             Ok(TurnOutput {
                 text: format!("ok {}", req.prompt.len()),
                 usage: None,
+                files: Vec::new(),
             })
         })
     }

@@ -31,6 +31,8 @@ fn req(chat: &str, prompt: &str) -> TurnRequest {
         workspace: None,
         channel_label: "WeChat",
         language: Default::default(),
+        attachments: Vec::new(),
+        events: Default::default(),
     }
 }
 
@@ -82,6 +84,8 @@ async fn the_system_prompt_names_the_platform_and_the_chats_language() {
     fake.push(Reply::text("ok"));
     let zh = TurnRequest {
         language: scv_bridge::words::Lang::ZhCn,
+        attachments: Vec::new(),
+        events: Default::default(),
         ..req("c1", "你好")
     };
     agent

@@ -31,6 +31,8 @@ fn owner(chat: &str, prompt: &str) -> TurnRequest {
         workspace: Some(PathBuf::from("/srv/work")),
         channel_label: "Feishu",
         language: Default::default(),
+        attachments: Vec::new(),
+        events: Default::default(),
     }
 }
 

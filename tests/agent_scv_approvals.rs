@@ -63,6 +63,8 @@ fn asking(approver: &Arc<dyn Approver>, prompt: &str) -> TurnRequest {
         workspace: Some(PathBuf::from("/srv/work")),
         channel_label: "WeChat",
         language: Default::default(),
+        attachments: Vec::new(),
+        events: Default::default(),
     }
 }
 

@@ -71,7 +71,11 @@ impl Agent for TestAgent {
                 .expect("lock")
                 .clone()
                 .unwrap_or_else(|| format!("echo: {}", req.prompt));
-            Ok(TurnOutput { text, usage: None })
+            Ok(TurnOutput {
+                text,
+                usage: None,
+                files: Vec::new(),
+            })
         })
     }
 

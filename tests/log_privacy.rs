@@ -463,6 +463,7 @@ impl Agent for Echo {
             Ok(scv_bridge::agent::TurnOutput {
                 text: format!("echo: {}", req.prompt),
                 usage: None,
+                files: Vec::new(),
             })
         })
     }

@@ -44,6 +44,7 @@ impl Agent for GatedAgent {
             Ok(TurnOutput {
                 text: ANSWER.to_string(),
                 usage: None,
+                files: Vec::new(),
             })
         })
     }

@@ -33,6 +33,7 @@ impl Agent for EchoAgent {
             Ok(TurnOutput {
                 text: format!("echo: {}", req.prompt),
                 usage: None,
+                files: Vec::new(),
             })
         })
     }

@@ -16,6 +16,8 @@ use crate::ids::ChatId;
 use crate::store::Store;
 
 pub mod approval;
+pub mod attachment;
+pub mod events;
 pub mod health;
 pub mod key;
 pub mod openai;
@@ -23,6 +25,8 @@ pub mod scv;
 mod unconfigured;
 
 pub use approval::{ApprovalRequest, Approver};
+pub use attachment::{Attachment, MediaKind};
+pub use events::{TurnEvent, TurnEvents};
 pub use health::{AgentInfo, AgentMonitor, ConfigProblem, DEFAULT_MAX_MESSAGE_BYTES, Fixes};
 pub use openai::history::{DailyUsage, daily_usage};
 pub use openai::{ChatMessage, OpenAiAgent, OpenAiOptions, Role};
@@ -65,6 +69,10 @@ pub struct TurnRequest {
     pub channel_label: &'static str,
     /// The chat's language: the model is told to answer in it.
     pub language: crate::words::Lang,
+    /// Files the owner sent with this message, saved in the workspace.
+    pub attachments: Vec<Attachment>,
+    /// Where the backend reports the answer as it is written and its tool steps.
+    pub events: TurnEvents,
 }
 
 impl std::fmt::Debug for TurnRequest {
@@ -75,6 +83,7 @@ impl std::fmt::Debug for TurnRequest {
             .field("no_tools", &self.no_tools)
             .field("auto_approve", &self.auto_approve)
             .field("asks", &self.approver.is_some())
+            .field("attachments", &self.attachments.len())
             .finish()
     }
 }
@@ -99,6 +108,9 @@ pub struct TurnOutput {
     pub text: String,
     /// Token usage, when known.
     pub usage: Option<Usage>,
+    /// Files the backend handed back in its own attachment form, as paths it named (relative to
+    /// the workspace or absolute); the pipeline checks each is inside the workspace before sending.
+    pub files: Vec<PathBuf>,
 }
 
 /// How a turn failed.

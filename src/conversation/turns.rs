@@ -130,6 +130,8 @@ async fn turn(
         workspace: rt.link.workspace.clone(),
         channel_label: rt.link.channel_label,
         language: lang,
+        attachments: Vec::new(),
+        events: crate::agent::TurnEvents::none(),
     };
     let result = with_typing(rt, m, conv.agent.turn(req, turn_cancel.clone())).await;
     if let Ok(mut cur) = chat.current_turn.lock() {

@@ -82,6 +82,7 @@ impl Agent for TestAgent {
             Ok(TurnOutput {
                 text: format!("echo: {}", req.prompt),
                 usage: None,
+                files: Vec::new(),
             })
         })
     }

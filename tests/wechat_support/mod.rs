@@ -66,7 +66,13 @@ impl Agent for EchoAgent {
             Some(n) => long_answer(n.trim().parse().unwrap_or(10)),
             None => format!("echo: {}", req.prompt),
         };
-        Box::pin(async move { Ok(TurnOutput { text, usage: None }) })
+        Box::pin(async move {
+            Ok(TurnOutput {
+                text,
+                usage: None,
+                files: Vec::new(),
+            })
+        })
     }
 
     fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {

@@ -329,6 +329,7 @@ impl OpenAiAgent {
                     return Ok(TurnOutput {
                         text,
                         usage: Some(usage),
+                        files: Vec::new(),
                     });
                 }
                 Err(CallError::ContextLength) if !trimmed && !past.is_empty() => {

@@ -135,7 +135,11 @@ impl ScvAgent {
                             "the agent finished the turn without an answer",
                         )));
                     }
-                    return done(Ok(TurnOutput { text, usage }));
+                    return done(Ok(TurnOutput {
+                        text,
+                        usage,
+                        files: Vec::new(),
+                    }));
                 }
                 Event::TurnFailed { turn_id, message } if ours(&turn_id) => {
                     return done(Err(AgentError::new(
