@@ -127,6 +127,7 @@ async fn run() {
                         text: text.clone(),
                         at_unix_ms: 0,
                         reply: ReplyContext::default(),
+                        media: Vec::new(),
                     };
                     let t = Instant::now();
                     conv.accept(vec![m]).await.expect("accept");
@@ -180,6 +181,7 @@ async fn run() {
             text,
             at_unix_ms: 0,
             reply: ReplyContext::default(),
+            media: Vec::new(),
         };
         let t = Instant::now();
         conv.accept(vec![m]).await.expect("accept");

@@ -136,6 +136,7 @@ fn msg(id: &str, from: &str, text: &str) -> Inbound {
         text: text.to_string(),
         at_unix_ms: 1,
         reply: ReplyContext(format!("ctx-{id}")),
+        media: Vec::new(),
     }
 }
 

@@ -161,6 +161,7 @@ fn msg(id: &str, from: &str, text: &str) -> Inbound {
         text: text.into(),
         at_unix_ms: 0,
         reply: ReplyContext::default(),
+        media: Vec::new(),
     }
 }
 

@@ -70,6 +70,7 @@ fn msg(account: &str, id: &str, from: &str, text: &str) -> Inbound {
         text: text.into(),
         at_unix_ms: 0,
         reply: ReplyContext::default(),
+        media: Vec::new(),
     }
 }
 

@@ -24,6 +24,9 @@ pub enum Body {
     Question(Question),
     /// How a question ended: replaces the question where the platform can edit, else a notice.
     QuestionClosed(QuestionClosed),
+    /// A file from the account's workspace, sent as an image or a file after the answer's text;
+    /// `text` says what it is for platforms (or failures) that send only text.
+    Media(MediaOut),
     /// Stored by a release before typed bodies: the platform's own rich content (a Feishu card
     /// as JSON), opaque to the core and sent as stored. Never written by this release.
     #[serde(skip)]
@@ -58,6 +61,18 @@ pub struct QuestionClosed {
     pub code: String,
     /// When it ended, as people read it (`14:30`).
     pub at: String,
+}
+
+/// A workspace file to send, checked by the core to lie inside the workspace before it is
+/// queued (the adapter re-checks nothing but the platform's own limits).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MediaOut {
+    /// Image (sent as a picture where the platform can) or any other file.
+    pub kind: crate::agent::MediaKind,
+    /// The file, absolute, inside the workspace, symlinks resolved.
+    pub path: std::path::PathBuf,
+    /// The name the recipient sees.
+    pub name: String,
 }
 
 /// How a question ended.

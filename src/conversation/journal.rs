@@ -151,6 +151,7 @@ fn row_to_pending(account: &AccountKey, r: &rusqlite::Row<'_>) -> rusqlite::Resu
             text: r.get(3)?,
             at_unix_ms: r.get::<_, i64>(4)? as u64,
             reply: ReplyContext(r.get(5)?),
+            media: Vec::new(),
         },
         tools: r.get(6)?,
         route: FastRoute::parse(r.get::<_, Option<String>>(7)?.as_deref()),

@@ -62,6 +62,24 @@ pub trait ChatSender: Send + Sync + 'static {
         })
     }
 
+    /// Downloads one media item the peer sent into `dest` (decrypted and verified, streamed, at
+    /// most `max_bytes`; a larger item is refused without keeping a partial file) and returns its
+    /// size. The default refuses: the pipeline then hands the agent the item's description.
+    fn fetch<'a>(
+        &'a self,
+        _media: &'a super::MediaRef,
+        _reply: &'a ReplyContext,
+        _dest: &'a std::path::Path,
+        _max_bytes: u64,
+    ) -> BoxFuture<'a, Result<u64, SendError>> {
+        Box::pin(async {
+            Err(SendError::rejected(
+                crate::failure::general::MEDIA_UNSUPPORTED,
+                "this platform cannot download media",
+            ))
+        })
+    }
+
     /// Shows (`on`) or clears a typing indicator; adapters without one do nothing.
     fn typing<'a>(
         &'a self,

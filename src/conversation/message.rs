@@ -25,6 +25,42 @@ pub struct Inbound {
     /// Adapter-private data needed to answer it (WeChat `context_token`, Feishu message id for
     /// in-thread replies). Opaque to the pipeline; stored with the message and handed back.
     pub reply: ReplyContext,
+    /// Media the message carries (photos, files, voice), as references the adapter can fetch
+    /// later: journaled with the message, downloaded after the commit, off the poll path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<MediaRef>,
+}
+
+/// One media item of an inbound message, before it is downloaded.
+///
+/// Made by the adapter from the platform's message; stored in the journal with the message, so
+/// its `locator` must stay readable by later releases of the same adapter.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MediaRef {
+    /// What it is.
+    pub kind: crate::agent::MediaKind,
+    /// The name the sender gave it, when the platform carries one (untrusted: never a path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The size the platform declares, in bytes (untrusted: the download checks the real size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// The platform's own transcript of a voice note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+    /// Adapter-private: how to fetch it (WeChat's CDN parameters and key, Feishu's file key).
+    /// Opaque to the pipeline.
+    pub locator: serde_json::Value,
+}
+
+impl std::fmt::Debug for MediaRef {
+    // Names, transcripts and keys are message content or secrets: never in Debug.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MediaRef")
+            .field("kind", &self.kind)
+            .field("size", &self.size)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for Inbound {
@@ -36,6 +72,7 @@ impl std::fmt::Debug for Inbound {
             .field("sender", &self.sender)
             .field("msg_id", &self.msg_id)
             .field("text_chars", &self.text.chars().count())
+            .field("media", &self.media.len())
             .finish()
     }
 }

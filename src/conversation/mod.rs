@@ -39,7 +39,7 @@ pub use hooks::{
 };
 pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
 pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
-pub use message::{Inbound, Outbound, OutboundKind, ReplyContext};
+pub use message::{Inbound, MediaRef, Outbound, OutboundKind, ReplyContext};
 pub use outbox::Outbox;
 pub use stats::Stats;
 

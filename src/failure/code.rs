@@ -96,6 +96,8 @@ pub mod general {
     pub const UPDATE_UNSUPPORTED: Code = Code::new("update_unsupported");
     /// The message to update was never sent or has no platform id.
     pub const UPDATE_TARGET_MISSING: Code = Code::new("update_target_missing");
+    /// The platform (or this adapter) cannot download the peer's media.
+    pub const MEDIA_UNSUPPORTED: Code = Code::new("media_unsupported");
 }
 
 /// Every general code, for the documentation check.
@@ -115,6 +117,7 @@ pub const GENERAL_CODES: &[Code] = &[
     general::MESSAGE_TOO_LONG,
     general::UPDATE_UNSUPPORTED,
     general::UPDATE_TARGET_MISSING,
+    general::MEDIA_UNSUPPORTED,
 ];
 
 #[cfg(test)]
@@ -169,6 +172,7 @@ pub(crate) mod tests {
                 "message_too_long",
                 "update_unsupported",
                 "update_target_missing",
+                "media_unsupported",
             ]
         );
         assert_documented(GENERAL_CODES);

@@ -134,6 +134,7 @@ pub fn msg_on(key: &AccountKey, id: &str, from: &str, text: &str) -> Inbound {
         text: text.to_string(),
         at_unix_ms: 1,
         reply: ReplyContext(format!("ctx-{id}")),
+        media: Vec::new(),
     }
 }
 

@@ -314,6 +314,7 @@ impl Harness {
             text: text.to_string(),
             at_unix_ms: 0,
             reply: ReplyContext::default(),
+            media: Vec::new(),
         }])
         .await
         .expect("accept");

@@ -94,6 +94,7 @@ pub fn to_inbound(
             group,
         }
         .to_context(),
+        media: Vec::new(),
     })
 }
 
