@@ -1,6 +1,8 @@
 //! Mail triage figures against a real Dovecot: first scan of a 10,000-message mailbox, triage
-//! throughput with an instant fake model, IMAP commands per new message, RSS on 20 mailboxes.
-//! Prints its figures; `cargo bench -p scv-bridge --bench mail`.
+//! throughput with an instant fake model, triage at model speed (a fake model that thinks 1 s a
+//! call and reports tokens by the text it was sent), IMAP commands per new message, RSS on 20
+//! mailboxes. Prints its figures; `cargo bench -p scv-bridge --bench mail` (all), or
+//! `-- model-speed` for the model-speed figures alone.
 
 #[path = "../tests/support_mail/mod.rs"]
 #[allow(unused_imports)]
@@ -15,6 +17,11 @@ use support_mail::Harness;
 
 /// Writes `n` messages straight into the user's Maildir INBOX (what an import would do).
 fn seed(server: &support_mail::MailServer, n: usize, bulk: bool) {
+    seed_with(server, n, bulk, "Body of message {i}.")
+}
+
+/// [`seed`] with a body of the caller's (`{i}` becomes the message's number).
+fn seed_with(server: &support_mail::MailServer, n: usize, bulk: bool, body: &str) {
     let home = Path::new(server.var("MAILSERVER_DIR")).join("mail/test");
     let (uid, gid) = std::fs::metadata(&home)
         .map(|m| (m.uid(), m.gid()))
@@ -33,7 +40,8 @@ fn seed(server: &support_mail::MailServer, n: usize, bulk: bool) {
         };
         let raw = format!(
             "From: Person {i} <p{i}@example.com>\r\nTo: test@mail.test\r\nSubject: Message {i}\r\n\
-             Message-ID: <seed-{i}@example.com>\r\n{extra}Content-Type: text/plain\r\n\r\nBody of message {i}.\r\n"
+             Message-ID: <seed-{i}@example.com>\r\n{extra}Content-Type: text/plain\r\n\r\n{body}\r\n",
+            body = body.replace("{i}", &i.to_string())
         );
         let p = home.join("Maildir/new").join(format!("{i}.seed.host"));
         std::fs::write(&p, raw).expect("write");
@@ -55,6 +63,42 @@ async fn scan(n: usize, bulk: bool) -> (Duration, usize) {
     let calls = h.model.calls();
     h.stop().await;
     (took, calls)
+}
+
+/// A first scan of `n` person mails with a model that takes 1 s a call: wall time, calls, and
+/// tokens per mail as the model counted them.
+async fn model_speed(n: usize, batch: u32, parallel: u32) -> (Duration, usize, f64) {
+    let settings = format!(
+        "backfill_days = 2\ntoken_budget = 100000000\ntriage_batch = {batch}\ntriage_parallel = {parallel}"
+    );
+    let mut h = Harness::with_server(&settings, &[]).await;
+    // A short everyday mail: a greeting, a question, a signature (about 300 characters).
+    seed_with(
+        &h.server,
+        n,
+        false,
+        "Hi,\r\n\r\nCould you send me the slides from Tuesday's review before Friday? We want to \
+         go through the numbers on page {i} with the team and check the Q3 forecast against what \
+         finance sent last week.\r\n\r\nThanks,\r\nMing\r\n--\r\nMing Li, Product, Example Ltd.",
+    );
+    h.model
+        .tokens
+        .store(0, std::sync::atomic::Ordering::Relaxed);
+    h.model
+        .delay_ms
+        .store(1000, std::sync::atomic::Ordering::Relaxed);
+    let t = Instant::now();
+    h.start().await;
+    let want = n as u64;
+    h.wait_health(3600, "all decided", |x| {
+        x.mail.as_ref().is_some_and(|m| m.seen_today >= want)
+    })
+    .await;
+    let took = t.elapsed();
+    let tokens = h.counts().tokens_today;
+    let calls = h.model.calls();
+    h.stop().await;
+    (took, calls, tokens as f64 / n as f64)
 }
 
 fn rss_kib() -> u64 {
@@ -149,7 +193,21 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    let only_model_speed = std::env::args().any(|a| a == "model-speed");
     rt.block_on(async {
+        for (n, batch, parallel) in [(60, 1, 1), (2_000, 10, 4)] {
+            let (took, calls, per_mail) = model_speed(n, batch, parallel).await;
+            println!(
+                "triage at model speed (1 s a call), first scan of {n} person mails, \
+                 triage_batch = {batch}, triage_parallel = {parallel}: {:.1} s, {:.1} mails/s, \
+                 {calls} calls, {per_mail:.1} tokens per mail",
+                took.as_secs_f64(),
+                n as f64 / took.as_secs_f64()
+            );
+        }
+        if only_model_speed {
+            return;
+        }
         let n = 10_000;
         let (took, calls) = scan(n, true).await;
         println!(

@@ -120,15 +120,25 @@ impl Bed {
         model.respond_with(|r| {
             let user = r.messages.last()?.content.clone();
             let v: serde_json::Value = serde_json::from_str(&user).ok()?;
-            let subject = v["untrusted_email"]["subject"].as_str()?;
-            let verdict = if subject.contains(Kind::Urgent.tag()) {
-                r#"{"report": true, "urgency": "urgent", "summary": "Act today"}"#
-            } else if subject.contains(Kind::Skip.tag()) {
-                r#"{"report": false, "urgency": "low", "summary": ""}"#
-            } else {
-                r#"{"report": true, "urgency": "normal", "summary": "Worth a look"}"#
-            };
-            Some(Reply::text(verdict))
+            let decisions: Vec<serde_json::Value> = v["untrusted_emails"]
+                .as_array()?
+                .iter()
+                .map(|e| {
+                    let id = e["id"].as_str().unwrap_or_default();
+                    let subject = e["subject"].as_str().unwrap_or_default();
+                    let (report, urgency, summary) = if subject.contains(Kind::Urgent.tag()) {
+                        (true, "urgent", "Act today")
+                    } else if subject.contains(Kind::Skip.tag()) {
+                        (false, "low", "")
+                    } else {
+                        (true, "normal", "Worth a look")
+                    };
+                    serde_json::json!({"id": id, "report": report, "urgency": urgency, "summary": summary})
+                })
+                .collect();
+            Some(Reply::text(
+                &serde_json::json!({ "decisions": decisions }).to_string(),
+            ))
         });
         let state = dir.path().join("state");
         let socket = dir.path().join("run/daemon.sock");
@@ -138,7 +148,7 @@ impl Bed {
              [agent]\nbackend = \"openai\"\nbase_url = \"{model}\"\nmodel = \"triage\"\n\
              [wechat.inbox]\npurpose = \"mail\"\nbase_url = \"{ilink}\"\n\
              [mail.box]\nimap_host = \"127.0.0.1\"\nimap_port = {port}\ntls = \"none\"\n\
-             username = \"test\"\nreport_to = \"wechat:inbox\"\n",
+             username = \"test\"\nreport_to = \"wechat:inbox\"\ntriage_batch = 2\n",
             state = state.display(),
             socket = socket.display(),
             model = model.base_url(),
@@ -246,8 +256,8 @@ impl Bed {
         assert_eq!(self.flags.len(), self.mail.len(), "{:?}", self.flags);
     }
 
-    /// The subject of each triage request, in order.
-    fn asked(&self) -> Vec<String> {
+    /// The subjects each triage request asked about, in order (two at most: `triage_batch = 2`).
+    fn asked(&self) -> Vec<Vec<String>> {
         self.model
             .requests()
             .iter()
@@ -255,8 +265,14 @@ impl Bed {
                 r.messages
                     .last()
                     .and_then(|m| serde_json::from_str::<serde_json::Value>(&m.content).ok())
-                    .and_then(|v| v["untrusted_email"]["subject"].as_str().map(str::to_owned))
-                    .unwrap_or_else(|| "(not a triage request)".to_owned())
+                    .and_then(|v| {
+                        v["untrusted_emails"].as_array().map(|es| {
+                            es.iter()
+                                .filter_map(|e| e["subject"].as_str().map(str::to_owned))
+                                .collect()
+                        })
+                    })
+                    .unwrap_or_else(|| vec!["(not a triage request)".to_owned()])
             })
             .collect()
     }
@@ -465,8 +481,14 @@ async fn sigkill_during_mail_triage_loses_nothing_and_reports_nothing_twice() {
         ilink.clear_faults();
         let asked = bed.asked();
         let open = bed.open_claims();
-        let last = (asked.len() > asks).then(|| asked[asked.len() - 1].clone());
-        let flight = last.filter(|s| open.contains(s));
+        // In flight: asked this round and still open (a held call, or one whose answer the
+        // kill beat to the store); those mails may be asked once more.
+        let flight: Vec<String> = asked[asks.min(asked.len())..]
+            .iter()
+            .flatten()
+            .filter(|s| open.contains(*s))
+            .cloned()
+            .collect();
         eprintln!(
             "round {round}: {:?} after {killed_after:?}; asked {:?}; sent {}; open claims {open:?}; in flight {flight:?}",
             r.kill,
@@ -538,7 +560,15 @@ async fn sigkill_during_mail_triage_loses_nothing_and_reports_nothing_twice() {
 
     // The model was asked once per mail a person wrote, plus once more for a mail whose
     // decision was in flight at a kill; never about bulk mail.
-    let asked = bed.asked();
+    let asked: Vec<String> = bed.asked().into_iter().flatten().collect();
+    assert!(
+        bed.asked().iter().all(|r| r.len() <= 2),
+        "a request asked about more than triage_batch mails"
+    );
+    assert!(
+        bed.asked().iter().any(|r| r.len() == 2),
+        "no request carried a batch of two"
+    );
     let mut retriaged = Vec::new();
     for m in &bed.mail {
         let n = asked.iter().filter(|s| **s == m.subject).count();

@@ -89,6 +89,8 @@ pub(crate) const RANGES: &[KeyRange] = &[
     range(Scope::Mail, "imap_port", 1, 65_535, ""),
     range(Scope::Mail, "smtp_port", 1, 65_535, ""),
     range(Scope::Mail, "token_budget", 1, 1_000_000_000, "tokens"),
+    range(Scope::Mail, "triage_batch", 1, 50, "mails"),
+    range(Scope::Mail, "triage_parallel", 1, 16, "calls"),
     range(Scope::Mail, "digest_interval_minutes", 1, 10_080, "minutes"),
     range(Scope::Mail, "max_digests_per_day", 1, 1_440, "digests"),
     range(Scope::Mail, "backfill_days", 0, 3_650, "days"),

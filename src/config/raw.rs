@@ -206,6 +206,10 @@ account_table!(
     report_to: Option<AccountKey>,
     /// Model tokens a day.
     token_budget: Option<u64>,
+    /// Mails per triage call (default 10).
+    triage_batch: Option<u32>,
+    /// Triage calls at once (default 4).
+    triage_parallel: Option<u32>,
     /// Minutes between digests.
     digest_interval_minutes: Option<u64>,
     /// At most this many digests a day.

@@ -10,6 +10,7 @@
 mod chat;
 mod crash_points;
 mod failure;
+mod judge;
 mod report;
 pub mod triage;
 mod watch;

@@ -5,16 +5,15 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use scv_mail::{ImapSession, MailItem};
+use scv_mail::ImapSession;
 use tokio_util::sync::CancellationToken;
 
 use super::{Account, WAIT, store_error};
 use crate::config::AccountSpec;
-use crate::mail::triage::budget::{fits, local_day};
+use crate::mail::triage::Outcome;
+use crate::mail::triage::budget::local_day;
 use crate::mail::triage::db::{self, Decided, Place};
-use crate::mail::triage::digest::item_line;
 use crate::mail::triage::rules::{OwnIdentity, PreFilter, prefilter};
-use crate::mail::triage::{Outcome, Urgency};
 use crate::supervisor::{ComponentError, HealthHandle};
 
 /// Runs until cancelled (`Ok`) or a failure the supervisor must handle.
@@ -183,8 +182,8 @@ async fn own_identity(acct: &Account) -> Result<OwnIdentity, ComponentError> {
     })
 }
 
-/// Decides every open claim: one batched FETCH per batch, pre-filter decisions stored per
-/// batch, each model decision stored as soon as it is made.
+/// Decides every open claim: one batched FETCH per 200, pre-filter decisions stored per FETCH,
+/// the model's decisions per model call (`judge`).
 async fn decide_open(
     acct: &Arc<Account>,
     spec: &AccountSpec,
@@ -233,14 +232,7 @@ async fn decide_open(
             .filter(|u| found.contains(u))
             .collect();
         store_decisions(acct, place, quick).await?;
-        for item in for_model {
-            let d = judge(acct, &item).await?;
-            let report = matches!(d.outcome, Outcome::Report { .. });
-            store_decisions(acct, place, vec![d]).await?;
-            if report {
-                acct.wake.notify_one();
-            }
-        }
+        super::judge::judge_all(acct, place, for_model).await?;
         // After the decisions are stored: a keyword is only ever a mirror of the store.
         mark_decided(acct, spec, imap, &decided).await?;
     }
@@ -268,7 +260,7 @@ async fn mark_decided(
     }
 }
 
-async fn store_decisions(
+pub(super) async fn store_decisions(
     acct: &Account,
     place: &Place,
     ds: Vec<Decided>,
@@ -284,57 +276,4 @@ async fn store_decisions(
         .await
         .map_err(store_error)?;
     Ok(())
-}
-
-/// The model's decision within the day's budget; no model configured means report it.
-async fn judge(acct: &Account, item: &MailItem) -> Result<Decided, ComponentError> {
-    let Some(model) = &acct.model else {
-        return Ok(report(item, Urgency::Normal, None, false, 0));
-    };
-    let (a, day) = (acct.id.clone(), acct.today());
-    let counters = acct
-        .ctx
-        .store
-        .call(move |t| db::day_counters(t, &a, &day))
-        .await
-        .map_err(store_error)?;
-    if !fits(counters[3], model.estimate(item), acct.budget) {
-        return Ok(Decided {
-            uid: item.uid,
-            outcome: Outcome::Budget,
-            tokens: 0,
-            line: None,
-        });
-    }
-    let v = model.triage(item).await;
-    if v.report {
-        Ok(report(item, v.urgency, v.summary, true, v.tokens))
-    } else {
-        Ok(Decided {
-            uid: item.uid,
-            outcome: Outcome::ModelNo,
-            tokens: v.tokens,
-            line: None,
-        })
-    }
-}
-
-fn report(
-    item: &MailItem,
-    urgency: Urgency,
-    summary: Option<String>,
-    triaged: bool,
-    tokens: u64,
-) -> Decided {
-    let line = item_line(item, summary.as_deref(), urgency == Urgency::Urgent);
-    Decided {
-        uid: item.uid,
-        outcome: Outcome::Report {
-            urgency,
-            summary,
-            triaged,
-        },
-        tokens,
-        line: Some(line),
-    }
 }

@@ -4,10 +4,12 @@
 //!
 //! - [`rules`]: the pre-filter (automated and bulk mail, our own mail), decided without a model.
 //! - [`budget`]: the local day, the daily token budget and token estimates.
+//! - [`batch`]: several mails in one call: the prompt and the strict per-mail parse.
 //! - [`model`]: the OpenAI-compatible model call with strict JSON out.
 //! - [`digest`]: item lines and the numbered digest text.
 //! - [`db`]: the mail tables (cursor, claims, report items, digests, counters, pending replies).
 
+pub mod batch;
 pub mod budget;
 pub mod db;
 pub mod digest;
