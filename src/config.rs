@@ -57,6 +57,9 @@ pub enum ChannelSettings {
 
 pub use raw::{FeishuSettings, MailSettings, WechatSettings};
 
+/// The least `min_send_interval_ms` accepted: below it a bot's burst is certain to be throttled.
+pub const MIN_SEND_INTERVAL_FLOOR_MS: u64 = 100;
+
 /// The whole validated configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {

@@ -86,6 +86,13 @@ pub(crate) const RANGES: &[KeyRange] = &[
     ),
     range(Scope::Wechat, "send_window_hours", 1, 168, "hours"),
     range(Scope::Wechat, "sends_per_message", 1, 1_000, "sends"),
+    range(
+        Scope::Wechat,
+        "min_send_interval_ms",
+        crate::config::MIN_SEND_INTERVAL_FLOOR_MS,
+        60_000,
+        "milliseconds",
+    ),
     range(Scope::Mail, "imap_port", 1, 65_535, ""),
     range(Scope::Mail, "smtp_port", 1, 65_535, ""),
     range(Scope::Mail, "token_budget", 1, 1_000_000_000, "tokens"),

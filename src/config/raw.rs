@@ -164,6 +164,8 @@ account_table!(
     send_window_hours: Option<u64>,
     /// Sends allowed per inbound message.
     sends_per_message: Option<u32>,
+    /// Least milliseconds between two sends of the account (default 1000).
+    min_send_interval_ms: Option<u64>,
 });
 
 account_table!(

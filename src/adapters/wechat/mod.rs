@@ -73,6 +73,17 @@ impl Default for Tuning {
     }
 }
 
+impl Tuning {
+    /// WeChat's rules with what the account configured (`min_send_interval_ms`).
+    pub fn for_settings(settings: &WechatSettings) -> Self {
+        let mut tuning = Tuning::default();
+        if let Some(ms) = settings.min_send_interval_ms {
+            tuning.min_send_interval = Duration::from_millis(ms);
+        }
+        tuning
+    }
+}
+
 /// The component for one WeChat account.
 pub fn build(port: AccountPort) -> Arc<dyn Component> {
     Arc::new(WechatComponent::new(port))
@@ -123,10 +134,10 @@ impl WechatComponent {
             _ => WechatSettings::default(),
         };
         WechatComponent {
+            tuning: Tuning::for_settings(&settings),
             spec,
             settings,
             port,
-            tuning: Tuning::default(),
         }
     }
 
@@ -327,5 +338,32 @@ impl Component for WechatComponent {
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<(), ComponentError>> {
         self.run_inner(health, cancel).boxed()
+    }
+}
+
+#[cfg(test)]
+mod tuning_tests {
+    use super::*;
+
+    #[test]
+    fn pacing_is_one_second_unless_the_account_sets_it() {
+        let default = Tuning::for_settings(&WechatSettings::default());
+        assert_eq!(default.min_send_interval, Duration::from_secs(1));
+        let set = WechatSettings {
+            min_send_interval_ms: Some(250),
+            ..WechatSettings::default()
+        };
+        assert_eq!(
+            Tuning::for_settings(&set).min_send_interval,
+            Duration::from_millis(250)
+        );
+    }
+
+    #[test]
+    fn pacing_below_the_floor_is_refused_at_load() {
+        let text = "[wechat.phone]\nmin_send_interval_ms = 10\n";
+        let e = crate::config::Config::parse(std::path::Path::new("c.toml"), text)
+            .expect_err("below the floor");
+        assert!(e.to_string().contains("from 100 to 60000"), "{e}");
     }
 }
