@@ -457,19 +457,22 @@ where
         let page = move || -> futures_util::future::BoxFuture<'static, String> {
             let c = c.clone();
             Box::pin(async move {
-                let counters = c
-                    .conversation
-                    .as_ref()
-                    .map(|v| v.stats().snapshot())
-                    .unwrap_or_default();
-                let mut page =
-                    crate::metrics::render(&c.supervisor.registry().snapshot(), &counters);
-                if let Some(confirm) = &c.confirm {
-                    page.push_str(&crate::metrics::render_confirm(
-                        &confirm.outcome_counts().await,
-                    ));
+                let mut snap = crate::metrics::Snapshot {
+                    components: c.supervisor.registry().snapshot(),
+                    ..Default::default()
+                };
+                if let Some(v) = &c.conversation {
+                    snap.counters = v.stats().snapshot();
+                    snap.agent = Some(v.agent_health());
+                    match v.outbox_depth().await {
+                        Ok(d) => snap.outbox_depth = d,
+                        Err(e) => tracing::warn!(error = %e, "cannot read the outbox depth"),
+                    }
                 }
-                page
+                if let Some(confirm) = &c.confirm {
+                    snap.confirm = confirm.outcome_counts().await;
+                }
+                crate::metrics::render(&snap)
             })
         };
         let stop = shutdown.clone();

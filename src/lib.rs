@@ -4,7 +4,9 @@
 //! # Layout
 //!
 //! - [`app`]: the program: flags, the composition root, what each command does.
-//! - [`metrics`]: Prometheus text over plain HTTP: states, restarts, message counters.
+//! - [`metrics`]: the Prometheus page over HTTP (axum): build, agent, states, restarts, counters,
+//!   outbox depth and the latency histograms of [`telemetry`].
+//! - [`telemetry`]: latency histograms the pipeline records (turns, sends, journal commits).
 //! - [`policy`]: who may do what (drop, answer with or without tools, mail chat), one pure function.
 //! - [`protocol`]: wire types of the control socket and its bounded JSON-lines framing.
 //! - [`config`]: the TOML configuration, validated with errors that name file, line and key.
@@ -55,6 +57,7 @@ pub mod secret;
 pub mod secrets;
 pub mod store;
 pub mod supervisor;
+pub mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod words;

@@ -1,13 +1,21 @@
-//! Prometheus metrics over plain HTTP (`metrics_listen`): counts and states only, never text.
+//! The Prometheus page over HTTP (`metrics_listen`), built with prometheus-client: counts,
+//! states and latencies only, never text. Family names are what dashboards query: keep them.
 
-use std::fmt::Write;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::info::Info;
+use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{ComponentHealth, ComponentState};
+use crate::protocol::{AgentHealth, AgentState, ComponentHealth, ComponentState};
+
+/// The content type of the OpenMetrics text the page is written in.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// Every state an account can report, so each gets a 0/1 series.
 const STATES: [ComponentState; 8] = [
@@ -21,186 +29,322 @@ const STATES: [ComponentState; 8] = [
     ComponentState::Failed,
 ];
 
-/// The metrics page: account states and restarts, pipeline counters `(account, name, value)`, mail counts.
-pub fn render(components: &[ComponentHealth], counters: &[(String, String, u64)]) -> String {
-    let mut out = String::new();
-    out.push_str("# HELP scv_bridge_account_state 1 for the state each account is in.\n# TYPE scv_bridge_account_state gauge\n");
-    for h in components {
-        for s in STATES {
-            let v = u8::from(h.state == s);
-            let _ = writeln!(
-                out,
-                "scv_bridge_account_state{{account=\"{}\",state=\"{}\"}} {v}",
-                h.id,
-                s.as_str()
-            );
-        }
-    }
-    out.push_str("# HELP scv_bridge_account_restarts_total Restarts since the daemon started.\n# TYPE scv_bridge_account_restarts_total counter\n");
-    for h in components {
-        let _ = writeln!(
-            out,
-            "scv_bridge_account_restarts_total{{account=\"{}\"}} {}",
-            h.id, h.restarts
+type Labels = Vec<(String, String)>;
+
+/// What one scrape shows, read by the daemon just before it renders.
+#[derive(Default)]
+pub struct Snapshot {
+    /// Every account's health.
+    pub components: Vec<ComponentHealth>,
+    /// Pipeline counters `(account, name, value)` (`received`, `dropped_<reason>`, ...).
+    pub counters: Vec<(String, String, u64)>,
+    /// Confirm questions by state.
+    pub confirm: Vec<(String, u64)>,
+    /// The agent, when the pipeline runs.
+    pub agent: Option<AgentHealth>,
+    /// Outbox items waiting, by account.
+    pub outbox_depth: Vec<(String, u64)>,
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn gauge_family() -> Family<Labels, Gauge> {
+    Family::default()
+}
+
+fn counter_family() -> Family<Labels, Counter> {
+    Family::default()
+}
+
+/// The page for `snap`, with the process's latency histograms.
+pub fn render(snap: &Snapshot) -> String {
+    let mut reg = Registry::with_prefix("scv_bridge");
+    reg.register(
+        "build",
+        "The running build: version and commit",
+        Info::new(vec![
+            ("version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+            ("commit".to_string(), env!("SCV_BRIDGE_COMMIT").to_string()),
+        ]),
+    );
+    if let Some(agent) = &snap.agent {
+        let up = gauge_family();
+        up.get_or_create(&labels(&[("backend", &agent.backend)]))
+            .set(i64::from(agent.state == AgentState::Ok));
+        reg.register(
+            "agent_up",
+            "1 while the agent answers (configured, and its last turn did not fail)",
+            up,
         );
     }
-    let mut families: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let state = gauge_family();
+    let restarts = counter_family();
+    for h in &snap.components {
+        for s in STATES {
+            state
+                .get_or_create(&labels(&[("account", &h.id), ("state", s.as_str())]))
+                .set(i64::from(h.state == s));
+        }
+        restarts
+            .get_or_create(&labels(&[("account", &h.id)]))
+            .inc_by(h.restarts);
+    }
+    reg.register("account_state", "1 for the state each account is in", state);
+    reg.register(
+        "account_restarts",
+        "Restarts since the daemon started",
+        restarts,
+    );
+    register_counters(&mut reg, &snap.counters);
+    register_mail(&mut reg, &snap.components);
+    let confirm = gauge_family();
+    for (state, n) in &snap.confirm {
+        confirm
+            .get_or_create(&labels(&[("state", state)]))
+            .set(*n as i64);
+    }
+    reg.register("confirm_questions", "Confirm questions by state", confirm);
+    let depth = gauge_family();
+    // Every chat account has a series (0 when nothing waits), so a dashboard sees it drain.
+    for h in snap.components.iter().filter(|h| h.mail.is_none()) {
+        depth.get_or_create(&labels(&[("account", &h.id)])).set(0);
+    }
+    for (account, n) in &snap.outbox_depth {
+        depth
+            .get_or_create(&labels(&[("account", account)]))
+            .set(*n as i64);
+    }
+    reg.register(
+        "outbox_depth",
+        "Messages stored and waiting to be sent, by account",
+        depth,
+    );
+    let t = crate::telemetry::get();
+    reg.register(
+        "turn_seconds",
+        "Agent turns: from a message's turn starting to its answer",
+        t.turn_seconds.clone(),
+    );
+    reg.register(
+        "send_seconds",
+        "One send to the platform",
+        t.send_seconds.clone(),
+    );
+    reg.register(
+        "journal_commit_seconds",
+        "From an adapter handing in a batch to its journal commit",
+        t.journal_commit_seconds.clone(),
+    );
+    let mut out = String::new();
+    if prometheus_client::encoding::text::encode(&mut out, &reg).is_err() {
+        // Writing to a String cannot fail; an encoder bug shows as an empty page, not a panic.
+        tracing::error!("cannot encode the metrics page");
+        return String::new();
+    }
+    out
+}
+
+/// The pipeline's counters as families: received, answered, sent, dropped by reason, send
+/// failures by class.
+fn register_counters(reg: &mut Registry, counters: &[(String, String, u64)]) {
+    let (received, answered, sent, dropped, failed) = (
+        counter_family(),
+        counter_family(),
+        counter_family(),
+        counter_family(),
+        counter_family(),
+    );
     for (account, name, value) in counters {
-        let (family, label) = if let Some(reason) = name.strip_prefix("dropped_") {
-            (
-                "scv_bridge_messages_dropped_total",
-                format!(",reason=\"{reason}\""),
-            )
+        let (family, extra) = if let Some(reason) = name.strip_prefix("dropped_") {
+            (&dropped, Some(("reason", reason)))
         } else if let Some(class) = name.strip_prefix("send_failed_") {
-            (
-                "scv_bridge_send_failures_total",
-                format!(",class=\"{class}\""),
-            )
+            (&failed, Some(("class", class)))
         } else {
             match name.as_str() {
-                "received" => ("scv_bridge_messages_received_total", String::new()),
-                "answered" => ("scv_bridge_messages_answered_total", String::new()),
-                "sent" => ("scv_bridge_messages_sent_total", String::new()),
+                "received" => (&received, None),
+                "answered" => (&answered, None),
+                "sent" => (&sent, None),
                 _ => continue,
             }
         };
-        families
-            .entry(family.to_string())
-            .or_default()
-            .push(format!("{family}{{account=\"{account}\"{label}}} {value}"));
+        let mut l = vec![("account", account.as_str())];
+        l.extend(extra);
+        family.get_or_create(&labels(&l)).inc_by(*value);
     }
-    for (family, lines) in families {
-        let _ = writeln!(out, "# TYPE {family} counter");
-        for l in lines {
-            out.push_str(&l);
-            out.push('\n');
-        }
-    }
+    reg.register("messages_received", "Messages received", received);
+    reg.register("messages_answered", "Messages the agent answered", answered);
+    reg.register("messages_sent", "Messages sent", sent);
+    reg.register("messages_dropped", "Messages dropped, by reason", dropped);
+    reg.register("send_failures", "Failed sends, by class", failed);
+}
+
+fn register_mail(reg: &mut Registry, components: &[ComponentHealth]) {
     let mail: Vec<_> = components
         .iter()
         .filter_map(|h| h.mail.as_ref().map(|m| (h, m)))
         .collect();
-    if !mail.is_empty() {
-        for (name, help) in [
-            ("tokens_today", "Model tokens spent on triage today."),
-            ("seen_today", "Mail decided today."),
-            ("reported_today", "Mail reported to the owner today."),
-            ("queued", "Report items waiting for the mail chat."),
-        ] {
-            let _ = writeln!(
-                out,
-                "# HELP scv_bridge_mail_{name} {help}\n# TYPE scv_bridge_mail_{name} gauge"
-            );
-            for (h, m) in &mail {
-                let v = match name {
-                    "tokens_today" => m.tokens_today,
-                    "seen_today" => m.seen_today,
-                    "reported_today" => m.reported_today,
-                    _ => m.queued,
-                };
-                let _ = writeln!(out, "scv_bridge_mail_{name}{{account=\"{}\"}} {v}", h.id);
-            }
+    if mail.is_empty() {
+        return;
+    }
+    for (name, help) in [
+        ("tokens_today", "Model tokens spent on triage today"),
+        ("seen_today", "Mail decided today"),
+        ("reported_today", "Mail reported to the owner today"),
+        ("queued", "Report items waiting for the mail chat"),
+    ] {
+        let family = gauge_family();
+        for (h, m) in &mail {
+            let v = match name {
+                "tokens_today" => m.tokens_today,
+                "seen_today" => m.seen_today,
+                "reported_today" => m.reported_today,
+                _ => m.queued,
+            };
+            family
+                .get_or_create(&labels(&[("account", &h.id)]))
+                .set(v as i64);
         }
+        reg.register(format!("mail_{name}"), help, family);
     }
-    out
 }
 
-/// Confirm questions by outcome, as a metric family.
-pub fn render_confirm(counts: &[(String, u64)]) -> String {
-    let mut out = String::from(
-        "# HELP scv_bridge_confirm_questions Confirm questions by state.\n# TYPE scv_bridge_confirm_questions gauge\n",
-    );
-    for (state, n) in counts {
-        let _ = writeln!(out, "scv_bridge_confirm_questions{{state=\"{state}\"}} {n}");
-    }
-    out
-}
-
-/// Serves `GET /metrics` on `addr` until `shutdown`; `page` renders the current page.
+/// Serves `GET /metrics` (and `/`) on `addr` until `shutdown`; `page` renders the current page.
 pub async fn serve<F>(addr: SocketAddr, page: F, shutdown: CancellationToken) -> std::io::Result<()>
 where
     F: Fn() -> futures_util::future::BoxFuture<'static, String> + Send + Sync + 'static,
 {
     let listener = TcpListener::bind(addr).await?;
     tracing::info!(%addr, "serving Prometheus metrics");
-    let page = std::sync::Arc::new(page);
-    loop {
-        let (mut stream, _) = tokio::select! {
-            _ = shutdown.cancelled() => return Ok(()),
-            r = listener.accept() => match r {
-                Ok(s) => s,
-                Err(_) => continue,
-            },
-        };
+    let page = Arc::new(page);
+    let handler = move || {
         let page = page.clone();
-        tokio::spawn(async move {
-            // Requests are tiny; read what arrives first and answer it.
-            let mut buf = [0u8; 1024];
-            let n = match tokio::time::timeout(
-                std::time::Duration::from_secs(5),
-                stream.read(&mut buf),
+        async move {
+            (
+                [(axum::http::header::CONTENT_TYPE, CONTENT_TYPE)],
+                page().await,
             )
-            .await
-            {
-                Ok(Ok(n)) => n,
-                _ => return,
-            };
-            let head = String::from_utf8_lossy(&buf[..n]);
-            let (status, body) = if head.starts_with("GET /metrics ") || head.starts_with("GET / ")
-            {
-                ("200 OK", page().await)
-            } else {
-                ("404 Not Found", "not found\n".to_string())
-            };
-            let resp = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(resp.as_bytes()).await;
-        });
-    }
+        }
+    };
+    let app = axum::Router::new()
+        .route("/metrics", axum::routing::get(handler.clone()))
+        .route("/", axum::routing::get(handler));
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn page_has_states_restarts_and_counters() {
+    fn page() -> String {
         let mut h = ComponentHealth::new("wechat", "phone", true);
         h.state = ComponentState::Connected;
         h.restarts = 2;
-        let page = render(
-            &[h],
-            &[
+        render(&Snapshot {
+            components: vec![h],
+            counters: vec![
                 ("wechat:phone".into(), "received".into(), 5),
                 ("wechat:phone".into(), "dropped_not_owner".into(), 2),
                 ("wechat:phone".into(), "send_failed_slow_down".into(), 1),
             ],
-        );
-        assert!(
-            page.contains(
-                "scv_bridge_account_state{account=\"wechat:phone\",state=\"connected\"} 1"
-            )
-        );
-        assert!(
-            page.contains("scv_bridge_account_state{account=\"wechat:phone\",state=\"failed\"} 0")
-        );
-        assert!(page.contains("scv_bridge_account_restarts_total{account=\"wechat:phone\"} 2"));
-        assert!(page.contains("scv_bridge_messages_received_total{account=\"wechat:phone\"} 5"));
-        assert!(page.contains(
-            "scv_bridge_messages_dropped_total{account=\"wechat:phone\",reason=\"not_owner\"} 2"
-        ));
-        assert!(page.contains(
-            "scv_bridge_send_failures_total{account=\"wechat:phone\",class=\"slow_down\"} 1"
-        ));
+            confirm: vec![("expired".into(), 2), ("yes".into(), 5)],
+            agent: Some(AgentHealth {
+                backend: "openai".into(),
+                model: None,
+                state: AgentState::Ok,
+                last_success_unix_seconds: None,
+                error: None,
+                action: None,
+            }),
+            outbox_depth: vec![("wechat:phone".into(), 3)],
+        })
     }
 
     #[test]
-    fn confirm_outcomes_are_a_family() {
-        let page = render_confirm(&[("expired".into(), 2), ("yes".into(), 5)]);
-        assert!(page.contains("scv_bridge_confirm_questions{state=\"yes\"} 5"));
-        assert!(page.contains("scv_bridge_confirm_questions{state=\"expired\"} 2"));
+    fn page_has_states_restarts_and_counters() {
+        let page = page();
+        for want in [
+            "scv_bridge_account_state{account=\"wechat:phone\",state=\"connected\"} 1",
+            "scv_bridge_account_state{account=\"wechat:phone\",state=\"failed\"} 0",
+            "scv_bridge_account_restarts_total{account=\"wechat:phone\"} 2",
+            "scv_bridge_messages_received_total{account=\"wechat:phone\"} 5",
+            "scv_bridge_messages_dropped_total{account=\"wechat:phone\",reason=\"not_owner\"} 2",
+            "scv_bridge_send_failures_total{account=\"wechat:phone\",class=\"slow_down\"} 1",
+            "scv_bridge_confirm_questions{state=\"yes\"} 5",
+            "scv_bridge_confirm_questions{state=\"expired\"} 2",
+        ] {
+            assert!(page.contains(want), "{want} in\n{page}");
+        }
+    }
+
+    #[test]
+    fn every_family_says_what_it_is() {
+        // Histograms show once they hold a sample (prometheus-client leaves out empty families).
+        crate::telemetry::turn("wechat:phone", std::time::Duration::from_millis(20));
+        crate::telemetry::send("wechat:phone", std::time::Duration::from_millis(2));
+        crate::telemetry::journal_commit("wechat:phone", std::time::Duration::from_micros(200));
+        let page = page();
+        assert!(
+            !page.contains(".."),
+            "one full stop after each HELP text:\n{page}"
+        );
+        for family in [
+            "scv_bridge_build_info",
+            "scv_bridge_agent_up",
+            "scv_bridge_account_state",
+            "scv_bridge_outbox_depth",
+            "scv_bridge_turn_seconds",
+            "scv_bridge_send_seconds",
+            "scv_bridge_journal_commit_seconds",
+        ] {
+            let base = family.trim_end_matches("_info");
+            assert!(
+                page.contains(&format!("# HELP {base} "))
+                    && page.contains(&format!("# TYPE {base} ")),
+                "{family} has HELP and TYPE lines in\n{page}"
+            );
+        }
+        assert!(
+            page.contains("scv_bridge_agent_up{backend=\"openai\"} 1"),
+            "{page}"
+        );
+        assert!(
+            page.contains("scv_bridge_outbox_depth{account=\"wechat:phone\"} 3"),
+            "{page}"
+        );
+        assert!(
+            page.contains(&format!("commit=\"{}\"", env!("SCV_BRIDGE_COMMIT"))),
+            "{page}"
+        );
+        assert!(page.ends_with("# EOF\n"), "{page}");
+    }
+
+    #[test]
+    fn latencies_show_as_histograms() {
+        crate::telemetry::journal_commit("wechat:histo", std::time::Duration::from_micros(300));
+        let page = page();
+        assert!(
+            page.contains("# TYPE scv_bridge_journal_commit_seconds histogram"),
+            "{page}"
+        );
+        assert!(
+            page.contains("scv_bridge_journal_commit_seconds_count{account=\"wechat:histo\"} 1"),
+            "{page}"
+        );
+        assert!(
+            page.contains(
+                "scv_bridge_journal_commit_seconds_bucket{le=\"0.0004\",account=\"wechat:histo\"} 1"
+            ) || page.contains(
+                "scv_bridge_journal_commit_seconds_bucket{account=\"wechat:histo\",le=\"0.0004\"} 1"
+            ),
+            "{page}"
+        );
     }
 
     #[tokio::test]
@@ -213,22 +357,21 @@ mod tests {
             Box::pin(async { "up 1\n".to_string() })
         };
         let server = tokio::spawn(serve(addr, page, stop.clone()));
-        let mut stream = loop {
-            match tokio::net::TcpStream::connect(addr).await {
-                Ok(s) => break s,
+        let url = format!("http://{addr}/metrics");
+        let resp = loop {
+            match reqwest::get(&url).await {
+                Ok(r) => break r,
                 Err(_) => tokio::task::yield_now().await,
             }
         };
-        stream
-            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-            .await
-            .expect("write");
-        let mut resp = String::new();
-        stream.read_to_string(&mut resp).await.expect("read");
-        assert!(
-            resp.starts_with("HTTP/1.1 200 OK") && resp.ends_with("up 1\n"),
-            "{resp}"
+        assert_eq!(resp.status(), 200);
+        assert_eq!(
+            resp.headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some(CONTENT_TYPE)
         );
+        assert_eq!(resp.text().await.expect("body"), "up 1\n");
         stop.cancel();
         server.await.expect("join").expect("serve");
     }

@@ -401,7 +401,6 @@ async fn out_of_scope_and_pending_actions_answer_unsupported() {
 
 #[tokio::test]
 async fn metrics_are_served_when_configured() {
-    use tokio::io::AsyncReadExt;
     let dir = tempfile::tempdir().expect("tempdir");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .expect("bind")
@@ -413,18 +412,13 @@ async fn metrics_are_served_when_configured() {
         .await
         .expect("start");
     wait_connected(&d, "wechat:a").await;
-    let mut stream = loop {
-        match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
-            Ok(s) => break s,
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let page = loop {
+        match reqwest::get(&url).await {
+            Ok(r) => break r.text().await.expect("page"),
             Err(_) => tokio::task::yield_now().await,
         }
     };
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\n\r\n")
-        .await
-        .expect("write");
-    let mut page = String::new();
-    stream.read_to_string(&mut page).await.expect("read");
     assert!(
         page.contains("scv_bridge_account_state{account=\"wechat:a\",state=\"connected\"} 1"),
         "{page}"
@@ -433,6 +427,13 @@ async fn metrics_are_served_when_configured() {
         page.contains("scv_bridge_account_restarts_total{account=\"feishu:c\"} 0"),
         "{page}"
     );
+    // The latency histograms appear once traffic has passed (tests/metrics_round_trip.rs).
+    for family in ["build", "outbox_depth"] {
+        assert!(
+            page.contains(&format!("# HELP scv_bridge_{family} ")),
+            "{family} in {page}"
+        );
+    }
     d.stop().await;
 }
 

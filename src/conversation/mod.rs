@@ -12,6 +12,7 @@ pub mod body;
 mod cap;
 mod chunk;
 mod commands;
+mod depth;
 mod hooks;
 mod journal;
 mod lang;

@@ -242,9 +242,17 @@ async fn note_failing(
     );
 }
 
+/// [`deliver_once`], timed for the metrics page.
+async fn deliver(rt: &AccountRuntime, msg: &Outbound) -> Result<Sent, SendError> {
+    let started = std::time::Instant::now();
+    let out = deliver_once(rt, msg).await;
+    crate::telemetry::send(&rt.link.account.to_string(), started.elapsed());
+    out
+}
+
 /// Sends an item, or for an update replaces its target; an update with nothing to replace is
 /// refused like one the platform refused, so it goes out as a new message.
-async fn deliver(rt: &AccountRuntime, msg: &Outbound) -> Result<Sent, SendError> {
+async fn deliver_once(rt: &AccountRuntime, msg: &Outbound) -> Result<Sent, SendError> {
     if msg.kind != OutboundKind::Update {
         return rt.link.sender.send(msg).await;
     }

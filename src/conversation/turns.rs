@@ -133,7 +133,9 @@ async fn turn(
         attachments: Vec::new(),
         events: crate::agent::TurnEvents::none(),
     };
+    let started = std::time::Instant::now();
     let result = with_typing(rt, m, conv.agent.turn(req, turn_cancel.clone())).await;
+    crate::telemetry::turn(&m.account.to_string(), started.elapsed());
     if let Ok(mut cur) = chat.current_turn.lock() {
         *cur = None;
     }

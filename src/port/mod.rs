@@ -160,7 +160,10 @@ impl AccountPort {
     /// Journals a batch; returns once it is stored, and only then may the adapter ACK or move
     /// its platform cursor. Redeliveries are ignored.
     pub async fn accept(&self, batch: Vec<Inbound>) -> Result<Accepted, StoreError> {
-        self.conversation.accept(batch).await
+        let started = std::time::Instant::now();
+        let out = self.conversation.accept(batch).await;
+        crate::telemetry::journal_commit(&self.spec.key.to_string(), started.elapsed());
+        out
     }
 
     /// [`AccountPort::accept`], with the adapter's own state (`also`: the poll cursor, peers'
@@ -170,9 +173,13 @@ impl AccountPort {
     where
         F: FnOnce(&StateTxn<'_>) -> Result<(), StateError> + Send + 'static,
     {
-        self.conversation
+        let started = std::time::Instant::now();
+        let out = self
+            .conversation
             .accept_with(&self.spec.key, batch, also)
-            .await
+            .await;
+        crate::telemetry::journal_commit(&self.spec.key.to_string(), started.elapsed());
+        out
     }
 
     /// Queues a message the adapter writes on its own (the pairing announcement), idempotent by

@@ -187,7 +187,18 @@ impl Harness {
             };
             f
         };
-        let d = daemon::start(self.config(), make, self.policy.clone())
+        // The daemon knows the pipeline (as in production), so status and metrics see it.
+        let pipeline = self.conversation.clone();
+        let wire = move |c: &CredentialStore, s: &scv_bridge::store::Store, _: &_| {
+            let factory = make(c, s);
+            let conversation = pipeline.lock().ok().and_then(|p| p.clone());
+            daemon::Wiring {
+                factory,
+                conversation,
+                confirm: None,
+            }
+        };
+        let d = daemon::start_with(self.config(), wire, self.policy.clone())
             .await
             .expect("daemon starts");
         self.daemon = Some(d);
