@@ -22,9 +22,15 @@ async fn a_chat_round_trip_with_an_echo_agent() {
     assert_eq!(s.user_id.as_deref(), Some(OWNER));
 
     let fake = h.fake.handle();
-    let pushed = fake.push_text(OWNER, "hello");
+    // The turn is held until the typing sign reached WeChat: it is shown while the agent works.
+    let pushed = fake.push_text(OWNER, "hold hello");
+    assert!(
+        fake.wait_for_requests(Endpoint::SendTyping, 1, PATIENCE)
+            .await
+    );
+    h.agent.release.notify_one();
     let sent = fake.wait_for_sent(1, PATIENCE).await;
-    assert_eq!(sent[0].text, "echo: hello");
+    assert_eq!(sent[0].text, "echo: hold hello");
     assert_eq!(sent[0].to_user, OWNER);
     assert_eq!(Some(&sent[0].context_token), pushed.context_token.as_ref());
     // Typing was shown while the agent worked, then cancelled.

@@ -140,6 +140,7 @@ async fn turn(
         *cur = None;
     }
     if rt.cancel.is_cancelled() {
+        clear_typing(rt, m).await;
         return TurnEnd::Shutdown;
     }
     conv.agent_monitor.record(result.as_ref().map(|_| ()));
@@ -150,6 +151,7 @@ async fn turn(
         }
         Err(e) if e.kind == AgentErrorKind::Cancelled => String::new(),
         Err(e) if matches!(e.kind, AgentErrorKind::Unavailable | AgentErrorKind::Auth) => {
+            clear_typing(rt, m).await;
             return TurnEnd::Unavailable(e);
         }
         Err(e) => Msg::AgentFailed { reason: e.message }
@@ -172,26 +174,25 @@ async fn turn(
         m.reply.clone(),
         m.chat.clone(),
     );
-    let stored = conv
-        .store
-        .call(move |t| {
-            let items: Vec<journal::NewOutbound<'_>> = pieces
-                .iter()
-                .enumerate()
-                .map(|(i, piece)| journal::NewOutbound {
-                    chat: &chat_id,
-                    text: piece,
-                    body: &Body::Text,
-                    key: format!("{key}/{i}"),
-                    reply: &reply,
-                    kind: OutboundKind::Reply,
-                })
-                .collect();
-            journal::enqueue(t, &a, &items)?;
-            journal::finish(t, &a, &id)?;
-            journal::next_in_chat(t, &a, &chat_id, JournalState::New)
-        })
-        .await;
+    // Clearing the typing sign runs beside storing the answer, not ahead of it.
+    let store = conv.store.call(move |t| {
+        let items: Vec<journal::NewOutbound<'_>> = pieces
+            .iter()
+            .enumerate()
+            .map(|(i, piece)| journal::NewOutbound {
+                chat: &chat_id,
+                text: piece,
+                body: &Body::Text,
+                key: format!("{key}/{i}"),
+                reply: &reply,
+                kind: OutboundKind::Reply,
+            })
+            .collect();
+        journal::enqueue(t, &a, &items)?;
+        journal::finish(t, &a, &id)?;
+        journal::next_in_chat(t, &a, &chat_id, JournalState::New)
+    });
+    let ((), stored) = tokio::join!(clear_typing(rt, m), store);
     match stored {
         Ok(next) => {
             chat.wake_send();
@@ -204,7 +205,10 @@ async fn turn(
     }
 }
 
-/// Runs `fut` while refreshing the chat's typing indicator.
+/// Runs `fut` (the agent's turn) with the chat's typing indicator shown beside it, refreshed
+/// every few seconds. Typing is best-effort and never on the critical path: the first sign goes
+/// out while the model request is already on its way (WeChat's `getconfig` ticket included), and
+/// a sign still in flight when the answer is ready is dropped. [`clear_typing`] clears it.
 async fn with_typing<F: std::future::Future>(
     rt: &AccountRuntime,
     m: &super::Inbound,
@@ -214,16 +218,33 @@ async fn with_typing<F: std::future::Future>(
         return fut.await;
     }
     let sender = rt.link.sender.clone();
-    tokio::pin!(fut);
-    sender.typing(&m.chat, &m.reply, true).await;
-    let out = loop {
-        tokio::select! {
-            out = &mut fut => break out,
-            _ = tokio::time::sleep(TYPING_EVERY) => sender.typing(&m.chat, &m.reply, true).await,
+    let done = tokio_util::sync::CancellationToken::new();
+    let show = async {
+        loop {
+            tokio::select! {
+                _ = done.cancelled() => return,
+                _ = sender.typing(&m.chat, &m.reply, true) => {}
+            }
+            tokio::select! {
+                _ = done.cancelled() => return,
+                _ = tokio::time::sleep(TYPING_EVERY) => {}
+            }
         }
     };
-    sender.typing(&m.chat, &m.reply, false).await;
+    let work = async {
+        let out = fut.await;
+        done.cancel();
+        out
+    };
+    let (out, ()) = tokio::join!(work, show);
     out
+}
+
+/// Clears the typing indicator [`with_typing`] showed.
+async fn clear_typing(rt: &AccountRuntime, m: &super::Inbound) {
+    if rt.link.capabilities.typing {
+        rt.link.sender.typing(&m.chat, &m.reply, false).await;
+    }
 }
 
 /// Tells the owner, once per outage, that the agent is down and the message is kept.

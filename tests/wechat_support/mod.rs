@@ -29,10 +29,14 @@ pub const ID: &str = "wechat:phone";
 /// How long any wait may take before the test fails instead of hanging.
 pub const PATIENCE: Duration = Duration::from_secs(20);
 
-/// Answers `echo: <prompt>`; `long N` answers N numbered paragraphs. Counts prompts.
+/// Answers `echo: <prompt>`; `long N` answers N numbered paragraphs; a prompt starting with
+/// `hold ` waits for [`EchoAgent::release`] first (a turn that takes as long as the test likes).
+/// Counts prompts.
 #[derive(Default)]
 pub struct EchoAgent {
     seen: Mutex<HashMap<String, usize>>,
+    /// Lets one held turn answer.
+    pub release: tokio::sync::Notify,
 }
 
 impl EchoAgent {
@@ -66,7 +70,11 @@ impl Agent for EchoAgent {
             Some(n) => long_answer(n.trim().parse().unwrap_or(10)),
             None => format!("echo: {}", req.prompt),
         };
+        let hold = req.prompt.starts_with("hold ");
         Box::pin(async move {
+            if hold {
+                self.release.notified().await;
+            }
             Ok(TurnOutput {
                 text,
                 usage: None,
