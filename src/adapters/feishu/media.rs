@@ -15,7 +15,7 @@ use scv_feishu::Client;
 use scv_feishu::event::MessageEvent;
 use scv_feishu::media::ResourceType;
 
-use super::failure::{MEDIA_MALFORMED, failure};
+use super::failure::{MEDIA_MALFORMED, MISSING_SCOPE, failure};
 use crate::agent::MediaKind;
 use crate::conversation::{MediaRef, SendError};
 use crate::ids::AccountKey;
@@ -191,8 +191,13 @@ pub(super) async fn fetch(
         .map(|d| d.bytes)
         .map_err(|e| {
             let f = failure(&e, account);
-            let message = format!("downloading the item from Feishu failed: {}", f.message);
-            f.with_message(message)
+            // The generic hint names no scope; the download's own is known.
+            let why = if f.code == MISSING_SCOPE {
+                "the app lacks the scope im:message (or im:message:readonly): add it in the console and publish a version".to_string()
+            } else {
+                f.message.clone()
+            };
+            f.with_message(format!("downloading the item from Feishu failed: {why}"))
         })
 }
 

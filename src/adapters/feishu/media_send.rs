@@ -9,7 +9,7 @@ use scv_feishu::Client;
 use scv_feishu::media::{MAX_FILE_BYTES, MAX_IMAGE_BYTES, MediaMessage, image_format};
 use tokio::io::AsyncReadExt;
 
-use super::failure::{MEDIA_FILE, MEDIA_REFUSED, MEDIA_TOO_LARGE, failure};
+use super::failure::{MEDIA_FILE, MEDIA_REFUSED, MEDIA_TOO_LARGE, MISSING_SCOPE, failure};
 use super::inbound::ReplyRef;
 use super::sender::{receive_id, uuid_for};
 use crate::agent::MediaKind;
@@ -86,8 +86,13 @@ async fn upload(
         && image_format(&head[..n]).is_some();
     let map = |e: scv_feishu::Error| {
         let f = failure(&e, account);
-        let message = format!("uploading the file to Feishu failed: {}", f.message);
-        f.with_message(message)
+        // The generic hint names no scope; the upload's own is known.
+        let why = if f.code == MISSING_SCOPE {
+            "the app lacks the scope im:resource (or im:resource:upload): add it in the console and publish a version".to_string()
+        } else {
+            f.message.clone()
+        };
+        f.with_message(format!("uploading the file to Feishu failed: {why}"))
     };
     if as_image {
         let image_key = client.upload_image(&out.path).await.map_err(map)?;

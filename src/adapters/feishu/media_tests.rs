@@ -312,6 +312,17 @@ async fn a_fetch_that_cannot_succeed_says_why_and_keeps_nothing() {
         std::fs::read_dir(dir.path()).expect("dir").next().is_none(),
         "nothing kept"
     );
+    // The app lacks the download scope: a person's fix, naming the scope.
+    link.fake.fail_resources_with(Some(99991672));
+    let f = sender
+        .fetch(&i.media[0], &i.reply, &dest, u64::MAX)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (f.class, f.code.as_str()),
+        (Class::Fatal, "feishu.missing_scope")
+    );
+    assert!(f.message.contains("im:message"), "{}", f.message);
 }
 
 fn media_item(path: std::path::PathBuf, kind: MediaKind, outbox_key: &str) -> Outbound {
@@ -414,4 +425,17 @@ async fn files_go_as_files_within_the_platforms_limits() {
     }
     assert_eq!(link.fake.upload_requests(), before);
     assert_eq!(link.fake.sent_media().len(), 2);
+    // The app lacks the upload scope: a person's fix, naming the scope.
+    link.fake.fail_uploads_with(Some(99991672));
+    let png_path = dir.path().join("c.png");
+    std::fs::write(&png_path, png(100)).expect("write");
+    let f = sender
+        .send(&media_item(png_path, MediaKind::Image, "k4"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (f.class, f.code.as_str()),
+        (Class::Fatal, "feishu.missing_scope")
+    );
+    assert!(f.message.contains("im:resource"), "{}", f.message);
 }

@@ -91,6 +91,7 @@ pub(crate) struct MediaState {
     upload_order: Vec<String>,
     resources: HashMap<(String, String), Resource>,
     resource_failure: Option<i64>,
+    upload_failure: Option<i64>,
     unsized_resources: bool,
     resource_requests: usize,
     upload_requests: usize,
@@ -160,6 +161,10 @@ async fn upload_image(
     if let Err((code, msg)) = authorize(&sh, &headers) {
         return err(code, msg);
     }
+    let failure = sh.lock().media.upload_failure;
+    if let Some(code) = failure {
+        return err(code, "fake upload failure");
+    }
     let parts = match read_parts(&mut mp, "image", MAX_IMAGE_BYTES).await {
         Ok(p) => p,
         Err((code, msg)) => return err(code, msg),
@@ -191,6 +196,10 @@ async fn upload_file(
     sh.lock().media.upload_requests += 1;
     if let Err((code, msg)) = authorize(&sh, &headers) {
         return err(code, msg);
+    }
+    let failure = sh.lock().media.upload_failure;
+    if let Some(code) = failure {
+        return err(code, "fake upload failure");
     }
     let parts = match read_parts(&mut mp, "file", MAX_FILE_BYTES).await {
         Ok(p) => p,
@@ -592,6 +601,11 @@ impl FakeFeishu {
     /// Answers every resource download with business code `code` (or normally again, `None`).
     pub fn fail_resources_with(&self, code: Option<i64>) {
         self.shared.lock().media.resource_failure = code;
+    }
+
+    /// Answers every upload with business code `code` (or normally again, `None`).
+    pub fn fail_uploads_with(&self, code: Option<i64>) {
+        self.shared.lock().media.upload_failure = code;
     }
 
     /// Makes a resource look larger than 100 MB (234037) without holding 100 MB.
