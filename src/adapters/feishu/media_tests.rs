@@ -439,3 +439,28 @@ async fn files_go_as_files_within_the_platforms_limits() {
     );
     assert!(f.message.contains("im:resource"), "{}", f.message);
 }
+
+#[tokio::test]
+async fn in_a_group_the_file_goes_in_the_thread_of_the_question() {
+    let link = Link::start().await;
+    let dir = tempfile::tempdir().expect("dir");
+    let asked = link
+        .fake
+        .push_group_text("oc_group", "ou_owner", "the chart please", true)
+        .message_id;
+    let path = dir.path().join("chart.png");
+    std::fs::write(&path, png(2000)).expect("write");
+    let mut item = media_item(path, MediaKind::Image, "k-group");
+    item.chat = ChatId::new("oc_group");
+    item.reply = super::super::inbound::ReplyRef {
+        message_id: Some(asked.clone()),
+        group: true,
+    }
+    .to_context();
+    link.sender().send(&item).await.expect("sent");
+    let sent = link.fake.sent();
+    let last = sent.last().expect("one sent");
+    assert_eq!(last.msg_type, "image");
+    assert_eq!(last.chat_id, "oc_group");
+    assert_eq!(last.reply_to, Some((asked, true)));
+}
