@@ -83,6 +83,10 @@ pub fn classify(err: &Error) -> ErrorClass {
         | Error::Stalled(_)
         | Error::Decode(_) => ErrorClass::Transient,
         Error::Invalid(_) => ErrorClass::Rejected { code: 0 },
+        // Over a size limit: this item never fits; the account is fine.
+        Error::TooLarge { .. } => ErrorClass::Rejected { code: 0 },
+        // A local disk error (full, unwritable) may clear; the caller's backoff applies.
+        Error::Io(_) => ErrorClass::Transient,
         Error::Http {
             status,
             retry_after,
@@ -130,6 +134,12 @@ fn classify_api_code(code: i64, http_status: u16, retry_after: Option<Duration>)
         // Still invalid after the one retry: the next attempt refetches.
         99991663..=99991665 => ErrorClass::Transient,
         1 | 1000040343 => ErrorClass::Transient,
+        // Media: metadata writing stopped, scope check failed ("retry"), hybrid-deployment
+        // storage error (unconfirmed whether it clears: retried, visible in health meanwhile),
+        // and the resource endpoint's 401 still there after the token refetch.
+        232096 | 234019 | 234042 | 234002 => ErrorClass::Transient,
+        // Media: the bot capability is off.
+        234007 => fatal(FatalReason::AppDisabled),
         10014 | 10003 | 99991668 => fatal(FatalReason::BadCredentials),
         99991662 | 99991673 | 230006 => fatal(FatalReason::AppDisabled),
         99991672 => fatal(FatalReason::MissingScope),
@@ -268,6 +278,17 @@ mod tests {
             (api(230011, 400, None), Rejected { code: 230011 }),
             (api(99992361, 400, None), Rejected { code: 99992361 }),
             (api(77, 503, None), Transient),
+            (Error::TooLarge { limit: 9 }, Rejected { code: 0 }),
+            (Error::Io("x".into()), Transient),
+            (api(232096, 400, None), Transient),
+            (api(234019, 400, None), Transient),
+            (api(234042, 400, None), Transient),
+            (api(234002, 401, None), Transient),
+            (api(234007, 400, None), fatal(FatalReason::AppDisabled)),
+            (api(234037, 400, None), Rejected { code: 234037 }),
+            (api(234003, 400, None), Rejected { code: 234003 }),
+            (api(234006, 400, None), Rejected { code: 234006 }),
+            (api(234011, 400, None), Rejected { code: 234011 }),
             (api(77, 429, Some(s(3))), SlowDown(s(3))),
         ];
         for (err, want) in rows {

@@ -70,6 +70,15 @@ pub enum Error {
     /// A response that does not parse as the documented shape.
     #[error("unexpected response: {0}")]
     Decode(String),
+    /// A media item over a size limit (the platform's or the caller's); nothing was kept.
+    #[error("the media item is larger than the {limit}-byte limit")]
+    TooLarge {
+        /// The limit it exceeded, in bytes.
+        limit: u64,
+    },
+    /// Reading or writing a local media file failed.
+    #[error("media file error: {0}")]
+    Io(String),
     /// Bad input given by the caller (not sent).
     #[error("invalid request: {0}")]
     Invalid(String),

@@ -14,6 +14,8 @@
 //! - [`ws`]: the long connection: endpoint discovery, ping/pong, watchdog, reassembly,
 //!   caller-driven ACKs, reconnect.
 //! - [`event`]: parsing of the v2 event envelope, `im.message.receive_v1`, `card.action.trigger`.
+//! - [`media`]: message resources downloaded to a file under a size cap; image and file
+//!   uploads streamed from disk; image and file messages.
 //! - [`card`]: the yes/no card and its answered / expired / withdrawn variants.
 //! - [`webhook`]: the HTTP callback mode (url_verification, decryption, signatures).
 //! - `webhook_server` (feature `webhook-server`): an axum router serving the callback mode.
@@ -27,6 +29,7 @@ pub mod domain;
 pub mod error;
 pub mod event;
 pub mod frame;
+pub mod media;
 pub mod rest;
 pub mod secret;
 pub mod token;

@@ -310,8 +310,18 @@ impl Client {
         })
     }
 
+    /// Drops `token` from the cache (the media calls' own token-invalid retry).
+    pub(crate) async fn drop_token(&self, token: &Secret) {
+        self.inner.tokens.invalidate(token).await;
+    }
+
     /// Calls an OpenAPI path and returns `data` (or `null`).
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Result<Value, Error> {
+    pub(crate) async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, Error> {
         let mut whole = self.call_envelope(method, path, body).await?;
         Ok(whole
             .get_mut("data")
@@ -370,7 +380,7 @@ impl Client {
     }
 }
 
-fn sent_message(data: Value) -> Result<SentMessage, Error> {
+pub(crate) fn sent_message(data: Value) -> Result<SentMessage, Error> {
     let s = |k: &str| data.get(k).and_then(Value::as_str).map(String::from);
     let message_id =
         s("message_id").ok_or_else(|| Error::Decode("send response without message_id".into()))?;
@@ -382,7 +392,7 @@ fn sent_message(data: Value) -> Result<SentMessage, Error> {
 }
 
 /// Refuses ids that would change the request path.
-fn path_segment(id: &str) -> Result<&str, Error> {
+pub(crate) fn path_segment(id: &str) -> Result<&str, Error> {
     if id.is_empty()
         || !id
             .bytes()

@@ -53,6 +53,19 @@ pub const BAD_LISTEN: Code = Code::new("feishu.bad_listen");
 /// The callback listener stopped or failed.
 pub const LISTENER_FAILED: Code = Code::new("feishu.listener_failed");
 
+/// A media item is over a size limit (Feishu's 100 MB download, 10 MB image, 30 MB file, or
+/// the bridge's own cap).
+pub const MEDIA_TOO_LARGE: Code = Code::new("feishu.media_too_large");
+/// A received item cannot be downloaded (message deleted, key not in it, a card or forward,
+/// restricted chat).
+pub const MEDIA_UNAVAILABLE: Code = Code::new("feishu.media_unavailable");
+/// The platform refused an upload (empty, unrecognised image, resolution, bad parameter).
+pub const MEDIA_REFUSED: Code = Code::new("feishu.media_refused");
+/// A stored media reference cannot be read (no message id, key or type).
+pub const MEDIA_MALFORMED: Code = Code::new("feishu.media_malformed");
+/// The local file to send or to write cannot be read or written.
+pub const MEDIA_FILE: Code = Code::new("feishu.media_file");
+
 /// Every Feishu code, for the documentation check.
 #[cfg(test)]
 const CODES: &[Code] = &[
@@ -79,6 +92,11 @@ const CODES: &[Code] = &[
     NO_ENCRYPT_KEY,
     BAD_LISTEN,
     LISTENER_FAILED,
+    MEDIA_TOO_LARGE,
+    MEDIA_UNAVAILABLE,
+    MEDIA_REFUSED,
+    MEDIA_MALFORMED,
+    MEDIA_FILE,
 ];
 
 /// What `e`, met by `account`, means for the daemon and for the person.
@@ -86,10 +104,11 @@ pub fn failure(e: &Error, account: &AccountKey) -> Failure {
     match classify(e) {
         ErrorClass::Transient => Failure::transient(transient_code(e), e.to_string()),
         ErrorClass::SlowDown(d) => Failure::slow_down(THROTTLED, e.to_string(), d),
-        ErrorClass::Rejected { .. } => {
+        ErrorClass::Rejected { code } => {
             let code = match e {
                 Error::Invalid(_) => INVALID_REQUEST,
-                _ => REJECTED,
+                Error::TooLarge { .. } => MEDIA_TOO_LARGE,
+                _ => media_code(code).unwrap_or(REJECTED),
             };
             Failure::rejected(code, e.to_string())
         }
@@ -97,6 +116,16 @@ pub fn failure(e: &Error, account: &AccountKey) -> Failure {
         ErrorClass::Fatal { reason } => {
             Failure::fatal(fatal_code(&reason), reason.hint(), fix(&reason, account))
         }
+    }
+}
+
+/// The media codes among the platform's refusals (media-and-streaming §3.2, §4.2).
+fn media_code(code: i64) -> Option<Code> {
+    match code {
+        234037 | 234006 => Some(MEDIA_TOO_LARGE),
+        230110 | 234003 | 234004 | 234009 | 234038 | 234040 | 234043 => Some(MEDIA_UNAVAILABLE),
+        234001 | 234010 | 234011 | 234039 | 234041 => Some(MEDIA_REFUSED),
+        _ => None,
     }
 }
 
@@ -108,11 +137,14 @@ fn transient_code(e: &Error) -> Code {
         Error::Closed => CONNECTION_CLOSED,
         Error::Stalled(_) => STALLED,
         Error::Decode(_) => MALFORMED,
+        Error::Io(_) => MEDIA_FILE,
         Error::Http { .. } => SERVER_ERROR,
         Error::Handshake { .. } => HANDSHAKE_FAILED,
-        Error::Token { .. } | Error::Api { .. } | Error::Endpoint { .. } | Error::Invalid(_) => {
-            API_ERROR
-        }
+        Error::Token { .. }
+        | Error::Api { .. }
+        | Error::Endpoint { .. }
+        | Error::Invalid(_)
+        | Error::TooLarge { .. } => API_ERROR,
     }
 }
 
@@ -267,6 +299,69 @@ mod tests {
                 "feishu.rejected",
                 false,
                 none.clone(),
+            ),
+            (
+                api(234037, 400),
+                Class::Rejected,
+                "feishu.media_too_large",
+                false,
+                none.clone(),
+            ),
+            (
+                Error::TooLarge { limit: 10 },
+                Class::Rejected,
+                "feishu.media_too_large",
+                false,
+                none.clone(),
+            ),
+            (
+                api(234003, 400),
+                Class::Rejected,
+                "feishu.media_unavailable",
+                false,
+                none.clone(),
+            ),
+            (
+                api(234043, 400),
+                Class::Rejected,
+                "feishu.media_unavailable",
+                false,
+                none.clone(),
+            ),
+            (
+                api(234011, 400),
+                Class::Rejected,
+                "feishu.media_refused",
+                false,
+                none.clone(),
+            ),
+            (
+                api(234010, 400),
+                Class::Rejected,
+                "feishu.media_refused",
+                false,
+                none.clone(),
+            ),
+            (
+                api(232096, 400),
+                Class::Transient,
+                "feishu.api_error",
+                false,
+                none.clone(),
+            ),
+            (
+                Error::Io("disk full".into()),
+                Class::Transient,
+                "feishu.media_file",
+                false,
+                none.clone(),
+            ),
+            (
+                api(234007, 400),
+                Class::Fatal,
+                "feishu.app_disabled",
+                true,
+                console_reload.clone(),
             ),
             (
                 api(1, 503),

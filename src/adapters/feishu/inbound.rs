@@ -94,7 +94,7 @@ pub fn to_inbound(
             group,
         }
         .to_context(),
-        media: Vec::new(),
+        media: super::media::media_refs(m),
     })
 }
 

@@ -15,13 +15,16 @@
 //!
 //! Layout: `session` (per-run event handling), `inbound` (event → `Inbound`), `sender`
 //! (`ChatSender` and the error table), `pairing` (one-time owner codes), `cards` (yes/no clicks),
-//! `confirm` (the confirm service as the click handler).
+//! `confirm` (the confirm service as the click handler), `media` (received media as references,
+//! fetched through the resource endpoint), `media_send` (workspace files uploaded and sent).
 
 mod cards;
 mod confirm;
 mod delivery;
 mod failure;
 mod inbound;
+mod media;
+mod media_send;
 pub(crate) mod pairing;
 pub mod render;
 mod sender;

@@ -58,6 +58,9 @@ impl ChatSender for FeishuSender {
 
     fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
         Box::pin(async move {
+            if let crate::conversation::Body::Media(out) = &msg.body {
+                return super::media_send::send(&self.client, &self.account, msg, out).await;
+            }
             let content = content_of(msg)?;
             let uuid = uuid_for(&msg.idempotency_key);
             let reply = ReplyRef::parse(&msg.reply);
@@ -77,6 +80,22 @@ impl ChatSender for FeishuSender {
                 chat: sent.chat_id.map(ChatId::new),
             })
         })
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        media: &'a crate::conversation::MediaRef,
+        _reply: &'a crate::conversation::ReplyContext,
+        dest: &'a std::path::Path,
+        max_bytes: u64,
+    ) -> BoxFuture<'a, Result<u64, SendError>> {
+        Box::pin(super::media::fetch(
+            &self.client,
+            &self.account,
+            media,
+            dest,
+            max_bytes,
+        ))
     }
 
     fn update<'a>(
@@ -105,7 +124,7 @@ impl ChatSender for FeishuSender {
 
 /// Where a chat id points: the pipeline's chats are `oc_…` chat ids, but a proactive message to
 /// "the owner's chat" (confirm questions via `notify`) names the owner's `ou_…` open_id.
-fn receive_id(chat: &str) -> ReceiveId {
+pub(super) fn receive_id(chat: &str) -> ReceiveId {
     if chat.starts_with("ou_") {
         ReceiveId::OpenId(chat.to_string())
     } else if chat.starts_with("on_") {

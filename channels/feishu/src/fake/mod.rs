@@ -26,6 +26,7 @@
 
 mod callback;
 mod http;
+mod media;
 mod records;
 mod state;
 mod ws;
@@ -39,6 +40,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 pub use callback::{callback_request, callback_request_for};
+pub use media::{PushedMedia, SentMedia, Upload};
 pub use records::*;
 use state::{ConnCtl, PendingPush, Shared, Stored, card_event, message_event};
 
@@ -145,6 +147,7 @@ impl FakeFeishu {
                 "/open-apis/interactive/v1/card/update",
                 post(http::card_update),
             )
+            .merge(media::routes())
             .with_state(shared.clone());
         let server = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {

@@ -97,6 +97,8 @@ pub(crate) struct State {
     pub fail_sends: usize,
     /// Accepted sends and replies get no response (as if it was lost with the connection).
     pub withhold_send_responses: bool,
+    /// Uploads, message resources and their knobs.
+    pub media: super::media::MediaState,
 }
 
 /// Everything the routes and connections share.
