@@ -4,8 +4,12 @@
 //! a message is pushed) to the model request's arrival. Outbound: from the model request's
 //! arrival (the fake answers at once) to `sendmessage` arriving at the fake.
 //!
-//! Run with `cargo bench --bench round_trip`. Prints p50/p99 each way for one chat at a time and
-//! for 20 chats busy at once; asserts nothing.
+//! The durability window: from the poll response to the message's journal row being readable
+//! from another connection (what a restart after kill -9 would read); the real iLink server
+//! counts a message delivered once it returned it, so a crash inside this window loses it.
+//!
+//! Run with `cargo bench --bench round_trip`. Prints p50/p99 each way and of the window, for one
+//! chat at a time and for 20 chats busy at once; asserts nothing.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -70,8 +74,46 @@ fn pct(v: &mut [Duration], p: f64) -> f64 {
     v[i].as_secs_f64() * 1000.0
 }
 
+/// Watches `db` from its own read-only connection and notes when each journal row (by rowid
+/// order) first became readable, until `stop`.
+fn watch_journal(
+    db: std::path::PathBuf,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<Vec<std::time::Instant>> {
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let conn = loop {
+            if let Ok(c) = rusqlite::Connection::open_with_flags(
+                &db,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            ) {
+                break c;
+            }
+            std::thread::yield_now();
+        };
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let n: i64 = conn
+                .query_row("SELECT count(*) FROM inbound_journal", [], |r| r.get(0))
+                .unwrap_or(0);
+            let now = std::time::Instant::now();
+            while (seen.len() as i64) < n {
+                seen.push(now);
+            }
+            std::thread::yield_now();
+        }
+        seen
+    })
+}
+
+/// What one run measured.
+struct Figures {
+    inbound: Vec<Duration>,
+    outbound: Vec<Duration>,
+    window: Vec<Duration>,
+}
+
 /// `rounds` rounds of `chats` messages pushed at once (one per peer), each round waited out.
-async fn run(rounds: usize, chats: usize) -> (Vec<Duration>, Vec<Duration>) {
+async fn run(rounds: usize, chats: usize) -> Figures {
     let fake = FakeServer::start_with(FakeConfig {
         sends_per_inbound: u32::MAX,
         ..FakeConfig::default()
@@ -103,8 +145,11 @@ async fn run(rounds: usize, chats: usize) -> (Vec<Duration>, Vec<Duration>) {
         .await
         .expect("daemon");
     wait_for_state(&d.core.registry(), "wechat:a", ComponentState::Connected).await;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = watch_journal(dir.path().join("state/state.db"), stop.clone());
     let handle = fake.handle();
     let mut pushed: Vec<(String, Instant)> = Vec::new();
+    let mut pushed_wall: Vec<std::time::Instant> = Vec::new();
     let mut sent_at: std::collections::HashMap<String, Instant> = Default::default();
     for r in 0..rounds {
         // Push only while a poll is held, so the fake answers it the moment the message lands.
@@ -116,6 +161,7 @@ async fn run(rounds: usize, chats: usize) -> (Vec<Duration>, Vec<Duration>) {
             let text = format!("m{r}-{c}");
             let peer = format!("peer{c:03}@im.wechat");
             pushed.push((text.clone(), Instant::now()));
+            pushed_wall.push(std::time::Instant::now());
             handle.push_text(&peer, &text);
         }
         let base = r * chats;
@@ -142,22 +188,35 @@ async fn run(rounds: usize, chats: usize) -> (Vec<Duration>, Vec<Duration>) {
             outbound.push(s.saturating_duration_since(req.at));
         }
     }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let journaled = watcher.join().expect("watcher");
+    let window = pushed_wall
+        .iter()
+        .zip(&journaled)
+        .map(|(p, j)| j.saturating_duration_since(*p))
+        .collect();
     d.stop().await;
-    (inbound, outbound)
+    Figures {
+        inbound,
+        outbound,
+        window,
+    }
 }
 
 fn main() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
         for (rounds, chats) in [(300, 1), (30, 20)] {
-            let (mut inbound, mut outbound) = run(rounds, chats).await;
+            let mut f = run(rounds, chats).await;
             println!(
-                "{chats} chat(s) at once, {} messages: poll response -> model request p50 {:.2} ms p99 {:.2} ms; model request -> sendmessage p50 {:.2} ms p99 {:.2} ms",
-                inbound.len(),
-                pct(&mut inbound, 0.5),
-                pct(&mut inbound, 0.99),
-                pct(&mut outbound, 0.5),
-                pct(&mut outbound, 0.99),
+                "{chats} chat(s) at once, {} messages: poll response -> model request p50 {:.2} ms p99 {:.2} ms; model request -> sendmessage p50 {:.2} ms p99 {:.2} ms; poll response -> journal row readable p50 {:.2} ms p99 {:.2} ms",
+                f.inbound.len(),
+                pct(&mut f.inbound, 0.5),
+                pct(&mut f.inbound, 0.99),
+                pct(&mut f.outbound, 0.5),
+                pct(&mut f.outbound, 0.99),
+                pct(&mut f.window, 0.5),
+                pct(&mut f.window, 0.99),
             );
         }
     });
