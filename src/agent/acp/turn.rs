@@ -132,6 +132,13 @@ async fn drive(
             }
         }
     };
+    // The reader routes in wire order: every update sent before the prompt's answer is queued.
+    while let Ok(inb) = rx.try_recv() {
+        match inb {
+            Inbound::Update(u) => on_update(&u, req, &mut text, &mut calls, &mut last_status),
+            Inbound::Permission { id, .. } => t.proc.rpc.respond(&id, permission::cancelled()),
+        }
+    }
     let result = result.map_err(|e| failed(t.proc, "during the turn", e))?;
     if grace.is_some() {
         return Err(cancelled());
