@@ -347,6 +347,7 @@ async fn turn(
     } else if text == "CRASH" {
         chunk("about to ");
         c.tail.push(b"thread 'main' panicked\npanic: boom\n");
+        c.tail.end();
         let _ = c.out.send(None);
         (None, None)
     } else {

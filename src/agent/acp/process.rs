@@ -8,6 +8,7 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
@@ -18,9 +19,33 @@ pub const TAIL_BYTES: usize = 2048;
 
 /// The last bytes the agent wrote to stderr, for the message when it dies.
 #[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
+pub struct StderrTail(
+    Arc<Mutex<VecDeque<u8>>>,
+    Arc<tokio::sync::Notify>,
+    Arc<AtomicBool>,
+);
 
 impl StderrTail {
+    /// Marks the stream ended (everything it wrote is in the tail).
+    pub fn end(&self) {
+        self.2.store(true, Ordering::SeqCst);
+        self.1.notify_waiters();
+    }
+
+    /// Waits (briefly) for the stream to end, so a dead agent's last words are in the tail.
+    pub async fn settled(&self) {
+        let wait = async {
+            loop {
+                let n = self.1.notified();
+                if self.2.load(Ordering::SeqCst) {
+                    return;
+                }
+                n.await;
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), wait).await;
+    }
+
     /// Appends bytes, keeping the last [`TAIL_BYTES`].
     pub fn push(&self, bytes: &[u8]) {
         let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -133,11 +158,12 @@ impl Launcher for CommandLauncher {
         }
         let tail = StderrTail::default();
         tokio::spawn(drain(stderr, tail.clone()));
-        // Reap the child when it exits so it never lingers as a zombie of ours.
+        let stop = tokio_util::sync::CancellationToken::new();
+        tokio::spawn(watch(child, pgid, stop.clone()));
         let guard = GroupGuard {
             pgid,
             record,
-            _child: Mutex::new(Some(child)),
+            _stop: stop.drop_guard(),
         };
         Ok(Launched {
             read: Box::new(stdout),
@@ -158,7 +184,23 @@ impl Launcher for CommandLauncher {
 struct GroupGuard {
     pgid: i32,
     record: Option<PathBuf>,
-    _child: Mutex<Option<tokio::process::Child>>,
+    _stop: tokio_util::sync::DropGuard,
+}
+
+/// Owns the child: when it exits (or the guard goes), the rest of its group is killed, because
+/// a grandchild still holding the stdout pipe would keep the bridge from ever seeing EOF.
+async fn watch(
+    mut child: tokio::process::Child,
+    pgid: i32,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    tokio::select! {
+        status = child.wait() => debug!(?status, "agent process exited"),
+        _ = stop.cancelled() => {}
+    }
+    kill_group(pgid);
+    // Reaped here, so it never lingers as our zombie.
+    let _ = child.wait().await;
 }
 
 impl Drop for GroupGuard {
@@ -167,7 +209,6 @@ impl Drop for GroupGuard {
         if let Some(path) = &self.record {
             let _ = std::fs::remove_file(path);
         }
-        // The child itself is reaped by tokio's orphan reaper once `kill_on_drop` drops it.
     }
 }
 
@@ -215,11 +256,12 @@ async fn drain(mut stderr: impl AsyncRead + Unpin, tail: StderrTail) {
     let mut buf = vec![0u8; 4096];
     while let Ok(n) = stderr.read(&mut buf).await {
         if n == 0 {
-            return;
+            break;
         }
         // Only kept in memory: stderr may quote conversation text, so it never reaches logs.
         tail.push(&buf[..n]);
     }
+    tail.end();
 }
 
 #[cfg(test)]

@@ -39,8 +39,10 @@ pub struct Proc {
     pub facts: AgentFacts,
     /// Counts processes, so a chat knows its session belongs to an earlier one.
     pub generation: u64,
-    guard: std::sync::Mutex<Option<Box<dyn Send + Sync>>>,
+    guard: Guard,
 }
+
+type Guard = std::sync::Arc<std::sync::Mutex<Option<Box<dyn Send + Sync>>>>;
 
 /// The failure of a process that is gone, with the tail of its stderr.
 pub fn gone(tail: &StderrTail, what: &str) -> AgentError {
@@ -85,8 +87,16 @@ impl Proc {
             tail: launched.tail,
             facts: AgentFacts::default(),
             generation,
-            guard: std::sync::Mutex::new(Some(launched.guard)),
+            guard: std::sync::Arc::new(std::sync::Mutex::new(Some(launched.guard))),
         };
+        // Stdout closed: the agent is dead or broken; kill what is left of its group at once
+        // rather than when the next turn notices.
+        let (rpc, guard) = (proc.rpc.clone(), proc.guard.clone());
+        tokio::spawn(async move {
+            rpc.closed().await;
+            let g = guard.lock().unwrap_or_else(|p| p.into_inner()).take();
+            drop(g);
+        });
         let params = json!({
             "protocolVersion": 1,
             "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},

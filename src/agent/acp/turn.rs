@@ -139,6 +139,9 @@ async fn drive(
             Inbound::Permission { id, .. } => t.proc.rpc.respond(&id, permission::cancelled()),
         }
     }
+    if result.is_err() && t.proc.rpc.is_closed() {
+        t.proc.tail.settled().await;
+    }
     let result = result.map_err(|e| failed(t.proc, "during the turn", e))?;
     if grace.is_some() {
         return Err(cancelled());
