@@ -257,18 +257,16 @@ pub async fn open(
     })
 }
 
-/// Sets a read-only mode where the agent lists one: codex's `read-only`, claude's `plan` (it
-/// plans without running anything). Unconfirmed for other agents; every permission request of
-/// this session is rejected anyway, so a missing mode only means the agent asks and hears no.
+/// Sets a read-only mode where the agent lists one (codex's `read-only`). NOT claude's `plan`:
+/// observed with claude-agent-acp 0.23.1 (tests/acp_real.rs), in `plan` a stranger's `mkdir x`
+/// ran WITHOUT a permission request, while its `default` mode asks (and hears no). Other agents'
+/// modes are unconfirmed, so none is guessed; every permission request is rejected anyway.
 async fn set_read_only(proc: &Proc, id: &str, new_result: &Value) {
     let listed: Vec<&str> = new_result["modes"]["availableModes"]
         .as_array()
         .map(|m| m.iter().filter_map(|m| m["id"].as_str()).collect())
         .unwrap_or_default();
-    let Some(mode) = ["read-only", "plan"]
-        .into_iter()
-        .find(|m| listed.contains(m))
-    else {
+    let Some(mode) = ["read-only"].into_iter().find(|m| listed.contains(m)) else {
         return;
     };
     let params = json!({"sessionId": id, "modeId": mode});
