@@ -70,6 +70,37 @@ pub trait Approver: Send + Sync + 'static {
         request: ApprovalRequest,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, bool>;
+
+    /// Asks like [`Approver::approve`], offering "always" too when `offer_always` (the agent
+    /// offers an allow-always option); the answer names the kind of option to select. An
+    /// approver that cannot ask for "always" answers once or reject, as `approve` decides.
+    fn decide(
+        &self,
+        request: ApprovalRequest,
+        offer_always: bool,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Decision> {
+        let _ = offer_always;
+        let approved = self.approve(request, cancel);
+        Box::pin(async move {
+            if approved.await {
+                Decision::AllowOnce
+            } else {
+                Decision::Reject
+            }
+        })
+    }
+}
+
+/// What a person decided about one tool call: the kind of option the backend selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it this once.
+    AllowOnce,
+    /// Run it, and calls like it from now on without asking.
+    AllowAlways,
+    /// Do not run it (a no, no answer in time, or a question that could not be asked).
+    Reject,
 }
 
 /// `s` on one line (control characters and newlines become spaces), at most `max` characters.

@@ -15,6 +15,7 @@ use crate::ids::AccountKey;
 use crate::ids::ChatId;
 use crate::store::Store;
 
+pub mod acp;
 pub mod approval;
 pub mod attachment;
 pub mod events;
@@ -24,7 +25,8 @@ pub mod openai;
 pub mod scv;
 mod unconfigured;
 
-pub use approval::{ApprovalRequest, Approver};
+pub use acp::{AcpAgent, AcpOptions};
+pub use approval::{ApprovalRequest, Approver, Decision};
 pub use attachment::{Attachment, MediaKind};
 pub use events::{TurnEvent, TurnEvents};
 pub use health::{AgentInfo, AgentMonitor, ConfigProblem, DEFAULT_MAX_MESSAGE_BYTES, Fixes};
@@ -208,5 +210,11 @@ fn configure(cfg: &AgentConfig, store: Store) -> Result<Arc<dyn Agent>, ConfigPr
             Ok(Arc::new(agent))
         }
         AgentBackend::Scv => Ok(Arc::new(ScvAgent::new(ScvOptions::configure(cfg)?))),
+        AgentBackend::Acp => {
+            // The group records of agent processes live next to the database.
+            let state_dir = store.path().parent().map(std::path::Path::to_path_buf);
+            let opts = AcpOptions::configure(cfg, state_dir)?;
+            Ok(Arc::new(AcpAgent::new(opts, Some(store))))
+        }
     }
 }

@@ -19,6 +19,7 @@ impl Unconfigured {
         let mut info = AgentInfo::new(match cfg.backend {
             AgentBackend::Openai => "openai",
             AgentBackend::Scv => "scv",
+            AgentBackend::Acp => "acp",
         });
         info.model = cfg.model.clone().filter(|m| !m.trim().is_empty());
         info.max_message_bytes = super::health::max_message_bytes(cfg);

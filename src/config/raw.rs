@@ -34,6 +34,8 @@ pub enum AgentBackend {
     Openai,
     /// An SCV agent server over JSON lines.
     Scv,
+    /// An Agent Client Protocol agent (codex-acp, claude-agent-acp, `gemini --experimental-acp`).
+    Acp,
 }
 
 /// The `[agent]` table.
@@ -59,6 +61,9 @@ pub struct AgentConfig {
     pub command: Option<String>,
     /// Arguments of `command` (default `["server", "--stdio"]`).
     pub args: Option<Vec<String>>,
+    /// Extra environment variables for the `acp` agent process (never API keys: those come from
+    /// the daemon's environment or `scv-bridge login agent` with `api_key_env` naming the variable).
+    pub env: Option<BTreeMap<String, String>>,
     /// A Unix socket of a running SCV agent server, instead of `command`.
     pub socket: Option<String>,
     /// Seconds to wait for an answer before giving up on a turn.

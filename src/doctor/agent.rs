@@ -15,7 +15,7 @@ use crate::secrets::Secret;
 pub(super) async fn checks(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Check> {
     match config.agent.backend {
         AgentBackend::Openai => openai(config, stored, daemon).await,
-        AgentBackend::Scv => vec![scv(config).await],
+        AgentBackend::Scv | AgentBackend::Acp => vec![scv(config).await],
     }
 }
 

@@ -104,7 +104,7 @@ pub(super) fn agent_key(loaded: &Loaded) -> Option<Secret> {
 
 /// `approvals = "ask"` means something only to an agent that runs tools and asks first.
 pub(super) fn approvals(config: &Config) -> Vec<Check> {
-    if config.agent.backend == AgentBackend::Scv {
+    if matches!(config.agent.backend, AgentBackend::Scv | AgentBackend::Acp) {
         return Vec::new();
     }
     config

@@ -13,6 +13,8 @@ use futures_util::future::BoxFuture;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+pub mod fake_acp;
+pub mod fake_models;
 pub mod fake_openai;
 pub mod fake_scv;
 

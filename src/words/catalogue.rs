@@ -51,6 +51,10 @@ pub enum Msg {
         /// Why.
         reason: String,
     },
+    /// A coding agent stopped its turn because a tool call was refused (or not answered in time).
+    AgentStoppedAfterNo,
+    /// The agent could not continue the chat's earlier conversation; this answer starts afresh.
+    AgentSessionLost,
 }
 
 impl Msg {
@@ -100,6 +104,13 @@ impl Msg {
                 format!("(Your message was {original}; the agent read only its first {max}.)")
                     .into()
             }
+            Msg::AgentStoppedAfterNo => {
+                "Stopped: the command was not run. Tell me what to do instead.".into()
+            }
+            Msg::AgentSessionLost => {
+                "(The agent could not continue the earlier conversation; this is a fresh one.)"
+                    .into()
+            }
             Msg::Paired => {
                 "Paired: you are now the owner of this bot. What you write here goes to the agent."
                     .into()
@@ -133,6 +144,8 @@ impl Msg {
             Msg::MessageCut { original, max } => {
                 format!("（你的消息有 {original}，智能体只读取了前 {max}。）").into()
             }
+            Msg::AgentStoppedAfterNo => "已停止：该命令没有执行。请告诉我接下来要怎么做。".into(),
+            Msg::AgentSessionLost => "（智能体无法接续之前的对话，这是一段新对话。）".into(),
             Msg::Paired => "配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。".into(),
         }
     }
@@ -186,6 +199,8 @@ pub(crate) mod tests {
             Msg::AgentFailed {
                 reason: "HTTP 400".into(),
             },
+            Msg::AgentStoppedAfterNo,
+            Msg::AgentSessionLost,
         ]
     }
 

@@ -1,0 +1,211 @@
+//! The `acp` backend driving the REAL codex-acp and claude-agent-acp (installed by `.ci/run` from
+//! npm into the directory `SCV_ACP_AGENTS` names) against local fake models: the owner's "make a
+//! directory x" asks for the shell tool, the owner is asked, a yes makes the directory and the
+//! answer arrives; a no runs nothing; a stranger's identical request never runs.
+//!
+//! Without `SCV_ACP_AGENTS` the tests say they did not run; with it set (CI) a missing agent fails.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use scv_bridge::agent::acp::CommandLauncher;
+use scv_bridge::agent::{
+    AcpAgent, AcpOptions, Agent, Approver, Decision, SessionKey, TurnEvents, TurnOutput,
+    TurnRequest,
+};
+use scv_bridge::config::{AccountKey, Channel};
+use scv_bridge::conversation::ChatId;
+use scv_bridge::testing::fake_acp::ScriptedApprover;
+use scv_bridge::testing::fake_models::{FakeModels, MADE};
+use tokio_util::sync::CancellationToken;
+
+/// How long one real turn may take before the test fails instead of hanging.
+const PATIENCE: Duration = Duration::from_secs(180);
+
+/// The agents' directory, or `None` (after saying so) when this run does not test them.
+fn agents_dir() -> Option<PathBuf> {
+    match std::env::var_os("SCV_ACP_AGENTS") {
+        Some(d) => Some(PathBuf::from(d)),
+        None => {
+            eprintln!(
+                "acp_real: SCV_ACP_AGENTS is not set, so the real-agent tests did not run \
+                 (.ci/run installs the agents and sets it)"
+            );
+            None
+        }
+    }
+}
+
+fn need(path: &Path) {
+    assert!(
+        path.exists(),
+        "{} is missing: run `.ci/run` (it installs @zed-industries/codex-acp@0.16.0 and \
+         @zed-industries/claude-agent-acp@0.23.1 with npm)",
+        path.display()
+    );
+}
+
+fn codex(dir: &Path, home: &Path, models: &FakeModels) -> CommandLauncher {
+    let bin = dir.join("node_modules/.bin/codex-acp");
+    need(&bin);
+    let config = format!(
+        r#"model = "fake-model"
+model_provider = "fake"
+approval_policy = "untrusted"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+[model_providers.fake]
+name = "Fake local model"
+base_url = "{}/v1"
+wire_api = "responses"
+env_key = "FAKE_MODEL_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 20000
+[analytics]
+enabled = false
+"#,
+        models.base_url()
+    );
+    std::fs::create_dir_all(home).unwrap();
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    CommandLauncher {
+        program: bin.to_string_lossy().into_owned(),
+        args: Vec::new(),
+        env: vec![
+            ("CODEX_HOME".into(), home.to_string_lossy().into_owned()),
+            ("FAKE_MODEL_KEY".into(), "sk-fake".into()),
+        ],
+        record_dir: None,
+    }
+}
+
+fn claude(dir: &Path, home: &Path, models: &FakeModels) -> CommandLauncher {
+    let js = dir.join("node_modules/@zed-industries/claude-agent-acp/dist/index.js");
+    need(&js);
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    CommandLauncher {
+        program: "node".into(),
+        args: vec![s(&js)],
+        env: vec![
+            ("HOME".into(), s(home)),
+            ("CLAUDE_CONFIG_DIR".into(), s(&home.join(".claude"))),
+            ("IS_SANDBOX".into(), "1".into()),
+            ("ANTHROPIC_BASE_URL".into(), models.base_url()),
+            ("ANTHROPIC_API_KEY".into(), "sk-ant-fake".into()),
+            (
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+                "1".into(),
+            ),
+            ("DISABLE_TELEMETRY".into(), "1".into()),
+            ("DISABLE_AUTOUPDATER".into(), "1".into()),
+        ],
+        record_dir: None,
+    }
+}
+
+fn req(chat: &str, work: &Path, approver: Option<Arc<dyn Approver>>) -> TurnRequest {
+    TurnRequest {
+        session: SessionKey {
+            account: AccountKey::new(Channel::Wechat, "phone"),
+            chat: ChatId::new(chat),
+        },
+        prompt: "make a directory x".into(),
+        no_tools: false,
+        auto_approve: false,
+        approver,
+        workspace: Some(work.to_path_buf()),
+        channel_label: "WeChat",
+        language: Default::default(),
+        attachments: Vec::new(),
+        events: TurnEvents::none(),
+    }
+}
+
+async fn within(a: &Arc<AcpAgent>, r: TurnRequest) -> TurnOutput {
+    let turn = a.turn(r, CancellationToken::new());
+    match tokio::time::timeout(PATIENCE, turn).await {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => panic!("the turn failed: {e}"),
+        Err(_) => panic!("the turn did not end within {PATIENCE:?}"),
+    }
+}
+
+/// Yes, no and a stranger against one agent; each in its own workspace.
+async fn drive(make: impl Fn(&Path, &FakeModels) -> CommandLauncher) {
+    let models = FakeModels::start().await.expect("fake models");
+    let tmp = tempfile::tempdir().unwrap();
+    let launcher = make(&tmp.path().join("home"), &models);
+    let a = Arc::new(AcpAgent::new(AcpOptions::new(Arc::new(launcher)), None));
+    let (approver, mut asked) = ScriptedApprover::new();
+    let approver: Arc<dyn Approver> = approver;
+
+    // Yes: asked, the directory is made, the answer arrives.
+    let yes = tmp.path().join("yes");
+    std::fs::create_dir(&yes).unwrap();
+    let turn = tokio::spawn({
+        let (a, r) = (a.clone(), req("yes", &yes, Some(approver.clone())));
+        async move { within(&a, r).await }
+    });
+    let q = tokio::time::timeout(PATIENCE, asked.recv())
+        .await
+        .expect("asked in time")
+        .expect("asked");
+    assert!(
+        format!("{} {}", q.request.tool, q.request.summary).contains("mkdir x"),
+        "the question names the command: {} / {}",
+        q.request.tool,
+        q.request.summary
+    );
+    let said_yes = Instant::now();
+    q.answer.send(Decision::AllowOnce).unwrap();
+    let out = turn.await.unwrap();
+    eprintln!("acp_real: yes to answer {:?}", said_yes.elapsed());
+    assert!(yes.join("x").is_dir(), "the directory exists");
+    assert!(out.text.contains(MADE), "the answer arrives: {}", out.text);
+
+    // No: nothing runs, the chat hears it stopped (or the agent says it did not run it).
+    let no = tmp.path().join("no");
+    std::fs::create_dir(&no).unwrap();
+    let turn = tokio::spawn({
+        let (a, r) = (a.clone(), req("no", &no, Some(approver.clone())));
+        async move { within(&a, r).await }
+    });
+    let q = tokio::time::timeout(PATIENCE, asked.recv())
+        .await
+        .expect("asked in time")
+        .expect("asked");
+    q.answer.send(Decision::Reject).unwrap();
+    let out = turn.await.unwrap();
+    assert!(!no.join("x").exists(), "nothing ran");
+    assert!(!out.text.trim().is_empty(), "the chat is told");
+    assert!(!out.text.contains(MADE), "{}", out.text);
+
+    // A stranger: every permission refused without asking; nothing runs.
+    let stranger = tmp.path().join("stranger");
+    std::fs::create_dir(&stranger).unwrap();
+    let mut r = req("stranger", &stranger, Some(approver));
+    r.no_tools = true;
+    let out = within(&a, r).await;
+    assert!(
+        !stranger.join("x").exists(),
+        "a stranger's request never runs"
+    );
+    assert!(!out.text.contains(MADE), "{}", out.text);
+    assert!(asked.try_recv().is_err(), "nobody was asked for a stranger");
+    a.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_codex_acp_asks_the_owner_and_obeys_the_answer() {
+    let Some(dir) = agents_dir() else { return };
+    drive(|home, models| codex(&dir, home, models)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_claude_agent_acp_asks_the_owner_and_obeys_the_answer() {
+    let Some(dir) = agents_dir() else { return };
+    drive(|home, models| claude(&dir, home, models)).await;
+}
