@@ -114,6 +114,24 @@ async fn turn(
     if cut.is_some() {
         tracing::info!(account = %m.account, bytes = m.text.len(), max, "a message is longer than the agent is handed; cut");
     }
+    let key = String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id));
+    let (events, streamed) = crate::agent::TurnEvents::channel();
+    // Streaming: what an earlier run of this turn already queued, and the turn's live view.
+    let committed = if rt.link.sender.stream_mode() == super::StreamMode::Whole {
+        super::stream::committed_nothing()
+    } else {
+        super::stream::committed(conv, &key).await
+    };
+    let live = super::stream::Live::new(
+        conv,
+        rt,
+        chat,
+        m,
+        key.clone(),
+        lang,
+        cut.is_none(),
+        committed,
+    );
     let req = TurnRequest {
         session: SessionKey {
             account: m.account.clone(),
@@ -131,9 +149,10 @@ async fn turn(
         channel_label: rt.link.channel_label,
         language: lang,
         attachments: Vec::new(),
-        events: crate::agent::TurnEvents::none(),
+        events,
     };
-    let result = with_typing(rt, m, conv.agent.turn(req, turn_cancel.clone())).await;
+    let turn = conv.agent.turn(req, turn_cancel.clone());
+    let (result, committed) = with_typing(rt, m, live.run(streamed, turn)).await;
     if let Ok(mut cur) = chat.current_turn.lock() {
         *cur = None;
     }
@@ -162,8 +181,8 @@ async fn turn(
             format!("{note}\n\n{text}")
         };
     }
-    let pieces = super::split(&text, rt.link.sender.limits().max_chars);
-    let key = String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id));
+    // Only what streaming did not already queue (all of it when nothing streamed).
+    let (first, pieces) = super::stream::rest(committed, &text, rt.link.sender.limits().max_chars);
     let (a, id, reply, chat_id) = (
         m.account.clone(),
         m.msg_id.clone(),
@@ -180,7 +199,7 @@ async fn turn(
                     chat: &chat_id,
                     text: piece,
                     body: &Body::Text,
-                    key: format!("{key}/{i}"),
+                    key: format!("{key}/{}", first + i),
                     reply: &reply,
                     kind: OutboundKind::Reply,
                 })

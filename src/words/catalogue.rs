@@ -51,6 +51,11 @@ pub enum Msg {
         /// Why.
         reason: String,
     },
+    /// A long turn has been silent for a while; `doing` is the agent's last status line.
+    StillWorking {
+        /// What the agent said it is doing ("running tests"), when it said.
+        doing: Option<String>,
+    },
 }
 
 impl Msg {
@@ -96,6 +101,8 @@ impl Msg {
             )
             .into(),
             Msg::AgentFailed { reason } => format!("The agent could not answer: {reason}").into(),
+            Msg::StillWorking { doing: Some(d) } => format!("Still working: {d}").into(),
+            Msg::StillWorking { doing: None } => "Still working…".into(),
             Msg::MessageCut { original, max } => {
                 format!("(Your message was {original}; the agent read only its first {max}.)")
                     .into()
@@ -130,6 +137,8 @@ impl Msg {
                 format!("智能体暂时无法回复：{reason}。你的消息已保存，恢复后会立即回复。").into()
             }
             Msg::AgentFailed { reason } => format!("智能体未能回复：{reason}").into(),
+            Msg::StillWorking { doing: Some(d) } => format!("仍在处理：{d}").into(),
+            Msg::StillWorking { doing: None } => "仍在处理…".into(),
             Msg::MessageCut { original, max } => {
                 format!("（你的消息有 {original}，智能体只读取了前 {max}。）").into()
             }
@@ -186,6 +195,10 @@ pub(crate) mod tests {
             Msg::AgentFailed {
                 reason: "HTTP 400".into(),
             },
+            Msg::StillWorking {
+                doing: Some("running tests".into()),
+            },
+            Msg::StillWorking { doing: None },
         ]
     }
 

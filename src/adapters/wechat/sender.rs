@@ -355,6 +355,11 @@ impl ChatSender for WechatSender {
         Box::pin(async move { self.send_one(msg).await.map(|()| Sent::default()) })
     }
 
+    fn stream_mode(&self) -> crate::conversation::StreamMode {
+        // No editing: a long answer goes out in finished parts while the model still writes.
+        crate::conversation::StreamMode::Chunks
+    }
+
     fn typing<'a>(
         &'a self,
         chat: &'a ChatId,
