@@ -1,6 +1,7 @@
 //! A short line when a turn runs long without a visible word: "still working: running tests".
 //!
-//! Throttled by construction: the first after [`SILENCE`] without answer text, each later one
+//! Only for backends that report their steps (a status event this turn). Throttled by
+//! construction: the first after [`SILENCE`] without answer text, each later one
 //! only after twice the silence before it, and at most [`MAX_LINES`] per turn, so a turn of an
 //! hour says a few lines, never a flood (and WeChat's sends per inbound message are kept for
 //! the answer).
@@ -27,6 +28,8 @@ pub(super) struct Progress {
     wait: Duration,
     said: u32,
     doing: Option<String>,
+    /// The backend reported a step this turn.
+    reported: bool,
 }
 
 impl Progress {
@@ -38,12 +41,16 @@ impl Progress {
             wait: SILENCE,
             said: 0,
             doing: None,
+            reported: false,
         }
     }
 
-    /// When the next line is due (`None`: the turn said all it may).
+    /// When the next line is due (`None`: the turn said all it may, or its backend reports no
+    /// steps). Only a backend that reports what it does (tool steps) gets progress lines: a
+    /// plain model that is slow to start is waited for in silence, as before, and a model
+    /// held by an outage is told by the outage notice instead.
     pub(super) fn due(&self) -> Option<Instant> {
-        (self.said < MAX_LINES).then(|| self.since + self.wait)
+        (self.said < MAX_LINES && self.reported).then(|| self.since + self.wait)
     }
 
     /// Answer text arrived: the turn is not silent.
@@ -59,6 +66,7 @@ impl Progress {
     /// The agent said what it is doing (a tool step); quoted by the next line.
     pub(super) fn saw_status(&mut self, line: String) {
         let line = line.trim();
+        self.reported = true;
         if !line.is_empty() {
             self.doing = Some(line.chars().take(MAX_STATUS_CHARS).collect());
         }
@@ -89,6 +97,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn one_line_after_the_silence_then_ever_rarer_and_at_most_three() {
         let mut p = Progress::new(Lang::En);
+        tokio::time::advance(SILENCE * 2).await;
+        assert_eq!(p.take(), None, "a backend that reports no steps gets none");
+        p.saw_status(String::new());
+        p.saw_text();
         assert_eq!(p.take(), None, "not yet");
         tokio::time::advance(SILENCE - Duration::from_secs(1)).await;
         p.saw_text();
