@@ -27,6 +27,7 @@ pub mod domain;
 pub mod error;
 pub mod event;
 pub mod frame;
+pub mod reaction;
 pub mod rest;
 pub mod secret;
 pub mod token;

@@ -311,7 +311,12 @@ impl Client {
     }
 
     /// Calls an OpenAPI path and returns `data` (or `null`).
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Result<Value, Error> {
+    pub(crate) async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, Error> {
         let mut whole = self.call_envelope(method, path, body).await?;
         Ok(whole
             .get_mut("data")
@@ -382,7 +387,7 @@ fn sent_message(data: Value) -> Result<SentMessage, Error> {
 }
 
 /// Refuses ids that would change the request path.
-fn path_segment(id: &str) -> Result<&str, Error> {
+pub(crate) fn path_segment(id: &str) -> Result<&str, Error> {
     if id.is_empty()
         || !id
             .bytes()

@@ -26,6 +26,7 @@ pub(crate) mod pairing;
 pub mod render;
 mod sender;
 mod session;
+mod typing;
 mod webhook;
 
 use std::sync::Arc;

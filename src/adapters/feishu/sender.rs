@@ -17,7 +17,8 @@ use crate::supervisor::Capabilities;
 
 /// What a Feishu account can do: cards with buttons, edited in place once a question closes.
 pub const CAPABILITIES: Capabilities = Capabilities {
-    typing: false,
+    // A `Typing` reaction on the owner's message (super::typing).
+    typing: true,
     buttons: true,
     edit: true,
     questions: true,
@@ -39,12 +40,18 @@ pub struct FeishuSender {
     client: Client,
     /// The account, for the fixes its failures name.
     account: AccountKey,
+    /// The typing reactions shown now.
+    typing: super::typing::Typing,
 }
 
 impl FeishuSender {
     /// A sender over `client` (shares its token cache) for `account`.
     pub fn new(client: Client, account: AccountKey) -> Self {
-        FeishuSender { client, account }
+        FeishuSender {
+            client,
+            account,
+            typing: Default::default(),
+        }
     }
 }
 
@@ -76,6 +83,19 @@ impl ChatSender for FeishuSender {
                 msg_id: Some(PlatformMsgId::new(sent.message_id)),
                 chat: sent.chat_id.map(ChatId::new),
             })
+        })
+    }
+
+    fn typing<'a>(
+        &'a self,
+        _chat: &'a ChatId,
+        reply: &'a crate::conversation::ReplyContext,
+        on: bool,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(id) = ReplyRef::parse(reply).message_id {
+                self.typing.set(&self.client, &id, on).await;
+            }
         })
     }
 

@@ -28,11 +28,11 @@ fn reply(status: StatusCode, body: Value) -> Response {
     (status, Json(body)).into_response()
 }
 
-fn err(code: i64, msg: &str) -> Response {
+pub(crate) fn err(code: i64, msg: &str) -> Response {
     reply(StatusCode::BAD_REQUEST, json!({"code": code, "msg": msg}))
 }
 
-fn ok(data: Value) -> Response {
+pub(crate) fn ok(data: Value) -> Response {
     reply(
         StatusCode::OK,
         json!({"code": 0, "msg": "success", "data": data}),
@@ -75,10 +75,10 @@ pub(crate) async fn token(State(sh): S, body: Bytes) -> Response {
 }
 
 /// A business error: code and message.
-type Refusal = (i64, &'static str);
+pub(crate) type Refusal = (i64, &'static str);
 
 /// Checks the bearer token.
-fn authorize(sh: &Shared, headers: &HeaderMap) -> Result<(), Refusal> {
+pub(crate) fn authorize(sh: &Shared, headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(tok) = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())

@@ -97,6 +97,8 @@ pub(crate) struct State {
     pub fail_sends: usize,
     /// Accepted sends and replies get no response (as if it was lost with the connection).
     pub withhold_send_responses: bool,
+    /// Reactions on messages (the typing sign) and their knobs.
+    pub reactions: super::reaction::Reactions,
 }
 
 /// Everything the routes and connections share.
