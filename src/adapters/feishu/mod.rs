@@ -22,6 +22,7 @@ mod confirm;
 mod delivery;
 mod failure;
 mod inbound;
+mod markdown;
 pub(crate) mod pairing;
 pub mod render;
 mod sender;

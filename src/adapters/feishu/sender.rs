@@ -150,7 +150,7 @@ fn content_of(msg: &Outbound) -> Result<MessageContent, SendError> {
         }
     }
     if looks_like_markdown(&msg.text) {
-        let post = MessageContent::post_markdown("", &msg.text);
+        let post = MessageContent::post_markdown("", &super::markdown::for_post(&msg.text));
         if post.content_string().len() <= post.size_limit() {
             return Ok(post);
         }
