@@ -80,6 +80,11 @@ pub trait ChatSender: Send + Sync + 'static {
         })
     }
 
+    /// How the platform shows an answer still being written (default: only the whole answer).
+    fn stream_mode(&self) -> super::stream::StreamMode {
+        super::stream::StreamMode::Whole
+    }
+
     /// Shows (`on`) or clears a typing indicator; adapters without one do nothing.
     fn typing<'a>(
         &'a self,

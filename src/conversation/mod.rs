@@ -22,6 +22,7 @@ mod outbox;
 mod quiet;
 mod sender;
 mod stats;
+mod stream;
 mod turns;
 
 use std::collections::HashMap;
@@ -43,6 +44,7 @@ pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
 pub use message::{Inbound, MediaRef, Outbound, OutboundKind, ReplyContext};
 pub use outbox::Outbox;
 pub use stats::Stats;
+pub use stream::StreamMode;
 
 use crate::agent::{Agent, AgentMonitor, Approver};
 use crate::config::AccountKey;

@@ -114,6 +114,24 @@ async fn turn(
     if cut.is_some() {
         tracing::info!(account = %m.account, bytes = m.text.len(), max, "a message is longer than the agent is handed; cut");
     }
+    let key = String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id));
+    let (events, streamed) = crate::agent::TurnEvents::channel();
+    // Streaming: what an earlier run of this turn already queued, and the turn's live view.
+    let committed = if rt.link.sender.stream_mode() == super::StreamMode::Whole {
+        super::stream::committed_nothing()
+    } else {
+        super::stream::committed(conv, &key).await
+    };
+    let live = super::stream::Live::new(
+        conv,
+        rt,
+        chat,
+        m,
+        key.clone(),
+        lang,
+        cut.is_none(),
+        committed,
+    );
     let req = TurnRequest {
         session: SessionKey {
             account: m.account.clone(),
@@ -131,10 +149,11 @@ async fn turn(
         channel_label: rt.link.channel_label,
         language: lang,
         attachments: Vec::new(),
-        events: crate::agent::TurnEvents::none(),
+        events,
     };
     let started = std::time::Instant::now();
-    let result = with_typing(rt, m, conv.agent.turn(req, turn_cancel.clone())).await;
+    let turn = conv.agent.turn(req, turn_cancel.clone());
+    let (result, committed) = with_typing(rt, m, live.run(streamed, turn)).await;
     crate::telemetry::turn(&m.account.to_string(), started.elapsed());
     if let Ok(mut cur) = chat.current_turn.lock() {
         *cur = None;
@@ -166,8 +185,8 @@ async fn turn(
             format!("{note}\n\n{text}")
         };
     }
-    let pieces = super::split(&text, rt.link.sender.limits().max_chars);
-    let key = String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id));
+    // Only what streaming did not already queue (all of it when nothing streamed).
+    let (first, pieces) = super::stream::rest(committed, &text, rt.link.sender.limits().max_chars);
     let (a, id, reply, chat_id) = (
         m.account.clone(),
         m.msg_id.clone(),
@@ -175,23 +194,25 @@ async fn turn(
         m.chat.clone(),
     );
     // Clearing the typing sign runs beside storing the answer, not ahead of it.
-    let store = conv.store.call(move |t| {
-        let items: Vec<journal::NewOutbound<'_>> = pieces
-            .iter()
-            .enumerate()
-            .map(|(i, piece)| journal::NewOutbound {
-                chat: &chat_id,
-                text: piece,
-                body: &Body::Text,
-                key: format!("{key}/{i}"),
-                reply: &reply,
-                kind: OutboundKind::Reply,
-            })
-            .collect();
-        journal::enqueue(t, &a, &items)?;
-        journal::finish(t, &a, &id)?;
-        journal::next_in_chat(t, &a, &chat_id, JournalState::New)
-    });
+    let store = conv
+        .store
+        .call(move |t| {
+            let items: Vec<journal::NewOutbound<'_>> = pieces
+                .iter()
+                .enumerate()
+                .map(|(i, piece)| journal::NewOutbound {
+                    chat: &chat_id,
+                    text: piece,
+                    body: &Body::Text,
+                    key: format!("{key}/{}", first + i),
+                    reply: &reply,
+                    kind: OutboundKind::Reply,
+                })
+                .collect();
+            journal::enqueue(t, &a, &items)?;
+            journal::finish(t, &a, &id)?;
+            journal::next_in_chat(t, &a, &chat_id, JournalState::New)
+        });
     let ((), stored) = tokio::join!(clear_typing(rt, m), store);
     match stored {
         Ok(next) => {
@@ -207,8 +228,9 @@ async fn turn(
 
 /// Runs `fut` (the agent's turn) with the chat's typing indicator shown beside it, refreshed
 /// every few seconds. Typing is best-effort and never on the critical path: the first sign goes
-/// out while the model request is already on its way (WeChat's `getconfig` ticket included), and
-/// a sign still in flight when the answer is ready is dropped. [`clear_typing`] clears it.
+/// out while the model request is already on its way (WeChat's `getconfig` ticket included); a
+/// sign still in flight when the answer is ready is let finish, so it can be cleared, and no
+/// refresh is started after. [`clear_typing`] clears it.
 async fn with_typing<F: std::future::Future>(
     rt: &AccountRuntime,
     m: &super::Inbound,
@@ -221,10 +243,10 @@ async fn with_typing<F: std::future::Future>(
     let done = tokio_util::sync::CancellationToken::new();
     let show = async {
         loop {
-            tokio::select! {
-                _ = done.cancelled() => return,
-                _ = sender.typing(&m.chat, &m.reply, true) => {}
-            }
+            // Never cut short: a sign half sent (a Feishu reaction added, its id unknown) could
+            // not be cleared afterwards. The first goes out even for a quick answer, as before,
+            // and is cleared with it.
+            sender.typing(&m.chat, &m.reply, true).await;
             tokio::select! {
                 _ = done.cancelled() => return,
                 _ = tokio::time::sleep(TYPING_EVERY) => {}

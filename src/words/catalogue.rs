@@ -55,6 +55,11 @@ pub enum Msg {
     AgentStoppedAfterNo,
     /// The agent could not continue the chat's earlier conversation; this answer starts afresh.
     AgentSessionLost,
+    /// A long turn has been silent for a while; `doing` is the agent's last status line.
+    StillWorking {
+        /// What the agent said it is doing ("running tests"), when it said.
+        doing: Option<String>,
+    },
 }
 
 impl Msg {
@@ -100,6 +105,8 @@ impl Msg {
             )
             .into(),
             Msg::AgentFailed { reason } => format!("The agent could not answer: {reason}").into(),
+            Msg::StillWorking { doing: Some(d) } => format!("Still working: {d}").into(),
+            Msg::StillWorking { doing: None } => "Still working…".into(),
             Msg::MessageCut { original, max } => {
                 format!("(Your message was {original}; the agent read only its first {max}.)")
                     .into()
@@ -141,6 +148,8 @@ impl Msg {
                 format!("智能体暂时无法回复：{reason}。你的消息已保存，恢复后会立即回复。").into()
             }
             Msg::AgentFailed { reason } => format!("智能体未能回复：{reason}").into(),
+            Msg::StillWorking { doing: Some(d) } => format!("仍在处理：{d}").into(),
+            Msg::StillWorking { doing: None } => "仍在处理…".into(),
             Msg::MessageCut { original, max } => {
                 format!("（你的消息有 {original}，智能体只读取了前 {max}。）").into()
             }
@@ -201,6 +210,10 @@ pub(crate) mod tests {
             },
             Msg::AgentStoppedAfterNo,
             Msg::AgentSessionLost,
+            Msg::StillWorking {
+                doing: Some("running tests".into()),
+            },
+            Msg::StillWorking { doing: None },
         ]
     }
 

@@ -115,6 +115,8 @@ pub struct Harness {
     pub fake: FakeServer,
     pub config_path: PathBuf,
     pub agent: Arc<EchoAgent>,
+    /// An agent to run instead of the echo agent (a test's own, such as a streaming one).
+    pub agent_override: Option<Arc<dyn Agent>>,
     pub conversation: Arc<Mutex<Option<Arc<Conversation>>>>,
     pub daemon: Option<RunningDaemon>,
     /// `None` runs the real factory (`PlatformFactory`) with WeChat's own timings.
@@ -141,6 +143,7 @@ impl Harness {
             fake,
             config_path,
             agent: Arc::new(EchoAgent::default()),
+            agent_override: None,
             conversation: Arc::new(Mutex::new(None)),
             daemon: None,
             tuning: Some(fast_tuning()),
@@ -174,7 +177,10 @@ impl Harness {
 
     /// Starts the daemon.
     pub async fn start(&mut self) {
-        let agent: Arc<dyn Agent> = self.agent.clone();
+        let agent: Arc<dyn Agent> = match &self.agent_override {
+            Some(a) => a.clone(),
+            None => self.agent.clone(),
+        };
         let slot = self.conversation.clone();
         let tuning = self.tuning.clone();
         let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {

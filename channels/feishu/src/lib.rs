@@ -30,6 +30,7 @@ pub mod error;
 pub mod event;
 pub mod frame;
 pub mod media;
+pub mod reaction;
 pub mod rest;
 pub mod secret;
 pub mod token;

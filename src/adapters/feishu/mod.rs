@@ -25,10 +25,12 @@ mod failure;
 mod inbound;
 mod media;
 mod media_send;
+mod markdown;
 pub(crate) mod pairing;
 pub mod render;
 mod sender;
 mod session;
+mod typing;
 mod webhook;
 
 use std::sync::Arc;

@@ -17,7 +17,8 @@ use crate::supervisor::Capabilities;
 
 /// What a Feishu account can do: cards with buttons, edited in place once a question closes.
 pub const CAPABILITIES: Capabilities = Capabilities {
-    typing: false,
+    // A `Typing` reaction on the owner's message (super::typing).
+    typing: true,
     buttons: true,
     edit: true,
     questions: true,
@@ -39,12 +40,18 @@ pub struct FeishuSender {
     client: Client,
     /// The account, for the fixes its failures name.
     account: AccountKey,
+    /// The typing reactions shown now.
+    typing: super::typing::Typing,
 }
 
 impl FeishuSender {
     /// A sender over `client` (shares its token cache) for `account`.
     pub fn new(client: Client, account: AccountKey) -> Self {
-        FeishuSender { client, account }
+        FeishuSender {
+            client,
+            account,
+            typing: Default::default(),
+        }
     }
 }
 
@@ -98,6 +105,19 @@ impl ChatSender for FeishuSender {
         ))
     }
 
+    fn typing<'a>(
+        &'a self,
+        _chat: &'a ChatId,
+        reply: &'a crate::conversation::ReplyContext,
+        on: bool,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(id) = ReplyRef::parse(reply).message_id {
+                self.typing.set(&self.client, &id, on).await;
+            }
+        })
+    }
+
     fn update<'a>(
         &'a self,
         target: &'a PlatformMsgId,
@@ -149,7 +169,7 @@ fn content_of(msg: &Outbound) -> Result<MessageContent, SendError> {
         }
     }
     if looks_like_markdown(&msg.text) {
-        let post = MessageContent::post_markdown("", &msg.text);
+        let post = MessageContent::post_markdown("", &super::markdown::for_post(&msg.text));
         if post.content_string().len() <= post.size_limit() {
             return Ok(post);
         }

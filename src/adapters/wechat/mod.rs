@@ -15,6 +15,7 @@
 
 mod failure;
 mod inbound;
+mod render;
 mod sender;
 mod state;
 

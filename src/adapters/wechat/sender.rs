@@ -236,7 +236,7 @@ impl WechatSender {
         // a closed question's says how it ended; nothing else rides along.
         let result = self
             .client
-            .send_text(peer, Some(&token), text_of(msg), &client_id)
+            .send_text(peer, Some(&token), &text_of(msg), &client_id)
             .await;
         let e = match result {
             // Recorded first, in the same poll that read WeChat's answer: a crash before this
@@ -355,6 +355,11 @@ impl ChatSender for WechatSender {
         Box::pin(async move { self.send_one(msg).await.map(|()| Sent::default()) })
     }
 
+    fn stream_mode(&self) -> crate::conversation::StreamMode {
+        // No editing: a long answer goes out in finished parts while the model still writes.
+        crate::conversation::StreamMode::Chunks
+    }
+
     fn typing<'a>(
         &'a self,
         chat: &'a ChatId,
@@ -392,9 +397,16 @@ fn transient(e: crate::store::StoreError) -> SendError {
     SendError::transient(general::STORE, e.to_string())
 }
 
-/// What WeChat shows for an outbox item: its text, whatever its body (WeChat has only text).
-fn text_of(msg: &Outbound) -> &str {
-    &msg.text
+/// What WeChat shows for an outbox item: its text, whatever its body (WeChat has only text),
+/// through the official client's Markdown filter; a text the filter would empty (only an
+/// image) goes out as written rather than as nothing.
+fn text_of(msg: &Outbound) -> String {
+    let shown = super::render::for_wechat(&msg.text);
+    if shown.trim().is_empty() {
+        msg.text.clone()
+    } else {
+        shown
+    }
 }
 
 #[cfg(test)]

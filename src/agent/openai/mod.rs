@@ -18,7 +18,9 @@ use super::health::{
     AgentInfo, ConfigProblem, DEFAULT_MAX_MESSAGE_BYTES, Fixes, max_message_bytes,
 };
 use super::key::KeySource;
-use super::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest, Usage};
+use super::{
+    Agent, AgentError, AgentErrorKind, SessionKey, TurnEvents, TurnOutput, TurnRequest, Usage,
+};
 use crate::config::AgentConfig;
 use crate::secrets::Secret;
 use crate::store::Store;
@@ -235,7 +237,7 @@ impl OpenAiAgent {
     /// One completion of `messages` without history (mail triage), retried like a turn.
     pub async fn complete(&self, messages: &[ChatMessage]) -> Result<(String, Usage), AgentError> {
         let call = async {
-            match self.request(messages).await {
+            match self.request(messages, &TurnEvents::none()).await {
                 Ok(r) => Ok(r),
                 Err(CallError::Agent(e)) => Err(e),
                 Err(CallError::ContextLength) => Err(AgentError::new(
@@ -305,7 +307,9 @@ impl OpenAiAgent {
             messages.push(ChatMessage::new(Role::User, req.prompt.clone()));
             // The deadline covers the model, not the local store, so a paused test clock never
             // jumps to it while the store thread works.
-            let answer = self.within_deadline(self.request(&messages)).await;
+            let answer = self
+                .within_deadline(self.request(&messages, &req.events))
+                .await;
             match answer {
                 Ok((text, usage)) => {
                     let keep = HistoryLimits {
@@ -350,7 +354,11 @@ impl OpenAiAgent {
     }
 
     /// Sends `messages`, retrying 429 and 5xx a bounded number of times, and assembles the stream.
-    async fn request(&self, messages: &[ChatMessage]) -> Result<(String, Usage), CallError> {
+    async fn request(
+        &self,
+        messages: &[ChatMessage],
+        events: &TurnEvents,
+    ) -> Result<(String, Usage), CallError> {
         let body = serde_json::json!({
             "model": self.opts.model,
             "messages": messages,
@@ -372,7 +380,7 @@ impl OpenAiAgent {
             })?;
             let status = resp.status();
             if status.is_success() {
-                let (text, usage) = self.read_stream(resp).await?;
+                let (text, usage) = self.read_stream(resp, events).await?;
                 let usage = self.usage_or_estimate(usage, messages, &text);
                 return Ok((text, usage));
             }
@@ -431,11 +439,12 @@ impl OpenAiAgent {
     async fn read_stream(
         &self,
         resp: reqwest::Response,
+        events: &TurnEvents,
     ) -> Result<(String, Option<ServerUsage>), AgentError> {
         let broken = |what: String| AgentError::new(AgentErrorKind::Unavailable, what);
         let mut stream = resp.bytes_stream();
         let mut parser = SseParser::new();
-        let mut acc = Assembly::default();
+        let mut acc = Assembly::streaming(events.clone());
         while let Some(chunk) = stream.next().await {
             let chunk = chunk
                 .map_err(|e| broken(format!("the agent's stream broke: {}", without_url(&e))))?;

@@ -25,9 +25,20 @@ pub(super) struct Assembly {
     text: String,
     usage: Option<ServerUsage>,
     pub(super) finished: bool,
+    /// Where each piece of answer text is reported as it arrives (silent for completions
+    /// nobody streams, such as mail triage).
+    events: crate::agent::TurnEvents,
 }
 
 impl Assembly {
+    /// An assembly that reports each text delta to `events` as it arrives.
+    pub(super) fn streaming(events: crate::agent::TurnEvents) -> Self {
+        Assembly {
+            events,
+            ..Assembly::default()
+        }
+    }
+
     /// Takes one event's payload; true at `[DONE]`.
     pub(super) fn event(&mut self, payload: &str) -> Result<bool, AgentError> {
         if payload.trim() == "[DONE]" {
@@ -58,6 +69,7 @@ impl Assembly {
         }
         for c in chunk.choices {
             if let Some(t) = c.delta.and_then(|d| d.content) {
+                self.events.text(&t);
                 self.text.push_str(&t);
             }
             if c.finish_reason.is_some() {
@@ -237,6 +249,28 @@ mod tests {
             .expect_err("truncated JSON");
         assert_eq!(err.kind, AgentErrorKind::Unavailable);
         assert!(!err.message.contains("lo wor"), "{}", err.message);
+    }
+
+    #[test]
+    fn each_delta_is_reported_as_it_arrives_and_the_whole_text_kept() {
+        let (events, mut rx) = crate::agent::TurnEvents::channel();
+        let mut acc = Assembly::streaming(events);
+        for p in [
+            r#"{"choices":[{"delta":{"role":"assistant"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"你好, "}}]}"#,
+            r#"{"choices":[{"delta":{"content":"world"},"finish_reason":"stop"}]}"#,
+        ] {
+            assert_eq!(acc.event(p), Ok(false));
+        }
+        let got: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        assert_eq!(
+            got,
+            [
+                crate::agent::TurnEvent::Text("你好, ".into()),
+                crate::agent::TurnEvent::Text("world".into())
+            ]
+        );
+        assert_eq!(acc.finish().map(|(t, _)| t), Ok("你好, world".to_string()));
     }
 
     #[test]

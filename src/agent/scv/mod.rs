@@ -272,6 +272,7 @@ impl ScvAgent {
             session: &req.session,
             prompt: &req.prompt,
             deadline: self.opts.turn_timeout.map(|t| Instant::now() + t),
+            events: &req.events,
         };
         let ended = self.turn_on(conn, plan, cancel).await;
         if ended.alive {

@@ -172,6 +172,9 @@ impl ScvAgent {
                     }
                     warn!(%message, "the agent reported an error");
                 }
+                // Answer deltas are not streamed: the answer is the last step's `completed`
+                // text, which need not extend what earlier steps wrote.
+                Event::Other(k) if k == "tool.started" => plan.events.status(""),
                 other => debug!(event = kind(&other), "ignored agent event"),
             }
         }
@@ -238,6 +241,9 @@ pub(super) struct Plan<'a> {
     pub(super) prompt: &'a str,
     /// When the turn gives up (extended by the time spent waiting for the owner).
     pub(super) deadline: Option<Instant>,
+    /// Where the turn's tool steps are reported (as a nameless status: chat users never see
+    /// tool calls, agent-protocol.md), so a long turn's silence can be explained.
+    pub(super) events: &'a crate::agent::TurnEvents,
 }
 
 /// Sends `approval.resolve`.

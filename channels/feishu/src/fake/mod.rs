@@ -27,6 +27,7 @@
 mod callback;
 mod http;
 mod media;
+mod reaction;
 mod records;
 mod state;
 mod ws;
@@ -35,12 +36,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::routing::{get, patch, post};
+use axum::routing::{delete, get, patch, post};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 pub use callback::{callback_request, callback_request_for};
 pub use media::{PushedMedia, SentMedia, Upload};
+pub use reaction::ReactionRecord;
 pub use records::*;
 use state::{ConnCtl, PendingPush, Shared, Stored, card_event, message_event};
 
@@ -139,6 +141,14 @@ impl FakeFeishu {
             .route("/open-apis/im/v1/messages/{id}/reply", post(http::reply_to))
             .route("/open-apis/im/v1/messages/{id}", patch(http::patch))
             .route("/open-apis/bot/v3/info", get(http::bot_info))
+            .route(
+                "/open-apis/im/v1/messages/{id}/reactions",
+                post(reaction::add),
+            )
+            .route(
+                "/open-apis/im/v1/messages/{id}/reactions/{rid}",
+                delete(reaction::remove),
+            )
             .route(
                 "/open-apis/application/v6/applications/{id}",
                 get(http::app_info),

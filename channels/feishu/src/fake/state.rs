@@ -99,6 +99,8 @@ pub(crate) struct State {
     pub withhold_send_responses: bool,
     /// Uploads, message resources and their knobs.
     pub media: super::media::MediaState,
+    /// Reactions on messages (the typing sign) and their knobs.
+    pub reactions: super::reaction::Reactions,
 }
 
 /// Everything the routes and connections share.

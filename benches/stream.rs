@@ -1,0 +1,173 @@
+//! Streaming figures against the fake iLink server on loopback: with a model that writes 20
+//! tokens a second (4 characters a token), the time from the owner's message to the first
+//! visible answer text on WeChat, against the time the model needs for the whole answer (what
+//! the owner waited before streaming), and the sends the answer took.
+//!
+//! Run with `cargo bench --bench stream`. Takes about half a minute (the model's pace is real
+//! time). Prints figures; asserts nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use scv_bridge::adapters::PlatformParts;
+use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
+use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::config::{AccountSpec, AgentConfig, Config};
+use scv_bridge::conversation::Conversation;
+use scv_bridge::protocol::ComponentState;
+use scv_bridge::secrets::{CredentialStore, Credentials};
+use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::wait_for_state;
+use scv_wechat::fake::{FakeConfig, FakeServer};
+use tokio_util::sync::CancellationToken;
+
+const OWNER: &str = "owner0001@im.wechat";
+/// One token every 50 ms: 20 tokens a second.
+const TOKEN_EVERY: Duration = Duration::from_millis(50);
+const TOKEN_CHARS: usize = 4;
+
+/// The answer: 2,000 characters in paragraphs of about 300.
+fn answer() -> String {
+    (0..7)
+        .map(|i| {
+            format!("[p{i}] {}", "word ".repeat(58))
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// Writes [`answer`] at 20 tokens a second through the turn's events.
+struct PacedAgent {
+    finished: std::sync::Mutex<Option<Instant>>,
+}
+
+impl Agent for PacedAgent {
+    fn turn(
+        &self,
+        req: TurnRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
+        Box::pin(async move {
+            let text = answer();
+            let chars: Vec<char> = text.chars().collect();
+            for token in chars.chunks(TOKEN_CHARS) {
+                tokio::time::sleep(TOKEN_EVERY).await;
+                req.events.text(&token.iter().collect::<String>());
+            }
+            if let Ok(mut f) = self.finished.lock() {
+                *f = Some(Instant::now());
+            }
+            Ok(TurnOutput {
+                text,
+                usage: None,
+                files: Vec::new(),
+            })
+        })
+    }
+
+    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+struct Factory {
+    ctx: PlatformParts,
+}
+
+impl ComponentFactory for Factory {
+    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
+        let tuning = Tuning {
+            min_send_interval: Duration::from_millis(1000),
+            ..Tuning::default()
+        };
+        Arc::new(WechatComponent::new(self.ctx.ports().port(spec)).with_tuning(tuning))
+    }
+}
+
+fn write_setup(dir: &Path, fake: &FakeServer) -> Config {
+    let text = format!(
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n[wechat.a]\nbase_url = \"{}\"\n",
+        dir.join("state").display(),
+        dir.join("state/daemon.sock").display(),
+        fake.base_url()
+    );
+    let creds = CredentialStore::Files(dir.join("state/credentials"));
+    let token = fake.handle().bot_token().expect("token");
+    let c = Credentials::default()
+        .with("bot_token", token.expose())
+        .with("bot_id", fake.handle().bot_id())
+        .with("owner_id", OWNER);
+    creds.save("wechat:a", &c).expect("save");
+    let path = dir.join("c.toml");
+    std::fs::write(&path, text).expect("write");
+    Config::load(&path).expect("config")
+}
+
+#[tokio::main]
+async fn main() {
+    let fake = FakeServer::start_with(FakeConfig::default())
+        .await
+        .expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_setup(dir.path(), &fake);
+    let agent = Arc::new(PacedAgent {
+        finished: std::sync::Mutex::new(None),
+    });
+    let a: Arc<dyn Agent> = agent.clone();
+    let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
+        let ctx = PlatformParts {
+            credentials: creds.clone(),
+            store: store.clone(),
+            conversation: Conversation::new(store.clone(), a.clone()),
+            agent: AgentConfig::default(),
+            mail: Default::default(),
+        };
+        let f: Arc<dyn ComponentFactory> = Arc::new(Factory { ctx });
+        f
+    };
+    let d = scv_bridge::daemon::start(config, make, LifecyclePolicy::default())
+        .await
+        .expect("daemon");
+    wait_for_state(&d.core.registry(), "wechat:a", ComponentState::Connected).await;
+    let handle = fake.handle();
+    let started = Instant::now();
+    handle.push_text(OWNER, "write a long answer");
+    let first = handle.wait_for_sent(1, Duration::from_secs(120)).await;
+    let first_at = started.elapsed();
+    let total_chars = answer().chars().count();
+    // The rest, send by send, until every paragraph has arrived.
+    let mut sent = first;
+    while !(0..7).all(|i| sent.iter().any(|m| m.text.contains(&format!("[p{i}]")))) {
+        let more = handle
+            .wait_for_sent(sent.len() + 1, Duration::from_secs(120))
+            .await;
+        if more.len() == sent.len() {
+            break; // nothing more came: print what there is
+        }
+        sent = more;
+    }
+    let model_done = agent
+        .finished
+        .lock()
+        .ok()
+        .and_then(|f| *f)
+        .map(|t| t - started);
+    let sends = handle.sent().len();
+    println!("wechat, {total_chars}-character answer at 20 tokens/s:");
+    println!(
+        "  first visible text after   {:>6.2} s",
+        first_at.as_secs_f64()
+    );
+    if let Some(m) = model_done {
+        println!(
+            "  model finished after        {:>6.2} s (the wait without streaming)",
+            m.as_secs_f64()
+        );
+    }
+    println!("  sends for the answer        {sends}");
+    d.stop().await;
+}

@@ -1,0 +1,233 @@
+//! Answers that go out while the agent still writes them, and a word when a turn runs long.
+//!
+//! The turn worker reads the turn's [`crate::agent::TurnEvents`] while the turn runs. On a
+//! platform that streams by chunks ([`StreamMode::Chunks`], WeChat: it cannot edit a sent
+//! message), finished paragraphs are queued as the answer's own outbox pieces
+//! (`<answer key>/<i>`, the keys the final store uses), so the first part of a long answer is
+//! on the phone before the model ends, and the store after the turn only adds what is missing.
+//!
+//! Durability comes from the outbox itself: a piece is queued once (its key is unique), in
+//! order, and stays queued through a crash. The message stays unanswered in the journal until
+//! the turn's end is stored, so a restart runs the turn again; the new run reads the pieces
+//! already queued ([`committed`]) and skips the part of its answer they already say
+//! ([`rest`]): nothing is sent twice, nothing is lost.
+
+mod chunks;
+mod progress;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use chunks::Chunker;
+pub(super) use chunks::Mark;
+pub(super) use chunks::rest;
+use progress::Progress;
+
+use super::body::Body;
+use super::message::OutboundKind;
+use super::{AccountRuntime, ChatRuntime, Conversation, Inbound};
+use crate::agent::TurnEvent;
+use crate::words::Lang;
+
+/// How a platform shows an answer that is still being written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StreamMode {
+    /// Only the whole answer, after the turn (the default).
+    #[default]
+    Whole,
+    /// Finished parts as separate messages while the agent writes (no editing needed).
+    Chunks,
+}
+
+/// What an earlier run of the same turn streamed before a crash or an outage: how many pieces
+/// it queued under `key` and how far they reach (from their keys, `key/<i>.<upto>.<digest>`).
+pub(super) async fn committed(conv: &Conversation, key: &str) -> (usize, Option<Mark>) {
+    // Every key of this answer sorts between `key/` and `key0` ('0' follows '/').
+    let (lo, hi) = (format!("{key}/"), format!("{key}0"));
+    let read = conv
+        .store
+        .call(move |t| {
+            let mut st = t.prepare_cached(
+                "SELECT idem_key FROM outbox WHERE idem_key >= ?1 AND idem_key < ?2",
+            )?;
+            let keys = st
+                .query_map([&lo, &hi], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()?;
+            Ok(keys
+                .iter()
+                .filter_map(|k| Mark::parse(k.strip_prefix(&lo)?))
+                .max_by_key(|(i, _)| *i))
+        })
+        .await;
+    match read {
+        Ok(Some((i, mark))) => (i + 1, Some(mark)),
+        Ok(None) => (0, None),
+        Err(e) => {
+            // Without it the answer goes out whole after the turn: repeated text, never lost.
+            tracing::error!(error = %e, "cannot read what an earlier run of a turn queued");
+            (0, None)
+        }
+    }
+}
+
+/// One running turn as the chat sees it: what it streamed so far and what it said meanwhile.
+pub(super) struct Live<'a> {
+    conv: &'a Arc<Conversation>,
+    rt: &'a Arc<AccountRuntime>,
+    chat: &'a Arc<ChatRuntime>,
+    m: &'a Inbound,
+    key: String,
+    chunker: Option<Chunker>,
+    progress: Progress,
+}
+
+impl<'a> Live<'a> {
+    /// A turn answering `m` under `key`; `stream` false keeps the answer whole (a cut note must
+    /// come first, before any of it). `committed` is what an earlier run already queued
+    /// ([`committed`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        conv: &'a Arc<Conversation>,
+        rt: &'a Arc<AccountRuntime>,
+        chat: &'a Arc<ChatRuntime>,
+        m: &'a Inbound,
+        key: String,
+        lang: Lang,
+        stream: bool,
+        committed: (usize, Option<Mark>),
+    ) -> Self {
+        let chunker = (stream && rt.link.sender.stream_mode() == StreamMode::Chunks)
+            .then(|| Chunker::new(rt.link.sender.limits().max_chars, committed.0, committed.1));
+        Live {
+            conv,
+            rt,
+            chat,
+            m,
+            key,
+            chunker,
+            progress: Progress::new(lang),
+        }
+    }
+
+    /// Runs the turn `fut` while streaming its events; returns its output and how much of the
+    /// answer is now queued (for [`rest`]).
+    pub(super) async fn run<F: Future>(
+        mut self,
+        mut events: UnboundedReceiver<TurnEvent>,
+        fut: F,
+    ) -> (F::Output, (usize, Option<Mark>)) {
+        tokio::pin!(fut);
+        let mut listening = true;
+        let out = loop {
+            let due = self.progress.due();
+            tokio::select! {
+                biased;
+                out = &mut fut => break out,
+                ev = events.recv(), if listening => match ev {
+                    Some(TurnEvent::Text(piece)) => {
+                        self.progress.saw_text();
+                        self.text(&piece).await;
+                    }
+                    Some(TurnEvent::Status(line)) => self.progress.saw_status(line),
+                    None => listening = false,
+                },
+                _ = tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)), if due.is_some() => {
+                    if let Some((n, line)) = self.progress.take() {
+                        self.say(&format!("progress-{n}"), &line).await;
+                    }
+                }
+            }
+        };
+        // What arrived with the end goes out with the final store, in full pieces.
+        let queued = self
+            .chunker
+            .as_ref()
+            .map_or(committed_nothing(), Chunker::queued);
+        (out, queued)
+    }
+
+    /// Takes the next piece of the answer and queues the paragraphs it finished, if enough.
+    async fn text(&mut self, piece: &str) {
+        let Some(chunker) = self.chunker.as_mut() else {
+            return;
+        };
+        chunker.push(piece);
+        let Some((first, pieces, mark)) = chunker.ready() else {
+            return;
+        };
+        let (a, chat_id, reply, key) = (
+            self.m.account.clone(),
+            self.m.chat.clone(),
+            self.m.reply.clone(),
+            self.key.clone(),
+        );
+        let n = pieces.len();
+        let queued = pieces;
+        let stored = self
+            .conv
+            .store
+            .call(move |t| {
+                let items: Vec<super::journal::NewOutbound<'_>> = queued
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| super::journal::NewOutbound {
+                        chat: &chat_id,
+                        text: p,
+                        body: &Body::Text,
+                        key: format!("{key}/{}", mark.key_suffix(first + i)),
+                        reply: &reply,
+                        kind: OutboundKind::Reply,
+                    })
+                    .collect();
+                super::journal::enqueue(t, &a, &items)
+            })
+            .await;
+        match stored {
+            Ok(_) => {
+                chunker.committed(n, mark);
+                self.progress.saw_output();
+                self.chat.wake_send();
+                tracing::debug!(account = %self.m.account, pieces = n, "streamed part of an answer");
+            }
+            // Not queued: the final store after the turn sends it instead.
+            Err(e) => {
+                tracing::error!(account = %self.m.account, error = %e, "cannot queue part of an answer")
+            }
+        }
+    }
+
+    /// Queues one short line of the bridge's own about this turn (`what` tells it apart).
+    async fn say(&mut self, what: &str, line: &str) {
+        let key = String::from(crate::ids::OutboxKey::reply(
+            &self.m.account,
+            &self.m.msg_id,
+            what,
+        ));
+        let queued = self
+            .conv
+            .outbox
+            .enqueue(
+                &self.m.account,
+                &self.m.chat,
+                &[line.to_string()],
+                &Body::Text,
+                &key,
+                &self.m.reply,
+                OutboundKind::Reply,
+            )
+            .await;
+        match queued {
+            Ok(_) => self.chat.wake_send(),
+            Err(e) => {
+                tracing::warn!(account = %self.rt.link.account, error = %e, "cannot queue a progress line")
+            }
+        }
+    }
+}
+
+/// Nothing streamed: the final store queues the whole answer.
+pub(super) fn committed_nothing() -> (usize, Option<Mark>) {
+    (0, None)
+}
