@@ -100,6 +100,7 @@ async fn run() {
         purpose: Purpose::Chat,
         owner: None,
         workspace: None,
+        media: Default::default(),
         channel_label: "WeChat",
         language: Default::default(),
         capabilities: Capabilities::default(),

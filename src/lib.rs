@@ -46,6 +46,7 @@ pub mod failure;
 pub mod ids;
 pub mod login;
 pub mod mail;
+pub mod media;
 pub mod metrics;
 pub mod policy;
 pub mod port;

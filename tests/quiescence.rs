@@ -78,6 +78,7 @@ fn link(sender: Arc<dyn ChatSender>) -> AccountLink {
         purpose: Purpose::Chat,
         owner: Some(SenderId::new(OWNER)),
         workspace: None,
+        media: Default::default(),
         channel_label: "WeChat",
         language: Default::default(),
         capabilities: Capabilities::default(),

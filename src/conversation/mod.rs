@@ -16,6 +16,7 @@ mod hooks;
 mod journal;
 mod lang;
 mod link;
+mod media;
 mod message;
 mod outbox;
 mod quiet;

@@ -114,12 +114,13 @@ async fn turn(
     if cut.is_some() {
         tracing::info!(account = %m.account, bytes = m.text.len(), max, "a message is longer than the agent is handed; cut");
     }
+    let media = super::media::prepare(conv, rt, p, lang).await;
     let req = TurnRequest {
         session: SessionKey {
             account: m.account.clone(),
             chat: m.chat.clone(),
         },
-        prompt: cut.unwrap_or(&m.text).to_string(),
+        prompt: media.prompt(cut.unwrap_or(&m.text)),
         no_tools: !p.tools,
         auto_approve: p.tools && !asks,
         approver: if p.tools && asks {
@@ -130,7 +131,7 @@ async fn turn(
         workspace: rt.link.workspace.clone(),
         channel_label: rt.link.channel_label,
         language: lang,
-        attachments: Vec::new(),
+        attachments: media.attachments.clone(),
         events: crate::agent::TurnEvents::none(),
     };
     let result = with_typing(rt, m, conv.agent.turn(req, turn_cancel.clone())).await;
@@ -141,9 +142,11 @@ async fn turn(
         return TurnEnd::Shutdown;
     }
     conv.agent_monitor.record(result.as_ref().map(|_| ()));
+    let mut files = Vec::new();
     let mut text = match result {
         Ok(out) => {
             conv.stats.answered(&m.account);
+            files = out.files;
             out.text
         }
         Err(e) if e.kind == AgentErrorKind::Cancelled => String::new(),
@@ -162,6 +165,8 @@ async fn turn(
             format!("{note}\n\n{text}")
         };
     }
+    text = media.with_notes(text);
+    let files = super::media::outgoing(rt, &mut text, &files, lang);
     let pieces = super::split(&text, rt.link.sender.limits().max_chars);
     let key = String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id));
     let (a, id, reply, chat_id) = (
@@ -173,13 +178,14 @@ async fn turn(
     let stored = conv
         .store
         .call(move |t| {
-            let items: Vec<journal::NewOutbound<'_>> = pieces
-                .iter()
+            let texts = pieces.iter().map(|p| (p, &Body::Text));
+            let items: Vec<journal::NewOutbound<'_>> = texts
+                .chain(files.iter().map(|(t, b)| (t, b)))
                 .enumerate()
-                .map(|(i, piece)| journal::NewOutbound {
+                .map(|(i, (piece, body))| journal::NewOutbound {
                     chat: &chat_id,
                     text: piece,
-                    body: &Body::Text,
+                    body,
                     key: format!("{key}/{i}"),
                     reply: &reply,
                     kind: OutboundKind::Reply,
