@@ -203,6 +203,8 @@ account_table!(
     send_window_hours: Option<u64>,
     /// Sends allowed per inbound message.
     sends_per_message: Option<u32>,
+    /// The media CDN (default WeChat's `https://novac2c.cdn.weixin.qq.com/c2c`).
+    cdn_base_url: Option<String>,
 });
 
 account_table!(

@@ -285,6 +285,16 @@ impl FakeHandle {
 
 /// The media CDN (media spec §2.6).
 impl FakeHandle {
+    /// Queues a user message from `from` carrying `items` (media built with [`Self::cdn_put`]),
+    /// numbered and tokened like [`Self::push_text`].
+    pub fn push_items(&self, from: &str, items: Vec<crate::message::MessageItem>) -> WeixinMessage {
+        self.with(|s| {
+            let mut msg = s.text_message(from, "");
+            msg.item_list = items;
+            s.push(msg)
+        })
+    }
+
     /// The CDN base URL to configure as the account's `cdn_base_url`.
     pub fn cdn_base_url(&self) -> String {
         format!("{}cdn", self.shared.lock().base_url)
