@@ -21,6 +21,8 @@ pub enum UploadFault {
     ServerError,
     /// Answer 200 without `x-encrypted-param` (the client retries).
     NoHeader,
+    /// Never answer (until the fake shuts down): a client killed mid-upload.
+    Hang,
 }
 
 /// One media item the bot sent and the fake accepted, decrypted.
@@ -63,8 +65,12 @@ pub(crate) struct CdnBook {
     /// Answer the next `getuploadurl` calls with `{"ret":-1}`.
     pub(crate) refuse_upload_url: usize,
     pub(crate) upload_faults: VecDeque<UploadFault>,
-    /// Statuses for the next downloads (404, 500).
+    /// Statuses for the next downloads (404, 500; 0 never answers).
     pub(crate) download_faults: VecDeque<u16>,
+    /// Download requests received.
+    pub(crate) downloads_seen: usize,
+    /// Upload requests received (attempts, accepted or not).
+    pub(crate) upload_attempts: usize,
     /// Accepted CDN uploads (attempts that stored a file).
     pub(crate) uploads_done: usize,
     pub(crate) sent_media: Vec<SentMedia>,
@@ -184,7 +190,9 @@ impl CdnBook {
         filekey: &str,
         body: &[u8],
     ) -> (u16, Option<String>, Option<String>) {
+        self.upload_attempts += 1;
         match self.upload_faults.pop_front() {
+            Some(UploadFault::Hang) => return (0, None, None),
             Some(UploadFault::Refuse(status, msg)) => return (status, None, Some(msg)),
             Some(UploadFault::ServerError) => return (500, None, None),
             Some(UploadFault::NoHeader) => return (200, None, None),
@@ -222,6 +230,7 @@ impl CdnBook {
 
     /// `GET /cdn/download`: (status, body).
     pub(crate) fn download(&mut self, param: &str) -> (u16, Vec<u8>) {
+        self.downloads_seen += 1;
         if let Some(status) = self.download_faults.pop_front() {
             return (status, Vec::new());
         }

@@ -334,7 +334,13 @@ impl FakeHandle {
         self.with(|s| s.cdn.upload_faults.push_back(fault));
     }
 
-    /// Answers the next download with `status` (404, 500).
+    /// CDN downloads and upload attempts received so far.
+    pub fn cdn_requests(&self) -> (usize, usize) {
+        let s = self.shared.lock();
+        (s.cdn.downloads_seen, s.cdn.upload_attempts)
+    }
+
+    /// Answers the next download with `status` (404, 500; 0 never answers).
     pub fn cdn_download_fault(&self, status: u16) {
         self.with(|s| s.cdn.download_faults.push_back(status));
     }

@@ -163,6 +163,10 @@ async fn cdn(
     let response = match (path, &parts.method) {
         ("download", &Method::GET) => {
             let (status, bytes) = shared.lock().cdn.download(&param("encrypted_query_param"));
+            shared.bump();
+            if status == 0 {
+                return hang(shared).await;
+            }
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::NOT_FOUND);
             (status, bytes).into_response()
         }
@@ -175,6 +179,10 @@ async fn cdn(
                 &param("filekey"),
                 &bytes,
             );
+            shared.bump();
+            if status == 0 {
+                return hang(shared).await;
+            }
             let mut r = StatusCode::from_u16(status)
                 .unwrap_or(StatusCode::BAD_REQUEST)
                 .into_response();
@@ -191,6 +199,13 @@ async fn cdn(
     };
     shared.bump();
     response
+}
+
+/// Holds a CDN request until the fake shuts down (a transfer the client dies in).
+async fn hang(shared: &Shared) -> Response {
+    let mut shutdown = shared.shutdown.subscribe();
+    let _ = shutdown.wait_for(|down| *down).await;
+    StatusCode::SERVICE_UNAVAILABLE.into_response()
 }
 
 fn route(prefix: &str, path: &str) -> Option<Endpoint> {
