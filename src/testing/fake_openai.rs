@@ -213,6 +213,8 @@ impl FakeOpenAi {
             .route("/models", get(models))
             .route("/v1/chat/completions", post(completions))
             .route("/chat/completions", post(completions))
+            // A request with a photo is megabytes of base64; axum's 2 MB default would refuse it.
+            .layer(axum::extract::DefaultBodyLimit::max(256 << 20))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;

@@ -47,7 +47,8 @@ struct PendingUpload {
 }
 
 struct Stored {
-    cipher: Vec<u8>,
+    /// Shared bytes: serving a download clones a handle, not 100 MB.
+    cipher: bytes::Bytes,
     /// The key of a bot upload (sendmessage checks the item names it); `None` for inbound
     /// media, whose key the test put in the message.
     key: Option<MediaKey>,
@@ -99,8 +100,8 @@ impl CdnBook {
     /// the download parameter to put in the message's `media.encrypt_query_param`.
     pub(crate) fn put(&mut self, plain: &[u8], key: Option<&MediaKey>) -> String {
         let cipher = match key {
-            Some(k) => cdn::encrypt(k, plain),
-            None => plain.to_vec(),
+            Some(k) => cdn::encrypt(k, plain).into(),
+            None => bytes::Bytes::copy_from_slice(plain),
         };
         let param = self.token("dl");
         self.stored.insert(
@@ -121,7 +122,7 @@ impl CdnBook {
             param.clone(),
             Stored {
                 plain_len: bytes.len() as u64,
-                cipher: bytes,
+                cipher: bytes.into(),
                 key: None,
             },
         );
@@ -219,7 +220,7 @@ impl CdnBook {
         self.stored.insert(
             dl.clone(),
             Stored {
-                cipher: body.to_vec(),
+                cipher: bytes::Bytes::copy_from_slice(body),
                 key: Some(key),
                 plain_len: plain.len() as u64,
             },
@@ -229,14 +230,14 @@ impl CdnBook {
     }
 
     /// `GET /cdn/download`: (status, body).
-    pub(crate) fn download(&mut self, param: &str) -> (u16, Vec<u8>) {
+    pub(crate) fn download(&mut self, param: &str) -> (u16, bytes::Bytes) {
         self.downloads_seen += 1;
         if let Some(status) = self.download_faults.pop_front() {
-            return (status, Vec::new());
+            return (status, bytes::Bytes::new());
         }
         match self.stored.get(param) {
             Some(s) => (200, s.cipher.clone()),
-            None => (404, Vec::new()),
+            None => (404, bytes::Bytes::new()),
         }
     }
 
