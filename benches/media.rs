@@ -71,7 +71,10 @@ fn write_config(dir: &Path, fake: &FakeServer) -> Config {
     let path = dir.join("config.toml");
     std::fs::write(&path, text).expect("config");
     let c = Credentials::default()
-        .with("bot_token", fake.handle().bot_token().expect("token").expose())
+        .with(
+            "bot_token",
+            fake.handle().bot_token().expect("token").expose(),
+        )
         .with("bot_id", fake.handle().bot_id())
         .with("owner_id", OWNER);
     CredentialStore::Files(dir.join("state/credentials"))
@@ -99,9 +102,13 @@ async fn photo_to_model() -> Vec<Duration> {
         let f: Arc<dyn ComponentFactory> = Arc::new(Factory { ctx });
         f
     };
-    let d = scv_bridge::daemon::start(write_config(dir.path(), &fake), make, LifecyclePolicy::default())
-        .await
-        .expect("daemon");
+    let d = scv_bridge::daemon::start(
+        write_config(dir.path(), &fake),
+        make,
+        LifecyclePolicy::default(),
+    )
+    .await
+    .expect("daemon");
     let h = fake.handle();
     let mut times = Vec::new();
     for round in 0..ROUNDS {
@@ -150,7 +157,12 @@ async fn upload_5mb() -> Vec<Duration> {
             .await
             .expect("upload");
         client
-            .send_media(user, Some(&token), media_item(UploadKind::File, &up, "file.bin"), &format!("b{i}"))
+            .send_media(
+                user,
+                Some(&token),
+                media_item(UploadKind::File, &up, "file.bin"),
+                &format!("b{i}"),
+            )
             .await
             .expect("send");
         times.push(start.elapsed());
@@ -166,10 +178,13 @@ async fn rss_100mb() -> (u64, u64) {
     let param = h.cdn_put(&photo(100 * MB, 3), Some(&key));
     let dir = tempfile::tempdir().expect("dir");
     let d = MediaDownload {
-        url: download_url(&h.cdn_base_url(), &CdnMedia {
-            encrypt_query_param: Some(param),
-            ..CdnMedia::default()
-        })
+        url: download_url(
+            &h.cdn_base_url(),
+            &CdnMedia {
+                encrypt_query_param: Some(param),
+                ..CdnMedia::default()
+            },
+        )
         .expect("url"),
         key: Some(key),
         max_bytes: 200 * MB as u64,
@@ -204,12 +219,22 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 #[tokio::main]
 async fn main() {
-    let profile = if cfg!(debug_assertions) { "debug" } else { "optimized" };
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "optimized"
+    };
     println!("media bench ({profile} build), {ROUNDS} rounds each, loopback fakes");
     let t = photo_to_model().await;
-    println!("5 MB photo, arrival at the fake to the model's request: median {:?} (all {t:?})", median(t.clone()));
+    println!(
+        "5 MB photo, arrival at the fake to the model's request: median {:?} (all {t:?})",
+        median(t.clone())
+    );
     let t = upload_5mb().await;
-    println!("5 MB file upload (getuploadurl + CDN POST + sendmessage): median {:?} (all {t:?})", median(t.clone()));
+    println!(
+        "5 MB file upload (getuploadurl + CDN POST + sendmessage): median {:?} (all {t:?})",
+        median(t.clone())
+    );
     let (base, peak) = rss_100mb().await;
     println!(
         "100 MB download: RSS {base} KiB before, peak {peak} KiB during (+{} KiB)",

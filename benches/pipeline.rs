@@ -86,6 +86,7 @@ async fn run() {
         approvals: Default::default(),
         purpose: Purpose::Chat,
         language: Default::default(),
+        media: Default::default(),
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
     let sender = Arc::new(Clocked {

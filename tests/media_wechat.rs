@@ -246,15 +246,22 @@ async fn a_strangers_file_lands_only_in_a_per_sender_folder() {
     let h = bed.h();
     h.push_items(OWNER, vec![file_item(&h, "a.txt", b"owner's", None)]);
     bed.wait_sent(1).await;
-    h.push_items("stranger9@im.wechat", vec![file_item(&h, "a.txt", b"stranger's", None)]);
+    h.push_items(
+        "stranger9@im.wechat",
+        vec![file_item(&h, "a.txt", b"stranger's", None)],
+    );
     bed.wait_sent(2).await;
     let files = bed.inbox_files();
     assert_eq!(files.len(), 2, "{files:?}");
-    let (theirs, ours): (Vec<&String>, Vec<&String>) =
-        files.iter().partition(|f| f.contains("/from-stranger9@im.wechat/"));
+    let (theirs, ours): (Vec<&String>, Vec<&String>) = files
+        .iter()
+        .partition(|f| f.contains("/from-stranger9@im.wechat/"));
     assert_eq!((theirs.len(), ours.len()), (1, 1), "{files:?}");
     assert!(ours[0].ends_with("/a.txt") && theirs[0].ends_with("/a.txt"));
     let ws = bed.workspace();
-    assert_eq!(std::fs::read(ws.join(theirs[0])).expect("read"), b"stranger's");
+    assert_eq!(
+        std::fs::read(ws.join(theirs[0])).expect("read"),
+        b"stranger's"
+    );
     bed.stop().await;
 }

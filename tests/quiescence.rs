@@ -68,6 +68,7 @@ fn link(sender: Arc<dyn ChatSender>) -> AccountLink {
         approvals: Default::default(),
         purpose: Purpose::Chat,
         language: Default::default(),
+        media: Default::default(),
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
     AccountLink {

@@ -162,7 +162,7 @@ mod tests {
             .decode(b64)
             .expect("b64");
         assert_eq!(bytes, b"\x89PNG-bytes");
-        let (text, parts) = user_content("look", &[img.clone()], false);
+        let (text, parts) = user_content("look", std::slice::from_ref(&img), false);
         assert!(parts.is_none());
         assert_eq!(
             text,
