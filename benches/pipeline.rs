@@ -86,6 +86,7 @@ async fn run() {
         approvals: Default::default(),
         purpose: Purpose::Chat,
         language: Default::default(),
+        media: Default::default(),
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
     let sender = Arc::new(Clocked {
@@ -100,6 +101,7 @@ async fn run() {
         purpose: Purpose::Chat,
         owner: None,
         workspace: None,
+        media: Default::default(),
         channel_label: "WeChat",
         language: Default::default(),
         capabilities: Capabilities::default(),

@@ -18,7 +18,10 @@ mod raw;
 pub use client_socket::{ClientSocket, client_socket};
 pub use command_line::{CommandLine, EXAMPLE_COMMAND, command, default_location};
 use locate::{key_path_at, line_col, line_of_key};
-pub use raw::{AgentBackend, AgentConfig, Approvals, CredentialsMode, FeishuMode, MailTls};
+pub use raw::{
+    AgentBackend, AgentConfig, Approvals, CredentialsMode, FeishuMode, MailTls, MediaConfig,
+    MediaLimits,
+};
 
 /// One account as the daemon runs it; compared by value to decide what a reload restarts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +43,8 @@ pub struct AccountSpec {
     /// The language the bridge writes to this account's chats in (the account's `language`,
     /// else the global one, else `auto`).
     pub language: crate::words::Language,
+    /// How much received media the account keeps (`[media]`).
+    pub media: MediaLimits,
     /// Platform-specific settings.
     pub settings: ChannelSettings,
 }

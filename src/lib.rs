@@ -48,6 +48,7 @@ pub mod failure;
 pub mod ids;
 pub mod login;
 pub mod mail;
+pub mod media;
 pub mod metrics;
 pub mod policy;
 pub mod port;

@@ -106,6 +106,7 @@ fn link(
         approvals: Default::default(),
         purpose,
         language: Default::default(),
+        media: Default::default(),
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
     AccountLink {
@@ -116,6 +117,7 @@ fn link(
         purpose,
         owner: Some(SenderId::new(OWNER)),
         workspace: None,
+        media: Default::default(),
         channel_label: "WeChat",
         language: Default::default(),
         capabilities: Capabilities {

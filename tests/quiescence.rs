@@ -68,6 +68,7 @@ fn link(sender: Arc<dyn ChatSender>) -> AccountLink {
         approvals: Default::default(),
         purpose: Purpose::Chat,
         language: Default::default(),
+        media: Default::default(),
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
     AccountLink {
@@ -78,6 +79,7 @@ fn link(sender: Arc<dyn ChatSender>) -> AccountLink {
         purpose: Purpose::Chat,
         owner: Some(SenderId::new(OWNER)),
         workspace: None,
+        media: Default::default(),
         channel_label: "WeChat",
         language: Default::default(),
         capabilities: Capabilities::default(),

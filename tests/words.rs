@@ -59,6 +59,7 @@ fn link(channel: &Arc<MemoryChannel>, language: Language) -> AccountLink {
         approvals: Default::default(),
         purpose: Purpose::Chat,
         language,
+        media: Default::default(),
         settings: ChannelSettings::Wechat(WechatSettings::default()),
     };
     AccountLink {
@@ -69,6 +70,7 @@ fn link(channel: &Arc<MemoryChannel>, language: Language) -> AccountLink {
         purpose: Purpose::Chat,
         owner: Some(SenderId::new(OWNER)),
         workspace: None,
+        media: Default::default(),
         channel_label: "WeChat",
         language,
         capabilities: Default::default(),

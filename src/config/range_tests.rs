@@ -96,6 +96,7 @@ fn is_number_error(e: &str) -> bool {
 fn shown(scope: Scope) -> String {
     match scope {
         Scope::Agent => "agent".into(),
+        Scope::Media => "media".into(),
         s => format!("{}.*", s.table()),
     }
 }
@@ -125,6 +126,7 @@ fn every_numeric_key_is_checked_at_zero_its_maximum_and_u64_max() {
             Scope::Agent => ("agent".to_string(), "", 2),
             Scope::Wechat => ("wechat.w".to_string(), "wechat", 2),
             Scope::Mail => ("mail.m".to_string(), "mail", 2),
+            Scope::Media => ("media".to_string(), "", 2),
         };
         let mut values: Vec<String> = [0, r.min, r.max, u64::MAX]
             .iter()

@@ -12,6 +12,8 @@ pub(crate) enum Scope {
     Wechat,
     /// Every `[mail.ACCOUNT]` table.
     Mail,
+    /// The `[media]` table.
+    Media,
 }
 
 impl Scope {
@@ -21,12 +23,13 @@ impl Scope {
             Scope::Agent => "agent",
             Scope::Wechat => "wechat",
             Scope::Mail => "mail",
+            Scope::Media => "media",
         }
     }
 
     /// Whether the key sits one level down, in each account's table.
     fn per_account(self) -> bool {
-        !matches!(self, Scope::Agent)
+        !matches!(self, Scope::Agent | Scope::Media)
     }
 }
 
@@ -84,6 +87,8 @@ pub(crate) const RANGES: &[KeyRange] = &[
         4 * 1024 * 1024,
         "bytes",
     ),
+    range(Scope::Media, "max_item_mb", 1, 1_024, "MB"),
+    range(Scope::Media, "max_workspace_mb", 1, 1_048_576, "MB"),
     range(Scope::Wechat, "send_window_hours", 1, 168, "hours"),
     range(Scope::Wechat, "sends_per_message", 1, 1_000, "sends"),
     range(

@@ -71,6 +71,45 @@ pub struct AgentConfig {
     /// The most bytes of one chat message handed to the agent; longer ones are cut and the
     /// sender is told. 1024 to 4194304 (4 MiB); default 32768.
     pub max_message_bytes: Option<u64>,
+    /// Whether the `openai` model sees images: `true` sends photos as image parts, `false` as a
+    /// line with the saved path; unset tries images and remembers a refusal.
+    pub vision: Option<bool>,
+}
+
+/// The `[media]` table: how much of what people send is kept in the workspaces.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MediaConfig {
+    /// The largest item downloaded, in MB (1 to 1024; default 100).
+    pub max_item_mb: Option<u64>,
+    /// The most the inbox of one workspace may hold, in MB (1 to 1048576; default 2048).
+    pub max_workspace_mb: Option<u64>,
+}
+
+/// What one account may keep of received media, in bytes (from `[media]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaLimits {
+    /// The largest item downloaded.
+    pub max_item_bytes: u64,
+    /// The most the workspace's inbox may hold.
+    pub max_workspace_bytes: u64,
+}
+
+impl Default for MediaLimits {
+    fn default() -> Self {
+        MediaLimits::from(&MediaConfig::default())
+    }
+}
+
+impl From<&MediaConfig> for MediaLimits {
+    fn from(c: &MediaConfig) -> Self {
+        const MB: u64 = 1024 * 1024;
+        // The ranges were checked at load; the product cannot overflow a u64.
+        MediaLimits {
+            max_item_bytes: c.max_item_mb.unwrap_or(100) * MB,
+            max_workspace_bytes: c.max_workspace_mb.unwrap_or(2048) * MB,
+        }
+    }
 }
 
 /// How the owner's tool calls are approved on an account with `remote_tools = "owner"`.
@@ -171,6 +210,8 @@ account_table!(
     sends_per_message: Option<u32>,
     /// Least milliseconds between two sends of the account (default 1000).
     min_send_interval_ms: Option<u64>,
+    /// The media CDN (default WeChat's `https://novac2c.cdn.weixin.qq.com/c2c`).
+    cdn_base_url: Option<String>,
 });
 
 account_table!(
@@ -243,6 +284,8 @@ pub(super) struct RawConfig {
     #[serde(default)]
     agent: AgentConfig,
     #[serde(default)]
+    media: MediaConfig,
+    #[serde(default)]
     wechat: BTreeMap<String, RawWechat>,
     #[serde(default)]
     feishu: BTreeMap<String, RawFeishu>,
@@ -305,6 +348,7 @@ impl RawConfig {
                 approvals: shared.approvals.unwrap_or_default(),
                 purpose: shared.purpose.unwrap_or_default(),
                 language: shared.language.or(self.language).unwrap_or_default(),
+                media: MediaLimits::from(&self.media),
                 settings,
             };
             if spec.purpose == Purpose::Mail && spec.remote_tools == RemoteTools::Owner {
@@ -344,6 +388,7 @@ impl RawConfig {
                 approvals: Approvals::Auto,
                 purpose: Purpose::Chat,
                 language: shared.language.or(self.language).unwrap_or_default(),
+                media: MediaLimits::from(&self.media),
                 settings: ChannelSettings::Mail(settings),
             };
             accounts.insert(spec.key.clone(), spec);

@@ -87,8 +87,8 @@ pub fn insert(t: &Transaction<'_>, entries: &[Entry]) -> rusqlite::Result<Vec<us
     let now = unix_now() as i64;
     let mut ins = t.prepare_cached(
         "INSERT OR IGNORE INTO inbound_journal
-         (account, msg_id, chat, sender, text, at_unix_ms, reply, state, tools, journaled_unix, fast_route)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+         (account, msg_id, chat, sender, text, at_unix_ms, reply, state, tools, journaled_unix, fast_route, media)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     let mut chat = t.prepare_cached(
         "INSERT INTO chat_state (account, chat, reply, last_inbound_unix) VALUES (?1, ?2, ?3, ?4)
@@ -103,6 +103,12 @@ pub fn insert(t: &Transaction<'_>, entries: &[Entry]) -> rusqlite::Result<Vec<us
         } else {
             m.text.as_str()
         };
+        // Media references hold CDN keys: stored only for messages that will be worked on.
+        let media = if e.state == JournalState::Dropped || m.media.is_empty() {
+            None
+        } else {
+            serde_json::to_string(&m.media).ok()
+        };
         let n = ins.execute(params![
             m.account.to_string(),
             m.msg_id.as_str(),
@@ -114,7 +120,8 @@ pub fn insert(t: &Transaction<'_>, entries: &[Entry]) -> rusqlite::Result<Vec<us
             e.state.as_str(),
             e.tools,
             now,
-            e.route.map(FastRoute::as_str)
+            e.route.map(FastRoute::as_str),
+            media
         ])?;
         if n == 1 {
             fresh.push(i);
@@ -151,7 +158,11 @@ fn row_to_pending(account: &AccountKey, r: &rusqlite::Row<'_>) -> rusqlite::Resu
             text: r.get(3)?,
             at_unix_ms: r.get::<_, i64>(4)? as u64,
             reply: ReplyContext(r.get(5)?),
-            media: Vec::new(),
+            // A reference a later release cannot read is left out, not the message.
+            media: r
+                .get::<_, Option<String>>(8)?
+                .and_then(|j| serde_json::from_str(&j).ok())
+                .unwrap_or_default(),
         },
         tools: r.get(6)?,
         route: FastRoute::parse(r.get::<_, Option<String>>(7)?.as_deref()),
@@ -166,7 +177,7 @@ pub fn next_in_chat(
     state: JournalState,
 ) -> rusqlite::Result<Option<Pending>> {
     t.prepare_cached(
-        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route FROM inbound_journal
+        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route, media FROM inbound_journal
          WHERE account = ?1 AND chat = ?2 AND state = ?3 ORDER BY rowid LIMIT 1",
     )?
     .query_row(
@@ -202,7 +213,7 @@ pub fn fast_to_resume(
     run: &str,
 ) -> rusqlite::Result<Vec<Pending>> {
     let mut st = t.prepare_cached(
-        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route FROM inbound_journal
+        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route, media FROM inbound_journal
          WHERE account = ?1 AND (state = 'fast' OR (state LIKE 'run:%' AND state != ?2)) ORDER BY rowid",
     )?;
     let rows = st.query_map(params![account.to_string(), format!("run:{run}")], |r| {
@@ -218,7 +229,7 @@ pub fn finish(
     msg: &PlatformMsgId,
 ) -> rusqlite::Result<()> {
     t.prepare_cached(
-        "UPDATE inbound_journal SET state = ?3, text = '' WHERE account = ?1 AND msg_id = ?2",
+        "UPDATE inbound_journal SET state = ?3, text = '', media = NULL WHERE account = ?1 AND msg_id = ?2",
     )?
     .execute(params![
         account.to_string(),
@@ -238,13 +249,19 @@ pub fn open_chats(t: &Transaction<'_>, account: &AccountKey) -> rusqlite::Result
     rows.collect()
 }
 
-/// Forgets finished journal rows older than the dedupe window.
+/// Forgets finished journal rows older than the dedupe window (and their media records).
 pub fn purge_old(t: &Transaction<'_>) -> rusqlite::Result<usize> {
     let cutoff = unix_now().saturating_sub(DEDUPE_WINDOW_SECS) as i64;
-    t.execute(
+    let n = t.execute(
         "DELETE FROM inbound_journal WHERE journaled_unix < ?1 AND state IN ('done', 'dropped')",
         [cutoff],
-    )
+    )?;
+    t.execute(
+        "DELETE FROM media_fetched WHERE NOT EXISTS (SELECT 1 FROM inbound_journal j
+         WHERE j.account = media_fetched.account AND j.msg_id = media_fetched.msg_id)",
+        [],
+    )?;
+    Ok(n)
 }
 
 /// One piece to put in the outbox.

@@ -128,6 +128,8 @@ pub struct AccountLink {
     pub owner: Option<SenderId>,
     /// The agent's working directory for this account.
     pub workspace: Option<PathBuf>,
+    /// How much received media the account keeps in the workspace (`[media]`).
+    pub media: crate::config::MediaLimits,
     /// How the channel is named to the agent and to people ("WeChat", "Feishu").
     pub channel_label: &'static str,
     /// The language setting of the account's chats (`auto` follows the owner's messages).

@@ -17,6 +17,7 @@ mod hooks;
 mod journal;
 mod lang;
 mod link;
+mod media;
 mod message;
 mod outbox;
 mod quiet;

@@ -114,6 +114,7 @@ async fn turn(
     if cut.is_some() {
         tracing::info!(account = %m.account, bytes = m.text.len(), max, "a message is longer than the agent is handed; cut");
     }
+    let media = super::media::prepare(conv, rt, p, lang).await;
     let key = String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id));
     let (events, streamed) = crate::agent::TurnEvents::channel();
     // Streaming: what an earlier run of this turn already queued, and the turn's live view.
@@ -129,7 +130,8 @@ async fn turn(
         m,
         key.clone(),
         lang,
-        cut.is_none(),
+        // Notes before the answer (a cut message, media not passed on) come first: no streaming.
+        cut.is_none() && !media.has_notes(),
         committed,
     );
     let req = TurnRequest {
@@ -137,7 +139,7 @@ async fn turn(
             account: m.account.clone(),
             chat: m.chat.clone(),
         },
-        prompt: cut.unwrap_or(&m.text).to_string(),
+        prompt: media.prompt(cut.unwrap_or(&m.text)),
         no_tools: !p.tools,
         auto_approve: p.tools && !asks,
         approver: if p.tools && asks {
@@ -148,7 +150,7 @@ async fn turn(
         workspace: rt.link.workspace.clone(),
         channel_label: rt.link.channel_label,
         language: lang,
-        attachments: Vec::new(),
+        attachments: media.attachments.clone(),
         events,
     };
     let started = std::time::Instant::now();
@@ -163,9 +165,11 @@ async fn turn(
         return TurnEnd::Shutdown;
     }
     conv.agent_monitor.record(result.as_ref().map(|_| ()));
+    let mut files = Vec::new();
     let mut text = match result {
         Ok(out) => {
             conv.stats.answered(&m.account);
+            files = out.files;
             out.text
         }
         Err(e) if e.kind == AgentErrorKind::Cancelled => String::new(),
@@ -185,6 +189,8 @@ async fn turn(
             format!("{note}\n\n{text}")
         };
     }
+    text = media.with_notes(text);
+    let files = super::media::outgoing(rt, &mut text, &files, lang);
     // Only what streaming did not already queue (all of it when nothing streamed).
     let (first, pieces) = super::stream::rest(committed, &text, rt.link.sender.limits().max_chars);
     let (a, id, reply, chat_id) = (
@@ -194,25 +200,24 @@ async fn turn(
         m.chat.clone(),
     );
     // Clearing the typing sign runs beside storing the answer, not ahead of it.
-    let store = conv
-        .store
-        .call(move |t| {
-            let items: Vec<journal::NewOutbound<'_>> = pieces
-                .iter()
-                .enumerate()
-                .map(|(i, piece)| journal::NewOutbound {
-                    chat: &chat_id,
-                    text: piece,
-                    body: &Body::Text,
-                    key: format!("{key}/{}", first + i),
-                    reply: &reply,
-                    kind: OutboundKind::Reply,
-                })
-                .collect();
-            journal::enqueue(t, &a, &items)?;
-            journal::finish(t, &a, &id)?;
-            journal::next_in_chat(t, &a, &chat_id, JournalState::New)
-        });
+    let store = conv.store.call(move |t| {
+        let texts = pieces.iter().map(|p| (p, &Body::Text));
+        let items: Vec<journal::NewOutbound<'_>> = texts
+            .chain(files.iter().map(|(t, b)| (t, b)))
+            .enumerate()
+            .map(|(i, (piece, body))| journal::NewOutbound {
+                chat: &chat_id,
+                text: piece,
+                body,
+                key: format!("{key}/{}", first + i),
+                reply: &reply,
+                kind: OutboundKind::Reply,
+            })
+            .collect();
+        journal::enqueue(t, &a, &items)?;
+        journal::finish(t, &a, &id)?;
+        journal::next_in_chat(t, &a, &chat_id, JournalState::New)
+    });
     let ((), stored) = tokio::join!(clear_typing(rt, m), store);
     match stored {
         Ok(next) => {

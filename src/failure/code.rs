@@ -98,6 +98,11 @@ pub mod general {
     pub const UPDATE_TARGET_MISSING: Code = Code::new("update_target_missing");
     /// The platform (or this adapter) cannot download the peer's media.
     pub const MEDIA_UNSUPPORTED: Code = Code::new("media_unsupported");
+    /// A media item is larger than the bridge keeps (`[media] max_item_mb`) or the platform takes.
+    pub const MEDIA_TOO_LARGE: Code = Code::new("media_too_large");
+    /// A media item's bytes are not what the platform declared (wrong key, bad padding, size or
+    /// checksum mismatch).
+    pub const MEDIA_INVALID: Code = Code::new("media_invalid");
 }
 
 /// Every general code, for the documentation check.
@@ -118,6 +123,8 @@ pub const GENERAL_CODES: &[Code] = &[
     general::UPDATE_UNSUPPORTED,
     general::UPDATE_TARGET_MISSING,
     general::MEDIA_UNSUPPORTED,
+    general::MEDIA_TOO_LARGE,
+    general::MEDIA_INVALID,
 ];
 
 #[cfg(test)]
@@ -173,6 +180,8 @@ pub(crate) mod tests {
                 "update_unsupported",
                 "update_target_missing",
                 "media_unsupported",
+                "media_too_large",
+                "media_invalid",
             ]
         );
         assert_documented(GENERAL_CODES);

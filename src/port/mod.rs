@@ -149,6 +149,7 @@ impl AccountPort {
             purpose: s.purpose,
             owner: parts.owner.map(SenderId::new),
             workspace: s.workspace.clone(),
+            media: s.media,
             channel_label: parts.label,
             language: s.language,
             capabilities: parts.capabilities,

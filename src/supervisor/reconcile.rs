@@ -69,6 +69,7 @@ mod tests {
             approvals: Default::default(),
             purpose: Purpose::Chat,
             language: Default::default(),
+            media: Default::default(),
             settings: ChannelSettings::Wechat(WechatSettings::default()),
         };
         (

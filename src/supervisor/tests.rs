@@ -27,6 +27,7 @@ fn desired(name: &str, enabled: bool) -> DesiredAccount {
             approvals: Default::default(),
             purpose: Purpose::Chat,
             language: Default::default(),
+            media: Default::default(),
             settings: ChannelSettings::Wechat(WechatSettings::default()),
         },
         credentials: Some("fp".into()),

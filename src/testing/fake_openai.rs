@@ -162,8 +162,12 @@ fn split3(text: &str) -> Vec<String> {
 pub struct RecordedRequest {
     /// `model`.
     pub model: String,
-    /// `messages`, in order.
+    /// `messages`, in order; a message sent as content parts reads as its text parts joined.
     pub messages: Vec<ChatMessage>,
+    /// The bytes of every `image_url` data-URI part, in order (what the model would see).
+    pub images: Vec<Vec<u8>>,
+    /// The MIME types of those parts.
+    pub image_types: Vec<String>,
     /// `stream`.
     pub stream: bool,
     /// `stream_options`, as sent.
@@ -209,6 +213,8 @@ impl FakeOpenAi {
             .route("/models", get(models))
             .route("/v1/chat/completions", post(completions))
             .route("/chat/completions", post(completions))
+            // A request with a photo is megabytes of base64; axum's 2 MB default would refuse it.
+            .layer(axum::extract::DefaultBodyLimit::max(256 << 20))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
@@ -288,6 +294,51 @@ async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
     axum::Json(json!({"object": "list", "data": [{"id": "m", "object": "model"}]})).into_response()
 }
 
+/// The messages, each content-parts array read as its text, and every data-URI image part as
+/// (MIME type, bytes). A part that is not a data URI of valid base64 is recorded as no bytes, so
+/// a test comparing bytes fails.
+fn read_messages(v: Option<&Value>) -> (Vec<ChatMessage>, Vec<(String, Vec<u8>)>) {
+    use base64::Engine;
+    let mut messages = Vec::new();
+    let mut images = Vec::new();
+    for m in v.and_then(Value::as_array).into_iter().flatten() {
+        let role: Option<Role> = m
+            .get("role")
+            .cloned()
+            .and_then(|r| serde_json::from_value(r).ok());
+        let Some(role) = role else { continue };
+        let content = match m.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(parts)) => {
+                let mut text = Vec::new();
+                for p in parts {
+                    match p["type"].as_str() {
+                        Some("text") => {
+                            text.push(p["text"].as_str().unwrap_or_default().to_string())
+                        }
+                        Some("image_url") => {
+                            let url = p["image_url"]["url"].as_str().unwrap_or_default();
+                            let (mime, data) = url
+                                .strip_prefix("data:")
+                                .and_then(|u| u.split_once(";base64,"))
+                                .unwrap_or(("", ""));
+                            let bytes = base64::engine::general_purpose::STANDARD
+                                .decode(data)
+                                .unwrap_or_default();
+                            images.push((mime.to_string(), bytes));
+                        }
+                        _ => {}
+                    }
+                }
+                text.join("\n")
+            }
+            _ => String::new(),
+        };
+        messages.push(ChatMessage::new(role, content));
+    }
+    (messages, images)
+}
+
 async fn completions(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
@@ -296,11 +347,8 @@ async fn completions(
     let Ok(v) = serde_json::from_slice::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "not JSON").into_response();
     };
-    let messages: Vec<ChatMessage> = v
-        .get("messages")
-        .cloned()
-        .and_then(|m| serde_json::from_value(m).ok())
-        .unwrap_or_default();
+    let (messages, images) = read_messages(v.get("messages"));
+    let (image_types, images): (Vec<String>, Vec<Vec<u8>>) = images.into_iter().unzip();
     let stream = v.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let last_user = messages
         .iter()
@@ -314,6 +362,8 @@ async fn completions(
         r.push(RecordedRequest {
             model: v["model"].as_str().unwrap_or_default().to_string(),
             messages,
+            images,
+            image_types,
             stream,
             stream_options: v.get("stream_options").cloned(),
             authorization: headers

@@ -70,6 +70,8 @@ pub struct Recorded {
     pub sessions: Vec<StartedSession>,
     /// Prompts of `turn.start`, in order.
     pub prompts: Vec<String>,
+    /// The `attachments` paths of each `turn.start`, in order (empty when it had none).
+    pub attachments: Vec<Vec<String>>,
     /// `approval.resolve` answers, in order.
     pub approvals: Vec<Resolved>,
     /// Turn ids named by `turn.cancel`.
@@ -219,8 +221,17 @@ impl<W: AsyncWrite + Unpin> Conn<W> {
                     .await?;
             }
             ClientMessage::TurnStart {
-                request_id, prompt, ..
-            } => return self.turn(request_id, prompt).await,
+                request_id,
+                prompt,
+                attachments,
+                ..
+            } => {
+                let paths = attachments.into_iter().map(|a| a.path).collect();
+                self.shared
+                    .recorded
+                    .send_modify(|r| r.attachments.push(paths));
+                return self.turn(request_id, prompt).await;
+            }
             ClientMessage::TurnCancel { turn_id, .. } => {
                 let t = id_text(&turn_id);
                 self.shared

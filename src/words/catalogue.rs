@@ -60,6 +60,60 @@ pub enum Msg {
         /// What the agent said it is doing ("running tests"), when it said.
         doing: Option<String>,
     },
+    /// A photo or file the owner sent was not passed on (one line before the answer).
+    MediaNotSaved {
+        /// What it was (`photo.jpg`, `a photo`).
+        item: String,
+        /// Why.
+        why: MediaSkip,
+    },
+    /// A file the answer named was not sent.
+    FileNotSent {
+        /// The path as the answer wrote it.
+        path: String,
+        /// Why.
+        why: FileRefused,
+    },
+}
+
+/// Why a received item was not saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MediaSkip {
+    /// Larger than `[media] max_item_mb`.
+    TooLarge {
+        /// Its size (`150.0 MiB`).
+        size: String,
+        /// The limit.
+        max: String,
+    },
+    /// The workspace's inbox is at `[media] max_workspace_mb`.
+    WorkspaceFull {
+        /// The limit.
+        max: String,
+    },
+    /// The account has no workspace to save into.
+    NoWorkspace,
+    /// The download failed; `error` says why (operator words, English).
+    Failed {
+        /// What failed.
+        error: String,
+    },
+}
+
+/// Why a named file was not sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRefused {
+    /// Outside the workspace (absolute, `..`, or a symlink out).
+    Outside,
+    /// No such file.
+    Missing,
+    /// The account has no workspace.
+    NoWorkspace,
+    /// The platform refused or the upload failed; `error` says why.
+    Failed {
+        /// What failed.
+        error: String,
+    },
 }
 
 impl Msg {
@@ -122,6 +176,30 @@ impl Msg {
                 "Paired: you are now the owner of this bot. What you write here goes to the agent."
                     .into()
             }
+            Msg::MediaNotSaved { item, why } => {
+                let why = match why {
+                    MediaSkip::TooLarge { size, max } => {
+                        format!("it is {size}, over the {max} limit (`[media] max_item_mb`)")
+                    }
+                    MediaSkip::WorkspaceFull { max } => format!(
+                        "the workspace inbox is full ({max}, `[media] max_workspace_mb`); delete old files in `inbox/`"
+                    ),
+                    MediaSkip::NoWorkspace => {
+                        "this account has no workspace; set workspace in its table".to_string()
+                    }
+                    MediaSkip::Failed { error } => format!("the download failed: {error}"),
+                };
+                format!("({item} was not passed to the agent: {why}.)").into()
+            }
+            Msg::FileNotSent { path, why } => {
+                let why = match why {
+                    FileRefused::Outside => "it is outside the workspace".to_string(),
+                    FileRefused::Missing => "there is no such file in the workspace".to_string(),
+                    FileRefused::NoWorkspace => "this account has no workspace".to_string(),
+                    FileRefused::Failed { error } => error.clone(),
+                };
+                format!("(Could not send {path}: {why}.)").into()
+            }
         }
     }
 
@@ -156,6 +234,28 @@ impl Msg {
             Msg::AgentStoppedAfterNo => "已停止：该命令没有执行。请告诉我接下来要怎么做。".into(),
             Msg::AgentSessionLost => "（智能体无法接续之前的对话，这是一段新对话。）".into(),
             Msg::Paired => "配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。".into(),
+            Msg::MediaNotSaved { item, why } => {
+                let why = match why {
+                    MediaSkip::TooLarge { size, max } => {
+                        format!("文件大小 {size}，超过 {max} 的上限（`[media] max_item_mb`）")
+                    }
+                    MediaSkip::WorkspaceFull { max } => format!(
+                        "工作区收件箱已满（{max}，`[media] max_workspace_mb`），请删除 `inbox/` 中的旧文件"
+                    ),
+                    MediaSkip::NoWorkspace => "该账号没有配置 workspace".to_string(),
+                    MediaSkip::Failed { error } => format!("下载失败：{error}"),
+                };
+                format!("（{item} 未交给智能体：{why}。）").into()
+            }
+            Msg::FileNotSent { path, why } => {
+                let why = match why {
+                    FileRefused::Outside => "它在工作区之外".to_string(),
+                    FileRefused::Missing => "工作区中没有这个文件".to_string(),
+                    FileRefused::NoWorkspace => "该账号没有配置 workspace".to_string(),
+                    FileRefused::Failed { error } => error.clone(),
+                };
+                format!("（无法发送 {path}：{why}。）").into()
+            }
         }
     }
 }
@@ -214,6 +314,17 @@ pub(crate) mod tests {
                 doing: Some("running tests".into()),
             },
             Msg::StillWorking { doing: None },
+            Msg::MediaNotSaved {
+                item: "photo.jpg".into(),
+                why: MediaSkip::TooLarge {
+                    size: "150.0 MiB".into(),
+                    max: "100.0 MiB".into(),
+                },
+            },
+            Msg::FileNotSent {
+                path: "../x".into(),
+                why: FileRefused::Outside,
+            },
         ]
     }
 

@@ -6,7 +6,7 @@ mod choose;
 mod confirm;
 mod digest;
 
-pub use catalogue::Msg;
+pub use catalogue::{FileRefused, MediaSkip, Msg};
 pub use choose::{detect, remember, remembered};
 pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};
 pub use digest::Digest;

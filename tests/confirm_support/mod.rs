@@ -92,6 +92,7 @@ pub fn spec(key: &AccountKey, senders: Senders) -> AccountSpec {
         approvals: Default::default(),
         purpose: Purpose::Chat,
         language: Default::default(),
+        media: Default::default(),
         settings,
     }
 }
@@ -111,6 +112,7 @@ pub fn link(
         purpose: Purpose::Chat,
         owner: Some(SenderId::new(OWNER)),
         workspace: None,
+        media: Default::default(),
         channel_label: "WeChat",
         language: Default::default(),
         capabilities: Capabilities::default(),

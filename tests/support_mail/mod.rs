@@ -240,6 +240,7 @@ impl Harness {
             purpose: Purpose::Mail,
             owner: Some(SenderId::new(OWNER)),
             workspace: None,
+            media: Default::default(),
             channel_label: "WeChat",
             language: Default::default(),
             capabilities: Default::default(),

@@ -29,10 +29,10 @@ pub const DEFAULT_POLL_MARGIN: Duration = Duration::from_secs(10);
 /// share the connection pool and the learned long-poll hold.
 #[derive(Clone)]
 pub struct Client {
-    http: reqwest::Client,
+    pub(crate) http: reqwest::Client,
     base: Url,
     token: Option<BotToken>,
-    identity: ClientIdentity,
+    pub(crate) identity: ClientIdentity,
     poll_margin: Duration,
     /// The last `longpolling_timeout_ms` the server suggested; 0 = none yet.
     suggested_hold_ms: Arc<AtomicU64>,
@@ -382,7 +382,7 @@ impl Client {
         self.execute(endpoint, request, timeout).await
     }
 
-    async fn post<B: Serialize>(
+    pub(crate) async fn post<B: Serialize>(
         &self,
         endpoint: Endpoint,
         query: &[(&str, &str)],

@@ -22,11 +22,13 @@ pub enum Endpoint {
     NotifyStart,
     /// `msg/notifystop`: announce that the client stops.
     NotifyStop,
+    /// `getuploadurl`: where to upload one media file (media spec §2.1).
+    GetUploadUrl,
 }
 
 impl Endpoint {
     /// Every endpoint, for tables and routing.
-    pub const ALL: [Endpoint; 8] = [
+    pub const ALL: [Endpoint; 9] = [
         Endpoint::GetBotQrcode,
         Endpoint::GetQrcodeStatus,
         Endpoint::GetUpdates,
@@ -35,6 +37,7 @@ impl Endpoint {
         Endpoint::SendTyping,
         Endpoint::NotifyStart,
         Endpoint::NotifyStop,
+        Endpoint::GetUploadUrl,
     ];
 
     /// The path below `<baseurl>/ilink/bot/`.
@@ -48,6 +51,7 @@ impl Endpoint {
             Endpoint::SendTyping => "sendtyping",
             Endpoint::NotifyStart => "msg/notifystart",
             Endpoint::NotifyStop => "msg/notifystop",
+            Endpoint::GetUploadUrl => "getuploadurl",
         }
     }
 
@@ -74,7 +78,7 @@ impl Endpoint {
             // bound it like the status poll (safe choice).
             Endpoint::GetBotQrcode | Endpoint::GetQrcodeStatus => Duration::from_secs(35),
             Endpoint::GetUpdates => Duration::from_secs(45),
-            Endpoint::SendMessage => Duration::from_secs(15),
+            Endpoint::SendMessage | Endpoint::GetUploadUrl => Duration::from_secs(15),
             Endpoint::GetConfig
             | Endpoint::SendTyping
             | Endpoint::NotifyStart

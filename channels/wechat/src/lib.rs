@@ -40,6 +40,8 @@
 //!    [`new_client_id`] per chunk (the platform refuses a `client_id` it already accepted).
 //! 5. Stop: drop the in-flight poll, then [`Client::notify_stop`].
 
+pub mod cdn;
+pub mod cdn_client;
 pub mod classify;
 pub mod client;
 pub mod endpoint;

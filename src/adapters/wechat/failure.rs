@@ -30,6 +30,12 @@ pub const BAD_BASE_URL: Code = Code::new("wechat.bad_base_url");
 /// The peer's send window is closed: WeChat lets the bot write only after the peer writes.
 pub const WINDOW_CLOSED: Code = Code::new("wechat.window_closed");
 
+/// A media transfer with the CDN failed in a way that may heal (network, 5xx, no download
+/// parameter): the send is retried.
+pub const CDN_FAILED: Code = Code::new("wechat.cdn_failed");
+/// The CDN or `getuploadurl` refused a file for good (4xx, no upload URL): the chat gets a line.
+pub const MEDIA_REFUSED: Code = Code::new("wechat.media_refused");
+
 /// Every WeChat code, for the documentation check.
 #[cfg(test)]
 const CODES: &[Code] = &[
@@ -44,7 +50,23 @@ const CODES: &[Code] = &[
     LOGIN_INCOMPLETE,
     BAD_BASE_URL,
     WINDOW_CLOSED,
+    CDN_FAILED,
+    MEDIA_REFUSED,
 ];
+
+/// What a media transfer's failure means: retried when it may heal, else final with a code
+/// that says whether the media or the platform was at fault.
+pub fn media_failure(e: &scv_wechat::cdn_client::MediaError, account: &AccountKey) -> Failure {
+    use scv_wechat::cdn_client::MediaError as M;
+    match e {
+        M::Api(inner) => failure(inner, account),
+        M::TooLarge { .. } => Failure::rejected(general::MEDIA_TOO_LARGE, e.to_string()),
+        M::Crypto(_) | M::Mismatch(_) => Failure::rejected(general::MEDIA_INVALID, e.to_string()),
+        M::Io(_) | M::NoAddress => Failure::rejected(general::MEDIA_UNSUPPORTED, e.to_string()),
+        _ if e.is_transient() => Failure::transient(CDN_FAILED, e.to_string()),
+        _ => Failure::rejected(MEDIA_REFUSED, e.to_string()),
+    }
+}
 
 /// What `e`, met by `account`, means for the daemon and for the person.
 pub fn failure(e: &Error, account: &AccountKey) -> Failure {
@@ -239,6 +261,48 @@ mod tests {
             let shown = e.to_string();
             crate::failure::assert_row(&failure(&e, &key), &shown, class, code, message, &action);
         }
+    }
+
+    #[test]
+    fn media_failures_are_retried_only_when_they_may_heal() {
+        use scv_wechat::cdn_client::MediaError as M;
+        let key = AccountKey::new(crate::ids::Channel::Wechat, "w");
+        let class = |e: M| {
+            let f = media_failure(&e, &key);
+            (f.class, f.code.as_str().to_string())
+        };
+        assert_eq!(
+            class(M::Network("reset".into())),
+            (Class::Transient, "wechat.cdn_failed".into())
+        );
+        assert_eq!(
+            class(M::NoDownloadParam),
+            (Class::Transient, "wechat.cdn_failed".into())
+        );
+        let http = |status| M::Http {
+            status,
+            message: String::new(),
+        };
+        assert_eq!(
+            class(http(500)),
+            (Class::Transient, "wechat.cdn_failed".into())
+        );
+        assert_eq!(
+            class(http(400)),
+            (Class::Rejected, "wechat.media_refused".into())
+        );
+        assert_eq!(
+            class(M::NoUploadUrl),
+            (Class::Rejected, "wechat.media_refused".into())
+        );
+        assert_eq!(
+            class(M::TooLarge { max: 1 }),
+            (Class::Rejected, "media_too_large".into())
+        );
+        assert_eq!(
+            class(M::Mismatch("md5")),
+            (Class::Rejected, "media_invalid".into())
+        );
     }
 
     #[test]

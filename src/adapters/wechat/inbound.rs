@@ -55,7 +55,7 @@ pub(super) fn to_inbound(account: &AccountKey, m: &WeixinMessage, now_ms: i64) -
             context_token: m.context_token.clone().filter(|t| !t.is_empty()),
         }
         .to_context(),
-        media: Vec::new(),
+        media: super::media::refs(m),
     }
 }
 

@@ -15,6 +15,7 @@
 
 mod failure;
 mod inbound;
+mod media;
 mod render;
 mod sender;
 mod state;
@@ -183,18 +184,27 @@ impl WechatComponent {
             .settings
             .send_window_hours
             .unwrap_or(DEFAULT_WINDOW_HOURS);
-        let sender = Arc::new(sender::WechatSender::new(
-            id.clone(),
-            self.spec.key.clone(),
-            client.clone(),
-            store.clone(),
-            peers.clone(),
-            self.tuning.clone(),
-            Duration::from_secs(window_hours.saturating_mul(3600)),
-            self.settings
-                .sends_per_message
-                .unwrap_or(DEFAULT_SENDS_PER_MESSAGE),
-        ));
+        let sender = Arc::new(
+            sender::WechatSender::new(
+                id.clone(),
+                self.spec.key.clone(),
+                client.clone(),
+                store.clone(),
+                peers.clone(),
+                self.tuning.clone(),
+                Duration::from_secs(window_hours.saturating_mul(3600)),
+                self.settings
+                    .sends_per_message
+                    .unwrap_or(DEFAULT_SENDS_PER_MESSAGE),
+            )
+            .with_media(
+                self.settings
+                    .cdn_base_url
+                    .clone()
+                    .unwrap_or_else(|| scv_wechat::cdn_client::DEFAULT_CDN_BASE.to_string()),
+                self.spec.language,
+            ),
+        );
         match state::pacing(&store).await {
             Ok((last, hold)) => sender.resume(last, hold),
             Err(e) => tracing::warn!(account = %id, error = %e, "cannot read the last send time"),

@@ -54,6 +54,15 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     send_window: true,
 };
 
+/// The largest file sent (the plugin's `WEIXIN_MEDIA_MAX_BYTES`; no server limit is documented).
+pub const MAX_UPLOAD_BYTES: u64 = 100 * 1024 * 1024;
+
+/// What a failed upload leaves: a line to send instead, or a failure to retry.
+enum MediaOutcome {
+    Line(String),
+    Retry(SendError),
+}
+
 /// The most characters one WeChat message carries (the spec recommends splitting at 2,000).
 pub const MAX_CHARS: usize = 2000;
 /// Why sends pause after `ret=-2` (shown by the outbox as "sends failing: ...").
@@ -131,6 +140,10 @@ pub(super) struct WechatSender {
     pub(super) slot: Semaphore,
     gate: Mutex<Gate>,
     tickets: Mutex<HashMap<String, Ticket>>,
+    /// The media CDN (`cdn_base_url`, else WeChat's).
+    cdn_base: String,
+    /// The account's language, for the line that replaces a file that cannot be sent.
+    language: crate::words::Language,
 }
 
 impl WechatSender {
@@ -158,7 +171,16 @@ impl WechatSender {
             slot: Semaphore::new(1),
             gate: Mutex::new(Gate::default()),
             tickets: Mutex::new(HashMap::new()),
+            cdn_base: scv_wechat::cdn_client::DEFAULT_CDN_BASE.to_string(),
+            language: crate::words::Language::default(),
         }
+    }
+
+    /// The same sender with the media CDN `cdn_base` and the account's `language`.
+    pub(super) fn with_media(mut self, cdn_base: String, language: crate::words::Language) -> Self {
+        self.cdn_base = cdn_base;
+        self.language = language;
+        self
     }
 
     /// Takes over the previous run's pace (from [`state::pacing`]): its last send attempt and
@@ -232,12 +254,35 @@ impl WechatSender {
             // Taken before a crash, but the outbox had not marked it yet.
             return Ok(());
         }
-        // Every body renders as its text here: a question's text names its code and deadline,
-        // a closed question's says how it ended; nothing else rides along.
-        let result = self
-            .client
-            .send_text(peer, Some(&token), &text_of(msg), &client_id)
-            .await;
+        // Every body but a file renders as its text: a question's text names its code and
+        // deadline, a closed question's says how it ended. A file is uploaded first (again on
+        // every attempt: the CDN keeps nothing of a failed one), then sent under the same
+        // `client_id`, so a retry after a crash never sends it twice.
+        let result = match self.media_item(peer, msg).await {
+            Ok(Some(item)) => {
+                self.client
+                    .send_media(peer, Some(&token), item, &client_id)
+                    .await
+            }
+            Ok(None) => {
+                self.client
+                    .send_text(peer, Some(&token), &text_of(msg), &client_id)
+                    .await
+            }
+            Err(line) => match line {
+                // The file can never go: the chat gets a line saying so, in its place.
+                MediaOutcome::Line(text) => {
+                    self.client
+                        .send_text(peer, Some(&token), &text, &client_id)
+                        .await
+                }
+                MediaOutcome::Retry(f) => {
+                    self.finish(&client_id, SendOutcome::NotTaken).await;
+                    self.gate(|g| g.last_send = Some(Instant::now()));
+                    return Err(f);
+                }
+            },
+        };
         let e = match result {
             // Recorded first, in the same poll that read WeChat's answer: a crash before this
             // commit is the one case that repeats a reply (same `client_id`) after restart.
@@ -289,6 +334,35 @@ impl WechatSender {
                 // A timeout, 5xx or broken connection may come after the platform took it.
                 self.finish(&client_id, SendOutcome::Unknown).await;
                 Err(failure)
+            }
+        }
+    }
+
+    /// For a `Body::Media` item, the uploaded media item (`None` for any other body).
+    async fn media_item(
+        &self,
+        peer: &str,
+        msg: &Outbound,
+    ) -> Result<Option<scv_wechat::message::MessageItem>, MediaOutcome> {
+        let crate::conversation::Body::Media(m) = &msg.body else {
+            return Ok(None);
+        };
+        match super::media::upload(&self.client, &self.cdn_base, peer, m, MAX_UPLOAD_BYTES).await {
+            Ok(item) => Ok(Some(item)),
+            Err(e) => {
+                let f = failure::media_failure(&e, &self.key);
+                tracing::info!(account = %self.account, code = %f.code, "a file upload failed");
+                if f.class == Class::Transient {
+                    return Err(MediaOutcome::Retry(f));
+                }
+                let lang = self.language.fixed().unwrap_or_default();
+                let line = crate::words::Msg::FileNotSent {
+                    path: m.name.clone(),
+                    why: crate::words::FileRefused::Failed { error: f.message },
+                }
+                .text(lang)
+                .into_owned();
+                Err(MediaOutcome::Line(line))
             }
         }
     }
@@ -358,6 +432,20 @@ impl ChatSender for WechatSender {
     fn stream_mode(&self) -> crate::conversation::StreamMode {
         // No editing: a long answer goes out in finished parts while the model still writes.
         crate::conversation::StreamMode::Chunks
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        media: &'a crate::conversation::MediaRef,
+        _reply: &'a ReplyContext,
+        dest: &'a std::path::Path,
+        max_bytes: u64,
+    ) -> BoxFuture<'a, Result<u64, SendError>> {
+        Box::pin(async move {
+            super::media::fetch(&self.client, &self.cdn_base, media, dest, max_bytes)
+                .await
+                .map_err(|e| failure::media_failure(&e, &self.key))
+        })
     }
 
     fn typing<'a>(

@@ -29,6 +29,7 @@ use crate::words::Lang;
 pub mod history;
 mod response;
 pub mod sse;
+mod vision;
 
 use history::{Exchange, HistoryLimits};
 pub use response::estimate_tokens;
@@ -101,6 +102,8 @@ pub struct OpenAiOptions {
     pub history: HistoryLimits,
     /// The most bytes of one chat message the pipeline hands over (`[agent] max_message_bytes`).
     pub max_message_bytes: usize,
+    /// Whether the model sees images (`[agent] vision`); `None`: try, and remember a refusal.
+    pub vision: Option<bool>,
 }
 
 impl OpenAiOptions {
@@ -120,6 +123,7 @@ impl OpenAiOptions {
             max_retry_wait: Duration::from_secs(30),
             history: HistoryLimits::default(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            vision: None,
         }
     }
 
@@ -170,6 +174,7 @@ impl OpenAiOptions {
             o.turn_timeout = Some(Duration::from_secs(s));
         }
         o.max_message_bytes = max_message_bytes(cfg);
+        o.vision = cfg.vision;
         Ok(o)
     }
 }
@@ -196,6 +201,8 @@ pub struct OpenAiAgent {
 enum CallError {
     Agent(AgentError),
     ContextLength,
+    /// A 400 saying the model takes no images (only when the request carried some).
+    NoImages,
 }
 
 impl From<AgentError> for CallError {
@@ -243,6 +250,10 @@ impl OpenAiAgent {
                 Err(CallError::ContextLength) => Err(AgentError::new(
                     AgentErrorKind::Failed,
                     "the text is too long for the model's context",
+                )),
+                Err(CallError::NoImages) => Err(AgentError::new(
+                    AgentErrorKind::Failed,
+                    "the model takes no images",
                 )),
             }
         };
@@ -297,18 +308,20 @@ impl OpenAiAgent {
             .map_err(|e| AgentError::new(AgentErrorKind::Failed, e.to_string()))?;
         let system = self.system_message(req.channel_label, req.language);
         let mut trimmed = false;
+        let mut images = self.sees_images(&req.session).await;
         loop {
+            let (prompt, parts) = vision::user_content(&req.prompt, &req.attachments, images);
             let mut messages = Vec::with_capacity(past.len() * 2 + 2);
             messages.push(system.clone());
             for e in &past {
                 messages.push(ChatMessage::new(Role::User, e.user.clone()));
                 messages.push(ChatMessage::new(Role::Assistant, e.assistant.clone()));
             }
-            messages.push(ChatMessage::new(Role::User, req.prompt.clone()));
+            messages.push(ChatMessage::new(Role::User, prompt.clone()));
             // The deadline covers the model, not the local store, so a paused test clock never
             // jumps to it while the store thread works.
             let answer = self
-                .within_deadline(self.request(&messages, &req.events))
+                .within_deadline(self.request_with(&messages, parts.as_ref(), &req.events))
                 .await;
             match answer {
                 Ok((text, usage)) => {
@@ -322,7 +335,7 @@ impl OpenAiAgent {
                         ..limits
                     };
                     let exchange = Exchange {
-                        user: req.prompt.clone(),
+                        user: prompt,
                         assistant: text.clone(),
                     };
                     if let Err(e) =
@@ -348,8 +361,37 @@ impl OpenAiAgent {
                         "the message is too long for the model's context",
                     ));
                 }
+                Err(CallError::NoImages) if images => {
+                    info!(session = %req.session.parent(), "the model takes no images; remembered, sending the saved paths");
+                    let account = req.session.account.to_string();
+                    if let Err(e) =
+                        vision::remember_no_images(&self.store, &account, &self.opts.model).await
+                    {
+                        warn!(error = %e, "could not remember that the model takes no images");
+                    }
+                    images = false;
+                }
+                Err(CallError::NoImages) => {
+                    return Err(AgentError::new(
+                        AgentErrorKind::Failed,
+                        "the model refused the request's images",
+                    ));
+                }
                 Err(CallError::Agent(e)) => return Err(e),
             }
+        }
+    }
+
+    /// Whether this turn sends images inline: `[agent] vision`, else what the store remembers
+    /// (a refusal), else yes.
+    async fn sees_images(&self, session: &SessionKey) -> bool {
+        if let Some(v) = self.opts.vision {
+            return v;
+        }
+        let account = session.account.to_string();
+        match vision::remembered(&self.store, &account, &self.opts.model).await {
+            Ok(known) => known != Some(false),
+            Err(_) => true,
         }
     }
 
@@ -359,9 +401,19 @@ impl OpenAiAgent {
         messages: &[ChatMessage],
         events: &TurnEvents,
     ) -> Result<(String, Usage), CallError> {
+        self.request_with(messages, None, events).await
+    }
+
+    /// [`Self::request`], the last message's content replaced by `parts` (text and images).
+    async fn request_with(
+        &self,
+        messages: &[ChatMessage],
+        parts: Option<&serde_json::Value>,
+        events: &TurnEvents,
+    ) -> Result<(String, Usage), CallError> {
         let body = serde_json::json!({
             "model": self.opts.model,
-            "messages": messages,
+            "messages": vision::messages_json(messages, parts),
             "stream": true,
             "stream_options": {"include_usage": true},
         });
@@ -401,6 +453,12 @@ impl OpenAiAgent {
             if !transient {
                 if status == StatusCode::BAD_REQUEST && is_context_length(&detail) {
                     return Err(CallError::ContextLength);
+                }
+                if status == StatusCode::BAD_REQUEST
+                    && parts.is_some()
+                    && vision::refuses_images(&detail)
+                {
+                    return Err(CallError::NoImages);
                 }
                 return Err(AgentError::new(
                     AgentErrorKind::Failed,

@@ -271,6 +271,7 @@ impl ScvAgent {
             approver: req.approver.clone().filter(|_| !policy.no_tools),
             session: &req.session,
             prompt: &req.prompt,
+            attachments: &req.attachments,
             deadline: self.opts.turn_timeout.map(|t| Instant::now() + t),
             events: &req.events,
         };

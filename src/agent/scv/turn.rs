@@ -39,6 +39,7 @@ impl ScvAgent {
             request_id: rid.clone(),
             session_id: conn.session_id.clone(),
             prompt: plan.prompt.to_string(),
+            attachments: plan.attachments.iter().map(Into::into).collect(),
         };
         if let Err(e) = conn.send(&start).await {
             return dead(e);
@@ -239,6 +240,8 @@ pub(super) struct Plan<'a> {
     pub(super) session: &'a SessionKey,
     /// The user's text.
     pub(super) prompt: &'a str,
+    /// The files the owner sent with it.
+    pub(super) attachments: &'a [crate::agent::Attachment],
     /// When the turn gives up (extended by the time spent waiting for the owner).
     pub(super) deadline: Option<Instant>,
     /// Where the turn's tool steps are reported (as a nameless status: chat users never see

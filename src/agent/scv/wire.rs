@@ -58,6 +58,9 @@ pub enum ClientMessage {
         session_id: Value,
         /// The user's text.
         prompt: String,
+        /// Files the owner sent, saved in the workspace (omitted when there are none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<WireAttachment>,
     },
     /// Stops a running turn.
     #[serde(rename = "turn.cancel")]
@@ -349,5 +352,27 @@ mod tests {
                 message: "boom (model)".into()
             }
         );
+    }
+}
+
+/// One file of `turn.start`'s `attachments`: where it was saved and what it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireAttachment {
+    /// The absolute path inside the session's `cwd`.
+    pub path: String,
+    /// `image`, `file`, `audio` or `video`.
+    pub kind: crate::agent::MediaKind,
+    /// The MIME type, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime: Option<String>,
+}
+
+impl From<&crate::agent::Attachment> for WireAttachment {
+    fn from(a: &crate::agent::Attachment) -> Self {
+        WireAttachment {
+            path: a.path.to_string_lossy().into_owned(),
+            kind: a.kind,
+            mime: a.mime.clone(),
+        }
     }
 }

@@ -22,4 +22,13 @@ pub(super) const STEPS: &[&str] = &[
         estimated_turns INTEGER NOT NULL,
         PRIMARY KEY (account, day)
      );",
+    // 2: what the `openai` backend learned about its model, per account whose turn learned it:
+    // `vision` 0 once the endpoint said it takes no images (a 400), so later turns of that
+    // account send the saved path instead (per account, so `channel_logout` forgets it too).
+    "CREATE TABLE agent_model_facts (
+        account TEXT NOT NULL,
+        model TEXT NOT NULL,
+        vision INTEGER NOT NULL,
+        PRIMARY KEY (account, model)
+     );",
 ];

@@ -59,4 +59,21 @@ pub(super) const STEPS: &[&str] = &[
         lang TEXT NOT NULL,
         PRIMARY KEY (account, chat)
      );",
+    // 5: media of inbound messages: the references a message carries (JSON, cleared with its
+    // text when it is done) and one row per item once the pipeline chose where it goes
+    // (`reserved`: the file name is taken, the download may not have finished; `saved`; or
+    // `refused` with the reason), so a re-run after a crash reuses the name and never stores a
+    // file twice.
+    "ALTER TABLE inbound_journal ADD COLUMN media TEXT;
+     CREATE TABLE media_fetched (
+        account TEXT NOT NULL,
+        msg_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL DEFAULT 0,
+        note TEXT,
+        at_unix INTEGER NOT NULL,
+        PRIMARY KEY (account, msg_id, idx)
+     );",
 ];

@@ -282,3 +282,88 @@ impl FakeHandle {
         tokio::time::timeout(timeout, wait).await.unwrap_or(false)
     }
 }
+
+/// The media CDN (media spec §2.6).
+impl FakeHandle {
+    /// Queues a user message from `from` carrying `items` (media built with [`Self::cdn_put`]),
+    /// numbered and tokened like [`Self::push_text`].
+    pub fn push_items(&self, from: &str, items: Vec<crate::message::MessageItem>) -> WeixinMessage {
+        self.with(|s| {
+            let mut msg = s.text_message(from, "");
+            msg.item_list = items;
+            s.push(msg)
+        })
+    }
+
+    /// The CDN base URL to configure as the account's `cdn_base_url`.
+    pub fn cdn_base_url(&self) -> String {
+        format!("{}cdn", self.shared.lock().base_url)
+    }
+
+    /// Stores inbound media: `plain` encrypted with `key` (as it is without one); returns the
+    /// `encrypt_query_param` to put in the item.
+    pub fn cdn_put(&self, plain: &[u8], key: Option<&crate::cdn::MediaKey>) -> String {
+        self.with(|s| s.cdn.put(plain, key))
+    }
+
+    /// Stores `bytes` as they are (a truncated or damaged ciphertext).
+    pub fn cdn_put_raw(&self, bytes: Vec<u8>) -> String {
+        self.with(|s| s.cdn.put_raw(bytes))
+    }
+
+    /// The full download URL of a parameter (what `media.full_url` carries).
+    pub fn cdn_full_url(&self, param: &str) -> String {
+        format!(
+            "{}/download?encrypted_query_param={param}",
+            self.cdn_base_url()
+        )
+    }
+
+    /// Media items the bot sent and the fake accepted, decrypted, in order.
+    pub fn sent_media(&self) -> Vec<super::SentMedia> {
+        self.shared.lock().cdn.sent_media.clone()
+    }
+
+    /// CDN uploads accepted so far (each stored one file).
+    pub fn cdn_uploads(&self) -> usize {
+        self.shared.lock().cdn.uploads_done
+    }
+
+    /// Queues a fault for the next CDN upload.
+    pub fn cdn_upload_fault(&self, fault: super::UploadFault) {
+        self.with(|s| s.cdn.upload_faults.push_back(fault));
+    }
+
+    /// CDN downloads and upload attempts received so far.
+    pub fn cdn_requests(&self) -> (usize, usize) {
+        let s = self.shared.lock();
+        (s.cdn.downloads_seen, s.cdn.upload_attempts)
+    }
+
+    /// Answers the next download with `status` (404, 500; 0 never answers).
+    pub fn cdn_download_fault(&self, status: u16) {
+        self.with(|s| s.cdn.download_faults.push_back(status));
+    }
+
+    /// `getuploadurl` answers `upload_param` only (no `upload_full_url`).
+    pub fn cdn_param_only(&self, on: bool) {
+        self.with(|s| s.cdn.param_only = on);
+    }
+
+    /// Waits until `n` media items were accepted, or `timeout` passes.
+    pub async fn wait_for_media(&self, n: usize, timeout: Duration) -> Vec<super::SentMedia> {
+        let mut changed = self.shared.changed.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            changed.borrow_and_update();
+            let got = self.sent_media();
+            if got.len() >= n {
+                return got;
+            }
+            tokio::select! {
+                r = changed.changed() => if r.is_err() { return got },
+                _ = tokio::time::sleep_until(deadline) => return got,
+            }
+        }
+    }
+}

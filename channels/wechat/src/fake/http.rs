@@ -24,6 +24,14 @@ const MAX_BODY: usize = 1 << 20;
 /// Serves every request (installed as the router's fallback).
 pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
+    if let Some(cdn_path) = parts
+        .uri
+        .path()
+        .strip_prefix(shared.prefix.as_str())
+        .and_then(|p| p.strip_prefix("cdn/"))
+    {
+        return cdn(&shared, cdn_path, &parts, body).await;
+    }
     let Some(endpoint) = route(&shared.prefix, parts.uri.path()) else {
         return StatusCode::NOT_FOUND.into_response();
     };
@@ -110,6 +118,11 @@ pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Reque
             get_updates(&shared, &cursor).await
         }
         (Endpoint::SendMessage, Some(body)) => shared.lock().send(&body),
+        (Endpoint::GetUploadUrl, Some(body)) => {
+            let mut state = shared.lock();
+            let base = format!("{}cdn", state.base_url);
+            state.cdn.get_upload_url(&body, &base)
+        }
         (Endpoint::GetConfig, Some(body)) => shared.lock().get_config(&body),
         (Endpoint::SendTyping, Some(body)) => shared.lock().send_typing(&body),
         (Endpoint::NotifyStart | Endpoint::NotifyStop, Some(_)) => {
@@ -124,6 +137,75 @@ pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Reque
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     }
     ok_json(&answer)
+}
+
+/// The most the fake CDN takes in one upload (the plugin caps media at 100 MB).
+const MAX_UPLOAD: usize = 128 << 20;
+
+/// The CDN: bare requests, no iLink headers or token (media spec §1.2, §2.2).
+async fn cdn(
+    shared: &Shared,
+    path: &str,
+    parts: &axum::http::request::Parts,
+    body: Body,
+) -> Response {
+    let query: Vec<(String, String)> =
+        url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+            .into_owned()
+            .collect();
+    let param = |name: &str| {
+        query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let response = match (path, &parts.method) {
+        ("download", &Method::GET) => {
+            let (status, bytes) = shared.lock().cdn.download(&param("encrypted_query_param"));
+            shared.bump();
+            if status == 0 {
+                return hang(shared).await;
+            }
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::NOT_FOUND);
+            (status, bytes).into_response()
+        }
+        ("upload", &Method::POST) => {
+            let Ok(bytes) = to_bytes(body, MAX_UPLOAD).await else {
+                return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+            };
+            let (status, dl, err) = shared.lock().cdn.upload(
+                &param("encrypted_query_param"),
+                &param("filekey"),
+                &bytes,
+            );
+            shared.bump();
+            if status == 0 {
+                return hang(shared).await;
+            }
+            let mut r = StatusCode::from_u16(status)
+                .unwrap_or(StatusCode::BAD_REQUEST)
+                .into_response();
+            let h = r.headers_mut();
+            if let Some(v) = dl.and_then(|d| d.parse().ok()) {
+                h.insert("x-encrypted-param", v);
+            }
+            if let Some(v) = err.and_then(|e| e.parse().ok()) {
+                h.insert("x-error-message", v);
+            }
+            r
+        }
+        _ => StatusCode::NOT_FOUND.into_response(),
+    };
+    shared.bump();
+    response
+}
+
+/// Holds a CDN request until the fake shuts down (a transfer the client dies in).
+async fn hang(shared: &Shared) -> Response {
+    let mut shutdown = shared.shutdown.subscribe();
+    let _ = shutdown.wait_for(|down| *down).await;
+    StatusCode::SERVICE_UNAVAILABLE.into_response()
 }
 
 fn route(prefix: &str, path: &str) -> Option<Endpoint> {

@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod cdn;
 mod handle;
 mod http;
 mod qr;
@@ -45,6 +46,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use cdn::{SentMedia, UploadFault};
 pub use handle::FakeHandle;
 pub use records::{Fault, RecordedRequest, RejectedSend, SentMessage, TypingCall};
 

@@ -54,6 +54,8 @@ pub(crate) struct State {
     pub(crate) typing: Vec<TypingCall>,
     pub(crate) notifies: Vec<Endpoint>,
     pub(crate) requests: Vec<RecordedRequest>,
+    /// The media CDN.
+    pub(crate) cdn: super::cdn::CdnBook,
 }
 
 impl State {
@@ -78,6 +80,7 @@ impl State {
             qr: QrBook::default(),
             sent: Vec::new(),
             sent_at: Vec::new(),
+            cdn: Default::default(),
             rejected: Vec::new(),
             typing: Vec::new(),
             notifies: Vec::new(),
@@ -229,6 +232,9 @@ impl State {
                 self.used_client_ids.insert(client_id.clone());
                 self.recent_sends.push_back(now);
                 self.sent_at.push(std::time::Instant::now());
+                if let Some(m) = self.cdn.checked.take() {
+                    self.cdn.sent_media.push(m);
+                }
                 self.sent.push(SentMessage {
                     to_user,
                     text,
@@ -238,6 +244,7 @@ impl State {
                 json!({"ret": 0})
             }
             Err((reason, errmsg)) => {
+                self.cdn.checked = None;
                 self.rejected.push(RejectedSend {
                     to_user,
                     client_id,
@@ -275,12 +282,15 @@ impl State {
             .pointer("/text_item/text")
             .and_then(Value::as_str)
             .unwrap_or("");
-        if item.get("type").and_then(Value::as_i64) != Some(1) || text.is_empty() {
-            return Err((
-                "the item is not a non-empty text item (the fake sends text only)",
-                "",
-            ));
-        }
+        let text = if item.get("type").and_then(Value::as_i64) == Some(1) {
+            if text.is_empty() {
+                return Err(("the item is not a non-empty text item", ""));
+            }
+            text.to_string()
+        } else {
+            // Media items are checked against what the CDN issued (spec media §2.6).
+            self.cdn.check_item(item, to_user).map_err(|r| (r, ""))?
+        };
         if to_user.is_empty() {
             return Err(("no to_user_id", ""));
         }

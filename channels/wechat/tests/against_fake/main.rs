@@ -1,6 +1,7 @@
 //! The real client against the fake iLink server, over real loopback sockets.
 //! No test sleeps for whole seconds: holds are a few hundred milliseconds at most.
 
+mod cdn;
 mod headers;
 mod login;
 mod login_flow;

@@ -1,0 +1,243 @@
+//! Media figures against the fakes on loopback: time from a 5 MB photo's arrival at the fake
+//! iLink server to the fake model's request carrying it (download, decrypt, save, encode, send),
+//! the upload time of a 5 MB file (getuploadurl + encrypted POST + sendmessage), and the RSS
+//! growth while a 100 MB file is downloaded (it must stream, not sit in memory).
+//!
+//! Run with `cargo bench --bench media`. Prints figures; asserts nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use scv_bridge::adapters::PlatformParts;
+use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
+use scv_bridge::agent::{Agent, OpenAiAgent, OpenAiOptions};
+use scv_bridge::config::{AccountSpec, AgentConfig, Config};
+use scv_bridge::conversation::Conversation;
+use scv_bridge::secrets::{CredentialStore, Credentials};
+use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::fake_openai::FakeOpenAi;
+use scv_wechat::Client;
+use scv_wechat::cdn::MediaKey;
+use scv_wechat::cdn_client::{MediaDownload, UploadKind, download_url, media_item};
+use scv_wechat::fake::FakeServer;
+use scv_wechat::media::{CdnMedia, ImageItem};
+use scv_wechat::message::MessageItem;
+
+const OWNER: &str = "owner0001@im.wechat";
+const MB: usize = 1024 * 1024;
+const ROUNDS: usize = 3;
+
+struct Factory {
+    ctx: PlatformParts,
+}
+
+impl ComponentFactory for Factory {
+    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
+        let tuning = Tuning {
+            min_send_interval: Duration::from_millis(20),
+            ..Tuning::default()
+        };
+        Arc::new(WechatComponent::new(self.ctx.ports().port(spec)).with_tuning(tuning))
+    }
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn photo(n: usize, seed: usize) -> Vec<u8> {
+    let mut v = b"\x89PNG\r\n\x1a\n".to_vec();
+    v.extend((0..n).map(|i| ((i + seed) * 31 % 251) as u8));
+    v
+}
+
+fn write_config(dir: &Path, fake: &FakeServer) -> Config {
+    std::fs::create_dir_all(dir.join("ws")).expect("workspace");
+    let text = format!(
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n[wechat.phone]\nbase_url = \"{}\"\ncdn_base_url = \"{}\"\nworkspace = \"{}\"\n",
+        dir.join("state").display(),
+        dir.join("state/daemon.sock").display(),
+        fake.base_url(),
+        fake.handle().cdn_base_url(),
+        dir.join("ws").display(),
+    );
+    let path = dir.join("config.toml");
+    std::fs::write(&path, text).expect("config");
+    let c = Credentials::default()
+        .with(
+            "bot_token",
+            fake.handle().bot_token().expect("token").expose(),
+        )
+        .with("bot_id", fake.handle().bot_id())
+        .with("owner_id", OWNER);
+    CredentialStore::Files(dir.join("state/credentials"))
+        .save("wechat:phone", &c)
+        .expect("save");
+    Config::load(&path).expect("load")
+}
+
+async fn photo_to_model() -> Vec<Duration> {
+    let dir = tempfile::tempdir().expect("dir");
+    let fake = FakeServer::start().await.expect("fake");
+    let model = FakeOpenAi::start().await.expect("model");
+    let url = model.base_url();
+    let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
+        let agent: Arc<dyn Agent> = Arc::new(
+            OpenAiAgent::new(OpenAiOptions::new(url.clone(), "m"), store.clone()).expect("agent"),
+        );
+        let ctx = PlatformParts {
+            credentials: creds.clone(),
+            store: store.clone(),
+            conversation: Conversation::new(store.clone(), agent),
+            agent: AgentConfig::default(),
+            mail: Default::default(),
+        };
+        let f: Arc<dyn ComponentFactory> = Arc::new(Factory { ctx });
+        f
+    };
+    let d = scv_bridge::daemon::start(
+        write_config(dir.path(), &fake),
+        make,
+        LifecyclePolicy::default(),
+    )
+    .await
+    .expect("daemon");
+    let h = fake.handle();
+    let mut times = Vec::new();
+    for round in 0..ROUNDS {
+        let bytes = photo(5 * MB, round);
+        let key = MediaKey::random();
+        let param = h.cdn_put(&bytes, Some(&key));
+        let item = MessageItem {
+            item_type: Some(2),
+            image_item: Some(ImageItem {
+                media: Some(CdnMedia {
+                    encrypt_query_param: Some(param),
+                    ..CdnMedia::default()
+                }),
+                aeskey: Some(key.hex()),
+                ..ImageItem::default()
+            }),
+            ..MessageItem::default()
+        };
+        let start = Instant::now();
+        h.push_items(OWNER, vec![item]);
+        tokio::time::timeout(Duration::from_secs(120), model.wait_requests(round + 1))
+            .await
+            .expect("the model was asked");
+        times.push(start.elapsed());
+        h.wait_for_sent(round + 1, Duration::from_secs(30)).await;
+    }
+    d.stop().await;
+    times
+}
+
+async fn upload_5mb() -> Vec<Duration> {
+    let fake = FakeServer::start().await.expect("fake");
+    let h = fake.handle();
+    let client = Client::new(&fake.base_url(), h.bot_token()).expect("client");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("file.bin");
+    std::fs::write(&path, photo(5 * MB, 7)).expect("write");
+    let user = "peer@im.wechat";
+    let mut times = Vec::new();
+    for i in 0..ROUNDS {
+        h.push_text(user, "hi");
+        let token = h.latest_context_token(user).expect("token");
+        let start = Instant::now();
+        let up = client
+            .upload_media(&h.cdn_base_url(), &path, UploadKind::File, user)
+            .await
+            .expect("upload");
+        client
+            .send_media(
+                user,
+                Some(&token),
+                media_item(UploadKind::File, &up, "file.bin"),
+                &format!("b{i}"),
+            )
+            .await
+            .expect("send");
+        times.push(start.elapsed());
+    }
+    times
+}
+
+async fn rss_100mb() -> (u64, u64) {
+    let fake = FakeServer::start().await.expect("fake");
+    let h = fake.handle();
+    let client = Client::new(&fake.base_url(), h.bot_token()).expect("client");
+    let key = MediaKey::random();
+    let param = h.cdn_put(&photo(100 * MB, 3), Some(&key));
+    let dir = tempfile::tempdir().expect("dir");
+    let d = MediaDownload {
+        url: download_url(
+            &h.cdn_base_url(),
+            &CdnMedia {
+                encrypt_query_param: Some(param),
+                ..CdnMedia::default()
+            },
+        )
+        .expect("url"),
+        key: Some(key),
+        max_bytes: 200 * MB as u64,
+        size: None,
+        md5: None,
+    };
+    // The fake holds its 100 MB ciphertext already: the baseline counts it, the peak adds
+    // only what the download itself keeps.
+    let base = rss_kib();
+    let peak = Arc::new(AtomicU64::new(base));
+    let done = Arc::new(AtomicBool::new(false));
+    let (p, dn) = (peak.clone(), done.clone());
+    let sampler = std::thread::spawn(move || {
+        while !dn.load(Ordering::Relaxed) {
+            p.fetch_max(rss_kib(), Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    });
+    client
+        .download_media(&d, &dir.path().join("big"))
+        .await
+        .expect("download");
+    done.store(true, Ordering::Relaxed);
+    sampler.join().expect("sampler");
+    (base, peak.load(Ordering::Relaxed))
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+#[tokio::main]
+async fn main() {
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "optimized"
+    };
+    println!("media bench ({profile} build), {ROUNDS} rounds each, loopback fakes");
+    let t = photo_to_model().await;
+    println!(
+        "5 MB photo, arrival at the fake to the model's request: median {:?} (all {t:?})",
+        median(t.clone())
+    );
+    let t = upload_5mb().await;
+    println!(
+        "5 MB file upload (getuploadurl + CDN POST + sendmessage): median {:?} (all {t:?})",
+        median(t.clone())
+    );
+    let (base, peak) = rss_100mb().await;
+    println!(
+        "100 MB download: RSS {base} KiB before, peak {peak} KiB during (+{} KiB)",
+        peak.saturating_sub(base)
+    );
+}

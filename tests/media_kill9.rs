@@ -1,0 +1,208 @@
+//! `kill -9` during a media download and during an upload, literally: the real binary with the
+//! real WeChat adapter and OpenAI backend, SIGKILLed while the fake CDN holds the transfer, then
+//! restarted. Nothing is lost, no file is stored twice, nothing is sent twice.
+
+mod process_support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use process_support::{Daemon, read_log, sigkill, terminate};
+use scv_bridge::secrets::{CredentialStore, Credentials};
+use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
+use scv_wechat::Endpoint;
+use scv_wechat::cdn::MediaKey;
+use scv_wechat::fake::{FakeHandle, FakeServer, UploadFault};
+use scv_wechat::media::{CdnMedia, ImageItem};
+use scv_wechat::message::MessageItem;
+
+const PATIENCE: Duration = Duration::from_secs(30);
+const OWNER: &str = "owner@im.wechat";
+
+struct Bed {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+    fake: FakeServer,
+    model: FakeOpenAi,
+}
+
+impl Bed {
+    async fn new() -> Bed {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fake = FakeServer::start().await.expect("fake ilink");
+        let model = FakeOpenAi::start().await.expect("fake model");
+        let state = dir.path().join("state");
+        std::fs::create_dir_all(dir.path().join("ws/out")).expect("workspace");
+        let config = dir.path().join("config.toml");
+        let text = format!(
+            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n\
+             [agent]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"SCV_MEDIA_KEY\"\n\
+             [wechat.phone]\nbase_url = \"{}\"\ncdn_base_url = \"{}\"\nworkspace = \"{}\"\n",
+            state.display(),
+            dir.path().join("run/daemon.sock").display(),
+            model.base_url(),
+            fake.base_url(),
+            fake.handle().cdn_base_url(),
+            dir.path().join("ws").display(),
+        );
+        std::fs::write(&config, text).expect("config");
+        let token = fake.handle().issue_token();
+        let creds = Credentials::default()
+            .with("bot_token", token.expose())
+            .with("bot_id", fake.handle().bot_id())
+            .with("base_url", fake.base_url())
+            .with("owner_id", OWNER);
+        CredentialStore::Files(state.join("credentials"))
+            .save("wechat:phone", &creds)
+            .expect("save login");
+        Bed {
+            dir,
+            config,
+            fake,
+            model,
+        }
+    }
+
+    fn h(&self) -> FakeHandle {
+        self.fake.handle()
+    }
+
+    fn spawn(&self) -> Daemon {
+        let env = [("SCV_MEDIA_KEY", "k"), ("RUST_LOG", "info")];
+        Daemon::spawn(&self.config, &env, &self.dir.path().join("daemon.log"))
+    }
+
+    /// Every file below the inbox, hidden ones included (a leftover partial would show).
+    fn inbox(&self) -> Vec<String> {
+        let root = self.dir.path().join("ws/inbox");
+        let mut out = Vec::new();
+        let mut stack = vec![root.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                if e.path().is_dir() {
+                    stack.push(e.path());
+                } else {
+                    out.push(
+                        e.path()
+                            .strip_prefix(&root)
+                            .expect("inside")
+                            .display()
+                            .to_string(),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    async fn wait_until(&self, what: &str, f: impl Fn() -> bool) {
+        let started = std::time::Instant::now();
+        while !f() {
+            assert!(
+                started.elapsed() < PATIENCE,
+                "timed out waiting for {what}; sent {:?}; inbox {:?}\nlog:\n{}",
+                self.h()
+                    .sent()
+                    .into_iter()
+                    .map(|s| s.text)
+                    .collect::<Vec<_>>(),
+                self.inbox(),
+                read_log(&self.dir.path().join("daemon.log"))
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Waits for one more poll after now, so whatever was queued would have gone out.
+    async fn one_more_poll(&self) {
+        let polls = self.h().requests_to(Endpoint::GetUpdates).len();
+        self.wait_until("another poll", || {
+            self.h().requests_to(Endpoint::GetUpdates).len() >= polls + 2
+        })
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_during_a_download_loses_nothing_and_stores_the_file_once() {
+    let bed = Bed::new().await;
+    let h = bed.h();
+    let photo: Vec<u8> = b"\x89PNG\r\n\x1a\n"
+        .iter()
+        .copied()
+        .chain((0..200_000u32).map(|i| (i % 253) as u8))
+        .collect();
+    let key = MediaKey::random();
+    let param = h.cdn_put(&photo, Some(&key));
+    h.cdn_download_fault(0);
+    h.push_items(
+        OWNER,
+        vec![MessageItem {
+            item_type: Some(2),
+            image_item: Some(ImageItem {
+                media: Some(CdnMedia {
+                    encrypt_query_param: Some(param),
+                    ..CdnMedia::default()
+                }),
+                aeskey: Some(key.hex()),
+                ..ImageItem::default()
+            }),
+            ..MessageItem::default()
+        }],
+    );
+    let mut child = bed.spawn();
+    bed.wait_until("the download to start", || h.cdn_requests().0 >= 1)
+        .await;
+    sigkill(&mut child);
+    assert!(bed.model.requests().is_empty(), "killed before the turn");
+    let mut child = bed.spawn();
+    bed.wait_until("the answer", || !h.sent().is_empty()).await;
+    bed.one_more_poll().await;
+    terminate(&mut child);
+    let reqs = bed.model.requests();
+    assert_eq!(reqs.len(), 1, "one turn");
+    assert!(
+        reqs[0].images == vec![photo.clone()],
+        "the photo reached the model whole"
+    );
+    assert_eq!(h.sent().len(), 1, "answered once");
+    let files = bed.inbox();
+    assert_eq!(files.len(), 1, "stored once, no partial left: {files:?}");
+    assert!(!files[0].contains("/."), "{files:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_during_an_upload_sends_the_file_once_after_the_restart() {
+    let bed = Bed::new().await;
+    let h = bed.h();
+    let chart: Vec<u8> = (0..100_000u32).map(|i| (i % 241) as u8).collect();
+    std::fs::write(bed.dir.path().join("ws/out/chart.png"), &chart).expect("write");
+    bed.model
+        .respond_with(|_| Some(Reply::text("The chart: ![c](out/chart.png)")));
+    h.cdn_upload_fault(UploadFault::Hang);
+    h.push_text(OWNER, "chart please");
+    let mut child = bed.spawn();
+    bed.wait_until("the upload to start", || h.cdn_requests().1 >= 1)
+        .await;
+    sigkill(&mut child);
+    assert!(h.sent_media().is_empty());
+    let mut child = bed.spawn();
+    bed.wait_until("the image", || !h.sent_media().is_empty())
+        .await;
+    bed.one_more_poll().await;
+    terminate(&mut child);
+    let media = h.sent_media();
+    assert_eq!(media.len(), 1, "sent once");
+    assert!(media[0].bytes == chart);
+    let texts: Vec<String> = h.sent().into_iter().map(|s| s.text).collect();
+    assert_eq!(
+        texts.iter().filter(|t| t.starts_with("The chart")).count(),
+        1,
+        "{texts:?}"
+    );
+    assert_eq!(
+        bed.model.requests().len(),
+        1,
+        "the answer was stored, not asked again"
+    );
+}
