@@ -1,6 +1,7 @@
-//! Feishu media through a running daemon's durable outbox, against the fake over real sockets:
-//! a queued workspace image arrives as an image with the file's bytes, and an upload the app has
-//! no scope for shows in the account's health with the scope to add.
+//! Feishu media through a running daemon, against the fake over real sockets: an owner's photo
+//! is fetched through the resource endpoint into the workspace and handed to the agent; a
+//! queued workspace image arrives as an image with the file's bytes; an upload the app has no
+//! scope for shows in the account's health with the scope to add.
 
 mod feishu_support;
 
@@ -33,6 +34,35 @@ async fn queue(h: &Harness, path: std::path::PathBuf, key: &str) {
         )
         .await
         .expect("queued");
+}
+
+#[tokio::test]
+async fn an_owners_photo_lands_in_the_workspace_and_reaches_the_agent_with_its_bytes() {
+    let ws = tempfile::tempdir().expect("workspace");
+    let mut setup = Setup::owned();
+    setup
+        .table
+        .push_str(&format!("workspace = \"{}\"\n", ws.path().display()));
+    let h = Harness::start(setup).await;
+    h.wait_state(ComponentState::Connected).await;
+    let photo = png(300_000);
+    h.fake.push_p2p_image(OWNER, photo.clone());
+    let chat = p2p_chat(OWNER);
+    h.until("the answer", |f| {
+        f.sent()
+            .iter()
+            .any(|m| m.receive_id == chat || m.chat_id == chat)
+    })
+    .await;
+    let got = h.agent.attachments();
+    assert_eq!(got.len(), 1, "one file handed to the agent");
+    assert_eq!(got[0].kind, MediaKind::Image);
+    assert!(
+        got[0].path.starts_with(ws.path().join("inbox")),
+        "saved under the workspace's inbox"
+    );
+    assert_eq!(std::fs::read(&got[0].path).expect("saved"), photo);
+    h.stop().await;
 }
 
 #[tokio::test]

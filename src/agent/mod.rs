@@ -77,6 +77,19 @@ pub struct TurnRequest {
     pub events: TurnEvents,
 }
 
+impl TurnRequest {
+    /// Where an agent process works: the account's workspace, or the daemon's directory when
+    /// none is configured.
+    pub fn cwd(&self) -> String {
+        self.workspace
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"))
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
 impl std::fmt::Debug for TurnRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TurnRequest")

@@ -24,13 +24,7 @@ pub(super) fn note(original_bytes: usize, max: usize, lang: crate::words::Lang) 
 
 /// "900 bytes", "32 KiB", "9.5 MiB".
 fn size(bytes: usize) -> String {
-    const KIB: usize = 1024;
-    const MIB: usize = 1024 * 1024;
-    match bytes {
-        b if b < KIB => format!("{b} bytes"),
-        b if b < MIB => format!("{} KiB", b / KIB),
-        b => format!("{:.1} MiB", b as f64 / MIB as f64),
-    }
+    crate::media::human_size(bytes as u64)
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ pub const OWNER: &str = "ou_owner";
 pub struct TestAgent {
     gate: watch::Sender<bool>,
     turns: AtomicUsize,
+    attachments: Mutex<Vec<scv_bridge::agent::Attachment>>,
 }
 
 impl TestAgent {
@@ -42,6 +43,7 @@ impl TestAgent {
         Arc::new(TestAgent {
             gate: watch::channel(true).0,
             turns: AtomicUsize::new(0),
+            attachments: Mutex::default(),
         })
     }
 
@@ -50,6 +52,7 @@ impl TestAgent {
         Arc::new(TestAgent {
             gate: watch::channel(false).0,
             turns: AtomicUsize::new(0),
+            attachments: Mutex::default(),
         })
     }
 
@@ -62,6 +65,14 @@ impl TestAgent {
     pub fn turns(&self) -> usize {
         self.turns.load(Ordering::SeqCst)
     }
+
+    /// Every file the turns were handed, in order.
+    pub fn attachments(&self) -> Vec<scv_bridge::agent::Attachment> {
+        self.attachments
+            .lock()
+            .map(|a| a.clone())
+            .unwrap_or_default()
+    }
 }
 
 impl Agent for TestAgent {
@@ -72,6 +83,9 @@ impl Agent for TestAgent {
     ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
         Box::pin(async move {
             self.turns.fetch_add(1, Ordering::SeqCst);
+            if let Ok(mut a) = self.attachments.lock() {
+                a.extend(req.attachments.iter().cloned());
+            }
             let mut gate = self.gate.subscribe();
             tokio::select! {
                 _ = gate.wait_for(|open| *open) => {}

@@ -302,7 +302,7 @@ impl AcpAgent {
                 } else {
                     session::stored(self.store.as_ref(), &req.session).await
                 };
-                let cwd = workspace(&req);
+                let cwd = req.cwd();
                 let opened = tokio::select! {
                     o = session::open(&proc, &cwd, prior, no_tools) => o?,
                     _ = cancel.cancelled() => return Err(turn::cancelled()),
@@ -336,16 +336,6 @@ impl AcpAgent {
         }
         Ok(out)
     }
-}
-
-/// The account's workspace, or the daemon's directory when none is configured.
-fn workspace(req: &TurnRequest) -> String {
-    req.workspace
-        .clone()
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("/"))
-        .to_string_lossy()
-        .into_owned()
 }
 
 impl Agent for AcpAgent {

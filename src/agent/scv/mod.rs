@@ -5,7 +5,6 @@
 //! with consecutive failures, so a crashing agent is not restarted in a loop.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -199,7 +198,7 @@ impl ScvAgent {
         };
         let parent = req.session.parent();
         let policy = Policy {
-            cwd: workspace(&req),
+            cwd: req.cwd(),
             channel: req.channel_label,
             no_tools: req.no_tools,
             auto_approve: req.auto_approve && !req.no_tools,
@@ -289,16 +288,6 @@ impl ScvAgent {
         }
         ended.result
     }
-}
-
-/// The account's workspace, or the daemon's directory when none is configured.
-fn workspace(req: &TurnRequest) -> String {
-    req.workspace
-        .clone()
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("/"))
-        .to_string_lossy()
-        .into_owned()
 }
 
 impl Agent for ScvAgent {
