@@ -9,9 +9,9 @@ use scv_feishu::Client;
 use scv_feishu::media::{MAX_FILE_BYTES, MAX_IMAGE_BYTES, MediaMessage, image_format};
 use tokio::io::AsyncReadExt;
 
+use super::address::{receive_id, uuid_for};
 use super::failure::{MEDIA_FILE, MEDIA_REFUSED, MEDIA_TOO_LARGE, MISSING_SCOPE, failure};
 use super::inbound::ReplyRef;
-use super::sender::{receive_id, uuid_for};
 use crate::agent::MediaKind;
 use crate::conversation::body::MediaOut;
 use crate::conversation::{ChatId, Outbound, OutboundKind, PlatformMsgId, SendError, Sent};

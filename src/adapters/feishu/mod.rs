@@ -18,6 +18,7 @@
 //! `confirm` (the confirm service as the click handler), `media` (received media as references,
 //! fetched through the resource endpoint), `media_send` (workspace files uploaded and sent).
 
+mod address;
 mod cards;
 mod confirm;
 mod delivery;

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use scv_feishu::Client;
-use scv_feishu::rest::{MessageContent, ReceiveId};
+use scv_feishu::rest::MessageContent;
 
+use super::address::{receive_id, uuid_for};
 use super::failure::{CARD_INVALID, failure};
 use super::inbound::ReplyRef;
 use crate::conversation::{
@@ -31,9 +32,6 @@ pub const MAX_CHARS: usize = 4000;
 
 /// The platform allows 5 messages per second to one receiver; stay just under it.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(220);
-
-/// Feishu accepts `uuid` idempotency keys of at most 50 characters.
-const MAX_UUID: usize = 50;
 
 /// Sends one account's messages.
 pub struct FeishuSender {
@@ -142,18 +140,6 @@ impl ChatSender for FeishuSender {
     }
 }
 
-/// Where a chat id points: the pipeline's chats are `oc_…` chat ids, but a proactive message to
-/// "the owner's chat" (confirm questions via `notify`) names the owner's `ou_…` open_id.
-pub(super) fn receive_id(chat: &str) -> ReceiveId {
-    if chat.starts_with("ou_") {
-        ReceiveId::OpenId(chat.to_string())
-    } else if chat.starts_with("on_") {
-        ReceiveId::UnionId(chat.to_string())
-    } else {
-        ReceiveId::ChatId(chat.to_string())
-    }
-}
-
 /// The message content: the card of the body when it has one (a question, how one ended, a
 /// card stored by an earlier release), a markdown post when the text uses markdown, plain text
 /// otherwise.
@@ -194,47 +180,9 @@ fn looks_like_markdown(text: &str) -> bool {
     })
 }
 
-/// The `uuid` for an outbox key: the key itself when it fits, else a stable 32-hex digest of it.
-pub fn uuid_for(key: &str) -> String {
-    if key.len() <= MAX_UUID {
-        return key.to_string();
-    }
-    // Two FNV-1a passes with different offsets: stable across builds, no dependency.
-    let fnv = |seed: u64| {
-        key.bytes().fold(seed, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        })
-    };
-    format!(
-        "{:016x}{:016x}",
-        fnv(0xcbf2_9ce4_8422_2325),
-        fnv(0x8422_2325_cbf2_9ce4)
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uuids_fit_and_are_stable() {
-        assert_eq!(uuid_for("short/1/0"), "short/1/0");
-        let long = "feishu:work/om_0123456789abcdef0123456789abcdef01/0";
-        let u = uuid_for(long);
-        assert_eq!(u.len(), 32);
-        assert_eq!(u, uuid_for(long));
-        assert_ne!(
-            u,
-            uuid_for("feishu:work/om_0123456789abcdef0123456789abcdef01/1")
-        );
-    }
-
-    #[test]
-    fn owner_ids_are_sent_as_open_ids() {
-        assert_eq!(receive_id("oc_1"), ReceiveId::ChatId("oc_1".into()));
-        assert_eq!(receive_id("ou_o"), ReceiveId::OpenId("ou_o".into()));
-        assert_eq!(receive_id("on_u"), ReceiveId::UnionId("on_u".into()));
-    }
 
     #[test]
     fn markdown_is_detected_only_when_it_helps() {
