@@ -218,6 +218,11 @@ impl FakeOpenAi {
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
+        // A real model server flushes each SSE event at once; without TCP_NODELAY the second
+        // small write of a stream waits for a delayed ACK (40 ms), which no real model adds.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
