@@ -76,7 +76,11 @@ impl FakeAcp {
 
     /// What it saw so far.
     pub fn log(&self) -> FakeAcpLog {
-        self.shared.lock().unwrap().log.clone()
+        self.shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .log
+            .clone()
     }
 
     /// Waits until `f` holds for the log (checked on every message the fake handles).
@@ -92,7 +96,7 @@ impl FakeAcp {
     }
 
     fn record(&self, f: impl FnOnce(&mut Shared)) {
-        f(&mut self.shared.lock().unwrap());
+        f(&mut self.shared.lock().unwrap_or_else(|p| p.into_inner()));
         self.changed.notify_waiters();
     }
 }
@@ -141,12 +145,15 @@ impl Conn {
     /// Calls the client and waits for the whole answer message.
     async fn call(&self, method: &str, params: Value) -> Value {
         let id = {
-            let mut n = self.next_id.lock().unwrap();
+            let mut n = self.next_id.lock().unwrap_or_else(|p| p.into_inner());
             *n += 1;
             format!("agent-{n}")
         };
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap().insert(id.clone(), tx);
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.clone(), tx);
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         rx.await.unwrap_or(Value::Null)
     }
@@ -193,7 +200,11 @@ async fn serve(
             let c = conn.clone();
             tokio::spawn(async move { handle(&c, &method, msg).await });
         } else if let Some(id) = msg["id"].as_str() {
-            let tx = conn.pending.lock().unwrap().remove(id);
+            let tx = conn
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(id);
             if let Some(tx) = tx {
                 let _ = tx.send(msg);
             }
@@ -219,7 +230,7 @@ async fn handle(c: &Conn, method: &str, msg: Value) {
         }),
         "session/new" => {
             let sid = {
-                let mut s = c.fake.shared.lock().unwrap();
+                let mut s = c.fake.shared.lock().unwrap_or_else(|p| p.into_inner());
                 s.next += 1;
                 let sid = format!("sess-{}", s.next);
                 s.sessions.insert(sid.clone(), Vec::new());
@@ -229,7 +240,14 @@ async fn handle(c: &Conn, method: &str, msg: Value) {
                 {"id": "read-only", "name": "Read only"}, {"id": "auto", "name": "Auto"}]}})
         }
         "session/load" | "session/resume" => {
-            let known = c.fake.shared.lock().unwrap().sessions.get(&sid).cloned();
+            let known = c
+                .fake
+                .shared
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .sessions
+                .get(&sid)
+                .cloned();
             let Some(answers) = known else {
                 c.send(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32002, "message": "no such session"}}));
                 return;
@@ -249,7 +267,12 @@ async fn handle(c: &Conn, method: &str, msg: Value) {
         }
         "session/close" => json!({}),
         "session/cancel" => {
-            if let Some(t) = c.cancels.lock().unwrap().get(&sid) {
+            if let Some(t) = c
+                .cancels
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&sid)
+            {
                 t.cancel();
             }
             return;
@@ -266,14 +289,21 @@ async fn handle(c: &Conn, method: &str, msg: Value) {
             let cancel = CancellationToken::new();
             c.cancels
                 .lock()
-                .unwrap()
+                .unwrap_or_else(|p| p.into_inner())
                 .insert(sid.clone(), cancel.clone());
             let (answer, stop) = turn(c, &sid, &text, &cancel).await;
             if answer.is_none() && stop.is_none() {
                 return; // crashed
             }
             if let Some(a) = answer {
-                if let Some(list) = c.fake.shared.lock().unwrap().sessions.get_mut(&sid) {
+                if let Some(list) = c
+                    .fake
+                    .shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .sessions
+                    .get_mut(&sid)
+                {
                     list.push(a);
                 }
             }

@@ -59,7 +59,10 @@ impl FakeModels {
 
     /// Every request body so far.
     pub fn requests(&self) -> Vec<Value> {
-        self.requests.lock().unwrap().clone()
+        self.requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }
 
@@ -91,7 +94,9 @@ fn script(body: &Value, tool_done: bool) -> Result<&'static str, &'static str> {
 
 async fn responses(State(log): State<Arc<Mutex<Vec<Value>>>>, body: axum::Json<Value>) -> Response {
     let body = body.0;
-    log.lock().unwrap().push(body.clone());
+    log.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(body.clone());
     let tool_done = body["input"]
         .as_array()
         .is_some_and(|items| items.iter().any(|i| i["type"] == "function_call_output"));
@@ -143,7 +148,9 @@ async fn responses(State(log): State<Arc<Mutex<Vec<Value>>>>, body: axum::Json<V
 
 async fn messages(State(log): State<Arc<Mutex<Vec<Value>>>>, body: axum::Json<Value>) -> Response {
     let body = body.0;
-    log.lock().unwrap().push(body.clone());
+    log.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(body.clone());
     let last_user = body["messages"]
         .as_array()
         .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
