@@ -1,7 +1,7 @@
 //! Command-line rendering: the status table (each fix also printed as a command to copy) and
 //! human durations.
 
-use crate::protocol::{AgentHealth, ComponentHealth, ComponentState, DaemonStatus};
+use crate::protocol::{AgentHealth, AgentProcesses, ComponentHealth, ComponentState, DaemonStatus};
 
 /// "42 s", "3 min", "5 h", "2 d".
 pub fn human_duration(secs: u64) -> String {
@@ -137,6 +137,28 @@ fn agent_line(agent: Option<&AgentHealth>, now: u64) -> String {
         line.push_str(&note.join("; "));
     }
     line.push('\n');
+    if let Some(p) = &a.processes {
+        line.push_str(&processes_line(p));
+    }
+    line
+}
+
+/// The agent processes' line under the agent's: how many run, which agent, its sessions and
+/// the last failure (an `acp` backend).
+fn processes_line(p: &AgentProcesses) -> String {
+    let mut line = format!(
+        "  processes: {} running, {} session{}",
+        p.running,
+        p.sessions,
+        if p.sessions == 1 { "" } else { "s" }
+    );
+    if let Some(agent) = &p.agent {
+        line.push_str(&format!("  agent {agent}"));
+    }
+    if let Some(e) = &p.last_error {
+        line.push_str(&format!("  last error: {e}"));
+    }
+    line.push('\n');
     line
 }
 
@@ -265,6 +287,7 @@ mod tests {
             last_success_unix_seconds: Some(1000 - 180),
             error: Some("the agent is unavailable (503 after 3 attempts)".into()),
             action: Some("start it".into()),
+            processes: None,
         }));
         let t = status_table(&status, 1000);
         assert_eq!(
@@ -275,6 +298,21 @@ mod tests {
         );
         status.components.clear();
         assert!(status_table(&status, 1000).ends_with("fix: start it\n"));
+        if let Some(a) = status.agent.as_mut() {
+            a.processes = Some(AgentProcesses {
+                running: 1,
+                agent: Some("codex-acp 0.16.0".into()),
+                sessions: 2,
+                last_error: Some("the agent exited (code 1)".into()),
+            });
+        }
+        let t = status_table(&status, 1000);
+        assert_eq!(
+            t.lines().last(),
+            Some(
+                "  processes: 1 running, 2 sessions  agent codex-acp 0.16.0  last error: the agent exited (code 1)"
+            )
+        );
     }
 
     #[test]

@@ -261,6 +261,7 @@ mod tests {
                 last_success_unix_seconds: None,
                 error: None,
                 action: None,
+                processes: None,
             }),
             outbox_depth: vec![("wechat:phone".into(), 3)],
         })

@@ -109,7 +109,10 @@ async fn the_owners_yes_selects_allow_once_by_kind_and_no_ends_the_turn_as_stopp
     let q = asked.recv().await.expect("asked");
     assert_eq!(q.request.tool, "mkdir x");
     assert!(q.request.summary.contains("/work"), "{}", q.request.summary);
-    assert!(!q.offer_always, "no account allows always");
+    assert!(
+        q.offer_always,
+        "the agent offers allow_always: the approver decides whether the account allows it"
+    );
     q.answer.send(Decision::AllowOnce).unwrap();
     let out = turn.await.unwrap().expect("answer");
     assert_eq!(out.text, "ran mkdir x");

@@ -90,15 +90,34 @@ fn alive(pid: i32) -> bool {
     }
 }
 
-/// Waits for `pid` to die, on a short poll of /proc (a process's end sends us no event).
+/// Waits for `pid` to end, on an event: a pidfd (Linux 5.3+) turns readable when its process
+/// exits, child of ours or not. A process already reaped has nothing left to wait for.
 async fn dies(pid: i32) {
-    for _ in 0..500 {
-        if !alive(pid) {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open(2) takes a pid and flags and returns a new descriptor or -1; no
+    // memory is shared.
+    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if raw < 0 {
+        let err = std::io::Error::last_os_error();
+        assert_eq!(
+            err.raw_os_error(),
+            Some(libc::ESRCH),
+            "pidfd_open({pid}): {err}"
+        );
+        return;
     }
-    panic!("process {pid} is still alive");
+    // SAFETY: `raw` is a descriptor pidfd_open just returned and nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
+    // SAFETY: the descriptor is owned by the AsyncFd for as long as it is registered, and
+    // closed only when it drops (`register_with_interest`'s I/O-safety contract).
+    let watch = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+    }
+    .unwrap_or_else(|e| panic!("watch the pidfd: {e}"));
+    match tokio::time::timeout(std::time::Duration::from_secs(5), watch.readable()).await {
+        Ok(ready) => drop(ready.expect("pidfd readable")),
+        Err(_) => panic!("process {pid} is still alive"),
+    }
 }
 
 #[tokio::test]

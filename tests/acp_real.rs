@@ -5,7 +5,9 @@
 //!
 //! Without `SCV_ACP_AGENTS` the tests say they did not run; with it set (CI) a missing agent fails.
 
-use std::path::{Path, PathBuf};
+mod acp_support;
+
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,85 +25,12 @@ use tokio_util::sync::CancellationToken;
 /// How long one real turn may take before the test fails instead of hanging.
 const PATIENCE: Duration = Duration::from_secs(180);
 
-/// The agents' directory, or `None` (after saying so) when this run does not test them.
-fn agents_dir() -> Option<PathBuf> {
-    match std::env::var_os("SCV_ACP_AGENTS") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => {
-            eprintln!(
-                "acp_real: SCV_ACP_AGENTS is not set, so the real-agent tests did not run \
-                 (.ci/run installs the agents and sets it)"
-            );
-            None
-        }
-    }
-}
-
-fn need(path: &Path) {
-    assert!(
-        path.exists(),
-        "{} is missing: run `.ci/run` (it installs @zed-industries/codex-acp@0.16.0 and \
-         @zed-industries/claude-agent-acp@0.23.1 with npm)",
-        path.display()
-    );
-}
-
-fn codex(dir: &Path, home: &Path, models: &FakeModels) -> CommandLauncher {
-    let bin = dir.join("node_modules/.bin/codex-acp");
-    need(&bin);
-    let config = format!(
-        r#"model = "fake-model"
-model_provider = "fake"
-approval_policy = "untrusted"
-sandbox_mode = "danger-full-access"
-check_for_update_on_startup = false
-[model_providers.fake]
-name = "Fake local model"
-base_url = "{}/v1"
-wire_api = "responses"
-env_key = "FAKE_MODEL_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-stream_idle_timeout_ms = 20000
-[analytics]
-enabled = false
-"#,
-        models.base_url()
-    );
-    std::fs::create_dir_all(home).unwrap();
-    std::fs::write(home.join("config.toml"), config).unwrap();
+/// The agent started directly, every variable given to it (no daemon in between).
+fn launcher(cmd: acp_support::AgentCmd) -> CommandLauncher {
     CommandLauncher {
-        program: bin.to_string_lossy().into_owned(),
-        args: Vec::new(),
-        env: vec![
-            ("CODEX_HOME".into(), home.to_string_lossy().into_owned()),
-            ("FAKE_MODEL_KEY".into(), "sk-fake".into()),
-        ],
-        record_dir: None,
-    }
-}
-
-fn claude(dir: &Path, home: &Path, models: &FakeModels) -> CommandLauncher {
-    let js = dir.join("node_modules/@zed-industries/claude-agent-acp/dist/index.js");
-    need(&js);
-    std::fs::create_dir_all(home.join(".claude")).unwrap();
-    let s = |p: &Path| p.to_string_lossy().into_owned();
-    CommandLauncher {
-        program: "node".into(),
-        args: vec![s(&js)],
-        env: vec![
-            ("HOME".into(), s(home)),
-            ("CLAUDE_CONFIG_DIR".into(), s(&home.join(".claude"))),
-            ("IS_SANDBOX".into(), "1".into()),
-            ("ANTHROPIC_BASE_URL".into(), models.base_url()),
-            ("ANTHROPIC_API_KEY".into(), "sk-ant-fake".into()),
-            (
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
-                "1".into(),
-            ),
-            ("DISABLE_TELEMETRY".into(), "1".into()),
-            ("DISABLE_AUTOUPDATER".into(), "1".into()),
-        ],
+        program: cmd.program,
+        args: cmd.args,
+        env: cmd.env.into_iter().chain(cmd.secret_env).collect(),
         record_dir: None,
     }
 }
@@ -134,10 +63,10 @@ async fn within(a: &Arc<AcpAgent>, r: TurnRequest) -> TurnOutput {
 }
 
 /// Yes, no and a stranger against one agent; each in its own workspace.
-async fn drive(make: impl Fn(&Path, &FakeModels) -> CommandLauncher) {
+async fn drive(make: impl Fn(&Path, &FakeModels) -> acp_support::AgentCmd) {
     let models = FakeModels::start().await.expect("fake models");
     let tmp = tempfile::tempdir().unwrap();
-    let launcher = make(&tmp.path().join("home"), &models);
+    let launcher = launcher(make(&tmp.path().join("home"), &models));
     let a = Arc::new(AcpAgent::new(AcpOptions::new(Arc::new(launcher)), None));
     let (approver, mut asked) = ScriptedApprover::new();
     let approver: Arc<dyn Approver> = approver;
@@ -200,12 +129,16 @@ async fn drive(make: impl Fn(&Path, &FakeModels) -> CommandLauncher) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_codex_acp_asks_the_owner_and_obeys_the_answer() {
-    let Some(dir) = agents_dir() else { return };
-    drive(|home, models| codex(&dir, home, models)).await;
+    let Some(dir) = acp_support::agents_dir("acp_real") else {
+        return;
+    };
+    drive(|home, models| acp_support::codex(&dir, home, models)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_claude_agent_acp_asks_the_owner_and_obeys_the_answer() {
-    let Some(dir) = agents_dir() else { return };
-    drive(|home, models| claude(&dir, home, models)).await;
+    let Some(dir) = acp_support::agents_dir("acp_real") else {
+        return;
+    };
+    drive(|home, models| acp_support::claude(&dir, home, models)).await;
 }

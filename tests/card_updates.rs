@@ -26,6 +26,7 @@ fn feishu() -> BedOptions {
             notify: Some(key),
             timezone: Some(chrono_tz::Asia::Shanghai),
             languages: Default::default(),
+            always: Default::default(),
         },
         ..BedOptions::default()
     }

@@ -1,5 +1,6 @@
 //! `approvals = "ask"` through a running daemon: the SCV agent's approval request becomes a confirm
-//! question in the owner's chat, and the owner's answer becomes `approval.resolve`.
+//! question in the owner's chat, and the owner's answer becomes `approval.resolve`; with
+//! `approvals = "ask_or_always"` an ACP agent's allow-always option is offered as `A <code>`.
 
 #[path = "confirm_support/mod.rs"]
 mod support;
@@ -8,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use scv_bridge::adapters::memory::{MemoryChannel, MemoryFactory};
+use scv_bridge::agent::{AcpAgent, AcpOptions};
 use scv_bridge::agent::{Agent, ApprovalRequest, ScvAgent, ScvOptions, SessionKey, Transport};
 use scv_bridge::config::Config;
 use scv_bridge::config::{AccountKey, Channel};
@@ -17,6 +19,7 @@ use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::{self, RunningDaemon, Wiring};
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::fake_acp::FakeAcp;
 use scv_bridge::testing::fake_scv::FakeScv;
 use support::{OWNER, STRANGER, T0_MS, msg, save_owner, within};
 use tokio_util::sync::CancellationToken;
@@ -29,24 +32,40 @@ struct Bed {
 }
 
 async fn start(dir: &Path) -> Bed {
-    let state = dir.join("state");
-    std::fs::create_dir_all(&state).expect("state dir");
-    let path = dir.join("config.toml");
-    let text = format!(
-        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\ntimezone = \"Asia/Shanghai\"\n\
-         [wechat.phone]\nsenders = \"anyone\"\nremote_tools = \"owner\"\napprovals = \"ask\"\n",
-        state.display(),
-        dir.join("run").join("daemon.sock").display()
-    );
-    std::fs::write(&path, text).expect("config");
-    save_owner(&state);
-    let config = Config::load(&path).expect("load config");
     let fake = FakeScv::start(&dir.join("agent.sock"))
         .await
         .expect("fake scv");
     let agent: Arc<dyn Agent> = Arc::new(ScvAgent::new(ScvOptions::new(Transport::Socket(
         fake.path().into(),
     ))));
+    let (d, conv, channel) = start_with(dir, "ask", agent).await;
+    Bed {
+        d,
+        conv,
+        channel,
+        fake,
+    }
+}
+
+/// A daemon whose `wechat:phone` account (a memory channel) answers anyone, gives the owner
+/// tools and approves them as `approvals` says, with `agent` answering.
+async fn start_with(
+    dir: &Path,
+    approvals: &str,
+    agent: Arc<dyn Agent>,
+) -> (RunningDaemon, Arc<Conversation>, Arc<MemoryChannel>) {
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).expect("state dir");
+    let path = dir.join("config.toml");
+    let text = format!(
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\ntimezone = \"Asia/Shanghai\"\n\
+         [wechat.phone]\nsenders = \"anyone\"\nremote_tools = \"owner\"\napprovals = \"{approvals}\"\n",
+        state.display(),
+        dir.join("run").join("daemon.sock").display()
+    );
+    std::fs::write(&path, text).expect("config");
+    save_owner(&state);
+    let config = Config::load(&path).expect("load config");
     let slot = Arc::new(std::sync::Mutex::new(None));
     let sl = slot.clone();
     let wire = move |creds: &scv_bridge::secrets::CredentialStore,
@@ -76,12 +95,7 @@ async fn start(dir: &Path) -> Bed {
     )
     .await;
     let (conv, channel) = slot.lock().expect("lock").take().expect("wired");
-    Bed {
-        d,
-        conv,
-        channel,
-        fake,
-    }
+    (d, conv, channel)
 }
 
 impl Bed {
@@ -251,4 +265,74 @@ async fn a_service_stopping_mid_question_is_not_the_owner_saying_no() {
     assert!(!within(approver.approve(elsewhere, CancellationToken::new())).await);
     bed2.shut().await;
     bed.shut().await;
+}
+
+/// Waits for the `n`th message to `to` on `channel` and returns it.
+async fn nth_to(channel: &MemoryChannel, to: &str, n: usize) -> String {
+    within(async {
+        loop {
+            if let Some(t) = channel.texts(to).get(n - 1) {
+                return t.clone();
+            }
+            channel.wait_sent(channel.sent().len() + 1).await;
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn always_is_offered_only_where_the_account_allows_it_and_selects_allow_always() {
+    for (approvals, offered) in [("ask_or_always", true), ("ask", false)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fake = FakeAcp::new();
+        let agent: Arc<dyn Agent> =
+            Arc::new(AcpAgent::new(AcpOptions::new(Arc::new(fake.clone())), None));
+        let (d, conv, channel) = start_with(dir.path(), approvals, agent).await;
+        conv.accept(vec![msg("m1", OWNER, "RUN:cargo test")])
+            .await
+            .expect("accept");
+        let question = nth_to(&channel, OWNER, 1).await;
+        assert!(question.contains("cargo test"), "{question}");
+        let code = question
+            .split("Reply Y ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .expect("a code")
+            .to_string();
+        assert_eq!(
+            question.contains(&format!("A {code} (always")),
+            offered,
+            "{approvals}: {question}"
+        );
+        conv.accept(vec![msg("m2", OWNER, &format!("A {code}"))])
+            .await
+            .expect("accept");
+        let log = within(fake.until(|l| !l.outcomes.is_empty())).await;
+        // Where "always" was not offered, an "always" answer is a plain yes: never wider.
+        let chosen = if offered { "allow_always" } else { "allow" };
+        assert_eq!(
+            log.outcomes[0]["optionId"], chosen,
+            "{approvals}: {:?}",
+            log.outcomes
+        );
+        let reply = within(async {
+            loop {
+                if let Some(t) = channel
+                    .texts(OWNER)
+                    .into_iter()
+                    .find(|t| t.starts_with("Got it"))
+                {
+                    return t;
+                }
+                channel.wait_sent(channel.sent().len() + 1).await;
+            }
+        })
+        .await;
+        assert_eq!(
+            reply.contains("always for this session"),
+            offered,
+            "{approvals}: {reply}"
+        );
+        d.stop().await;
+    }
 }

@@ -441,6 +441,7 @@ async fn on_feishu_the_question_is_a_card_with_a_text_fallback_and_the_answer_re
             notify: Some(feishu),
             timezone: Some(chrono_tz::Asia::Shanghai),
             languages: Default::default(),
+            always: Default::default(),
         },
         ..BedOptions::default()
     };

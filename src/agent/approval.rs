@@ -5,6 +5,7 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::SessionKey;
+use crate::words::{Ask, Lang};
 
 /// The longest summary shown to the owner; an agent's summary is untrusted and may be huge.
 pub const MAX_SUMMARY_CHARS: usize = 1000;
@@ -35,27 +36,21 @@ impl std::fmt::Debug for ApprovalRequest {
 }
 
 impl ApprovalRequest {
-    /// The question put to the owner: the tool, its risk and the (bounded) summary.
-    pub fn question(&self) -> String {
-        let tool = one_line(&self.tool, 80);
-        let tool = if tool.is_empty() {
-            "a tool".into()
-        } else {
-            tool
-        };
+    /// The question put to the owner in `lang`: the tool, its risk and the (bounded)
+    /// summary, each made safe to show (one line, bounded; the agent's words are untrusted).
+    pub fn question(&self, lang: Lang) -> String {
         let risk = self
             .risk
             .as_deref()
             .map(|r| one_line(r, 20))
-            .filter(|r| !r.is_empty())
-            .map(|r| format!(" (risk: {r})"))
-            .unwrap_or_default();
-        let summary = bounded(self.summary.trim(), MAX_SUMMARY_CHARS);
-        if summary.is_empty() {
-            format!("Allow the agent to run {tool}{risk}?")
-        } else {
-            format!("Allow the agent to run {tool}{risk}?\n{summary}")
+            .filter(|r| !r.is_empty());
+        Ask::Tool {
+            tool: one_line(&self.tool, 80),
+            risk,
+            summary: bounded(self.summary.trim(), MAX_SUMMARY_CHARS),
         }
+        .text(lang)
+        .into_owned()
     }
 }
 
@@ -143,23 +138,27 @@ mod tests {
     #[test]
     fn the_question_names_the_tool_the_risk_and_the_summary() {
         assert_eq!(
-            req("shell", "rm -rf build", Some("high")).question(),
+            req("shell", "rm -rf build", Some("high")).question(Lang::En),
             "Allow the agent to run shell (risk: high)?\nrm -rf build"
         );
         assert_eq!(
-            req("", "  ", None).question(),
+            req("", "  ", None).question(Lang::En),
             "Allow the agent to run a tool?"
         );
         assert_eq!(
-            req("sh\nell\u{7}", "x", Some("")).question(),
+            req("sh\nell\u{7}", "x", Some("")).question(Lang::En),
             "Allow the agent to run sh ell?\nx"
+        );
+        assert_eq!(
+            req("cargo test", "in /srv/proj", Some("execute")).question(Lang::ZhCn),
+            "允许智能体运行 cargo test（风险：execute）吗？\nin /srv/proj"
         );
     }
 
     #[test]
     fn a_huge_summary_is_cut_and_never_in_debug() {
         let r = req("shell", &"secret ".repeat(1000), None);
-        let q = r.question();
+        let q = r.question(Lang::En);
         assert!(q.chars().count() < MAX_SUMMARY_CHARS + 60, "{}", q.len());
         assert!(q.ends_with('…'));
         assert!(!format!("{r:?}").contains("secret"));

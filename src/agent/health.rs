@@ -149,6 +149,7 @@ impl AgentMonitor {
             last_success_unix_seconds: seen.last_success,
             error,
             action,
+            processes: None,
         }
     }
 }

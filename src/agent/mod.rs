@@ -192,6 +192,11 @@ pub trait Agent: Send + Sync + 'static {
     fn describe(&self) -> AgentInfo {
         AgentInfo::new("custom")
     }
+
+    /// The agent processes the backend runs, for status (`acp`); `None` when it runs none.
+    fn processes(&self) -> Option<crate::protocol::AgentProcesses> {
+        None
+    }
 }
 
 /// Builds the backend `[agent]` selects; the error says which setting is missing or wrong.

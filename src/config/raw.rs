@@ -121,6 +121,16 @@ pub enum Approvals {
     Auto,
     /// Each tool call the agent asks approval for becomes a yes/no question to the owner in the chat.
     Ask,
+    /// Like `ask`, and when the agent offers it the question also offers "always" (`A <code>`):
+    /// calls like it then run without asking for the rest of the agent's session.
+    AskOrAlways,
+}
+
+impl Approvals {
+    /// Whether the owner is asked before a tool runs (`ask` or `ask_or_always`).
+    pub fn asks(self) -> bool {
+        matches!(self, Approvals::Ask | Approvals::AskOrAlways)
+    }
 }
 
 /// How a Feishu account receives events.
@@ -355,7 +365,7 @@ impl RawConfig {
                 let msg = "a purpose = \"mail\" chat has no tools; expected none".to_string();
                 return Err(err(&table, Some("remote_tools"), msg));
             }
-            if spec.approvals == Approvals::Ask && spec.remote_tools != RemoteTools::Owner {
+            if spec.approvals.asks() && spec.remote_tools != RemoteTools::Owner {
                 let msg = "approvals = \"ask\" asks the owner before a tool runs, but this account gives nobody tools; set remote_tools = \"owner\" or remove approvals".to_string();
                 return Err(err(&table, Some("approvals"), msg));
             }

@@ -38,6 +38,10 @@ pub struct Row {
     /// The chat the question landed in, when the platform named one other than `chat` (Feishu:
     /// asked by the owner's open_id, it lands in their `oc_…` p2p chat).
     pub platform_chat: Option<String>,
+    /// The question offers "always" beside yes and no (an agent's tool question).
+    pub offers_always: bool,
+    /// The owner answered "always" (only ever with `yes`, on a question that offered it).
+    pub always: bool,
 }
 
 impl Row {
@@ -65,7 +69,8 @@ fn parse_state(s: &str) -> ConfirmState {
 }
 
 const COLUMNS: &str = "seq, account, chat, code, question, state, reason, created_unix_ms, \
-     deadline_unix, message_key, answer_msg, closed_unix_ms, platform_msg_id, platform_chat";
+     deadline_unix, message_key, answer_msg, closed_unix_ms, platform_msg_id, platform_chat, \
+     offers_always, always";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     Ok(Row {
@@ -83,6 +88,8 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         closed_ms: r.get::<_, Option<i64>>(11)?.map(|v| v as u64),
         platform_msg: r.get(12)?,
         platform_chat: r.get(13)?,
+        offers_always: r.get::<_, i64>(14)? != 0,
+        always: r.get::<_, i64>(15)? != 0,
     })
 }
 
@@ -90,8 +97,8 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
 pub fn insert(t: &Transaction<'_>, q: &Row) -> rusqlite::Result<Row> {
     t.prepare_cached(
         "INSERT INTO confirm_questions
-         (account, chat, code, question, state, reason, created_unix_ms, deadline_unix, message_key, closed_unix_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9)",
+         (account, chat, code, question, state, reason, created_unix_ms, deadline_unix, message_key, closed_unix_ms, offers_always)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, ?10)",
     )?
     .execute(params![
         q.account,
@@ -102,7 +109,8 @@ pub fn insert(t: &Transaction<'_>, q: &Row) -> rusqlite::Result<Row> {
         q.reason,
         q.created_ms as i64,
         q.deadline_unix as i64,
-        q.closed_ms.map(|v| v as i64)
+        q.closed_ms.map(|v| v as i64),
+        i64::from(q.offers_always)
     ])?;
     let seq = t.last_insert_rowid();
     let key = OutboxKey::question(QuestionId(seq)).to_string();
@@ -129,6 +137,8 @@ pub struct Close<'a> {
     pub msg: Option<&'a str>,
     /// When.
     pub at_ms: u64,
+    /// The answer was "always" (kept only with a yes on a question that offered it).
+    pub always: bool,
 }
 
 /// Closes a pending question; false when it was no longer pending (someone else closed it first).
@@ -136,7 +146,8 @@ pub fn close(t: &Transaction<'_>, c: &Close<'_>) -> rusqlite::Result<bool> {
     let n = t
         .prepare_cached(
             "UPDATE confirm_questions SET state = ?2, reason = ?3, answered_by = ?4, answer_msg = ?5,
-             closed_unix_ms = ?6 WHERE seq = ?1 AND state = 'pending'",
+             closed_unix_ms = ?6, always = (?7 AND ?2 = 'yes' AND offers_always)
+             WHERE seq = ?1 AND state = 'pending'",
         )?
         .execute(params![
             c.seq,
@@ -144,7 +155,8 @@ pub fn close(t: &Transaction<'_>, c: &Close<'_>) -> rusqlite::Result<bool> {
             c.reason,
             c.by,
             c.msg,
-            c.at_ms as i64
+            c.at_ms as i64,
+            c.always
         ])?;
     Ok(n == 1)
 }

@@ -250,6 +250,8 @@ mod tests {
                 closed_ms: (state != ConfirmState::Pending).then_some(10_000),
                 platform_msg: None,
                 platform_chat: None,
+                offers_always: false,
+                always: false,
             },
             account: Some(AccountKey::new(Channel::Wechat, "phone")),
             last_poll_ms: 0,
@@ -266,6 +268,7 @@ mod tests {
     fn ans(code: Option<&str>) -> TextAnswer {
         TextAnswer {
             yes: true,
+            always: false,
             code: code.map(str::to_string),
         }
     }

@@ -1,10 +1,12 @@
 //! Reading an owner's text as an answer, and the short codes that tell questions apart in a chat.
 
-/// An answer read from text: yes or no, and the code it names, if any.
+/// An answer read from text: yes or no (or "always", a yes), and the code it names, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextAnswer {
     /// True for yes.
     pub yes: bool,
+    /// The yes was "always" (kept only by a question that offers it; elsewhere a plain yes).
+    pub always: bool,
     /// The question's code, upper-case, when the text named one.
     pub code: Option<String>,
 }
@@ -38,13 +40,24 @@ pub fn is_code(s: &str) -> bool {
     }
 }
 
-/// The answer word `w` stands for, if it is one (`yes`, `y`, `是`, `好`, `同意`; `no`, `n`, `否`, `不`, `拒绝`).
-fn word(w: &str) -> Option<bool> {
+/// What an answer word says: (yes, always).
+type Said = (bool, bool);
+
+/// The answer word `w` stands for, if it is one (`yes`, `y`, `是`, `好`, `同意`; `no`, `n`, `否`,
+/// `不`, `拒绝`; `always`, `总是`, `始终`). `with_code`: the short `a` for always counts only
+/// beside a code, so a stray "a" never grants anything.
+fn word(w: &str, with_code: bool) -> Option<Said> {
     match w {
-        "yes" | "y" | "是" | "好" | "同意" => Some(true),
-        "no" | "n" | "否" | "不" | "拒绝" => Some(false),
+        "yes" | "y" | "是" | "好" | "同意" => Some((true, false)),
+        "no" | "n" | "否" | "不" | "拒绝" => Some((false, false)),
+        "always" | "总是" | "始终" => Some((true, true)),
+        "a" if with_code => Some((true, true)),
         _ => None,
     }
+}
+
+fn answer((yes, always): Said, code: Option<String>) -> TextAnswer {
+    TextAnswer { yes, always, code }
 }
 
 /// Reads `text` as an answer: a yes/no word alone, or with a code before or after it (`Y 7F`,
@@ -60,16 +73,13 @@ pub fn parse(text: &str) -> Option<TextAnswer> {
     let lower = trimmed.to_lowercase();
     let parts: Vec<&str> = lower.split_whitespace().collect();
     match parts.as_slice() {
-        [one] => word(one)
-            .map(|yes| TextAnswer { yes, code: None })
+        [one] => word(one, false)
+            .map(|said| answer(said, None))
             .or_else(|| glued(one)),
         [a, b] => {
             let (w, c) = if is_code(b) { (a, b) } else { (b, a) };
-            let yes = word(w)?;
-            is_code(c).then(|| TextAnswer {
-                yes,
-                code: Some(c.to_ascii_uppercase()),
-            })
+            let said = word(w, true)?;
+            is_code(c).then(|| answer(said, Some(c.to_ascii_uppercase())))
         }
         _ => None,
     }
@@ -87,21 +97,15 @@ fn glued(s: &str) -> Option<TextAnswer> {
     };
     let (head, tail) = split(n - 2)?;
     if is_code(tail)
-        && let Some(yes) = word(head)
+        && let Some(said) = word(head, true)
     {
-        return Some(TextAnswer {
-            yes,
-            code: Some(tail.to_ascii_uppercase()),
-        });
+        return Some(answer(said, Some(tail.to_ascii_uppercase())));
     }
     let (head, tail) = split(2)?;
     if is_code(head)
-        && let Some(yes) = word(tail)
+        && let Some(said) = word(tail, true)
     {
-        return Some(TextAnswer {
-            yes,
-            code: Some(head.to_ascii_uppercase()),
-        });
+        return Some(answer(said, Some(head.to_ascii_uppercase())));
     }
     None
 }
@@ -111,17 +115,28 @@ mod tests {
     use super::*;
 
     fn yes(code: Option<&str>) -> Option<TextAnswer> {
-        Some(TextAnswer {
-            yes: true,
-            code: code.map(str::to_string),
-        })
+        Some(answer((true, false), code.map(str::to_string)))
     }
 
     fn no(code: Option<&str>) -> Option<TextAnswer> {
-        Some(TextAnswer {
-            yes: false,
-            code: code.map(str::to_string),
-        })
+        Some(answer((false, false), code.map(str::to_string)))
+    }
+
+    fn always(code: Option<&str>) -> Option<TextAnswer> {
+        Some(answer((true, true), code.map(str::to_string)))
+    }
+
+    #[test]
+    fn always_with_a_code_or_spelled_out_but_never_a_bare_a() {
+        assert_eq!(parse("A 7F"), always(Some("7F")));
+        assert_eq!(parse("7f a"), always(Some("7F")));
+        assert_eq!(parse("a7f"), always(Some("7F")));
+        assert_eq!(parse("always 7F"), always(Some("7F")));
+        assert_eq!(parse("总是 7F"), always(Some("7F")));
+        assert_eq!(parse("always"), always(None));
+        assert_eq!(parse("始终"), always(None));
+        assert_eq!(parse("a"), None, "a stray letter grants nothing");
+        assert_eq!(parse("A."), None);
     }
 
     #[test]

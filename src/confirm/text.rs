@@ -42,12 +42,14 @@ where
     }
 }
 
-/// The text message asking the question (on every platform; the plain fallback on Feishu).
-pub fn question(q: &str, code: &str, deadline: &str, lang: Lang) -> String {
+/// The text message asking the question (on every platform; the plain fallback on Feishu),
+/// with "always" beside yes and no when `always`.
+pub fn question(q: &str, code: &str, deadline: &str, always: bool, lang: Lang) -> String {
     Ask::Question {
         question: q.to_string(),
         code: code.to_string(),
         deadline: deadline.to_string(),
+        always,
     }
     .text(lang)
     .into_owned()
@@ -117,7 +119,7 @@ mod tests {
     #[test]
     fn the_question_names_code_and_deadline() {
         assert_eq!(
-            question("Deploy?", "7F", "14:30", Lang::En),
+            question("Deploy?", "7F", "14:30", false, Lang::En),
             "Deploy?\nReply Y 7F or N 7F before 14:30"
         );
     }

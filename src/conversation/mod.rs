@@ -174,9 +174,12 @@ impl Conversation {
         self.agent.close().await;
     }
 
-    /// The `agent` object of the status: backend, model, ok / not configured / failing, the fix.
+    /// The `agent` object of the status: backend, model, ok / not configured / failing, the fix,
+    /// and the agent processes when the backend runs any.
     pub fn agent_health(&self) -> crate::protocol::AgentHealth {
-        self.agent_monitor.health()
+        let mut health = self.agent_monitor.health();
+        health.processes = self.agent.processes();
+        health
     }
 
     /// Counters of what happened (received, dropped by reason, answered, sent, failures).

@@ -8,7 +8,6 @@ use super::journal::{self, JournalState, Pending};
 use super::message::OutboundKind;
 use super::{AccountRuntime, ChatRuntime, Conversation};
 use crate::agent::{AgentError, AgentErrorKind, SessionKey, TurnRequest};
-use crate::config::Approvals;
 use crate::supervisor::{BackoffPolicy, NoteSource, random_jitter};
 use crate::words::Msg;
 
@@ -107,7 +106,7 @@ async fn turn(
     if let Ok(mut cur) = chat.current_turn.lock() {
         *cur = Some(turn_cancel.clone());
     }
-    let asks = rt.link.approvals == Approvals::Ask;
+    let asks = rt.link.approvals.asks();
     let lang = super::lang::of_chat(conv, rt, m).await;
     let max = conv.agent_monitor.info().max_message_bytes;
     let cut = super::cap::cut(&m.text, max);

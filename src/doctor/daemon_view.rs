@@ -144,6 +144,7 @@ mod tests {
             last_success_unix_seconds: None,
             error: None,
             action: None,
+            processes: None,
         };
         assert!(agent(&a).fix.is_none());
         a.state = AgentState::NotConfigured;

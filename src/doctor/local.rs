@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::Check;
 use crate::adapters::feishu::ENCRYPT_KEY_FIELD;
-use crate::config::{AgentBackend, Approvals, ChannelSettings, CommandLine, Config, FeishuMode};
+use crate::config::{AgentBackend, ChannelSettings, CommandLine, Config, FeishuMode};
 use crate::secrets::{AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials, Secret};
 
 /// Each enabled account's stored credentials, or why they could not be read.
@@ -110,7 +110,7 @@ pub(super) fn approvals(config: &Config) -> Vec<Check> {
     config
         .accounts
         .values()
-        .filter(|a| a.approvals == Approvals::Ask)
+        .filter(|a| a.approvals.asks())
         .map(|a| {
             Check::fail(
                 format!(

@@ -12,8 +12,8 @@ pub use messages::{
     ClientMessage, DaemonCommand, ErrorCode, PROTOCOL_VERSION, PeerInfo, ServerEvent,
 };
 pub use status::{
-    AgentHealth, AgentState, ComponentHealth, ComponentState, ConfirmInfo, ConfirmState,
-    DaemonStatus, DelegationSummary, HealthNote, MailCounts, NoteSource, Purpose, ReloadSummary,
-    RemoteTools, Senders,
+    AgentHealth, AgentProcesses, AgentState, ComponentHealth, ComponentState, ConfirmInfo,
+    ConfirmState, DaemonStatus, DelegationSummary, HealthNote, MailCounts, NoteSource, Purpose,
+    ReloadSummary, RemoteTools, Senders,
 };
 pub use status_frame::status_line;

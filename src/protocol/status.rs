@@ -99,6 +99,26 @@ pub struct AgentHealth {
     /// The step that fixes it, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
+    /// The agent processes the bridge runs (`acp`); absent for backends without a process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<AgentProcesses>,
+}
+
+/// Extension: the agent processes an `acp` backend runs, made by the backend for status.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentProcesses {
+    /// Processes running now (one per account that has talked to the agent).
+    #[serde(default)]
+    pub running: u64,
+    /// The agent's name and version from `initialize` (`codex-acp 0.16.0`), once one started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Chat sessions open.
+    #[serde(default)]
+    pub sessions: u64,
+    /// The last failure (a crash with its stderr tail, a refused start), for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 /// Whether the agent can answer.

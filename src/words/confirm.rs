@@ -20,6 +20,8 @@ pub enum Ask {
         code: String,
         /// The deadline as shown ([`Ask::Deadline`]).
         deadline: String,
+        /// "Always" is offered beside yes and no (an agent's tool question).
+        always: bool,
     },
     /// A deadline: `14:30`, a time tomorrow, or a full date and time.
     Deadline {
@@ -34,6 +36,11 @@ pub enum Ask {
     Recorded {
         /// Yes or no.
         state: ConfirmState,
+        /// The question's code.
+        code: String,
+    },
+    /// The reply to an "always" answer that was recorded.
+    RecordedAlways {
         /// The question's code.
         code: String,
     },
@@ -57,6 +64,15 @@ pub enum Ask {
         question: String,
         /// Its code.
         code: String,
+    },
+    /// The question before an agent runs a tool (`approvals = "ask"`).
+    Tool {
+        /// The tool or command line, on one line; empty when the agent named none.
+        tool: String,
+        /// The agent's risk label, when it gave one.
+        risk: Option<String>,
+        /// What the call will do, in the agent's words (bounded); may be empty.
+        summary: String,
     },
     /// An answer that could not be stored.
     NotRecorded,
@@ -112,13 +128,26 @@ impl Ask {
                 question,
                 code,
                 deadline,
+                always: false,
             } => format!("{question}\nReply Y {code} or N {code} before {deadline}"),
+            Ask::Question {
+                question,
+                code,
+                deadline,
+                always: true,
+            } => format!(
+                "{question}\nReply Y {code} (this once), A {code} (always, for the rest of this \
+                 session) or N {code} before {deadline}"
+            ),
             Ask::Deadline { hm, days, date } => match days {
                 d if *d <= 0 => hm.clone(),
                 1 => format!("{hm} tomorrow"),
                 _ => date.clone(),
             },
             Ask::Recorded { state, code } => format!("Got it: {} ({code}).", w(*state)),
+            Ask::RecordedAlways { code } => {
+                format!("Got it: yes, always for this session ({code}).")
+            }
             Ask::AlreadyClosed { state, code } => match state {
                 S::Yes | S::No => format!("Already answered: {} ({code}).", w(*state)),
                 S::Expired => format!("That question ({code}) has expired; no answer is needed."),
@@ -153,6 +182,18 @@ impl Ask {
                     ),
                 }
             }
+            Ask::Tool {
+                tool,
+                risk,
+                summary,
+            } => {
+                let tool = if tool.is_empty() { "a tool" } else { tool };
+                let risk = risk
+                    .as_ref()
+                    .map(|r| format!(" (risk: {r})"))
+                    .unwrap_or_default();
+                with_summary(format!("Allow the agent to run {tool}{risk}?"), summary)
+            }
             Ask::NotRecorded => {
                 "Sorry, your answer could not be recorded; please send it again.".into()
             }
@@ -168,13 +209,23 @@ impl Ask {
                 question,
                 code,
                 deadline,
+                always: false,
             } => format!("{question}\n请在 {deadline} 前回复 Y {code}（同意）或 N {code}（拒绝）"),
+            Ask::Question {
+                question,
+                code,
+                deadline,
+                always: true,
+            } => format!(
+                "{question}\n请在 {deadline} 前回复 Y {code}（仅同意这一次）、A {code}（本次会话中总是同意）或 N {code}（拒绝）"
+            ),
             Ask::Deadline { hm, days, date } => match days {
                 d if *d <= 0 => hm.clone(),
                 1 => format!("明天 {hm}"),
                 _ => date.clone(),
             },
             Ask::Recorded { state, code } => format!("收到，已记录：{}（{code}）。", w(*state)),
+            Ask::RecordedAlways { code } => format!("收到，已记录：本次会话中总是同意（{code}）。"),
             Ask::AlreadyClosed { state, code } => match state {
                 S::Yes | S::No => format!("这个问题已经回答过了：{}（{code}）。", w(*state)),
                 S::Expired => format!("问题 {code} 已过期，无需再回答。"),
@@ -202,9 +253,34 @@ impl Ask {
                     _ => format!("此问题未能及时送达，无需再回答：{q}（{code}）。"),
                 }
             }
+            Ask::Tool {
+                tool,
+                risk,
+                summary,
+            } => {
+                let tool = if tool.is_empty() {
+                    "一个工具"
+                } else {
+                    tool
+                };
+                let risk = risk
+                    .as_ref()
+                    .map(|r| format!("（风险：{r}）"))
+                    .unwrap_or_else(|| " ".into());
+                with_summary(format!("允许智能体运行 {tool}{risk}吗？"), summary)
+            }
             Ask::NotRecorded => "抱歉，你的回答没能记录下来，请再发一次。".into(),
             Ask::NoOpenQuestion => "这里没有待回答的问题。".into(),
         }
+    }
+}
+
+/// `line`, then `summary` on the next line when there is one.
+fn with_summary(line: String, summary: &str) -> String {
+    if summary.is_empty() {
+        line
+    } else {
+        format!("{line}\n{summary}")
     }
 }
 
@@ -236,6 +312,7 @@ pub(crate) mod tests {
                 question: "Deploy?".into(),
                 code: "7F".into(),
                 deadline: "14:30".into(),
+                always: false,
             },
             Ask::Deadline {
                 hm: "14:30".into(),
@@ -248,6 +325,18 @@ pub(crate) mod tests {
                     ("8A".into(), "Restart?".into()),
                 ],
             },
+            Ask::Tool {
+                tool: "cargo test".into(),
+                risk: Some("execute".into()),
+                summary: "in /srv/proj".into(),
+            },
+            Ask::Question {
+                question: "Run cargo test?".into(),
+                code: "7F".into(),
+                deadline: "14:30".into(),
+                always: true,
+            },
+            Ask::RecordedAlways { code: "7F".into() },
             Ask::NotRecorded,
             Ask::NoOpenQuestion,
         ];
@@ -276,6 +365,7 @@ pub(crate) mod tests {
             question: "Deploy?".into(),
             code: "7F".into(),
             deadline: "14:30".into(),
+            always: false,
         };
         assert_eq!(q.text(Lang::En), "Deploy?\nReply Y 7F or N 7F before 14:30");
         assert_eq!(

@@ -174,6 +174,7 @@ pub fn settings() -> ConfirmSettings {
         notify: Some(account()),
         timezone: Some(chrono_tz::Asia::Shanghai),
         languages: Default::default(),
+        always: Default::default(),
     }
 }
 

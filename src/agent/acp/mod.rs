@@ -25,6 +25,7 @@ use super::health::{
 use super::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use crate::config::AgentConfig;
 use crate::ids::AccountKey;
+use crate::protocol::AgentProcesses;
 use crate::store::Store;
 use crate::words::Msg;
 
@@ -54,8 +55,8 @@ pub struct AcpOptions {
     pub cancel_grace: Duration,
     /// How long a permission question waits for the owner before it counts as a no.
     pub approval_timeout: Duration,
-    /// Offer "always" in permission questions when the agent offers it. No account setting
-    /// allows it yet, so it is off; the approver also has to support it.
+    /// Offer "always" in permission questions when the agent offers it; the approver still
+    /// offers it only where the account allows it (`approvals = "ask_or_always"`).
     pub offer_always: bool,
     /// The most bytes of one chat message the pipeline hands over.
     pub max_message_bytes: usize,
@@ -73,7 +74,7 @@ impl AcpOptions {
             cancel_grace: Duration::from_secs(10),
             // Just past the confirm question's own 30 minutes: that one expires first and says so.
             approval_timeout: Duration::from_secs(1830),
-            offer_always: false,
+            offer_always: true,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
@@ -135,19 +136,6 @@ struct ChatSlot {
     fresh: bool,
 }
 
-/// What status shows about the agent beyond the last turn.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Live {
-    /// Agent processes running.
-    pub running: usize,
-    /// `agentInfo` name and version of the last started process.
-    pub agent: Option<String>,
-    /// Chat sessions open.
-    pub sessions: usize,
-    /// The last failure, for people.
-    pub last_error: Option<String>,
-}
-
 /// An ACP agent backend.
 pub struct AcpAgent {
     opts: AcpOptions,
@@ -155,7 +143,7 @@ pub struct AcpAgent {
     accounts: Mutex<HashMap<AccountKey, Arc<tokio::sync::Mutex<Slot>>>>,
     chats: Mutex<HashMap<SessionKey, Arc<tokio::sync::Mutex<ChatSlot>>>>,
     generation: AtomicU64,
-    live: Mutex<Live>,
+    live: Mutex<AgentProcesses>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -175,8 +163,8 @@ impl AcpAgent {
         }
     }
 
-    /// Processes running, the agent's name, sessions open and the last error.
-    pub fn live(&self) -> Live {
+    /// Processes running, the agent's name, sessions open and the last error (status shows it).
+    pub fn live(&self) -> AgentProcesses {
         let mut live = lock(&self.live).clone();
         live.running = lock(&self.accounts)
             .values()
@@ -185,11 +173,11 @@ impl AcpAgent {
                     .map(|s| s.proc.as_ref().is_some_and(|p| !p.rpc.is_closed()))
                     .unwrap_or(true)
             })
-            .count();
+            .count() as u64;
         live.sessions = lock(&self.chats)
             .values()
             .filter(|c| c.try_lock().map(|c| c.open.is_some()).unwrap_or(true))
-            .count();
+            .count() as u64;
         live
     }
 
@@ -356,6 +344,10 @@ impl Agent for AcpAgent {
             }
             out
         })
+    }
+
+    fn processes(&self) -> Option<AgentProcesses> {
+        Some(self.live())
     }
 
     fn reset<'a>(&'a self, session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {

@@ -5,27 +5,31 @@ use futures_util::future::BoxFuture;
 
 use super::super::index::{Question, Target};
 use super::super::{parse, text};
-use super::{AnswerOutcome, Closed, ConfirmError, ConfirmService};
+use super::{Answer, AnswerOutcome, Closed, ConfirmError, ConfirmService};
 use crate::config::AccountKey;
 use crate::conversation::{AccountLink, AnswerInterceptor, ChatId, Inbound};
 use crate::protocol::ConfirmState;
 use crate::words::Ask;
 
 impl ConfirmService {
-    /// Records yes/no for `seq`. A replay of the same answering message counts as recorded.
+    /// Records yes/no for `seq` ("always" only where the question offered it). A replay of the
+    /// same answering message counts as recorded.
     pub(super) async fn record(
         &self,
         seq: i64,
-        yes: bool,
+        answer: Answer,
         by: Option<&str>,
         msg: Option<&str>,
     ) -> Result<AnswerOutcome, ConfirmError> {
-        let state = if yes {
+        let state = if answer.yes {
             ConfirmState::Yes
         } else {
             ConfirmState::No
         };
-        match self.close(seq, state, None, by, msg).await? {
+        match self
+            .close_as(seq, state, None, by, msg, answer.always)
+            .await?
+        {
             Closed::Now(q) => {
                 tracing::info!(id = %q.id(), "question answered");
                 tracing::debug!(id = %q.id(), answer = text::answer_word(state), "answer");
@@ -75,7 +79,10 @@ impl ConfirmService {
                 match self
                     .record(
                         seq,
-                        a.yes,
+                        Answer {
+                            yes: a.yes,
+                            always: a.always,
+                        },
                         Some(msg.sender.as_str()),
                         Some(msg.msg_id.as_str()),
                     )
@@ -85,11 +92,16 @@ impl ConfirmService {
                         // Where the account can edit, the question shows the answer in place
                         // (again after a crash: same key).
                         let answered = self.lock().get(seq).cloned();
+                        let always = answered.as_ref().is_some_and(|q| q.row.always);
                         if let Some(q) = answered {
                             let notice = text::closed_notice(s, &q.row.question, &q.row.code, lang);
                             self.update_in_place(&q, &notice).await;
                         }
-                        text::recorded(s, &code, lang)
+                        if always {
+                            Ask::RecordedAlways { code }.text(lang).into_owned()
+                        } else {
+                            text::recorded(s, &code, lang)
+                        }
                     }
                     Ok(AnswerOutcome::AlreadyClosed(s)) => text::already_closed(s, &code, lang),
                     Err(e) => {

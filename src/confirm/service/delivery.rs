@@ -23,7 +23,13 @@ impl ConfirmService {
         let lang = self.lang_of(account, &q.row.chat).await;
         let tz = self.settings().timezone;
         let deadline = text::deadline_in(q.row.deadline_unix, now, tz, lang);
-        let plain = text::question(&q.row.question, &q.row.code, &deadline, lang);
+        let plain = text::question(
+            &q.row.question,
+            &q.row.code,
+            &deadline,
+            q.row.offers_always,
+            lang,
+        );
         let mut pending = q.clone();
         pending.row.state = ConfirmState::Pending;
         let body = self.body_of(&pending);

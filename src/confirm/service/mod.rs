@@ -60,6 +60,8 @@ pub struct ConfirmSettings {
     pub timezone: Option<chrono_tz::Tz>,
     /// Each account's `language`; an account not named here is `auto`.
     pub languages: std::collections::BTreeMap<AccountKey, crate::words::Language>,
+    /// The accounts whose tool questions may offer "always" (`approvals = "ask_or_always"`).
+    pub always: std::collections::BTreeSet<AccountKey>,
 }
 
 impl ConfirmSettings {
@@ -72,6 +74,12 @@ impl ConfirmSettings {
                 .accounts
                 .iter()
                 .map(|(k, s)| (k.clone(), s.language))
+                .collect(),
+            always: config
+                .accounts
+                .iter()
+                .filter(|(_, s)| s.approvals == crate::config::Approvals::AskOrAlways)
+                .map(|(k, _)| k.clone())
                 .collect(),
         }
     }
@@ -94,6 +102,20 @@ pub enum ConfirmError {
 impl From<StoreError> for ConfirmError {
     fn from(e: StoreError) -> Self {
         ConfirmError::Internal(e.to_string())
+    }
+}
+
+/// An owner's answer: yes or no, and whether the yes was "always".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Answer {
+    yes: bool,
+    always: bool,
+}
+
+impl Answer {
+    /// A plain yes or no (buttons, `confirm_answer`).
+    pub(super) fn once(yes: bool) -> Self {
+        Answer { yes, always: false }
     }
 }
 
@@ -247,6 +269,19 @@ impl ConfirmService {
         parent: Option<&str>,
         timeout_seconds: Option<u64>,
     ) -> Result<ConfirmInfo, ConfirmError> {
+        self.ask_offering(question, parent, timeout_seconds, false)
+            .await
+    }
+
+    /// [`ConfirmService::ask`], offering "always" (`A <code>`) beside yes and no when
+    /// `offers_always` (an agent's tool question on an `ask_or_always` account).
+    pub(super) async fn ask_offering(
+        &self,
+        question: &str,
+        parent: Option<&str>,
+        timeout_seconds: Option<u64>,
+        offers_always: bool,
+    ) -> Result<ConfirmInfo, ConfirmError> {
         let timeout = validate(question, timeout_seconds)?;
         let parent = route::parse_parent(parent).map_err(ConfirmError::InvalidRequest)?;
         let notify = self.settings().notify;
@@ -297,6 +332,8 @@ impl ConfirmService {
             closed_ms: failed.then_some(now),
             platform_msg: None,
             platform_chat: None,
+            offers_always,
+            always: false,
         };
         let row = self.store.call(move |t| db::insert(t, &row)).await?;
         let q = Question {
@@ -385,7 +422,7 @@ impl ConfirmService {
         if let Some(q) = &q {
             self.settle(q, self.clock.now_ms()).await?;
         }
-        self.record(seq, yes, Some(by), None).await
+        self.record(seq, Answer::once(yes), Some(by), None).await
     }
 
     /// A remembered question, without keeping it alive (the Feishu click handler's owner check,
@@ -415,7 +452,10 @@ impl ConfirmService {
         let now = self.clock.now_ms() / 1000;
         let ended = match q.row.state {
             ConfirmState::Pending => {
-                let buttons = q.account.as_ref().is_some_and(|a| self.can(a).buttons);
+                // Cards have only yes and no: a question offering "always" goes as text,
+                // which says how to answer it.
+                let buttons =
+                    !q.row.offers_always && q.account.as_ref().is_some_and(|a| self.can(a).buttons);
                 return Body::Question(QuestionBody {
                     id: q.id(),
                     text: q.row.question.clone(),
@@ -456,6 +496,19 @@ impl ConfirmService {
         by: Option<&str>,
         msg: Option<&str>,
     ) -> Result<Closed, ConfirmError> {
+        self.close_as(seq, state, reason, by, msg, false).await
+    }
+
+    /// [`ConfirmService::close`], recording "always" with a yes when the question offered it.
+    async fn close_as(
+        &self,
+        seq: i64,
+        state: ConfirmState,
+        reason: Option<&str>,
+        by: Option<&str>,
+        msg: Option<&str>,
+        always: bool,
+    ) -> Result<Closed, ConfirmError> {
         let at_ms = self.clock.now_ms();
         let (reason_s, by_s, msg_s) = (
             reason.map(str::to_string),
@@ -472,6 +525,7 @@ impl ConfirmService {
                     by: by_s.as_deref(),
                     msg: msg_s.as_deref(),
                     at_ms,
+                    always,
                 };
                 let changed = db::close(t, &c)?;
                 Ok((changed, db::get(t, seq)?))

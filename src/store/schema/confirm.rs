@@ -26,4 +26,8 @@ pub(super) const STEPS: &[&str] = &[
     // when the question closes) and the chat it landed in (where the owner's answers come from).
     "ALTER TABLE confirm_questions ADD COLUMN platform_msg_id TEXT;
      ALTER TABLE confirm_questions ADD COLUMN platform_chat TEXT;",
+    // 3: "always" for an agent's tool question: whether the question offers it, and whether
+    // the owner's yes was one.
+    "ALTER TABLE confirm_questions ADD COLUMN offers_always INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE confirm_questions ADD COLUMN always INTEGER NOT NULL DEFAULT 0;",
 ];

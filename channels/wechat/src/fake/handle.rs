@@ -252,6 +252,19 @@ impl FakeHandle {
         self.sent()
     }
 
+    /// Waits until a send after the first `skip` ones satisfies `wanted` or `timeout` passes;
+    /// returns the first such send. For tests that wait on one reply among many.
+    pub async fn wait_for_sent_where(
+        &self,
+        skip: usize,
+        timeout: Duration,
+        wanted: impl Fn(&SentMessage) -> bool,
+    ) -> Option<SentMessage> {
+        self.wait_until(timeout, |s| s.sent.iter().skip(skip).any(&wanted))
+            .await;
+        self.sent().into_iter().skip(skip).find(|m| wanted(m))
+    }
+
     /// Waits until `endpoint` received at least `n` requests; false on timeout. Use it to
     /// know a long poll is being held before pushing a message.
     pub async fn wait_for_requests(&self, endpoint: Endpoint, n: usize, timeout: Duration) -> bool {
