@@ -20,7 +20,6 @@
 mod buttons;
 pub mod cli;
 mod db;
-mod driver;
 mod index;
 mod parse;
 mod route;
@@ -29,10 +28,9 @@ mod text;
 
 pub use crate::clock::Clock;
 pub use parse::{TextAnswer, parse as parse_answer};
-pub use route::Route;
+pub use route::{CapabilityLookup, Route};
 pub use service::{
-    AnswerOutcome, CapabilityLookup, ConfirmError, ConfirmParts, ConfirmService, ConfirmSettings,
-    QuestionView,
+    AnswerOutcome, ConfirmError, ConfirmParts, ConfirmService, ConfirmSettings, QuestionView,
 };
 
 /// How long a question waits when the asker names no timeout (seconds).

@@ -1,11 +1,16 @@
 //! Where a question goes: the chat `parent` names, else the owner's chat of the `notify` account.
 
-use super::service::CapabilityLookup;
+use std::sync::Arc;
+
 use crate::config::{AccountKey, Channel};
 use crate::conversation::ChatId;
 use crate::protocol::{ComponentState, Purpose};
 use crate::secrets::CredentialStore;
-use crate::supervisor::HealthRegistry;
+use crate::supervisor::{Capabilities, HealthRegistry};
+
+/// What an account can do, whether or not it runs now (a question may be queued while its
+/// account is offline); the composition root fills it from the adapters.
+pub type CapabilityLookup = Arc<dyn Fn(&AccountKey) -> Capabilities + Send + Sync>;
 
 /// The chat a question goes to, or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq)]

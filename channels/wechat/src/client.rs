@@ -204,7 +204,7 @@ impl Client {
             }
             Err(e) => return Err(e),
         };
-        crate::login::parse_qr_status(decode(endpoint, &bytes)?)
+        crate::qr_status::parse_qr_status(decode(endpoint, &bytes)?)
     }
 
     /// `getupdates`: one long poll from cursor `buf` (`""` at first). A client timeout is an

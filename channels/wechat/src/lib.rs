@@ -52,6 +52,7 @@ pub mod login;
 pub mod media;
 pub mod message;
 pub mod qr;
+mod qr_status;
 pub mod token;
 pub mod types;
 

@@ -3,10 +3,11 @@
 
 use scv_wechat::{Error, ErrorClass};
 
-use super::sender::REFUSED;
 use crate::failure::{Action, Code, Failure, general};
 use crate::ids::AccountKey;
 
+/// Why sends pause after `ret=-2` (shown by the outbox as "sends failing: ...").
+pub const REFUSED: &str = "WeChat refused a send (throttled, or the send window is used up)";
 /// `ret`/`errcode` -14: the login expired, was rebound or is wrong; only a new login helps.
 pub const SESSION_EXPIRED: Code = Code::new("wechat.session_expired");
 /// `ret=-2` on a send: throttled, or the send window is used up; sends hold.

@@ -65,8 +65,6 @@ enum MediaOutcome {
 
 /// The most characters one WeChat message carries (the spec recommends splitting at 2,000).
 pub const MAX_CHARS: usize = 2000;
-/// Why sends pause after `ret=-2` (shown by the outbox as "sends failing: ...").
-pub const REFUSED: &str = "WeChat refused a send (throttled, or the send window is used up)";
 /// What people are told while messages wait for a closed send window.
 pub const WINDOW_CLOSED: &str =
     "WeChat lets the bot write only after the owner writes; send the bot any message";

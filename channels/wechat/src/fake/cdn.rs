@@ -93,7 +93,7 @@ fn md5_hex(data: &[u8]) -> String {
 impl CdnBook {
     fn token(&mut self, what: &str) -> String {
         self.next += 1;
-        format!("{what}-{}-{}", self.next, super::state::hex(8))
+        format!("{what}-{}-{}", self.next, super::random::hex(8))
     }
 
     /// Stores inbound media: `plain` encrypted with `key` (or as it is without one); returns

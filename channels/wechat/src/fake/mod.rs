@@ -35,6 +35,7 @@ mod cdn;
 mod handle;
 mod http;
 mod qr;
+mod random;
 mod records;
 mod state;
 

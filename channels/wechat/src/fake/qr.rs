@@ -39,7 +39,7 @@ pub(crate) struct QrBook {
 impl QrBook {
     /// Issues a new code in phase `wait`.
     pub(crate) fn issue(&mut self) -> String {
-        let id = format!("fakeqr-{}-{}", self.order.len() + 1, super::state::hex(4));
+        let id = format!("fakeqr-{}-{}", self.order.len() + 1, super::random::hex(4));
         self.codes.insert(id.clone(), QrPhase::Wait);
         self.order.push(id.clone());
         id

@@ -107,7 +107,11 @@ impl State {
         if revoke_others {
             self.tokens.clear();
         }
-        let token = format!("{}@im.bot:{}", hex(8), hex(16));
+        let token = format!(
+            "{}@im.bot:{}",
+            super::random::hex(8),
+            super::random::hex(16)
+        );
         self.tokens.insert(token.clone());
         self.last_issued_token = Some(token.clone());
         token
@@ -126,7 +130,7 @@ impl State {
         if msg.create_time_ms.is_none() {
             msg.create_time_ms = Some(wall_ms());
         }
-        let token = format!("ctx-{}", hex(12));
+        let token = format!("ctx-{}", super::random::hex(12));
         msg.context_token = Some(token.clone());
         if !msg.is_from_bot() {
             let issued = self.now();
@@ -364,7 +368,7 @@ impl State {
         if user.is_empty() {
             return json!({"ret": -1, "errmsg": "no ilink_user_id"});
         }
-        let ticket = STANDARD.encode(hex(12));
+        let ticket = STANDARD.encode(super::random::hex(12));
         self.typing_tickets.insert(ticket.clone(), user.to_owned());
         json!({"ret": 0, "typing_ticket": ticket})
     }
@@ -404,13 +408,6 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
         .strip_prefix("fake-cursor:")?
         .parse()
         .ok()
-}
-
-/// `n` random bytes as lowercase hex.
-pub(crate) fn hex(n: usize) -> String {
-    (0..n)
-        .map(|_| format!("{:02x}", rand::random::<u8>()))
-        .collect()
 }
 
 fn wall_ms() -> i64 {
