@@ -26,10 +26,7 @@ impl ConfirmService {
         } else {
             ConfirmState::No
         };
-        match self
-            .close_as(seq, state, None, by, msg, answer.always)
-            .await?
-        {
+        match self.close(seq, state, None, by, msg, answer.always).await? {
             Closed::Now(q) => {
                 tracing::info!(id = %q.id(), "question answered");
                 tracing::debug!(id = %q.id(), answer = text::answer_word(state), "answer");

@@ -73,7 +73,7 @@ impl ConfirmService {
     pub async fn withdraw(&self, id: &str) -> Result<ConfirmState, ConfirmError> {
         let seq = super::parse_id(id).ok_or_else(|| ConfirmError::NotFound(id.to_string()))?;
         match self
-            .close(seq, ConfirmState::Withdrawn, None, None, None)
+            .close(seq, ConfirmState::Withdrawn, None, None, None, false)
             .await?
         {
             Closed::Now(q) => {

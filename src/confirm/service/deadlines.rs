@@ -57,7 +57,7 @@ impl ConfirmService {
             _ => return Ok(()),
         };
         if let Closed::Now(q) = self
-            .close(q.row.seq, state, reason.as_deref(), None, None)
+            .close(q.row.seq, state, reason.as_deref(), None, None, false)
             .await?
         {
             match &reason {

@@ -50,7 +50,7 @@ impl ConfirmService {
             Some(d) if d.state == DeliveryState::Failed => {
                 let reason = "the platform refused the question message";
                 if let Closed::Now(q) = self
-                    .close(seq, ConfirmState::Failed, Some(reason), None, None)
+                    .close(seq, ConfirmState::Failed, Some(reason), None, None, false)
                     .await?
                 {
                     tracing::warn!(id = %q.id(), reason, "question failed");

@@ -387,20 +387,9 @@ impl ConfirmService {
 
     // ---- state changes ----
 
-    /// Moves `seq` from pending to `state` in the store, then in memory.
+    /// Moves `seq` from pending to `state` in the store, then in memory; `always` records an
+    /// "always" with a yes when the question offered it.
     async fn close(
-        &self,
-        seq: i64,
-        state: ConfirmState,
-        reason: Option<&str>,
-        by: Option<&str>,
-        msg: Option<&str>,
-    ) -> Result<Closed, ConfirmError> {
-        self.close_as(seq, state, reason, by, msg, false).await
-    }
-
-    /// [`ConfirmService::close`], recording "always" with a yes when the question offered it.
-    async fn close_as(
         &self,
         seq: i64,
         state: ConfirmState,
