@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use super::http::{Refusal, authorize, err, ok};
+use super::reply::{Refusal, authorize, err, ok};
 use super::records::Pushed;
 use super::state::Shared;
 use crate::media::{
