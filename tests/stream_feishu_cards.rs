@@ -36,13 +36,15 @@ async fn a_long_answer_fills_one_card_and_ends_with_the_whole_answer() {
 
     let card = h.card();
     assert!(card.updates.len() >= 3, "{:?}", card.updates.len());
+    assert!(strictly_increasing(&card.sequences), "{:?}", card.sequences);
     assert!(
-        strictly_increasing(&card.sequences),
-        "{:?}",
-        card.sequences
+        card.updates.iter().all(|u| u.typewriter),
+        "each extends the last"
     );
-    assert!(card.updates.iter().all(|u| u.typewriter), "each extends the last");
-    assert_eq!(card.text(ANSWER_ELEMENT).as_deref(), Some(answer().as_str()));
+    assert_eq!(
+        card.text(ANSWER_ELEMENT).as_deref(),
+        Some(answer().as_str())
+    );
     assert!(!card.streaming);
     assert_eq!(h.fake.sent().len(), 1, "the card is the only message");
     assert!(h.plain_texts().is_empty());
@@ -131,9 +133,40 @@ async fn a_restart_mid_answer_finishes_the_same_card_with_nothing_doubled() {
         "no sequence reused after the restart: {:?}",
         card.sequences
     );
-    assert_eq!(card.text(ANSWER_ELEMENT).as_deref(), Some(answer().as_str()));
+    assert_eq!(
+        card.text(ANSWER_ELEMENT).as_deref(),
+        Some(answer().as_str())
+    );
     assert_eq!(h.fake.sent().len(), 1, "the card was not sent again");
     assert!(h.plain_texts().is_empty(), "{:?}", h.plain_texts());
     assert!(card.refused.is_empty(), "{:?}", card.refused);
+    h.down().await;
+}
+
+#[tokio::test]
+async fn a_mail_digest_goes_through_the_feishu_renderer() {
+    let agent = PartsAgent::new(String::new(), 1);
+    let h = Harness::start(agent).await;
+    let digest = "# Mail digest\n\n- **Alice**: invoice_2024 ![logo](https://x.io/l.png)\n- 张三：会议改到周五";
+    let conv = h.conversation.clone().expect("running");
+    conv.outbox()
+        .send_proactive(
+            &scv_bridge::config::AccountKey::parse(ACCOUNT).expect("account"),
+            &scv_bridge::conversation::ChatId::new(format!("oc_p2p_{OWNER}")),
+            digest,
+            None,
+            "digest/1",
+        )
+        .await
+        .expect("queued");
+    h.until("the digest", |f| !f.sent().is_empty()).await;
+    let sent = h.fake.sent();
+    assert_eq!(sent[0].msg_type, "post", "markdown goes as a post");
+    assert_eq!(
+        h.plain_texts(),
+        ["#### Mail digest\n\n- **Alice**: invoice_2024 \n- 张三：会议改到周五"],
+        "H1 as H4, the URL image removed, the rest as written"
+    );
+    let mut h = h;
     h.down().await;
 }

@@ -32,7 +32,11 @@ pub const PARAGRAPHS: usize = 10;
 pub fn answer() -> String {
     (0..PARAGRAPHS)
         .map(|i| {
-            let body: String = "流式卡片 streams text. ".repeat(10).chars().take(190).collect();
+            let body: String = "流式卡片 streams text. "
+                .repeat(10)
+                .chars()
+                .take(190)
+                .collect();
             format!("[p{i:03}] {}", body.trim_end())
         })
         .collect::<Vec<_>>()
@@ -215,7 +219,11 @@ impl Harness {
     pub async fn down(&mut self) {
         if let Some(d) = self.daemon.take() {
             let report = d.stop().await;
-            assert!(report.abandoned.is_empty(), "abandoned: {:?}", report.abandoned);
+            assert!(
+                report.abandoned.is_empty(),
+                "abandoned: {:?}",
+                report.abandoned
+            );
         }
         self.conversation = None;
     }

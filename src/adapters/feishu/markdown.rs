@@ -105,15 +105,31 @@ mod tests {
         let rows: &[(&str, &str, &str)] = &[
             ("CJK prose", "你好，世界。", "你好，世界。"),
             ("headings keep their size", "# 标题", "# 标题"),
-            ("URL image removed", "看 ![图](https://x.io/a.png) 完", "看  完"),
-            ("uploaded image kept", "![图](img_v3_abc)", "![图](img_v3_abc)"),
+            (
+                "URL image removed",
+                "看 ![图](https://x.io/a.png) 完",
+                "看  完",
+            ),
+            (
+                "uploaded image kept",
+                "![图](img_v3_abc)",
+                "![图](img_v3_abc)",
+            ),
             (
                 "fences lose their spaces, code keeps its own",
                 "  ```rust  \n    let a_b = 1;\n ``` \n**粗体**",
                 "```rust\n    let a_b = 1;\n```\n**粗体**",
             ),
-            ("table kept", "| a | b |\n|---|---|\n| 1 | 2 |", "| a | b |\n|---|---|\n| 1 | 2 |"),
-            ("links pass", "[文档](https://x.io/a_b)", "[文档](https://x.io/a_b)"),
+            (
+                "table kept",
+                "| a | b |\n|---|---|\n| 1 | 2 |",
+                "| a | b |\n|---|---|\n| 1 | 2 |",
+            ),
+            (
+                "links pass",
+                "[文档](https://x.io/a_b)",
+                "[文档](https://x.io/a_b)",
+            ),
         ];
         for (what, input, want) in rows {
             assert_eq!(for_card(input), *want, "{what}");

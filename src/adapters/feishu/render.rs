@@ -146,7 +146,10 @@ mod tests {
     fn a_question_is_rendered_as_an_answer_is_in_a_card() {
         let q = "看 ![图](https://x.io/a.png) 完\n  ```sh  \nrm -rf build_dir\n```";
         let want = "看  完\n```sh\nrm -rf build_dir\n```";
-        assert_eq!(card("q-7", q, "7F", "14:30")["body"]["elements"][0]["content"], want);
+        assert_eq!(
+            card("q-7", q, "7F", "14:30")["body"]["elements"][0]["content"],
+            want
+        );
         assert_eq!(
             resolved_card(q, Ending::Approved, "14:30")["body"]["elements"][0]["content"],
             want

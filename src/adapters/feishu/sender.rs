@@ -107,7 +107,10 @@ impl FeishuSender {
         }
         Some(
             async {
-                match cards.finish(answer, &msg.chat, &msg.reply, &msg.text).await? {
+                match cards
+                    .finish(answer, &msg.chat, &msg.reply, &msg.text)
+                    .await?
+                {
                     Finish::Done(sent) => Ok(sent),
                     Finish::Rest(rest) => {
                         let sent = self.send_new(msg, &rest).await?;

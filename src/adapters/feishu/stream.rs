@@ -321,7 +321,10 @@ impl CardStreams {
                 Some(CardFault::Reopen) if !reopened => {
                     reopened = true;
                     let seq = self.seq(c, key).await?;
-                    if let Err(e) = self.client.set_card_streaming(&c.rec.card_id, true, seq).await
+                    if let Err(e) = self
+                        .client
+                        .set_card_streaming(&c.rec.card_id, true, seq)
+                        .await
                     {
                         return Err(self.refused(c, &e));
                     }
@@ -406,7 +409,10 @@ fn sent(rec: &Record) -> Sent {
 }
 
 fn dead(why: &str) -> SendError {
-    SendError::rejected(REJECTED, format!("the answer's card cannot be updated: {why}"))
+    SendError::rejected(
+        REJECTED,
+        format!("the answer's card cannot be updated: {why}"),
+    )
 }
 
 fn throttled() -> SendError {

@@ -22,9 +22,9 @@ use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use chunks::Chunker;
-use edit::Editor;
 pub(super) use chunks::Mark;
 pub(super) use chunks::rest;
+use edit::Editor;
 use progress::Progress;
 
 use super::body::Body;

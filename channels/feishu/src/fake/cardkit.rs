@@ -152,7 +152,11 @@ fn check_card(card: &Value) -> Result<(), Refusal> {
     if card.get("schema").and_then(Value::as_str) != Some("2.0") {
         return Err((300303, "the card is not schema 2.0"));
     }
-    if card.pointer("/config/update_multi").and_then(Value::as_bool) == Some(false) {
+    if card
+        .pointer("/config/update_multi")
+        .and_then(Value::as_bool)
+        == Some(false)
+    {
         return Err((300302, "update_multi is false"));
     }
     let mut seen = std::collections::HashSet::new();
@@ -205,7 +209,10 @@ async fn create(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) 
     let mut st = sh.lock();
     let card_id = format!("73553727661{:05}", st.next());
     let now = Instant::now();
-    let streaming = card.pointer("/config/streaming_mode").and_then(Value::as_bool) == Some(true);
+    let streaming = card
+        .pointer("/config/streaming_mode")
+        .and_then(Value::as_bool)
+        == Some(true);
     st.cardkit.order.push(card_id.clone());
     st.cardkit.cards.insert(
         card_id.clone(),
@@ -356,7 +363,10 @@ async fn settings(
         .and_then(|s| serde_json::from_str::<Value>(s).ok())
         .and_then(|s| s.pointer("/config/streaming_mode").and_then(Value::as_bool))
     else {
-        return err(10002, "settings must be a JSON string with config.streaming_mode");
+        return err(
+            10002,
+            "settings must be a JSON string with config.streaming_mode",
+        );
     };
     let now = Instant::now();
     let mut st = sh.lock();

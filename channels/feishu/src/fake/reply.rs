@@ -50,4 +50,3 @@ pub(crate) fn authorize(sh: &Shared, headers: &HeaderMap) -> Result<(), Refusal>
     }
     Ok(())
 }
-
