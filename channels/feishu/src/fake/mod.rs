@@ -26,6 +26,8 @@
 
 mod callback;
 mod cardkit;
+#[cfg(test)]
+mod cardkit_tests;
 mod http;
 mod media;
 mod reaction;
