@@ -170,3 +170,60 @@ async fn a_mail_digest_goes_through_the_feishu_renderer() {
     let mut h = h;
     h.down().await;
 }
+
+#[tokio::test]
+async fn without_the_cardkit_scope_answers_go_out_whole_after_one_try() {
+    let agent = PartsAgent::new(answer(), 1);
+    let h = Harness::start(agent.clone()).await;
+    h.fake.refuse_card_create(Some(99991672));
+    h.fake.push_p2p_text(OWNER, "write a lot");
+    agent.next_part();
+    h.until("the refused create", |f| f.cardkit_requests() == 1)
+        .await;
+    agent.next_part();
+    h.until("the answer", |f| !f.sent().is_empty()).await;
+    h.settle().await;
+    // The next long answer does not try again within the run.
+    h.fake.push_p2p_text(OWNER, "and more");
+    h.until("the second answer", |f| f.sent().len() == 2).await;
+    h.settle().await;
+    assert_eq!(h.fake.cardkit_requests(), 1, "no failure loop");
+    assert!(h.fake.cards().is_empty());
+    let texts = h.plain_texts();
+    assert_eq!(texts.len(), 2);
+    assert!(texts.iter().all(|t| non_blank(t) == non_blank(&answer())));
+    let mut h = h;
+    h.down().await;
+}
+
+#[tokio::test]
+async fn streaming_closed_by_someone_else_is_reopened_and_the_card_ends_whole() {
+    let agent = PartsAgent::new(answer(), PARTS);
+    let h = Harness::start(agent.clone()).await;
+    h.fake.push_p2p_text(OWNER, "write a lot");
+    agent.next_part();
+    h.until("the card sent", |f| {
+        f.cards().first().is_some_and(|c| c.message_id.is_some())
+    })
+    .await;
+    h.fake.close_card_streaming(&h.card().card_id);
+    for _ in 1..=PARTS {
+        agent.next_part();
+    }
+    h.until("streaming closed at the end", |f| {
+        f.cards()[0].settings.last() == Some(&false) && f.cards()[0].settings.len() >= 2
+    })
+    .await;
+    h.settle().await;
+    let card = h.card();
+    assert!(card.refused.contains(&300309), "{:?}", card.refused);
+    assert_eq!(card.settings.first(), Some(&true), "reopened");
+    assert_eq!(
+        card.text(ANSWER_ELEMENT).as_deref(),
+        Some(answer().as_str())
+    );
+    assert!(strictly_increasing(&card.sequences));
+    assert!(h.plain_texts().is_empty());
+    let mut h = h;
+    h.down().await;
+}

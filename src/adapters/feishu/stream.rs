@@ -90,6 +90,9 @@ pub(super) struct CardStreams {
     state: AccountState,
     cards: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Card>>>>,
     loaded: tokio::sync::OnceCell<()>,
+    /// CardKit refused to create a card for good (no `cardkit:card:write` scope, say): this
+    /// run sends answers whole rather than spend a call per answer on the same refusal.
+    refused: std::sync::atomic::AtomicBool,
 }
 
 impl CardStreams {
@@ -101,6 +104,7 @@ impl CardStreams {
             state,
             cards: Mutex::default(),
             loaded: tokio::sync::OnceCell::new(),
+            refused: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -249,12 +253,23 @@ impl CardStreams {
         reply: &ReplyContext,
         text: &str,
     ) -> Result<(), SendError> {
+        if self.refused.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(dead("CardKit refused to create cards for this account"));
+        }
         let card_json = streaming_card(&super::markdown::for_card(text));
-        let card_id = self
-            .client
-            .create_card(&card_json)
-            .await
-            .map_err(|e| self.error(&e))?;
+        let card_id = match self.client.create_card(&card_json).await {
+            Ok(id) => id,
+            Err(e) => {
+                let err = self.error(&e);
+                if matches!(err.class, Class::Fatal | Class::Rejected) {
+                    tracing::warn!(account = %self.account, error = %e, "Feishu refuses CardKit cards; answers go out whole (grant the app the cardkit:card:write scope)");
+                    self.refused
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Err(dead(&e.to_string()));
+                }
+                return Err(err);
+            }
+        };
         // Recorded before it is sent: a crash after the send still knows the card.
         let rec = Record {
             card_id,

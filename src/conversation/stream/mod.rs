@@ -209,7 +209,12 @@ impl<'a> Live<'a> {
             }
             // The platform will not show it (no such message, too old): the final store's
             // pieces carry the answer.
-            Err(e) if e.class == crate::failure::Class::Rejected => {
+            Err(e)
+                if matches!(
+                    e.class,
+                    crate::failure::Class::Rejected | crate::failure::Class::Fatal
+                ) =>
+            {
                 tracing::info!(account = %self.m.account, error = %e, "cannot show an answer as it is written; it goes out whole");
                 editor.shown(text.len(), false, now);
             }

@@ -85,6 +85,8 @@ pub(crate) struct CardKit {
     requests: usize,
     /// Operations still to be refused with 230020 whatever the rate.
     limit_next: usize,
+    /// Creates refused with this code (99991672: the app lacks `cardkit:card:write`).
+    refuse_create: Option<i64>,
 }
 
 impl CardKit {
@@ -188,6 +190,12 @@ async fn create(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) 
     sh.lock().cardkit.requests += 1;
     if let Err((code, msg)) = authorize(&sh, &headers) {
         return err(code, msg);
+    }
+    if let Some(code) = sh.lock().cardkit.refuse_create {
+        return err(
+            code,
+            "Access denied. One of the following scopes is required: [cardkit:card:write]",
+        );
     }
     let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     if v.get("type").and_then(Value::as_str) != Some("card_json") {
@@ -419,6 +427,11 @@ impl FakeFeishu {
         if let Some(c) = self.shared.lock().cardkit.cards.get_mut(card_id) {
             c.aged = CARD_LIFE;
         }
+    }
+
+    /// While `Some(code)`, every card create is refused with `code` (99991672: a missing scope).
+    pub fn refuse_card_create(&self, code: Option<i64>) {
+        self.shared.lock().cardkit.refuse_create = code;
     }
 
     /// Refuses the next `n` CardKit operations with 230020 (frequency limit).
