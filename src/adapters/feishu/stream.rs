@@ -37,6 +37,9 @@ const RECORD: &str = "feishu_card/";
 /// Sequences reserved per write of a record: a restart skips what is left of the block.
 const BLOCK: i64 = 32;
 
+/// After CardKit refused to create a card for good, answers go out whole this long.
+const RETRY_REFUSED: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// A finished card's record is kept this long (a finish repeated after a crash finds it).
 const KEEP_DONE_SECS: u64 = 24 * 3600;
 
@@ -90,9 +93,13 @@ pub(super) struct CardStreams {
     state: AccountState,
     cards: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Card>>>>,
     loaded: tokio::sync::OnceCell<()>,
-    /// CardKit refused to create a card for good (no `cardkit:card:write` scope, say): this
-    /// run sends answers whole rather than spend a call per answer on the same refusal.
-    refused: std::sync::atomic::AtomicBool,
+    /// When CardKit last refused to create a card for good (no `cardkit:card:write` scope,
+    /// say): answers go out whole for [`RETRY_REFUSED`] rather than spend a call per answer on
+    /// the same refusal; then cards are tried again (the scope may have been granted).
+    refused: Mutex<Option<tokio::time::Instant>>,
+    /// Answers whose card is done, oldest first, with when: forgotten after a day, so a
+    /// daemon running for months keeps only a day of them.
+    finished: Mutex<std::collections::VecDeque<(u64, String)>>,
 }
 
 impl CardStreams {
@@ -104,7 +111,8 @@ impl CardStreams {
             state,
             cards: Mutex::default(),
             loaded: tokio::sync::OnceCell::new(),
-            refused: std::sync::atomic::AtomicBool::new(false),
+            refused: Mutex::new(None),
+            finished: Mutex::default(),
         }
     }
 
@@ -171,8 +179,7 @@ impl CardStreams {
         }
         if c.rec.phase == Phase::Closing && !c.dead {
             self.close(&mut c, key).await?;
-            c.rec.phase = Phase::Done;
-            self.save(key, &c.rec).await?;
+            self.done(&mut c, key).await?;
         }
         if c.rec.phase == Phase::Done {
             return Ok(Finish::Done(sent(&c.rec)));
@@ -182,21 +189,68 @@ impl CardStreams {
         let _ = self.close(&mut c, key).await;
         let rest = rest_of(text, c.shown.as_deref());
         if rest.trim().is_empty() {
-            c.rec.phase = Phase::Done;
-            self.save(key, &c.rec).await?;
+            self.done(&mut c, key).await?;
             return Ok(Finish::Done(sent(&c.rec)));
         }
-        Ok(Finish::Rest(rest.to_string()))
+        Ok(Finish::Rest(rest.trim_start().to_string()))
     }
 
     /// Records that the rest of answer `key` went out as a new message.
     pub(super) async fn rest_sent(&self, key: &str) -> Result<(), SendError> {
         if let Some(card) = self.card(key).await {
             let mut c = card.lock().await;
-            c.rec.phase = Phase::Done;
-            self.save(key, &c.rec).await?;
+            self.done(&mut c, key).await?;
         }
         Ok(())
+    }
+
+    /// Records the card of answer `key` done (kept a day for a finish repeated after a crash).
+    async fn done(&self, c: &mut Card, key: &str) -> Result<(), SendError> {
+        c.rec.phase = Phase::Done;
+        c.shown = None;
+        self.save(key, &c.rec).await?;
+        let now = crate::supervisor::unix_now();
+        self.finished
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back((now, key.to_string()));
+        Ok(())
+    }
+
+    /// Forgets cards done more than a day ago, here and in the account's state.
+    async fn forget_old(&self) {
+        let now = crate::supervisor::unix_now();
+        let old: Vec<String> = {
+            let mut f = self.finished.lock().unwrap_or_else(|p| p.into_inner());
+            let mut old = Vec::new();
+            while f.front().is_some_and(|(at, _)| at + KEEP_DONE_SECS < now) {
+                if let Some((_, key)) = f.pop_front() {
+                    old.push(key);
+                }
+            }
+            old
+        };
+        if old.is_empty() {
+            return;
+        }
+        {
+            let mut cards = self.lock();
+            for key in &old {
+                cards.remove(key);
+            }
+        }
+        let deleted = self
+            .state
+            .call(move |s| {
+                for key in &old {
+                    s.delete(&format!("{RECORD}{key}"))?;
+                }
+                Ok(())
+            })
+            .await;
+        if let Err(e) = deleted {
+            tracing::warn!(account = %self.account, error = %e, "cannot forget old card records; the next start does");
+        }
     }
 
     /// The card of answer `key`, loading the stored records on first use.
@@ -226,8 +280,12 @@ impl CardStreams {
             .await;
         match read {
             Ok(records) => {
+                let mut finished = self.finished.lock().unwrap_or_else(|p| p.into_inner());
                 let mut cards = self.lock();
                 for (key, rec) in records {
+                    if rec.phase == Phase::Done {
+                        finished.push_back((rec.at, key.clone()));
+                    }
                     // Whatever of the block was used before the restart is skipped.
                     let next = rec.seq_hi + 1;
                     let card = Card {
@@ -238,6 +296,7 @@ impl CardStreams {
                     };
                     cards.insert(key, Arc::new(tokio::sync::Mutex::new(card)));
                 }
+                finished.make_contiguous().sort();
             }
             Err(e) => {
                 tracing::error!(account = %self.account, error = %e, "cannot read the streamed cards; answers of a restarted turn go out as new messages")
@@ -253,7 +312,9 @@ impl CardStreams {
         reply: &ReplyContext,
         text: &str,
     ) -> Result<(), SendError> {
-        if self.refused.load(std::sync::atomic::Ordering::Relaxed) {
+        self.forget_old().await;
+        let refused = *self.refused.lock().unwrap_or_else(|p| p.into_inner());
+        if refused.is_some_and(|at| at.elapsed() < RETRY_REFUSED) {
             return Err(dead("CardKit refused to create cards for this account"));
         }
         let card_json = streaming_card(&super::markdown::for_card(text));
@@ -263,8 +324,8 @@ impl CardStreams {
                 let err = self.error(&e);
                 if matches!(err.class, Class::Fatal | Class::Rejected) {
                     tracing::warn!(account = %self.account, error = %e, "Feishu refuses CardKit cards; answers go out whole (grant the app the cardkit:card:write scope)");
-                    self.refused
-                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    *self.refused.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(tokio::time::Instant::now());
                     return Err(dead(&e.to_string()));
                 }
                 return Err(err);
