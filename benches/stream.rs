@@ -1,10 +1,12 @@
-//! Streaming figures against the fake iLink server on loopback: with a model that writes 20
-//! tokens a second (4 characters a token), the time from the owner's message to the first
-//! visible answer text on WeChat, against the time the model needs for the whole answer (what
-//! the owner waited before streaming), and the sends the answer took.
+//! Streaming figures against the fake iLink and fake Feishu servers on loopback: with a model
+//! that writes 20 tokens a second (4 characters a token), the time from the owner's message to
+//! the first visible answer text on each platform (WeChat: the first chunk; Feishu: the card
+//! with the text so far), against the time the model needs for the whole answer (what the
+//! owner waited before streaming), the sends the answer took on WeChat and the Feishu API calls
+//! one streamed answer took.
 //!
-//! Run with `cargo bench --bench stream`. Takes about half a minute (the model's pace is real
-//! time). Prints figures; asserts nothing.
+//! Run with `cargo bench --all-features --bench stream --profile dev`. Takes about a minute
+//! (the model's pace is real time). Prints figures; asserts nothing.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::wait_for_state;
+use scv_feishu::fake::FakeFeishu;
 use scv_wechat::fake::{FakeConfig, FakeServer};
 use tokio_util::sync::CancellationToken;
 
@@ -109,6 +112,139 @@ fn write_setup(dir: &Path, fake: &FakeServer) -> Config {
 
 #[tokio::main]
 async fn main() {
+    wechat().await;
+    feishu().await;
+}
+
+/// Builds Feishu accounts as the daemon does.
+struct FeishuFactory {
+    ctx: PlatformParts,
+}
+
+impl ComponentFactory for FeishuFactory {
+    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
+        scv_bridge::adapters::feishu::build(self.ctx.ports().port(spec))
+    }
+}
+
+/// The same answer on the fake Feishu: the card's first show, the model's end, and every
+/// API call the answer took (token, CardKit, IM sends, the typing reaction).
+async fn feishu() {
+    const FEISHU_OWNER: &str = "ou_owner";
+    let cfg = scv_feishu::fake::FakeConfig::default();
+    let fake = FakeFeishu::start(cfg.clone()).await.expect("fake feishu");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = format!(
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n[feishu.a]\ndomain = \"{}\"\nsenders = \"owner\"\n",
+        dir.path().join("state").display(),
+        dir.path().join("state/daemon.sock").display(),
+        fake.base_url()
+    );
+    let c = Credentials::default()
+        .with("app_id", &cfg.app_id)
+        .with("app_secret", &cfg.app_secret)
+        .with("owner_id", FEISHU_OWNER);
+    CredentialStore::Files(dir.path().join("state/credentials"))
+        .save("feishu:a", &c)
+        .expect("save");
+    let path = dir.path().join("c.toml");
+    std::fs::write(&path, text).expect("write");
+    let config = Config::load(&path).expect("config");
+    let agent = Arc::new(PacedAgent {
+        finished: std::sync::Mutex::new(None),
+    });
+    let a: Arc<dyn Agent> = agent.clone();
+    let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
+        let ctx = PlatformParts {
+            credentials: creds.clone(),
+            store: store.clone(),
+            conversation: Conversation::new(store.clone(), a.clone()),
+            agent: AgentConfig::default(),
+            mail: Default::default(),
+        };
+        let f: Arc<dyn ComponentFactory> = Arc::new(FeishuFactory { ctx });
+        f
+    };
+    let d = scv_bridge::daemon::start(config, make, LifecyclePolicy::default())
+        .await
+        .expect("daemon");
+    wait_for_state(&d.core.registry(), "feishu:a", ComponentState::Connected).await;
+    let before = (
+        fake.token_requests(),
+        fake.cardkit_requests(),
+        fake.sent().len(),
+        fake.reaction_requests(),
+    );
+    let started = Instant::now();
+    fake.push_p2p_text(FEISHU_OWNER, "write a long answer");
+    let patience = Duration::from_secs(120);
+    fake.wait_until(patience, |f| {
+        f.cards().first().is_some_and(|c| c.message_id.is_some())
+    })
+    .await;
+    let first_at = started.elapsed();
+    fake.wait_until(patience, |f| {
+        f.cards()
+            .first()
+            .is_some_and(|c| c.settings.last() == Some(&false))
+    })
+    .await;
+    let done_at = started.elapsed();
+    // The typing reaction is removed beside storing the answer; wait for it to count it.
+    fake.wait_until(patience, |f| f.reactions().iter().all(|r| r.removed))
+        .await;
+    let model_done = agent
+        .finished
+        .lock()
+        .ok()
+        .and_then(|f| *f)
+        .map(|t| t - started);
+    let card = fake.cards().first().cloned();
+    let calls = (
+        fake.token_requests() - before.0,
+        fake.cardkit_requests() - before.1,
+        fake.sent().len() - before.2,
+        fake.reaction_requests() - before.3,
+    );
+    println!(
+        "feishu, {}-character answer at 20 tokens/s:",
+        answer().chars().count()
+    );
+    println!(
+        "  first visible text after   {:>6.2} s (the card sent with the text so far)",
+        first_at.as_secs_f64()
+    );
+    if let Some(m) = model_done {
+        println!(
+            "  model finished after        {:>6.2} s (the wait without streaming)",
+            m.as_secs_f64()
+        );
+    }
+    println!(
+        "  card finished after         {:>6.2} s",
+        done_at.as_secs_f64()
+    );
+    if let Some(c) = card {
+        println!(
+            "  content updates             {} (sequences {:?}..{:?})",
+            c.updates.len(),
+            c.sequences.first(),
+            c.sequences.last()
+        );
+    }
+    println!(
+        "  Feishu API calls            {} (CardKit {}, IM sends {}, typing reaction {}, token {})",
+        calls.0 + calls.1 + calls.2 + calls.3,
+        calls.1,
+        calls.2,
+        calls.3,
+        calls.0
+    );
+    d.stop().await;
+}
+
+/// The answer on the fake iLink server: its first chunk, the model's end, the sends.
+async fn wechat() {
     let fake = FakeServer::start_with(FakeConfig::default())
         .await
         .expect("fake");

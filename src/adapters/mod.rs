@@ -1,6 +1,7 @@
 //! WeChat and Feishu, each a platform crate turned into a `Component` over an account port, and the factory that picks one per account (mail is its own area, `crate::mail`).
 
 pub mod feishu;
+mod fences;
 #[cfg(any(test, feature = "testing"))]
 pub mod memory;
 pub mod wechat;

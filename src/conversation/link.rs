@@ -85,6 +85,27 @@ pub trait ChatSender: Send + Sync + 'static {
         super::stream::StreamMode::Whole
     }
 
+    /// [`super::StreamMode::Edit`]: shows `text`, the answer so far, in the one message the
+    /// adapter keeps for the answer `key` (opened by the first call, for `chat` and in reply to
+    /// `reply`). The outbox item `<key>/0` ([`super::stream::first_piece_of`]) later finishes
+    /// that message with its text; everything after goes out as usual. `Rejected` means the
+    /// message cannot be shown or updated any more (the final pieces carry the answer). The
+    /// default refuses.
+    fn stream_show<'a>(
+        &'a self,
+        _key: &'a str,
+        _chat: &'a ChatId,
+        _reply: &'a ReplyContext,
+        _text: &'a str,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async {
+            Err(SendError::rejected(
+                crate::failure::general::UPDATE_UNSUPPORTED,
+                "this platform cannot show an answer while it is written",
+            ))
+        })
+    }
+
     /// Shows (`on`) or clears a typing indicator; adapters without one do nothing.
     fn typing<'a>(
         &'a self,

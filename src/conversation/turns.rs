@@ -117,7 +117,7 @@ async fn turn(
     let key = String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id));
     let (events, streamed) = crate::agent::TurnEvents::channel();
     // Streaming: what an earlier run of this turn already queued, and the turn's live view.
-    let committed = if rt.link.sender.stream_mode() == super::StreamMode::Whole {
+    let committed = if rt.link.sender.stream_mode() != super::StreamMode::Chunks {
         super::stream::committed_nothing()
     } else {
         super::stream::committed(conv, &key).await
@@ -154,7 +154,7 @@ async fn turn(
     };
     let started = std::time::Instant::now();
     let turn = conv.agent.turn(req, turn_cancel.clone());
-    let (result, committed) = with_typing(rt, m, live.run(streamed, turn)).await;
+    let (result, streamed) = with_typing(rt, m, live.run(streamed, turn)).await;
     crate::telemetry::turn(&m.account.to_string(), started.elapsed());
     if let Ok(mut cur) = chat.current_turn.lock() {
         *cur = None;
@@ -191,7 +191,16 @@ async fn turn(
     text = media.with_notes(text);
     let files = super::media::outgoing(rt, &mut text, &files, lang);
     // Only what streaming did not already queue (all of it when nothing streamed).
-    let (first, pieces) = super::stream::rest(committed, &text, rt.link.sender.limits().max_chars);
+    let max = rt.link.sender.limits().max_chars;
+    let (first, mut pieces) = super::stream::rest(streamed.queued, &text, max);
+    // A message shown while the turn ran is finished by the first piece; a turn that ended
+    // with nothing to say (cancelled) finishes it with what it shows, so it is never left
+    // half-written.
+    if pieces.is_empty()
+        && let Some(shown) = streamed.shown
+    {
+        pieces = super::chunk::split(&shown, max);
+    }
     let (a, id, reply, chat_id) = (
         m.account.clone(),
         m.msg_id.clone(),

@@ -17,6 +17,7 @@
 //! - [`media`]: message resources downloaded to a file under a size cap; image and file
 //!   uploads streamed from disk; image and file messages.
 //! - [`card`]: the yes/no card and its answered / expired / withdrawn variants.
+//! - [`cardkit`]: CardKit card entities that fill in while an answer is written.
 //! - [`webhook`]: the HTTP callback mode (url_verification, decryption, signatures).
 //! - `webhook_server` (feature `webhook-server`): an axum router serving the callback mode.
 //! - `fake` (feature `fake`): a fake Feishu server with a test handle.
@@ -24,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod card;
+pub mod cardkit;
 pub mod classify;
 pub mod domain;
 pub mod error;

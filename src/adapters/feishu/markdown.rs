@@ -4,35 +4,56 @@
 //! `img_…` key (a URL image is refused by Feishu), blank lines surround tables; code blocks
 //! are left untouched. Everything else (bold, italic, strike, links, lists, quotes) passes.
 
+use crate::adapters::fences::{Kind, Lines, body};
+
 /// The text for a `post` `md` element.
 pub fn for_post(text: &str) -> String {
     let mut out: Vec<String> = Vec::new();
-    let mut in_code = false;
     let mut in_table = false;
-    for line in text.lines() {
-        let t = line.trim();
-        if in_code {
-            in_code = t != "```";
-            out.push(line.to_string());
-            continue;
+    for (kind, line) in Lines::new(text) {
+        let line = body(line);
+        match kind {
+            Kind::Code => out.push(line.to_string()),
+            Kind::Fence => {
+                in_table = false;
+                out.push(line.to_string());
+            }
+            Kind::Prose => {
+                let t = line.trim();
+                let table_row = t.starts_with('|');
+                if table_row && !in_table && out.last().is_some_and(|l| !l.trim().is_empty()) {
+                    out.push(String::new());
+                }
+                if !table_row && in_table && !t.is_empty() {
+                    out.push(String::new());
+                }
+                in_table = table_row;
+                out.push(without_images(&heading(line)));
+            }
         }
-        if t.starts_with("```") {
-            in_code = true;
-            in_table = false;
-            out.push(line.to_string());
-            continue;
-        }
-        let table_row = t.starts_with('|');
-        if table_row && !in_table && out.last().is_some_and(|l| !l.trim().is_empty()) {
-            out.push(String::new());
-        }
-        if !table_row && in_table && !t.is_empty() {
-            out.push(String::new());
-        }
-        in_table = table_row;
-        out.push(without_images(&heading(line)));
     }
     out.join("\n")
+}
+
+/// The text for a card's `markdown` element (JSON 2.0), which renders all of CommonMark but
+/// HTML: images are removed unless they name an `img_…` key (CardKit refuses a URL image), and
+/// fence lines lose surrounding spaces (spaces around a fence can stop code rendering in
+/// cards, §5.1); headings keep their size, as a card is read as one answer.
+pub fn for_card(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (kind, line) in Lines::new(text) {
+        match kind {
+            Kind::Fence => {
+                out.push_str(line.trim());
+                if line.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            Kind::Code => out.push_str(line),
+            Kind::Prose => out.push_str(&without_images(line)),
+        }
+    }
+    out
 }
 
 /// H1 as H4, H2–H6 as H5; other lines as they are.
@@ -78,6 +99,42 @@ fn without_images(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_card_shows_row_by_row() {
+        let rows: &[(&str, &str, &str)] = &[
+            ("CJK prose", "你好，世界。", "你好，世界。"),
+            ("headings keep their size", "# 标题", "# 标题"),
+            (
+                "URL image removed",
+                "看 ![图](https://x.io/a.png) 完",
+                "看  完",
+            ),
+            (
+                "uploaded image kept",
+                "![图](img_v3_abc)",
+                "![图](img_v3_abc)",
+            ),
+            (
+                "fences lose their spaces, code keeps its own",
+                "  ```rust  \n    let a_b = 1;\n ``` \n**粗体**",
+                "```rust\n    let a_b = 1;\n```\n**粗体**",
+            ),
+            (
+                "table kept",
+                "| a | b |\n|---|---|\n| 1 | 2 |",
+                "| a | b |\n|---|---|\n| 1 | 2 |",
+            ),
+            (
+                "links pass",
+                "[文档](https://x.io/a_b)",
+                "[文档](https://x.io/a_b)",
+            ),
+        ];
+        for (what, input, want) in rows {
+            assert_eq!(for_card(input), *want, "{what}");
+        }
+    }
 
     #[test]
     fn what_a_post_shows_row_by_row() {

@@ -16,7 +16,8 @@
 //! Layout: `session` (per-run event handling), `inbound` (event → `Inbound`), `sender`
 //! (`ChatSender` and the error table), `pairing` (one-time owner codes), `cards` (yes/no clicks),
 //! `confirm` (the confirm service as the click handler), `media` (received media as references,
-//! fetched through the resource endpoint), `media_send` (workspace files uploaded and sent).
+//! fetched through the resource endpoint), `media_send` (workspace files uploaded and sent),
+//! `stream` (long answers written into CardKit cards while the agent writes them).
 
 mod address;
 mod cards;
@@ -31,6 +32,7 @@ pub(crate) mod pairing;
 pub mod render;
 mod sender;
 mod session;
+mod stream;
 mod typing;
 mod webhook;
 

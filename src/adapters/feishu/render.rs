@@ -47,7 +47,7 @@ fn question_card(q: &Question) -> Value {
     });
     let (code, deadline) = (&q.code, &q.deadline);
     let hint = format!("Answer before {deadline} (or reply Y {code} / N {code}).");
-    card_json("orange", vec![markdown(&q.text), markdown(&hint), columns])
+    card_json("orange", vec![answer_md(&q.text), markdown(&hint), columns])
 }
 
 /// The card without buttons, saying how the question ended (as `YesNoCard::resolved`).
@@ -60,7 +60,12 @@ fn closed_card(c: &QuestionClosed) -> Value {
         Ending::Withdrawn => ("grey", "↩️ Withdrawn by the asker".to_string()),
         _ => ("grey", "⚠️ Could not be delivered in time".to_string()),
     };
-    card_json(template, vec![markdown(&c.text), markdown(&line)])
+    card_json(template, vec![answer_md(&c.text), markdown(&line)])
+}
+
+/// A question's own text, shaped for a card's markdown as an answer is (`markdown::for_card`).
+fn answer_md(text: &str) -> Value {
+    markdown(&super::markdown::for_card(text))
 }
 
 fn markdown(content: &str) -> Value {
@@ -135,6 +140,20 @@ mod tests {
                 "{state:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_question_is_rendered_as_an_answer_is_in_a_card() {
+        let q = "看 ![图](https://x.io/a.png) 完\n  ```sh  \nrm -rf build_dir\n```";
+        let want = "看  完\n```sh\nrm -rf build_dir\n```";
+        assert_eq!(
+            card("q-7", q, "7F", "14:30")["body"]["elements"][0]["content"],
+            want
+        );
+        assert_eq!(
+            resolved_card(q, Ending::Approved, "14:30")["body"]["elements"][0]["content"],
+            want
+        );
     }
 
     #[test]

@@ -10,10 +10,14 @@ use scv_feishu::rest::MessageContent;
 use super::address::{receive_id, uuid_for};
 use super::failure::{CARD_INVALID, failure};
 use super::inbound::ReplyRef;
+use super::stream::{CardStreams, Finish};
+use crate::conversation::first_piece_of;
 use crate::conversation::{
-    ChatId, ChatSender, Outbound, OutboundKind, PlatformMsgId, SendError, SendLimits, Sent,
+    Body, ChatId, ChatSender, Outbound, OutboundKind, PlatformMsgId, SendError, SendLimits, Sent,
+    StreamMode,
 };
 use crate::ids::AccountKey;
+use crate::store::AccountState;
 use crate::supervisor::Capabilities;
 
 /// What a Feishu account can do: cards with buttons, edited in place once a question closes.
@@ -33,6 +37,11 @@ pub const MAX_CHARS: usize = 4000;
 /// The platform allows 5 messages per second to one receiver; stay just under it.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(220);
 
+/// A streamed answer's card is updated at most this often: the 300–500 ms the spec
+/// recommends (§5.1), far under CardKit's 10 operations per second on one card, leaving room
+/// for the finish and the close.
+pub const SHOW_EVERY: Duration = Duration::from_millis(400);
+
 /// Sends one account's messages.
 pub struct FeishuSender {
     client: Client,
@@ -40,16 +49,78 @@ pub struct FeishuSender {
     account: AccountKey,
     /// The typing reactions shown now.
     typing: super::typing::Typing,
+    /// Answers streamed into cards, when the account's state is at hand to record them.
+    cards: Option<CardStreams>,
 }
 
 impl FeishuSender {
-    /// A sender over `client` (shares its token cache) for `account`.
+    /// A sender over `client` (shares its token cache) for `account`; answers go out whole.
     pub fn new(client: Client, account: AccountKey) -> Self {
         FeishuSender {
             client,
             account,
             typing: Default::default(),
+            cards: None,
         }
+    }
+
+    /// Streams long answers into CardKit cards, recorded in the account's `state` so a
+    /// restart finishes them.
+    pub fn with_state(mut self, state: AccountState) -> Self {
+        self.cards = Some(CardStreams::new(
+            self.client.clone(),
+            self.account.clone(),
+            state,
+        ));
+        self
+    }
+
+    /// Sends `text` (a piece of `msg`, or what a dead card did not show) as a new message.
+    async fn send_new(&self, msg: &Outbound, text: &str) -> Result<Sent, SendError> {
+        let content = content_of(&msg.body, text)?;
+        let uuid = uuid_for(&msg.idempotency_key);
+        let reply = ReplyRef::parse(&msg.reply);
+        let sent = match (&reply.message_id, reply.group, msg.kind) {
+            // In groups an answer goes in the thread of the message that asked.
+            (Some(parent), true, OutboundKind::Reply) => {
+                self.client.reply(parent, &content, true, &uuid).await
+            }
+            _ => {
+                let to = receive_id(msg.chat.as_str());
+                self.client.send(&to, &content, &uuid).await
+            }
+        };
+        let sent = sent.map_err(|e| failure(&e, &self.account))?;
+        Ok(Sent {
+            msg_id: Some(PlatformMsgId::new(sent.message_id)),
+            chat: sent.chat_id.map(ChatId::new),
+        })
+    }
+
+    /// Delivers the first piece of an answer streamed into a card by finishing the card; `None`
+    /// when the answer has no card.
+    async fn finish_card(&self, msg: &Outbound) -> Option<Result<Sent, SendError>> {
+        let cards = self.cards.as_ref()?;
+        let answer = first_piece_of(&msg.idempotency_key)?;
+        if !matches!(msg.body, Body::Text) || !cards.has(answer).await {
+            return None;
+        }
+        Some(
+            async {
+                match cards
+                    .finish(answer, &msg.chat, &msg.reply, &msg.text)
+                    .await?
+                {
+                    Finish::Done(sent) => Ok(sent),
+                    Finish::Rest(rest) => {
+                        let sent = self.send_new(msg, &rest).await?;
+                        cards.rest_sent(answer).await?;
+                        Ok(sent)
+                    }
+                }
+            }
+            .await,
+        )
     }
 }
 
@@ -63,27 +134,39 @@ impl ChatSender for FeishuSender {
 
     fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
         Box::pin(async move {
-            if let crate::conversation::Body::Media(out) = &msg.body {
+            if let Body::Media(out) = &msg.body {
                 return super::media_send::send(&self.client, &self.account, msg, out).await;
             }
-            let content = content_of(msg)?;
-            let uuid = uuid_for(&msg.idempotency_key);
-            let reply = ReplyRef::parse(&msg.reply);
-            let sent = match (&reply.message_id, reply.group, msg.kind) {
-                // In groups an answer goes in the thread of the message that asked.
-                (Some(parent), true, OutboundKind::Reply) => {
-                    self.client.reply(parent, &content, true, &uuid).await
-                }
-                _ => {
-                    let to = receive_id(msg.chat.as_str());
-                    self.client.send(&to, &content, &uuid).await
-                }
-            };
-            let sent = sent.map_err(|e| failure(&e, &self.account))?;
-            Ok(Sent {
-                msg_id: Some(PlatformMsgId::new(sent.message_id)),
-                chat: sent.chat_id.map(ChatId::new),
-            })
+            if let Some(finished) = self.finish_card(msg).await {
+                return finished;
+            }
+            self.send_new(msg, &msg.text).await
+        })
+    }
+
+    fn stream_mode(&self) -> StreamMode {
+        if self.cards.is_some() {
+            StreamMode::Edit { every: SHOW_EVERY }
+        } else {
+            StreamMode::Whole
+        }
+    }
+
+    fn stream_show<'a>(
+        &'a self,
+        key: &'a str,
+        chat: &'a ChatId,
+        reply: &'a crate::conversation::ReplyContext,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            match &self.cards {
+                Some(cards) => cards.show(key, chat, reply, text).await,
+                None => Err(SendError::rejected(
+                    crate::failure::general::UPDATE_UNSUPPORTED,
+                    "this sender does not stream answers",
+                )),
+            }
         })
     }
 
@@ -123,7 +206,7 @@ impl ChatSender for FeishuSender {
     ) -> BoxFuture<'a, Result<(), SendError>> {
         Box::pin(async move {
             // Only cards can be patched; anything else goes out as a new message.
-            let card = match content_of(msg)? {
+            let card = match content_of(&msg.body, &msg.text)? {
                 MessageContent::Card(card) => card,
                 _ => {
                     return Err(SendError::rejected(
@@ -143,8 +226,8 @@ impl ChatSender for FeishuSender {
 /// The message content: the card of the body when it has one (a question, how one ended, a
 /// card stored by an earlier release), a markdown post when the text uses markdown, plain text
 /// otherwise.
-fn content_of(msg: &Outbound) -> Result<MessageContent, SendError> {
-    match super::render::card(&msg.body) {
+fn content_of(body: &Body, text: &str) -> Result<MessageContent, SendError> {
+    match super::render::card(body) {
         Ok(Some(card)) => return Ok(MessageContent::Card(card)),
         Ok(None) => {}
         Err(_) => {
@@ -154,13 +237,13 @@ fn content_of(msg: &Outbound) -> Result<MessageContent, SendError> {
             ));
         }
     }
-    if looks_like_markdown(&msg.text) {
-        let post = MessageContent::post_markdown("", &super::markdown::for_post(&msg.text));
+    if looks_like_markdown(text) {
+        let post = MessageContent::post_markdown("", &super::markdown::for_post(text));
         if post.content_string().len() <= post.size_limit() {
             return Ok(post);
         }
     }
-    Ok(MessageContent::Text(msg.text.clone()))
+    Ok(MessageContent::Text(text.to_string()))
 }
 
 /// True when rendering as markdown helps: code fences, bold, headings, lists, links.

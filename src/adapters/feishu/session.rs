@@ -63,7 +63,9 @@ impl Session {
         health: HealthHandle,
         cards: Option<Arc<dyn CardAnswerHandler>>,
     ) -> Self {
-        let sender = Arc::new(FeishuSender::new(client, port.spec().key.clone()));
+        let sender = Arc::new(
+            FeishuSender::new(client, port.spec().key.clone()).with_state(port.state().clone()),
+        );
         let attachment = port.attach(link(&health, &sender, setup.owner.as_deref()));
         health.set_ids(Some(setup.bot_open_id.clone()), setup.owner.clone());
         let mut session = Session {

@@ -9,35 +9,28 @@
 //! rest of the message). Link targets and bare URLs are left as they are, so they still open.
 //! A piece that ends inside a code block is closed, when the closing fence fits.
 
+use crate::adapters::fences::{Kind, Lines};
+
 /// The most characters a WeChat text may have (the core splits to it).
 const MAX_CHARS: usize = 2000;
 
 /// The text WeChat should get for one piece of an answer written in Markdown.
 pub fn for_wechat(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut in_code = false;
-    for line in text.split_inclusive('\n') {
+    let mut lines = Lines::new(text);
+    for (kind, line) in lines.by_ref() {
         let (body, nl) = match line.strip_suffix('\n') {
             Some(b) => (b, "\n"),
             None => (line, ""),
         };
-        let t = body.trim();
-        if in_code {
-            in_code = t != "```";
-            out.push_str(line);
-            continue;
-        }
-        if t.starts_with("```") {
-            in_code = true;
-            out.push_str(line);
-        } else if is_rule(t) {
+        if kind != Kind::Prose || is_rule(body.trim()) {
             out.push_str(line);
         } else {
             out.push_str(&prose_line(body));
             out.push_str(nl);
         }
     }
-    if in_code {
+    if lines.in_code() {
         // The splitter keeps fences balanced; an answer that never closed its block is closed
         // here so the next message does not render as code, when the fence still fits.
         let close = if out.ends_with('\n') { "```" } else { "\n```" };

@@ -13,6 +13,7 @@
 //! ([`rest`]): nothing is sent twice, nothing is lost.
 
 mod chunks;
+mod edit;
 mod progress;
 
 use std::future::Future;
@@ -23,6 +24,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use chunks::Chunker;
 pub(super) use chunks::Mark;
 pub(super) use chunks::rest;
+use edit::Editor;
 use progress::Progress;
 
 use super::body::Body;
@@ -39,6 +41,20 @@ pub enum StreamMode {
     Whole,
     /// Finished parts as separate messages while the agent writes (no editing needed).
     Chunks,
+    /// The text so far shown in one message edited in place (Feishu cards), at most once per
+    /// `every`, through [`super::ChatSender::stream_show`]; the answer's first outbox piece
+    /// finishes that message.
+    Edit {
+        /// The least time between two shows of one answer (the platform's per-message limit).
+        every: std::time::Duration,
+    },
+}
+
+/// The answer key a streamed message was shown under, when `key` is the outbox key of the
+/// first piece of an answer (`<answer key>/0`): the piece that finishes it
+/// ([`StreamMode::Edit`]).
+pub fn first_piece_of(key: &str) -> Option<&str> {
+    key.strip_suffix("/0")
 }
 
 /// What an earlier run of the same turn streamed before a crash or an outage: how many pieces
@@ -80,7 +96,17 @@ pub(super) struct Live<'a> {
     m: &'a Inbound,
     key: String,
     chunker: Option<Chunker>,
+    editor: Option<Editor>,
     progress: Progress,
+}
+
+/// What a turn streamed: how much of the answer is queued (for [`rest`]) and what an edited
+/// message shows.
+pub(super) struct Streamed {
+    /// Pieces queued while the turn ran ([`StreamMode::Chunks`]).
+    pub(super) queued: (usize, Option<Mark>),
+    /// The text the edited message shows ([`StreamMode::Edit`]), when one was shown.
+    pub(super) shown: Option<String>,
 }
 
 impl<'a> Live<'a> {
@@ -98,8 +124,14 @@ impl<'a> Live<'a> {
         stream: bool,
         committed: (usize, Option<Mark>),
     ) -> Self {
-        let chunker = (stream && rt.link.sender.stream_mode() == StreamMode::Chunks)
-            .then(|| Chunker::new(rt.link.sender.limits().max_chars, committed.0, committed.1));
+        let max = rt.link.sender.limits().max_chars;
+        let mode = rt.link.sender.stream_mode();
+        let chunker = (stream && mode == StreamMode::Chunks)
+            .then(|| Chunker::new(max, committed.0, committed.1));
+        let editor = match mode {
+            StreamMode::Edit { every } if stream => Some(Editor::new(every, max)),
+            _ => None,
+        };
         Live {
             conv,
             rt,
@@ -107,6 +139,7 @@ impl<'a> Live<'a> {
             m,
             key,
             chunker,
+            editor,
             progress: Progress::new(lang),
         }
     }
@@ -117,11 +150,12 @@ impl<'a> Live<'a> {
         mut self,
         mut events: UnboundedReceiver<TurnEvent>,
         fut: F,
-    ) -> (F::Output, (usize, Option<Mark>)) {
+    ) -> (F::Output, Streamed) {
         tokio::pin!(fut);
         let mut listening = true;
         let out = loop {
             let due = self.progress.due();
+            let show = self.editor.as_ref().and_then(Editor::due);
             tokio::select! {
                 biased;
                 out = &mut fut => break out,
@@ -133,6 +167,9 @@ impl<'a> Live<'a> {
                     Some(TurnEvent::Status(line)) => self.progress.saw_status(line),
                     None => listening = false,
                 },
+                _ = tokio::time::sleep_until(show.unwrap_or_else(tokio::time::Instant::now)), if show.is_some() => {
+                    self.show().await;
+                }
                 _ = tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)), if due.is_some() => {
                     if let Some((n, line)) = self.progress.take() {
                         self.say(&format!("progress-{n}"), &line).await;
@@ -145,11 +182,54 @@ impl<'a> Live<'a> {
             .chunker
             .as_ref()
             .map_or(committed_nothing(), Chunker::queued);
-        (out, queued)
+        let shown = self
+            .editor
+            .as_ref()
+            .and_then(|e| e.showing().map(String::from));
+        (out, Streamed { queued, shown })
+    }
+
+    /// Shows the answer so far in the edited message (one show in flight: this awaits it).
+    async fn show(&mut self) {
+        let Some(editor) = self.editor.as_mut() else {
+            return;
+        };
+        let text = editor.take();
+        let shown = self
+            .rt
+            .link
+            .sender
+            .stream_show(&self.key, &self.m.chat, &self.m.reply, &text)
+            .await;
+        let now = tokio::time::Instant::now();
+        match shown {
+            Ok(()) => {
+                editor.shown(text.len(), true, now);
+                self.progress.saw_output();
+            }
+            // The platform will not show it (no such message, too old): the final store's
+            // pieces carry the answer.
+            Err(e)
+                if matches!(
+                    e.class,
+                    crate::failure::Class::Rejected | crate::failure::Class::Fatal
+                ) =>
+            {
+                tracing::info!(account = %self.m.account, error = %e, "cannot show an answer as it is written; it goes out whole");
+                editor.shown(text.len(), false, now);
+            }
+            Err(e) => {
+                tracing::debug!(account = %self.m.account, error = %e, "showing an answer failed for now");
+                editor.later(now);
+            }
+        }
     }
 
     /// Takes the next piece of the answer and queues the paragraphs it finished, if enough.
     async fn text(&mut self, piece: &str) {
+        if let Some(editor) = self.editor.as_mut() {
+            editor.push(piece);
+        }
         let Some(chunker) = self.chunker.as_mut() else {
             return;
         };

@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -13,6 +12,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::records::{EndpointFailure, PatchRecord, RateLimitStyle, SentRecord};
+use super::reply::{Refusal, authorize, err, ok, reply};
 use super::state::{Shared, Stored};
 
 type S = State<Arc<Shared>>;
@@ -23,21 +23,6 @@ const UUID_TTL: Duration = Duration::from_secs(3600);
 const PATCH_WINDOW: Duration = Duration::from_secs(14 * 24 * 3600);
 /// Patches per message per rate window.
 const PATCH_QPS: usize = 5;
-
-fn reply(status: StatusCode, body: Value) -> Response {
-    (status, Json(body)).into_response()
-}
-
-pub(crate) fn err(code: i64, msg: &str) -> Response {
-    reply(StatusCode::BAD_REQUEST, json!({"code": code, "msg": msg}))
-}
-
-pub(crate) fn ok(data: Value) -> Response {
-    reply(
-        StatusCode::OK,
-        json!({"code": 0, "msg": "success", "data": data}),
-    )
-}
 
 pub(crate) async fn token(State(sh): S, body: Bytes) -> Response {
     let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -72,29 +57,6 @@ pub(crate) async fn token(State(sh): S, body: Bytes) -> Response {
         StatusCode::OK,
         json!({"code": 0, "msg": "ok", "tenant_access_token": tok, "expire": expire}),
     )
-}
-
-/// A business error: code and message.
-pub(crate) type Refusal = (i64, &'static str);
-
-/// Checks the bearer token.
-pub(crate) fn authorize(sh: &Shared, headers: &HeaderMap) -> Result<(), Refusal> {
-    let Some(tok) = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return Err((99991661, "Missing access token for authorization"));
-    };
-    let st = sh.lock();
-    let valid = st
-        .valid_tokens
-        .get(tok)
-        .is_some_and(|exp| *exp > Instant::now());
-    if st.reject_all_tokens || !valid {
-        return Err((99991663, "Invalid access token for authorization"));
-    }
-    Ok(())
 }
 
 pub(crate) async fn endpoint(State(sh): S, body: Bytes) -> Response {
@@ -244,6 +206,12 @@ fn store_message(
         return rate_limited(sh, reset);
     }
     let message_id = format!("om_fake{}", st.next());
+    if new.msg_type == "interactive"
+        && let Some(card_id) = super::cardkit::entity_of(&new.content)
+        && let Err((code, msg)) = st.cardkit.send(card_id, &message_id)
+    {
+        return err(code, msg);
+    }
     let thread_id = reply_to
         .as_ref()
         .filter(|(_, t)| *t)
@@ -446,6 +414,9 @@ pub(crate) fn apply_card(
     }
     if Instant::now().saturating_duration_since(m.created) + m.aged > PATCH_WINDOW {
         return Err((230001, "only messages sent within 14 days can be updated"));
+    }
+    if super::cardkit::CardKit::is_entity(&m.content) {
+        return Err((230001, "a card sent by card_id is updated through CardKit"));
     }
     if m.msg_type != "interactive" {
         return Err((230001, "only cards can be patched"));

@@ -16,8 +16,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use super::http::{Refusal, authorize, err, ok};
 use super::records::Pushed;
+use super::reply::{Refusal, authorize, err, ok};
 use super::state::Shared;
 use crate::media::{
     MAX_FILE_BYTES, MAX_IMAGE_BYTES, MAX_RESOURCE_BYTES, ResourceType, image_format,

@@ -25,10 +25,14 @@
 //! (3 s ACK deadline, 1 s rate window) and every one is a [`FakeConfig`] field.
 
 mod callback;
+mod cardkit;
+#[cfg(test)]
+mod cardkit_tests;
 mod http;
 mod media;
 mod reaction;
 mod records;
+mod reply;
 mod state;
 mod ws;
 
@@ -41,6 +45,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 pub use callback::{callback_request, callback_request_for};
+pub use cardkit::{CardRecord, ContentUpdate};
 pub use media::{PushedMedia, SentMedia, Upload};
 pub use reaction::ReactionRecord;
 pub use records::*;
@@ -158,6 +163,7 @@ impl FakeFeishu {
                 post(http::card_update),
             )
             .merge(media::routes())
+            .merge(cardkit::routes())
             .with_state(shared.clone());
         let server = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {

@@ -10,7 +10,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::FakeFeishu;
-use super::http::{authorize, err, ok};
+use super::reply::{authorize, err, ok};
 use super::state::Shared;
 
 /// One reaction as the fake saw it.

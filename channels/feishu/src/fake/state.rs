@@ -101,6 +101,8 @@ pub(crate) struct State {
     pub media: super::media::MediaState,
     /// Reactions on messages (the typing sign) and their knobs.
     pub reactions: super::reaction::Reactions,
+    /// CardKit card entities and their knobs.
+    pub cardkit: super::cardkit::CardKit,
 }
 
 /// Everything the routes and connections share.

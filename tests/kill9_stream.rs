@@ -1,0 +1,201 @@
+//! `kill -9` in the middle of a streamed answer, literally: the real binary with the OpenAI
+//! backend, whose fake model writes part of a long answer and then stalls; the daemon is
+//! SIGKILLed while the first part is already on the phone (WeChat: a chunk sent; Feishu: the
+//! card sent), then restarted. The turn runs again and the answer ends whole: nothing lost,
+//! nothing sent twice.
+
+mod process_support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use process_support::{Daemon, read_log, sigkill, terminate};
+use scv_bridge::secrets::{CredentialStore, Credentials};
+use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
+
+/// Real time allowed for anything to happen; nothing waits this long unless broken.
+const PATIENCE: Duration = Duration::from_secs(30);
+/// Paragraphs of the answer, 300 characters each.
+const PARAGRAPHS: usize = 8;
+
+fn paragraph(i: usize) -> String {
+    let body: String = "写得很长 long text. "
+        .repeat(20)
+        .chars()
+        .take(290)
+        .collect();
+    format!("[p{i:03}] {}", body.trim_end())
+}
+
+fn answer() -> String {
+    (0..PARAGRAPHS)
+        .map(paragraph)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The model's first reply: four paragraphs, then a stall the kill ends; the second (after
+/// the restart) is the whole answer.
+fn script(model: &FakeOpenAi) {
+    let full = answer();
+    let cut = (0..4).map(paragraph).collect::<Vec<_>>().join("\n\n").len() + 2;
+    model.push(Reply::slow(
+        &full[..cut],
+        Duration::from_secs(3600),
+        &full[cut..],
+    ));
+    model.push(Reply::text(&full));
+}
+
+fn tag_counts(texts: &[String]) -> Vec<usize> {
+    let all = texts.concat();
+    (0..PARAGRAPHS)
+        .map(|i| all.matches(&format!("[p{i:03}]")).count())
+        .collect()
+}
+
+fn non_blank(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+struct Bed {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+    model: FakeOpenAi,
+}
+
+impl Bed {
+    /// A state directory and configuration with the `account` table, and `creds` stored.
+    async fn new(account: &str, table: &str, creds: &Credentials) -> Bed {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let model = FakeOpenAi::start().await.expect("fake model");
+        script(&model);
+        let state = dir.path().join("state");
+        let config = dir.path().join("config.toml");
+        let text = format!(
+            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n\
+             [agent]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"SCV_KILL9_STREAM_KEY\"\n{table}",
+            state.display(),
+            dir.path().join("run/daemon.sock").display(),
+            model.base_url(),
+        );
+        std::fs::write(&config, text).expect("config");
+        CredentialStore::Files(state.join("credentials"))
+            .save(account, creds)
+            .expect("save credentials");
+        Bed { dir, config, model }
+    }
+
+    fn spawn(&self) -> Daemon {
+        let env = [("SCV_KILL9_STREAM_KEY", "k"), ("RUST_LOG", "info")];
+        Daemon::spawn(&self.config, &env, &self.dir.path().join("daemon.log"))
+    }
+
+    async fn wait_until(&self, what: &str, f: impl Fn() -> bool) {
+        let started = std::time::Instant::now();
+        while !f() {
+            assert!(
+                started.elapsed() < PATIENCE,
+                "timed out waiting for {what}\nlog:\n{}",
+                read_log(&self.dir.path().join("daemon.log"))
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_stream_on_wechat_loses_nothing_and_doubles_nothing() {
+    use scv_wechat::Endpoint;
+    use scv_wechat::fake::FakeServer;
+    const OWNER: &str = "owner@im.wechat";
+    let fake = FakeServer::start().await.expect("fake ilink");
+    let h = fake.handle();
+    let token = h.issue_token();
+    let creds = Credentials::default()
+        .with("bot_token", token.expose())
+        .with("bot_id", h.bot_id())
+        .with("base_url", fake.base_url())
+        .with("owner_id", OWNER);
+    let table = format!("[wechat.phone]\nbase_url = \"{}\"\n", fake.base_url());
+    let bed = Bed::new("wechat:phone", &table, &creds).await;
+    h.push_text(OWNER, "write a lot");
+    let mut child = bed.spawn();
+    bed.wait_until("the first chunk", || !h.sent().is_empty())
+        .await;
+    assert_eq!(bed.model.requests().len(), 1, "the model is still writing");
+    sigkill(&mut child);
+
+    let mut child = bed.spawn();
+    bed.wait_until("the rest of the answer", || {
+        tag_counts(&h.sent().into_iter().map(|m| m.text).collect::<Vec<_>>())
+            .iter()
+            .all(|n| *n >= 1)
+    })
+    .await;
+    // One more poll: whatever else was queued would have gone out by then.
+    let polls = h.requests_to(Endpoint::GetUpdates).len();
+    bed.wait_until("another poll", || {
+        h.requests_to(Endpoint::GetUpdates).len() >= polls + 2
+    })
+    .await;
+    terminate(&mut child);
+    let sent: Vec<String> = h.sent().into_iter().map(|m| m.text).collect();
+    assert_eq!(tag_counts(&sent), vec![1; PARAGRAPHS], "{sent:?}");
+    assert_eq!(non_blank(&sent.concat()), non_blank(&answer()));
+    assert_eq!(bed.model.requests().len(), 2, "the turn ran again once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_stream_on_feishu_finishes_the_same_card() {
+    use scv_feishu::cardkit::ANSWER_ELEMENT;
+    use scv_feishu::fake::{FakeConfig, FakeFeishu};
+    const OWNER: &str = "ou_owner";
+    let fake = FakeFeishu::start(FakeConfig::fast())
+        .await
+        .expect("fake feishu");
+    let creds = Credentials::default()
+        .with("app_id", &fake.config().app_id)
+        .with("app_secret", &fake.config().app_secret);
+    let table = format!(
+        "[feishu.work]\ndomain = \"{}\"\nsenders = \"owner\"\nowner = \"{OWNER}\"\n",
+        fake.base_url()
+    );
+    let bed = Bed::new("feishu:work", &table, &creds).await;
+    fake.push_p2p_text(OWNER, "write a lot");
+    let mut child = bed.spawn();
+    bed.wait_until("the card sent", || {
+        fake.cards().first().is_some_and(|c| c.message_id.is_some())
+    })
+    .await;
+    assert_eq!(bed.model.requests().len(), 1, "the model is still writing");
+    sigkill(&mut child);
+
+    let mut child = bed.spawn();
+    bed.wait_until("streaming closed", || {
+        fake.cards()
+            .first()
+            .is_some_and(|c| c.settings.last() == Some(&false))
+    })
+    .await;
+    terminate(&mut child);
+    let cards = fake.cards();
+    assert_eq!(cards.len(), 1, "one card: {cards:?}");
+    let card = &cards[0];
+    assert_eq!(
+        card.text(ANSWER_ELEMENT).as_deref(),
+        Some(answer().as_str())
+    );
+    assert!(
+        card.sequences.windows(2).all(|w| w[0] < w[1]),
+        "{:?}",
+        card.sequences
+    );
+    assert!(card.refused.is_empty(), "{:?}", card.refused);
+    assert_eq!(
+        fake.sent().len(),
+        1,
+        "the card is the only message, sent once"
+    );
+    assert_eq!(bed.model.requests().len(), 2, "the turn ran again once");
+}
