@@ -25,6 +25,7 @@
 //! (3 s ACK deadline, 1 s rate window) and every one is a [`FakeConfig`] field.
 
 mod callback;
+mod counts;
 mod http;
 mod media;
 mod reaction;
