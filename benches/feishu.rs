@@ -1,5 +1,7 @@
 //! Feishu figures through the fake over real sockets: messages per second one account sustains,
-//! ACK latency from frame receipt, and RSS with 50 Feishu accounts connected.
+//! ACK latency from frame receipt, a 2,000-event burst (journaled and ACKed per second, re-pushes,
+//! ACK latency; with the agent answering and with every turn held, the ingest alone), and RSS
+//! with 50 Feishu accounts connected.
 //!
 //! Run with `cargo bench --bench feishu`. Prints figures; asserts nothing.
 
@@ -9,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::Config;
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::{self, RunningDaemon};
@@ -52,6 +54,27 @@ impl Agent for Echo {
     }
 }
 
+/// Never answers (until the turn is cancelled): the burst's ingest alone, without answering
+/// work competing for the two cores.
+struct Hold;
+
+impl Agent for Hold {
+    fn turn(
+        &self,
+        _req: TurnRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
+        Box::pin(async move {
+            cancel.cancelled().await;
+            Err(AgentError::new(AgentErrorKind::Cancelled, "stopped"))
+        })
+    }
+
+    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
@@ -62,7 +85,13 @@ fn rss_kib() -> u64 {
 }
 
 /// A daemon with `n` Feishu accounts `b00..` against the fake at `base_url`.
-async fn start_daemon(dir: &Path, base_url: &str, n: usize, table: &str) -> RunningDaemon {
+async fn start_daemon(
+    dir: &Path,
+    base_url: &str,
+    n: usize,
+    table: &str,
+    agent: Arc<dyn Agent>,
+) -> RunningDaemon {
     let mut text = format!(
         "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n",
         dir.join("state").display(),
@@ -87,7 +116,7 @@ async fn start_daemon(dir: &Path, base_url: &str, n: usize, table: &str) -> Runn
     let agent_config = config.agent.clone();
     let make =
         move |c: &CredentialStore, s: &scv_bridge::store::Store| -> Arc<dyn ComponentFactory> {
-            let agent: Arc<dyn Agent> = Arc::new(Echo);
+            let agent = agent.clone();
             PlatformFactory::new(PlatformParts {
                 credentials: c.clone(),
                 store: s.clone(),
@@ -145,6 +174,8 @@ fn latency_line(what: &str, acks: &[AckRecord]) {
     );
 }
 
+/// Waits for `cond`, read through the fake's counts (copying thousands of records every 5 ms
+/// would slow the fake being measured).
 async fn wait(fake: &FakeFeishu, cond: impl Fn(&FakeFeishu) -> bool) -> bool {
     fake.wait_until(Duration::from_secs(120), cond).await
 }
@@ -155,18 +186,33 @@ async fn throughput_and_latency() {
         .await
         .expect("fake");
     let dir = tempfile::tempdir().expect("tempdir");
-    let d = start_daemon(dir.path(), fake.base_url(), 1, "senders = \"anyone\"\n").await;
+    let table = "senders = \"anyone\"\n";
+    let d = start_daemon(dir.path(), fake.base_url(), 1, table, Arc::new(Echo)).await;
 
     // Idle: one message at a time, each ACKed and answered before the next.
     for i in 0..IDLE_MESSAGES {
         fake.push_p2p_text(&format!("ou_idle{}", i % 20), "ping");
         let want = i + 1;
-        wait(&fake, |f| f.acks().len() >= want && f.sent().len() >= want).await;
+        wait(&fake, |f| f.ack_count() >= want && f.sent_count() >= want).await;
     }
     latency_line("one message at a time", &fake.acks());
+    burst(&fake, true).await;
+    d.stop().await;
 
-    // Burst: MESSAGES pushed at once over CHATS chats.
-    let (acks0, sent0) = (fake.acks().len(), fake.sent().len());
+    // The same burst while every turn is held: what the ingest path does on its own.
+    let fake = FakeFeishu::start(FakeConfig::default())
+        .await
+        .expect("fake");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = start_daemon(dir.path(), fake.base_url(), 1, table, Arc::new(Hold)).await;
+    burst(&fake, false).await;
+    d.stop().await;
+}
+
+/// `MESSAGES` pushed at once over `CHATS` chats; prints ingest (journaled and ACKed) figures,
+/// and the answers' when `answered` (the agent answers).
+async fn burst(fake: &FakeFeishu, answers: bool) {
+    let (acks0, sent0, pushes0) = (fake.ack_count(), fake.sent_count(), fake.push_count());
     let t = Instant::now();
     for i in 0..MESSAGES {
         let who = format!("ou_u{}", i % CHATS);
@@ -179,36 +225,48 @@ async fn throughput_and_latency() {
             PushOptions::default(),
         );
     }
-    let acked = wait(&fake, |f| f.acks().len() >= acks0 + MESSAGES).await;
+    let acked = wait(fake, |f| f.ack_count() >= acks0 + MESSAGES).await;
     let ingest = t.elapsed();
-    let answered = wait(&fake, |f| f.sent().len() >= sent0 + MESSAGES).await;
-    let total = t.elapsed();
-    let repushes = fake.pushes().iter().filter(|p| p.attempt > 0).count();
+    let what = if answers {
+        "agent answering"
+    } else {
+        "agent holding every turn"
+    };
+    let pushes = fake.pushes();
+    let repushes = pushes[pushes0..].iter().filter(|p| p.attempt > 0).count();
+    let acks = fake.acks();
     // An ACK that arrives after its event was re-pushed matches nothing in flight.
-    let late = fake.acks()[acks0..]
+    let late = acks[acks0..]
         .iter()
         .filter(|a| a.event_id.is_none())
         .count();
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let extra = fake.sent().len().saturating_sub(sent0 + MESSAGES);
+    let failed = acks[acks0..].iter().filter(|a| a.code != Some(200)).count();
     println!(
-        "Throughput, one account, {MESSAGES} messages over {CHATS} chats: journaled and ACKed {:.0} msg/s ({:.2} s{}), \
-         answered {:.0} msg/s ({:.2} s{}); re-pushes {repushes} (a full delivery queue leaves events unACKed), late ACKs {late}, answers beyond one per message {extra}",
+        "Burst, one account, {MESSAGES} events over {CHATS} chats, {what}: journaled and ACKed {:.0} events/s ({:.3} s{}); \
+         re-pushes {repushes}, late ACKs {late}, ACKs other than 200 {failed}",
         MESSAGES as f64 / ingest.as_secs_f64(),
         ingest.as_secs_f64(),
         if acked { "" } else { ", INCOMPLETE" },
-        MESSAGES as f64 / total.as_secs_f64(),
-        total.as_secs_f64(),
-        if answered { "" } else { ", INCOMPLETE" },
     );
-    latency_line("during the burst", &fake.acks()[acks0..]);
-    d.stop().await;
+    latency_line(&format!("during the burst, {what}"), &acks[acks0..]);
+    if answers {
+        let answered = wait(fake, |f| f.sent_count() >= sent0 + MESSAGES).await;
+        let total = t.elapsed();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let extra = fake.sent_count().saturating_sub(sent0 + MESSAGES);
+        println!(
+            "Answers to the burst: {:.0} msg/s ({:.2} s{}); answers beyond one per message {extra}",
+            MESSAGES as f64 / total.as_secs_f64(),
+            total.as_secs_f64(),
+            if answered { "" } else { ", INCOMPLETE" },
+        );
+    }
 }
 
 /// Child mode: a daemon with `n` accounts against the fake at `url`; prints RSS once connected.
 async fn child(url: &str, n: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let d = start_daemon(dir.path(), url, n, "senders = \"anyone\"\n").await;
+    let d = start_daemon(dir.path(), url, n, "senders = \"anyone\"\n", Arc::new(Echo)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     println!("{}", rss_kib());
     d.stop().await;

@@ -2,12 +2,12 @@
 //!
 //! Every call runs on the store's own thread inside a shared transaction with its own savepoint,
 //! and its answer is released only after the transaction commits: what a caller was told is stored,
-//! is stored. The async runtime's workers never wait on SQLite.
+//! is stored. The async runtime's workers never wait on SQLite. Writes a platform acknowledgement
+//! waits on take the urgent lane ([`Store::call_urgent`], `writer`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::AtomicU64;
 use std::thread::JoinHandle;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
@@ -17,13 +17,11 @@ mod checkpoint;
 mod files;
 mod schema;
 mod state;
+mod writer;
 
 pub use schema::versions as schema_versions;
 pub(crate) use state::within as state_within;
 pub use state::{AccountState, StateError, StateTxn};
-
-/// The most calls one transaction carries.
-const MAX_BATCH: usize = 512;
 
 /// Why a store call failed.
 #[derive(Debug, thiserror::Error)]
@@ -52,21 +50,10 @@ pub enum StoreError {
     },
 }
 
-type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
-type Job = Box<dyn FnOnce(&Transaction<'_>) -> Reply + Send>;
-
-/// What the writer thread receives.
-enum Msg {
-    /// Run a call.
-    Job(Job),
-    /// Commit what is queued before this and stop.
-    Close,
-}
-
 /// A handle to the store; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    jobs: mpsc::Sender<Msg>,
+    jobs: writer::Lanes,
     path: PathBuf,
     counters: Arc<Counters>,
 }
@@ -112,7 +99,7 @@ impl StoreGuard {
 
     fn shutdown(&mut self) {
         if let Some(store) = self.store.take() {
-            let _ = store.jobs.send(Msg::Close);
+            store.jobs.close();
         }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -172,13 +159,13 @@ impl Store {
             Some(c) => (Some(c.commits), Some(c.thread)),
             None => (None, None),
         };
-        let (tx, rx) = mpsc::channel::<Msg>();
+        let (tx, rx) = writer::lanes();
         let counters = Arc::new(Counters::default());
         let thread = std::thread::Builder::new()
             .name("scv-store".into())
             .spawn({
                 let counters = counters.clone();
-                move || writer(conn, rx, &counters, commits)
+                move || writer::run(conn, rx, &counters, commits)
             })
             .map_err(|e| {
                 StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
@@ -212,9 +199,38 @@ impl Store {
         R: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
     {
+        self.submit(f, false)?.await
+    }
+
+    /// [`Store::call`] for a write an acknowledgement waits on (the inbound journal): it runs
+    /// ahead of queued ordinary calls, in a small transaction of its own. The call is queued
+    /// when this function is called, not when the future is first polled, so calls made one
+    /// after another commit in that order.
+    pub fn call_urgent<R, F>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = Result<R, StoreError>> + Send + 'static
+    where
+        R: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
+    {
+        let queued = self.submit(f, true);
+        async move { queued?.await }
+    }
+
+    /// Queues `f` in its lane; the future resolves after its transaction committed.
+    fn submit<R, F>(
+        &self,
+        f: F,
+        urgent: bool,
+    ) -> Result<impl std::future::Future<Output = Result<R, StoreError>> + use<R, F>, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
+    {
         let (tx, rx) = oneshot::channel::<Result<R, StoreError>>();
-        let job: Job = Box::new(move |t| {
-            let result = run_in_savepoint(t, f);
+        let job: writer::Job = Box::new(move |t| {
+            let result = writer::run_in_savepoint(t, f);
             Box::new(move |commit: Result<(), String>| {
                 let out = match (result, commit) {
                     (Ok(r), Ok(())) => Ok(r),
@@ -227,9 +243,9 @@ impl Store {
             })
         });
         self.jobs
-            .send(Msg::Job(job))
-            .map_err(|_| StoreError::Closed)?;
-        rx.await.map_err(|_| StoreError::Closed)?
+            .send(job, urgent)
+            .map_err(|()| StoreError::Closed)?;
+        Ok(async move { rx.await.map_err(|_| StoreError::Closed)? })
     }
 
     /// Reads one per-account value (a cursor, a token's fingerprint, ...).
@@ -345,86 +361,6 @@ pub fn account_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     )?;
     let names = st.query_map([], |r| r.get(0))?;
     names.collect()
-}
-
-/// Runs one call inside its own savepoint so its failure undoes only its own writes.
-fn run_in_savepoint<R>(
-    t: &Transaction<'_>,
-    f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<R>,
-) -> rusqlite::Result<R> {
-    // Cached statements: a savepoint per call must stay cheap, it runs for every call.
-    t.prepare_cached("SAVEPOINT call")?.execute([])?;
-    match f(t) {
-        Ok(r) => {
-            t.prepare_cached("RELEASE call")?.execute([])?;
-            Ok(r)
-        }
-        Err(e) => {
-            let _ = t.execute_batch("ROLLBACK TO call; RELEASE call");
-            Err(e)
-        }
-    }
-}
-
-/// The writer thread: take every queued call, run them in one transaction, commit, then answer.
-fn writer(
-    mut conn: Connection,
-    rx: mpsc::Receiver<Msg>,
-    counters: &Counters,
-    checkpoints: Option<mpsc::SyncSender<()>>,
-) {
-    let mut closing = false;
-    while !closing {
-        let Ok(first) = rx.recv() else { break };
-        let mut batch = Vec::new();
-        let mut next = Some(first);
-        while let Some(msg) = next.take() {
-            match msg {
-                Msg::Job(job) => batch.push(job),
-                Msg::Close => {
-                    closing = true;
-                    break;
-                }
-            }
-            if batch.len() < MAX_BATCH {
-                next = rx.try_recv().ok();
-            }
-        }
-        if !batch.is_empty() {
-            counters
-                .calls
-                .fetch_add(batch.len() as u64, Ordering::Relaxed);
-            counters.commits.fetch_add(1, Ordering::Relaxed);
-            run_batch(&mut conn, batch);
-            if let Some(c) = &checkpoints {
-                // Full means a notice is already pending: nothing to add.
-                let _ = c.try_send(());
-            }
-        }
-    }
-    drop(checkpoints);
-    // Checkpoint so the WAL does not outlive a clean shutdown.
-    let _ = conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
-}
-
-/// Runs a batch of calls in one transaction and answers them after the commit.
-fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
-    let tx = match conn.transaction() {
-        Ok(tx) => tx,
-        Err(e) => {
-            // Dropping the jobs answers each caller with `Closed`; the reason goes to the log.
-            tracing::error!(error = %e, "store: cannot begin a transaction");
-            return;
-        }
-    };
-    let replies: Vec<Reply> = batch.into_iter().map(|job| job(&tx)).collect();
-    let commit = tx.commit().map_err(|e| e.to_string());
-    if let Err(e) = &commit {
-        tracing::error!(error = %e, "store: commit failed");
-    }
-    for reply in replies {
-        reply(commit.clone());
-    }
 }
 
 #[cfg(test)]

@@ -348,9 +348,11 @@ impl Conversation {
         F: FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()> + Send + 'static,
     {
         let total = entries.len();
+        // The urgent lane: the platform's ACK (or cursor) waits on this commit, so it must not
+        // queue behind turns' and the outbox's writes.
         let (entries, fresh) = self
             .store
-            .call(move |t| {
+            .call_urgent(move |t| {
                 also(t)?;
                 journal::insert(t, &entries).map(|fresh| (entries, fresh))
             })

@@ -231,3 +231,87 @@ async fn the_wal_is_copied_back_beside_the_writer_not_in_its_commits() {
         Some(4096)
     );
 }
+
+#[tokio::test]
+async fn an_urgent_call_commits_ahead_of_queued_ordinary_calls() {
+    use std::sync::Mutex;
+    let (store, _g) = Store::open_in_memory().expect("open");
+    let order = Arc::new(Mutex::new(Vec::<String>::new()));
+    let note = |name: String, order: &Arc<Mutex<Vec<String>>>| {
+        let order = order.clone();
+        move |_: &Transaction<'_>| {
+            order.lock().map(|mut o| o.push(name)).ok();
+            Ok(())
+        }
+    };
+    // Hold the writer inside an ordinary call until everything else is queued.
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+    let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
+    let gate = tokio::spawn({
+        let s = store.clone();
+        async move {
+            s.call(move |_| {
+                let _ = started_tx.send(());
+                let _ = gate_rx.recv();
+                Ok(())
+            })
+            .await
+        }
+    });
+    tokio::task::spawn_blocking(move || started_rx.recv())
+        .await
+        .expect("join")
+        .expect("the gate call started");
+    let mut ordinary = Vec::new();
+    for i in 0..5 {
+        let mut f = Box::pin(store.call(note(format!("ordinary {i}"), &order)));
+        // One poll queues the call.
+        assert!(futures_util::poll!(f.as_mut()).is_pending());
+        ordinary.push(f);
+    }
+    let first = store.call_urgent(note("urgent 0".into(), &order));
+    let second = store.call_urgent(note("urgent 1".into(), &order));
+    gate_tx.send(()).expect("release");
+    let (a, b) = tokio::join!(first, second);
+    a.expect("urgent 0");
+    b.expect("urgent 1");
+    for f in ordinary {
+        f.await.expect("ordinary");
+    }
+    gate.await.expect("join").expect("gate");
+    let order = order.lock().expect("order").clone();
+    assert_eq!(
+        order,
+        [
+            "urgent 0",
+            "urgent 1",
+            "ordinary 0",
+            "ordinary 1",
+            "ordinary 2",
+            "ordinary 3",
+            "ordinary 4"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failing_urgent_call_undoes_only_its_own_writes() {
+    let (store, _g) = Store::open_in_memory().expect("open");
+    let bad = store.call_urgent(|t| {
+        t.execute("INSERT INTO account_state VALUES ('a', 'x', 'y')", [])?;
+        t.execute("INSERT INTO no_such_table VALUES (1)", [])
+            .map(drop)
+    });
+    let good = store.call_urgent(|t| {
+        t.execute("INSERT INTO account_state VALUES ('a', 'k', '1')", [])
+            .map(drop)
+    });
+    let (bad, good) = tokio::join!(bad, good);
+    assert!(bad.is_err());
+    good.expect("the good call commits");
+    assert_eq!(store.get_state("a", "x").await.expect("get"), None);
+    assert_eq!(
+        store.get_state("a", "k").await.expect("get").as_deref(),
+        Some("1")
+    );
+}

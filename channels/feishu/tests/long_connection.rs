@@ -318,3 +318,43 @@ async fn dropped_receiver_ends_the_connection_cleanly() {
     let out = tokio::time::timeout(WAIT, task).await.expect("ends");
     assert!(matches!(out, Ok(Ok(()))), "{out:?}");
 }
+
+#[tokio::test]
+async fn a_burst_larger_than_the_queue_is_held_not_dropped() {
+    // The queue in `Running` takes 64; ACKs are not due for 30 s, so a dropped event would
+    // show as a missing delivery, never as a quiet re-push.
+    const BURST: usize = 200;
+    let mut r = Running::start(FakeConfig {
+        ack_timeout: Duration::from_secs(30),
+        ..FakeConfig::fast()
+    })
+    .await;
+    r.connected().await;
+    let pushed: Vec<String> = (0..BURST)
+        .map(|i| r.fake.push_p2p_text(&format!("ou_{i}"), "hi").event_id)
+        .collect();
+    // Nothing is read until the fake has written the whole burst.
+    assert!(
+        r.fake
+            .wait_until(WAIT, |f| f.pushes().len() == BURST
+                && f.in_flight() == BURST)
+            .await
+    );
+    let mut got = Vec::new();
+    for _ in 0..BURST {
+        let d = r.next().await;
+        got.push(d.parse().expect("parses").header.event_id);
+        d.ack.ack(AckResponse::Ok).expect("queued");
+    }
+    assert_eq!(got, pushed, "every event once, in order");
+    assert!(r.fake.wait_until(WAIT, |f| f.acks().len() == BURST).await);
+    assert!(
+        r.fake
+            .acks()
+            .iter()
+            .all(|a| a.code == Some(200) && a.event_id.is_some())
+    );
+    assert_eq!(r.fake.in_flight(), 0);
+    assert!(r.fake.pushes().iter().all(|p| p.attempt == 0), "no re-push");
+    r.stop().await;
+}

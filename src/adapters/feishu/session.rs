@@ -1,10 +1,12 @@
 //! One run's event handling: journal, then ACK; pairing; card clicks; link status to health.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::task::Poll;
 
 use scv_feishu::event::{CardAction, EventBody, parse_event};
 use scv_feishu::ws::{AckResponse, LinkState, LinkStatus};
+use tokio::sync::Semaphore;
 
 use super::cards::{self, CardAnswerHandler, ClickCache};
 use super::delivery::{Incoming, Reply};
@@ -19,6 +21,9 @@ use crate::supervisor::{HealthHandle, NoteSource, unix_now};
 
 /// Event ids remembered to drop re-pushes before they reach the store.
 const RECENT_EVENTS: usize = 4096;
+/// Events journaled and not yet committed, at most; beyond it `handle` waits, so the delivery
+/// queue and then the socket hold the rest (nothing is dropped).
+const IN_FLIGHT: usize = 4096;
 
 /// Credential fields kept when the pairing fields are dropped.
 const KEPT_FIELDS: &[&str] = &["app_id", "app_secret", "encrypt_key", "verification_token"];
@@ -49,7 +54,10 @@ pub(super) struct Session {
     health: HealthHandle,
     note: Option<String>,
     connected: bool,
-    recent: RecentIds,
+    /// Shared with commit tasks, which remember an event once it is stored.
+    recent: Arc<Mutex<RecentIds>>,
+    /// Permits for events whose commit is pending (one each).
+    in_flight: Arc<Semaphore>,
     clicks: Arc<ClickCache>,
     cards: Option<Arc<dyn CardAnswerHandler>>,
 }
@@ -78,7 +86,8 @@ impl Session {
             health,
             note: None,
             connected: false,
-            recent: RecentIds::default(),
+            recent: Arc::default(),
+            in_flight: Arc::new(Semaphore::new(IN_FLIGHT)),
             clicks: Arc::new(ClickCache::default()),
             cards,
         };
@@ -118,6 +127,10 @@ impl Session {
     }
 
     /// Handles a batch of deliveries: journal what the pipeline should see, then ACK each one.
+    ///
+    /// Returns once the batch's journal write is queued, not committed: its ACKs are written
+    /// by a task when the commit lands, so the next batch is read while this one commits and
+    /// the store groups them (the fast path of a burst).
     pub async fn handle(&mut self, batch: Vec<Incoming>) {
         if self.connected {
             // An event is Feishu talking (the only evidence in callback mode).
@@ -140,7 +153,7 @@ impl Session {
                 .app_id
                 .as_deref()
                 .is_some_and(|a| a != self.setup.app_id);
-            if foreign || self.recent.contains(&event_id) {
+            if foreign || self.seen(&event_id) {
                 d.reply.send(AckResponse::Ok);
                 continue;
             }
@@ -151,14 +164,14 @@ impl Session {
                         Err(skip) => {
                             tracing::debug!(account = %self.account, reason = skip.as_str(), "message not for the bot");
                             d.reply.send(AckResponse::Ok);
-                            self.recent.insert(event_id);
+                            self.remember(event_id);
                         }
                         Ok(inbound) if self.is_pairing_attempt(&inbound) => {
                             // Earlier messages first, so they are judged under the old owner.
                             self.journal(std::mem::take(&mut pending)).await;
                             self.pairing_attempt(&inbound).await;
                             d.reply.send(AckResponse::Ok);
-                            self.recent.insert(event_id);
+                            self.remember(event_id);
                         }
                         Ok(inbound) => pending.push((inbound, d.reply, event_id)),
                     }
@@ -166,33 +179,49 @@ impl Session {
                 EventBody::CardAction(click) => self.click(click, d.reply),
                 EventBody::Other(_) => {
                     d.reply.send(AckResponse::Ok);
-                    self.recent.insert(event_id);
+                    self.remember(event_id);
                 }
             }
         }
         self.journal(pending).await;
     }
 
-    /// Journals messages, then ACKs them; a store failure ACKs 500 so Feishu re-pushes.
+    /// Queues the messages' journal write, and ACKs them once it committed (a store failure
+    /// ACKs 500 so Feishu re-pushes). Durability: no ACK before the commit.
     async fn journal(&mut self, pending: Vec<(Inbound, Reply, String)>) {
         if pending.is_empty() {
             return;
         }
+        let want = u32::try_from(pending.len().min(IN_FLIGHT)).unwrap_or(1);
+        let Ok(permit) = self.in_flight.clone().acquire_many_owned(want).await else {
+            return;
+        };
         let (batch, rest): (Vec<Inbound>, Vec<(Reply, String)>) =
             pending.into_iter().map(|(i, a, e)| (i, (a, e))).unzip();
-        match self.port.accept(batch).await {
-            Ok(_) => {
-                for (a, event_id) in rest {
-                    a.send(AckResponse::Ok);
-                    self.recent.insert(event_id);
-                }
+        let port = self.port.clone();
+        let mut commit = Box::pin(async move { port.accept(batch).await });
+        let (account, recent) = (self.account.clone(), self.recent.clone());
+        let answer = move |stored: Result<_, _>| {
+            answer_after_commit(&account, &recent, stored, rest);
+            drop(permit);
+        };
+        // The first poll classifies the batch and queues its write in the store's urgent lane,
+        // so batches commit in the order they arrived even though none is awaited here.
+        match futures_util::poll!(commit.as_mut()) {
+            Poll::Ready(stored) => answer(stored),
+            Poll::Pending => {
+                tokio::spawn(async move { answer(commit.await) });
             }
-            Err(e) => {
-                tracing::error!(account = %self.account, error = %e, "cannot journal events; asking Feishu to re-push");
-                for (a, _) in rest {
-                    a.send(AckResponse::Failed);
-                }
-            }
+        }
+    }
+
+    fn seen(&self, event_id: &str) -> bool {
+        self.recent.lock().is_ok_and(|r| r.contains(event_id))
+    }
+
+    fn remember(&self, event_id: String) {
+        if let Ok(mut r) = self.recent.lock() {
+            r.insert(event_id);
         }
     }
 
@@ -306,6 +335,32 @@ impl Session {
         if note != self.note {
             self.note = note.clone();
             self.health.note(NoteSource::Account, note);
+        }
+    }
+}
+
+/// ACKs each event of a committed batch and remembers its id; a failed commit ACKs 500.
+fn answer_after_commit(
+    account: &AccountKey,
+    recent: &Mutex<RecentIds>,
+    stored: Result<crate::conversation::Accepted, crate::store::StoreError>,
+    events: Vec<(Reply, String)>,
+) {
+    match stored {
+        Ok(_) => {
+            let mut recent = recent.lock().ok();
+            for (reply, event_id) in events {
+                reply.send(AckResponse::Ok);
+                if let Some(r) = recent.as_mut() {
+                    r.insert(event_id);
+                }
+            }
+        }
+        Err(e) => {
+            tracing::error!(account = %account, error = %e, "cannot journal events; asking Feishu to re-push");
+            for (reply, _) in events {
+                reply.send(AckResponse::Failed);
+            }
         }
     }
 }

@@ -28,6 +28,7 @@ mod callback;
 mod cardkit;
 #[cfg(test)]
 mod cardkit_tests;
+mod counts;
 mod http;
 mod media;
 mod reaction;

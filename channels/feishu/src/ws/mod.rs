@@ -150,8 +150,9 @@ impl LongConnection {
     }
 
     /// Runs until `cancel` fires or `deliveries` is dropped (`Ok`), or a fatal error, or the
-    /// server's reconnect budget is spent (`Err`). A full `deliveries` queue leaves events
-    /// unacknowledged, so the platform re-pushes them.
+    /// server's reconnect budget is spent (`Err`). A full `deliveries` queue pauses reading
+    /// the socket until it has room (ACKs and pings still go out): no event is dropped, and
+    /// one waits only as long as the caller is behind.
     pub async fn run(
         &self,
         deliveries: mpsc::Sender<Delivery>,

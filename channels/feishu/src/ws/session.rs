@@ -75,6 +75,10 @@ pub(crate) async fn run(
     sink.send(ping.clone()).await.map_err(ws_err)?;
     let mut next_ping = Instant::now() + config.ping_interval;
     let mut last_inbound = Instant::now();
+    // An event the full queue could not take yet: the socket is not read until it is handed
+    // over, so TCP holds the rest of a burst and nothing is dropped (a dropped event is not
+    // ACKed and comes back 3 s later as a re-push).
+    let mut held: Option<Delivery> = None;
     loop {
         let window = config.ping_interval * options.watchdog_factor.max(1);
         let purge_at = reasm.next_deadline();
@@ -83,7 +87,8 @@ pub(crate) async fn run(
                 let _ = sink.send(Message::Close(None)).await;
                 return Ok(SessionEnd::Cancelled);
             }
-            _ = sleep_until(last_inbound + window) => return Err(Error::Stalled(window)),
+            // Not while holding: the socket is unread on purpose, so its silence proves nothing.
+            _ = sleep_until(last_inbound + window), if held.is_none() => return Err(Error::Stalled(window)),
             _ = sleep_until(next_ping) => {
                 sink.send(ping.clone()).await.map_err(ws_err)?;
                 next_ping = Instant::now() + config.ping_interval;
@@ -93,9 +98,22 @@ pub(crate) async fn run(
                 tracing::warn!(dropped, "incomplete fragmented messages timed out");
             }
             Some(ack) = ack_rx.recv() => {
-                sink.send(Message::Binary(ack.to_bytes().into())).await.map_err(ws_err)?;
+                // A committed batch ACKs many events at once: one flush for all that are queued.
+                sink.feed(Message::Binary(ack.to_bytes().into())).await.map_err(ws_err)?;
+                while let Ok(more) = ack_rx.try_recv() {
+                    sink.feed(Message::Binary(more.to_bytes().into())).await.map_err(ws_err)?;
+                }
+                sink.flush().await.map_err(ws_err)?;
             }
-            msg = stream.next() => {
+            room = deliveries.reserve(), if held.is_some() => match (room, held.take()) {
+                (Ok(permit), Some(d)) => {
+                    permit.send(d);
+                    // The watchdog's window starts again once the socket is read again.
+                    last_inbound = Instant::now();
+                }
+                _ => return Ok(SessionEnd::ReceiverGone),
+            },
+            msg = stream.next(), if held.is_none() => {
                 let bytes = match msg {
                     None => return Err(Error::Closed),
                     Some(Err(e)) => return Err(ws_err(e)),
@@ -125,10 +143,15 @@ pub(crate) async fn run(
                         }
                     }
                     Some(kind @ (FrameType::Event | FrameType::Card)) if frame.method == METHOD_DATA => {
-                        if let Some((done, payload)) = reasm.push(frame, Instant::now())
-                            && deliver(kind, done, plaintext(payload, options), &ack_tx, deliveries).is_err()
-                        {
-                            return Ok(SessionEnd::ReceiverGone);
+                        if let Some((done, payload)) = reasm.push(frame, Instant::now()) {
+                            let d = delivery(kind, done, plaintext(payload, options), &ack_tx);
+                            match deliveries.try_send(d) {
+                                Ok(()) => {}
+                                Err(mpsc::error::TrySendError::Full(d)) => held = Some(d),
+                                Err(mpsc::error::TrySendError::Closed(_)) => {
+                                    return Ok(SessionEnd::ReceiverGone);
+                                }
+                            }
                         }
                     }
                     _ => {}
@@ -181,32 +204,22 @@ fn plaintext(payload: Vec<u8>, options: &WsOptions) -> Vec<u8> {
     }
 }
 
-/// Hands a complete event to the caller; `Err` only when the receiver is gone.
-fn deliver(
+/// A complete event with the handle that ACKs it.
+fn delivery(
     kind: FrameType,
     frame: Frame,
     payload: Vec<u8>,
     ack_tx: &mpsc::UnboundedSender<Frame>,
-    deliveries: &mpsc::Sender<Delivery>,
-) -> Result<(), ()> {
+) -> Delivery {
     let event_type = peek_event_type(&payload);
     let callback = kind == FrameType::Card || event_type.as_deref() == Some(CARD_ACTION);
-    let delivery = Delivery {
+    Delivery {
         kind,
         frame_message_id: frame.header("message_id").unwrap_or_default().to_string(),
         trace_id: frame.header("trace_id").map(str::to_string),
         event_type,
         payload,
         ack: AckHandle::new(frame, ack_tx.clone(), callback),
-    };
-    match deliveries.try_send(delivery) {
-        Ok(()) => Ok(()),
-        Err(mpsc::error::TrySendError::Full(d)) => {
-            // Not ACKed, so the platform re-pushes it once the caller catches up.
-            tracing::warn!(frame_message_id = %d.frame_message_id, "delivery queue full; event left unacknowledged");
-            Ok(())
-        }
-        Err(mpsc::error::TrySendError::Closed(_)) => Err(()),
     }
 }
 

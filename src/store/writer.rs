@@ -1,0 +1,237 @@
+//! The writer thread: every call runs here, inside a shared transaction, in its own savepoint.
+//!
+//! Two lanes. Ordinary calls (turns, the outbox, state) are grouped, up to [`MAX_BATCH`] per
+//! commit. Urgent calls (what a platform acknowledgement waits on: the inbound journal) go
+//! first, in a transaction of their own, and an ordinary batch being built commits early when
+//! one arrives, so a journal write waits behind at most one ordinary call, never behind a
+//! batch of hundreds. Within a lane calls commit in the order they were sent.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use rusqlite::{Connection, Transaction};
+
+use super::Counters;
+
+/// The most calls one transaction carries.
+const MAX_BATCH: usize = 512;
+
+/// Answers a call once its transaction committed (or failed to).
+pub(super) type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
+/// A call: runs in the transaction, returns how to answer its caller.
+pub(super) type Job = Box<dyn FnOnce(&Transaction<'_>) -> Reply + Send>;
+
+/// What the writer thread receives on its main channel.
+pub(super) enum Msg {
+    /// Run an ordinary call.
+    Job(Job),
+    /// An urgent call is waiting in the urgent lane (wakes a writer blocked on this channel).
+    Urgent,
+    /// Commit what is queued before this and stop.
+    Close,
+}
+
+/// The sending side of both lanes; cheap to clone.
+#[derive(Clone)]
+pub(super) struct Lanes {
+    main: mpsc::Sender<Msg>,
+    urgent: mpsc::Sender<Job>,
+    /// Urgent calls sent and not yet taken by the writer.
+    waiting: Arc<AtomicUsize>,
+}
+
+/// The writer's receiving side.
+pub(super) struct Inbox {
+    main: mpsc::Receiver<Msg>,
+    urgent: mpsc::Receiver<Job>,
+    waiting: Arc<AtomicUsize>,
+}
+
+/// A pair of lanes and the writer's end of them.
+pub(super) fn lanes() -> (Lanes, Inbox) {
+    let (main_tx, main_rx) = mpsc::channel();
+    let (urgent_tx, urgent_rx) = mpsc::channel();
+    let waiting = Arc::new(AtomicUsize::new(0));
+    (
+        Lanes {
+            main: main_tx,
+            urgent: urgent_tx,
+            waiting: waiting.clone(),
+        },
+        Inbox {
+            main: main_rx,
+            urgent: urgent_rx,
+            waiting,
+        },
+    )
+}
+
+impl Lanes {
+    /// Queues `job` in its lane; `Err` when the writer has stopped.
+    pub fn send(&self, job: Job, urgent: bool) -> Result<(), ()> {
+        if !urgent {
+            return self.main.send(Msg::Job(job)).map_err(drop);
+        }
+        self.waiting.fetch_add(1, Ordering::AcqRel);
+        self.urgent.send(job).map_err(drop)?;
+        self.main.send(Msg::Urgent).map_err(drop)
+    }
+
+    /// Asks the writer to commit what is queued and stop.
+    pub fn close(&self) {
+        let _ = self.main.send(Msg::Close);
+    }
+}
+
+impl Inbox {
+    fn urgent_waiting(&self) -> bool {
+        self.waiting.load(Ordering::Acquire) > 0
+    }
+
+    /// Takes up to [`MAX_BATCH`] queued urgent calls.
+    fn take_urgent(&self) -> Vec<Job> {
+        let jobs: Vec<Job> = self.urgent.try_iter().take(MAX_BATCH).collect();
+        self.waiting.fetch_sub(jobs.len(), Ordering::AcqRel);
+        jobs
+    }
+}
+
+/// Runs calls until the store is closed or every handle is gone.
+pub(super) fn run(
+    mut conn: Connection,
+    inbox: Inbox,
+    counters: &Counters,
+    checkpoints: Option<mpsc::SyncSender<()>>,
+) {
+    let mut closing = false;
+    let mut next: Option<Msg> = None;
+    while !closing {
+        let first = match next.take() {
+            Some(m) => m,
+            None => match inbox.main.recv() {
+                Ok(m) => m,
+                Err(_) => break,
+            },
+        };
+        let mut committed = commit_urgent(&mut conn, &inbox, counters);
+        match first {
+            Msg::Job(job) => {
+                let (n, closed, left) = ordinary(&mut conn, job, &inbox, counters);
+                committed |= n > 0;
+                closing = closed;
+                next = left;
+            }
+            Msg::Urgent => {}
+            Msg::Close => closing = true,
+        }
+        if closing {
+            // Whatever urgent call came in before the close is answered too.
+            committed |= commit_urgent(&mut conn, &inbox, counters);
+        }
+        if committed && let Some(c) = &checkpoints {
+            // Full means a notice is already pending: nothing to add.
+            let _ = c.try_send(());
+        }
+    }
+    drop(checkpoints);
+    // Checkpoint so the WAL does not outlive a clean shutdown.
+    let _ = conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
+}
+
+/// Runs every waiting urgent call in one transaction; whether it committed anything.
+fn commit_urgent(conn: &mut Connection, inbox: &Inbox, counters: &Counters) -> bool {
+    let mut any = false;
+    loop {
+        let jobs = inbox.take_urgent();
+        if jobs.is_empty() {
+            return any;
+        }
+        any = true;
+        count(counters, jobs.len());
+        let Some(tx) = begin(conn) else { return any };
+        let replies: Vec<Reply> = jobs.into_iter().map(|job| job(&tx)).collect();
+        finish(tx, replies);
+    }
+}
+
+/// Runs `first` and the ordinary calls queued behind it in one transaction, committing early
+/// when an urgent call arrives. Returns the calls run, whether a close was read, and a message
+/// read but not handled (an urgent nudge is handled by the next round).
+fn ordinary(
+    conn: &mut Connection,
+    first: Job,
+    inbox: &Inbox,
+    counters: &Counters,
+) -> (usize, bool, Option<Msg>) {
+    let Some(tx) = begin(conn) else {
+        // Dropping the job answers its caller with `Closed`; the reason is in the log.
+        return (0, false, None);
+    };
+    let mut replies = vec![first(&tx)];
+    let mut closing = false;
+    let mut left = None;
+    while replies.len() < MAX_BATCH && !inbox.urgent_waiting() {
+        match inbox.main.try_recv() {
+            Ok(Msg::Job(job)) => replies.push(job(&tx)),
+            Ok(Msg::Urgent) => {
+                left = Some(Msg::Urgent);
+                break;
+            }
+            Ok(Msg::Close) => {
+                closing = true;
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    let n = replies.len();
+    count(counters, n);
+    finish(tx, replies);
+    (n, closing, left)
+}
+
+fn count(counters: &Counters, calls: usize) {
+    counters.calls.fetch_add(calls as u64, Ordering::Relaxed);
+    counters.commits.fetch_add(1, Ordering::Relaxed);
+}
+
+fn begin(conn: &mut Connection) -> Option<Transaction<'_>> {
+    match conn.transaction() {
+        Ok(tx) => Some(tx),
+        Err(e) => {
+            tracing::error!(error = %e, "store: cannot begin a transaction");
+            None
+        }
+    }
+}
+
+/// Commits, then answers every call of the transaction.
+fn finish(tx: Transaction<'_>, replies: Vec<Reply>) {
+    let commit = tx.commit().map_err(|e| e.to_string());
+    if let Err(e) = &commit {
+        tracing::error!(error = %e, "store: commit failed");
+    }
+    for reply in replies {
+        reply(commit.clone());
+    }
+}
+
+/// Runs one call inside its own savepoint so its failure undoes only its own writes.
+pub(super) fn run_in_savepoint<R>(
+    t: &Transaction<'_>,
+    f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<R>,
+) -> rusqlite::Result<R> {
+    // Cached statements: a savepoint per call must stay cheap, it runs for every call.
+    t.prepare_cached("SAVEPOINT call")?.execute([])?;
+    match f(t) {
+        Ok(r) => {
+            t.prepare_cached("RELEASE call")?.execute([])?;
+            Ok(r)
+        }
+        Err(e) => {
+            let _ = t.execute_batch("ROLLBACK TO call; RELEASE call");
+            Err(e)
+        }
+    }
+}
