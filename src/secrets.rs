@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 
 use digest::fingerprint;
 
+mod same_bot;
+pub use same_bot::{SharedBot, shared_bots};
+
 use crate::config::CredentialsMode;
 
 /// The keyring service name every entry is stored under.
