@@ -23,6 +23,7 @@ use crate::supervisor::{
 };
 
 mod accounts;
+mod same_bot;
 
 pub use accounts::ChannelSet;
 
@@ -192,6 +193,7 @@ impl Core {
         let desired = self.desired(config).await?;
         let report = self.supervisor.apply(desired, force).await;
         self.show_overrides(config).await;
+        self.show_same_bot(config).await;
         Ok(report)
     }
 }

@@ -154,6 +154,7 @@ pub async fn run(path: &Path) -> Report {
     let credentials = match local::load_credentials(&config).await {
         Ok(l) => {
             checks.extend(local::credentials(&config, &l));
+            checks.extend(local::same_bot(&config, &l));
             l
         }
         Err(c) => {

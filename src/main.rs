@@ -6,6 +6,8 @@ use clap::Parser;
 use scv_bridge::app::{Cli, LogFormat, dispatch};
 
 fn main() -> ExitCode {
+    // A shell asking for completions (`COMPLETE=bash scv-bridge -- ...`) is answered and exits.
+    scv_bridge::app::answer_shell();
     let cli = Cli::parse();
     init_logging(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 
 use digest::fingerprint;
 
+mod same_bot;
+pub use same_bot::{SharedBot, shared_bots};
+
 use crate::config::CredentialsMode;
 
 /// The keyring service name every entry is stored under.
@@ -248,6 +251,15 @@ fn write_private(dir: &Path, path: &Path, contents: &str) -> Result<(), SecretsE
         path: path.to_path_buf(),
         source,
     };
+    // The state directory too, when this is the first write under it (`init`, `login`): the
+    // daemon and `doctor` want it private, and the socket may live there.
+    if let Some(state) = dir.parent()
+        && !state.as_os_str().is_empty()
+        && !state.exists()
+    {
+        std::fs::create_dir_all(state).map_err(io)?;
+        std::fs::set_permissions(state, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    }
     std::fs::create_dir_all(dir).map_err(io)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
     write_atomic_private(path, contents).map_err(io)
@@ -321,6 +333,11 @@ mod tests {
         let cred_dir = dir.path().join("credentials");
         let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode(&cred_dir), 0o700);
+        // A state directory the first login makes is private too (doctor fails a 0755 one).
+        let fresh = dir.path().join("new/state");
+        let store2 = CredentialStore::open(CredentialsMode::File, &fresh).expect("open");
+        store2.save("wechat:phone", &first).expect("save");
+        assert_eq!(mode(&fresh), 0o700);
         assert_eq!(mode(&cred_dir.join("wechat-phone.json")), 0o600);
         let leftovers = std::fs::read_dir(&cred_dir).expect("list").count();
         assert_eq!(leftovers, 1, "no temporary files left behind");

@@ -1,4 +1,4 @@
-//! `scv-bridge doctor` and `completions` through the real binary.
+//! `scv-bridge doctor` through the real binary (completions: `tests/completions.rs`).
 
 use std::path::Path;
 use std::process::Command;
@@ -159,22 +159,6 @@ fn a_broken_config_is_one_failing_check() {
         out.contains("wechat.phone.senders: expected owner or anyone, found 'all'"),
         "{out}"
     );
-}
-
-#[test]
-fn completions_for_each_shell() {
-    for shell in ["bash", "zsh", "fish"] {
-        let out = Command::new(BIN)
-            .args(["completions", shell])
-            .output()
-            .expect("run");
-        assert!(out.status.success());
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            text.contains("scv-bridge") && text.contains("doctor"),
-            "{shell}"
-        );
-    }
 }
 
 #[tokio::test]

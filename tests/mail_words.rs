@@ -20,7 +20,7 @@ async fn zh_cn_writes_the_digest_heading_and_hint_in_chinese() {
     h.owner_says("m1", "/digest").await;
     h.wait_chat(1).await;
     let d = &h.digests()[0];
-    assert!(d.starts_with("邮件（box）：1 封新邮件\n1. "), "{d}");
+    assert!(d.starts_with("邮件摘要（box）：1 封新邮件\n1. "), "{d}");
     assert!(d.contains("Kiwi-Subject-7"), "{d}");
     assert!(
         d.ends_with("\n回复 /reply N <内容> 即可回复第 N 封。"),

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use clap_complete::ArgValueCompleter;
 
 /// `--version`: the release and the commit it was built from.
 const VERSION: &str = concat!(
@@ -59,11 +60,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print shell completions.
+    /// Print the script that makes a shell complete scv-bridge, account names included
+    /// (e.g. `source <(scv-bridge completions bash)` in ~/.bashrc).
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
+    /// Print the manual page (roff), e.g. `scv-bridge man > ~/.local/share/man/man1/scv-bridge.1`.
+    Man,
     /// Reread the configuration and restart only what changed.
     Reload,
     /// Enable, disable, change, reset or log out one account.
@@ -79,7 +83,7 @@ pub enum Command {
         #[arg(long, value_parser = crate::confirm::cli::parse_timeout)]
         timeout: Option<u64>,
         /// Ask in this account's owner chat (CHANNEL:ACCOUNT, e.g. feishu:work) instead of `notify`.
-        #[arg(long)]
+        #[arg(long, add = ArgValueCompleter::new(super::complete::account_keys))]
         chat: Option<String>,
     },
     /// Store an account's credentials (a running daemon picks them up), or the model API key.
@@ -127,6 +131,7 @@ pub enum ConfigAction {
 pub enum LoginTarget {
     /// Scan a QR code with WeChat; the scanner becomes the account's owner.
     Wechat {
+        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
         account: String,
         /// The iLink endpoint to log in against.
         #[arg(long)]
@@ -134,13 +139,17 @@ pub enum LoginTarget {
     },
     /// Store the Feishu app ID and secret, then pair the owner.
     Feishu {
+        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
         account: String,
         /// The app ID (the secret is prompted, or read from stdin).
         #[arg(long)]
         app_id: Option<String>,
     },
     /// Store the mailbox password (prompted, or read from stdin).
-    Mail { account: String },
+    Mail {
+        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        account: String,
+    },
     /// Store the model API key (prompted, or read from stdin), checked against [agent] base_url;
     /// used when [agent] api_key_env is not set.
     Agent,
@@ -150,13 +159,25 @@ pub enum LoginTarget {
 #[derive(Subcommand)]
 pub enum ChannelAction {
     /// Start an account.
-    Enable { channel: String, account: String },
+    Enable {
+        #[arg(add = ArgValueCompleter::new(super::complete::channels))]
+        channel: String,
+        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        account: String,
+    },
     /// Stop an account (it stays configured).
-    Disable { channel: String, account: String },
+    Disable {
+        #[arg(add = ArgValueCompleter::new(super::complete::channels))]
+        channel: String,
+        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        account: String,
+    },
     /// Change an account's settings (persisted across restarts; `status` shows where they differ
     /// from the file, `channel reset` forgets them).
     Set {
+        #[arg(add = ArgValueCompleter::new(super::complete::channels))]
         channel: String,
+        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
         account: String,
         #[arg(long, value_enum)]
         senders: Option<SendersArg>,
@@ -174,9 +195,19 @@ pub enum ChannelAction {
         disabled: bool,
     },
     /// Forget an account's run-time settings (set, enable, disable): it runs as the file says.
-    Reset { channel: String, account: String },
+    Reset {
+        #[arg(add = ArgValueCompleter::new(super::complete::channels))]
+        channel: String,
+        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        account: String,
+    },
     /// Stop an account and remove its credentials and stored state.
-    Logout { channel: String, account: String },
+    Logout {
+        #[arg(add = ArgValueCompleter::new(super::complete::channels))]
+        channel: String,
+        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        account: String,
+    },
 }
 
 /// `--senders`.

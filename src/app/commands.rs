@@ -37,13 +37,11 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             })
         }
         Command::Completions { shell } => {
-            use clap::CommandFactory;
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "scv-bridge",
-                &mut std::io::stdout(),
-            );
+            super::complete::registration(&shell.to_string(), &mut std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            super::complete::man_page(&mut std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Config {

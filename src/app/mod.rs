@@ -3,6 +3,7 @@
 
 mod args;
 mod commands;
+mod complete;
 mod compose;
 pub mod example;
 pub mod init;
@@ -12,3 +13,4 @@ pub use args::{
     SendersArg, ToolsArg,
 };
 pub use commands::dispatch;
+pub use complete::answer_shell;

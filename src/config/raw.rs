@@ -260,7 +260,7 @@ account_table!(
     smtp_port: Option<u16>,
     /// How SMTP is secured (default: like `tls`).
     smtp_tls: Option<MailTls>,
-    /// The mail chat (`<channel>:<account>` with `purpose = "mail"`).
+    /// Where digests go (`<channel>:<account>`): a `purpose = "mail"` chat or an ordinary one.
     report_to: Option<AccountKey>,
     /// Model tokens a day.
     token_budget: Option<u64>,
@@ -409,13 +409,13 @@ impl RawConfig {
             {
                 let ok = accounts
                     .get(to)
-                    .is_some_and(|t| t.key.channel != Channel::Mail && t.purpose == Purpose::Mail);
+                    .is_some_and(|t| t.key.channel != Channel::Mail);
                 if !ok {
                     return Err(err(
                         &spec.key.to_string().replace(':', "."),
                         Some("report_to"),
                         format!(
-                            "expected a configured wechat or feishu account with purpose = \"mail\", found '{to}'"
+                            "expected a configured wechat or feishu account (a purpose = \"mail\" chat or an ordinary one), found '{to}'"
                         ),
                     ));
                 }

@@ -17,6 +17,13 @@ use crate::ids::ChatId;
 pub trait MailChatHandler: Send + Sync + 'static {
     /// Handles one message.
     fn handle<'a>(&'a self, link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()>;
+
+    /// Whether an owner's message in an ordinary chat (`purpose = "chat"`) is for the mail
+    /// accounts reporting there (`/digest`, `/reply N ...`, the yes/no of a drafted reply)
+    /// rather than for the agent. Sync and cheap: it runs before journaling.
+    fn wants(&self, _account: &AccountKey, _chat: &ChatId, _text: &str) -> bool {
+        false
+    }
 }
 
 /// Claims messages that answer a pending question, so they bypass the agent and its queue.

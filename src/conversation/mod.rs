@@ -389,6 +389,9 @@ impl Conversation {
             Decision::Answer { tools } => {
                 if answer.is_some_and(|a| a.wants(&m.account, &m.chat, is_owner, &m.text)) {
                     fast(FastRoute::Answer)
+                } else if is_owner && self.for_mail(&m) {
+                    // Digests reported to an ordinary chat: their commands never reach the agent.
+                    fast(FastRoute::MailChat)
                 } else if commands::parse(&m.text).is_some() {
                     if is_owner {
                         fast(FastRoute::Command)
@@ -407,6 +410,14 @@ impl Conversation {
             tools,
             route,
         }
+    }
+
+    /// Whether the mail accounts reporting to this ordinary chat claim the owner's message.
+    fn for_mail(&self, m: &Inbound) -> bool {
+        self.mail_chat
+            .borrow()
+            .as_ref()
+            .is_some_and(|h| h.wants(&m.account, &m.chat, &m.text))
     }
 
     /// Wakes whatever must handle a freshly journaled message.

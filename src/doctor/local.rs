@@ -7,8 +7,10 @@ use std::path::Path;
 
 use super::Check;
 use crate::adapters::feishu::ENCRYPT_KEY_FIELD;
-use crate::config::{AgentBackend, ChannelSettings, CommandLine, Config, FeishuMode};
-use crate::secrets::{AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials, Secret};
+use crate::config::{AccountKey, AgentBackend, ChannelSettings, CommandLine, Config, FeishuMode};
+use crate::secrets::{
+    AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials, Secret, shared_bots,
+};
 
 /// Each enabled account's stored credentials, or why they could not be read.
 pub(super) type Loaded = BTreeMap<String, Result<Option<Credentials>, String>>;
@@ -89,6 +91,23 @@ pub(super) fn credentials(config: &Config, loaded: &Loaded) -> Vec<Check> {
                 ),
             }
         })
+        .collect()
+}
+
+/// Two enabled accounts logged in to one bot (WeChat bot id, Feishu app id) each miss messages.
+pub(super) fn same_bot(config: &Config, loaded: &Loaded) -> Vec<Check> {
+    let commands = CommandLine::for_config(&config.path);
+    let logins: Vec<(AccountKey, Credentials)> = config
+        .accounts
+        .keys()
+        .filter_map(|k| {
+            let c = loaded.get(&k.to_string())?.as_ref().ok()?.as_ref()?;
+            Some((k.clone(), c.clone()))
+        })
+        .collect();
+    shared_bots(logins.iter().map(|(k, c)| (k, c)))
+        .iter()
+        .map(|s| Check::fail(s.problem(), s.fix(&commands)))
         .collect()
 }
 

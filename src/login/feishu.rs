@@ -5,7 +5,6 @@
 //! on reload, and the first person who sends exactly that code to the bot in a private chat
 //! becomes the owner. With `owner = ...` in the configuration there is nothing to pair.
 
-use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use scv_feishu::{Client, ClientOptions, Domain, ErrorClass, classify};
@@ -46,15 +45,15 @@ pub async fn run(config: &Config, account: &str, args: &super::LoginArgs) -> Res
     eprintln!("{}", guide_line());
     let app_id = match &args.app_id {
         Some(id) => id.trim().to_string(),
-        None => read_line("App ID (cli_…): ", false).await?,
+        None => read_line("App ID (cli_…)", false).await?,
     };
-    let secret = read_line("App secret: ", true).await?;
+    let secret = read_line("App secret", true).await?;
     if app_id.is_empty() || secret.is_empty() {
         return Err("the app ID and secret must not be empty".into());
     }
     let callbacks = if settings.mode == FeishuMode::Webhook {
         let key = read_line(
-            "Encrypt Key (Events & Callbacks > Encryption Strategy): ",
+            "Encrypt Key (Events & Callbacks > Encryption Strategy)",
             true,
         )
         .await?;
@@ -63,7 +62,7 @@ pub async fn run(config: &Config, account: &str, args: &super::LoginArgs) -> Res
                 "callback mode needs the Encrypt Key, so that callbacks are signed; set one in the Feishu console".into(),
             );
         }
-        let token = read_line("Verification Token (empty to skip): ", true).await?;
+        let token = read_line("Verification Token (empty to skip)", true).await?;
         Some((key, token))
     } else {
         None
@@ -236,58 +235,11 @@ async fn wait_for_pairing(store: &CredentialStore, key: &AccountKey) -> Option<S
     None
 }
 
-/// Reads one line from stdin; `hidden` turns terminal echo off while typing.
+/// One answer, trimmed: a prompt on a terminal (`hidden`: echo off), else a line of stdin.
 async fn read_line(prompt: &'static str, hidden: bool) -> Result<String, String> {
     tokio::task::spawn_blocking(move || {
-        let tty = is_tty();
-        if tty {
-            eprint!("{prompt}");
-            let _ = std::io::stderr().flush();
-        }
-        let echo = (tty && hidden).then(EchoOff::new).flatten();
-        let mut line = String::new();
-        let read = std::io::stdin().lock().read_line(&mut line);
-        if echo.is_some() {
-            eprintln!();
-        }
-        drop(echo);
-        read.map_err(|e| format!("cannot read stdin: {e}"))?;
-        Ok(line.trim().to_string())
+        super::prompt::line(prompt, hidden).map(|l| l.trim().to_string())
     })
     .await
     .map_err(|e| e.to_string())?
-}
-
-fn is_tty() -> bool {
-    // SAFETY: isatty only inspects the descriptor.
-    unsafe { libc::isatty(libc::STDIN_FILENO) == 1 }
-}
-
-/// Terminal echo off until dropped, so a typed secret does not stay on screen.
-struct EchoOff(libc::termios);
-
-impl EchoOff {
-    fn new() -> Option<EchoOff> {
-        // SAFETY: termios is plain data; tcgetattr fills it for stdin or fails.
-        let mut t: libc::termios = unsafe { std::mem::zeroed() };
-        if unsafe { libc::tcgetattr(libc::STDIN_FILENO, &mut t) } != 0 {
-            return None;
-        }
-        let saved = t;
-        t.c_lflag &= !libc::ECHO;
-        // SAFETY: applies a copy of the settings just read, with ECHO cleared.
-        if unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &t) } != 0 {
-            return None;
-        }
-        Some(EchoOff(saved))
-    }
-}
-
-impl Drop for EchoOff {
-    fn drop(&mut self) {
-        // SAFETY: restores the settings read in `new`.
-        unsafe {
-            libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &self.0);
-        }
-    }
 }

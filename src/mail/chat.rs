@@ -1,6 +1,7 @@
 //! The owner's commands in the mail chat: `/digest`, `/reply N <text>`, and the yes/no that
 //! confirms a drafted reply. Nothing here reaches a model, and no text is logged.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -12,8 +13,9 @@ use tokio::sync::watch;
 
 use super::Account;
 use super::report::Flush;
+use crate::config::AccountKey;
 use crate::conversation::{
-    AccountLink, Conversation, Inbound, MAIL_ACCOUNTS_START, MailChatHandler,
+    AccountLink, ChatId, Conversation, Inbound, MAIL_ACCOUNTS_START, MailChatHandler,
 };
 use crate::mail::triage::db::{self, PendingReply};
 
@@ -53,10 +55,15 @@ impl ReplyConfirmation for TextConfirmation {
 }
 
 /// Routes mail-chat messages to the mail accounts whose `report_to` is that chat's account.
-/// Installed on the conversation once, by the first mail account that starts.
+/// Installed on the conversation once, by the first mail account that starts. In an ordinary
+/// chat (`report_to` names one that also talks to the agent) it claims only `/digest`,
+/// `/reply` and the yes/no of a drafted reply; everything else stays the agent's.
 pub struct MailChatRouter {
     installed: AtomicBool,
     accounts: Mutex<Vec<Weak<Account>>>,
+    /// (chat account, chat) pairs holding a drafted reply, so `wants` can claim a bare yes/no
+    /// there without reading the store; seeded from the store when a mail account starts.
+    pending: Mutex<HashSet<(AccountKey, String)>>,
     /// Bumped on every registration, so a message can wait for its chat's accounts to start.
     registered: watch::Sender<u64>,
     confirm: Arc<dyn ReplyConfirmation>,
@@ -68,6 +75,7 @@ impl MailChatRouter {
         Arc::new(MailChatRouter {
             installed: AtomicBool::new(false),
             accounts: Mutex::new(Vec::new()),
+            pending: Mutex::new(HashSet::new()),
             registered: watch::channel(0).0,
             confirm: Arc::new(TextConfirmation),
         })
@@ -86,11 +94,51 @@ impl MailChatRouter {
         }
     }
 
+    /// Remembers the chats where `acct` holds a drafted reply (after a restart).
+    pub(super) async fn seed_pending(&self, acct: &Arc<Account>) {
+        let (Some(to), id) = (acct.report_to.clone(), acct.id.clone()) else {
+            return;
+        };
+        if let Ok(chats) = acct
+            .ctx
+            .store
+            .call(move |t| db::pending_chats(t, &id))
+            .await
+            && let Ok(mut p) = self.pending.lock()
+        {
+            p.extend(chats.into_iter().map(|c| (to.clone(), c)));
+        }
+    }
+
+    /// Records whether some account reporting to `to` still holds a draft for `chat`.
+    async fn refresh_pending(&self, accounts: &[Arc<Account>], to: &AccountKey, chat: &str) {
+        let mut held = false;
+        for a in accounts {
+            let (id, c) = (a.id.clone(), chat.to_string());
+            held |= matches!(
+                a.ctx.store.call(move |t| db::pending(t, &id, &c)).await,
+                Ok(Some(_))
+            );
+        }
+        if let Ok(mut p) = self.pending.lock() {
+            let k = (to.clone(), chat.to_string());
+            if held {
+                p.insert(k);
+            } else {
+                p.remove(&k);
+            }
+        }
+    }
+
     fn reporting_to(&self, link: &AccountLink) -> Vec<Arc<Account>> {
+        self.reporting_to_key(&link.account)
+    }
+
+    fn reporting_to_key(&self, to: &AccountKey) -> Vec<Arc<Account>> {
         let list = self.accounts.lock().map(|l| l.clone()).unwrap_or_default();
         list.iter()
             .filter_map(Weak::upgrade)
-            .filter(|a| a.report_to.as_ref() == Some(&link.account))
+            .filter(|a| a.report_to.as_ref() == Some(to))
             .collect()
     }
 
@@ -123,7 +171,7 @@ impl MailChatRouter {
             for a in &accounts {
                 let (id, c) = (a.id.clone(), chat.clone());
                 if let Ok(Some(p)) = a.ctx.store.call(move |t| db::pending(t, &id, &c)).await {
-                    return if yes {
+                    let answer = if yes {
                         send_pending(a, &chat, p).await
                     } else {
                         let (id, c, now) = (a.id.clone(), chat.clone(), a.now());
@@ -134,6 +182,8 @@ impl MailChatRouter {
                             .await;
                         "Not sent.".to_string()
                     };
+                    self.refresh_pending(&accounts, &link.account, &chat).await;
+                    return answer;
                 }
             }
             return "No reply is waiting for confirmation.".to_string();
@@ -161,16 +211,29 @@ impl MailChatRouter {
             };
         }
         if lower.starts_with("/reply") {
-            return match parse_reply(text) {
+            let answer = match parse_reply(text) {
                 Some((n, body)) => draft(self.confirm.as_ref(), &accounts, &chat, n, body).await,
                 None => "Usage: /reply N <text>".to_string(),
             };
+            self.refresh_pending(&accounts, &link.account, &chat).await;
+            return answer;
         }
         HELP.to_string()
     }
 }
 
 impl MailChatHandler for MailChatRouter {
+    fn wants(&self, account: &AccountKey, chat: &ChatId, text: &str) -> bool {
+        if is_mail_command(text) {
+            return !self.reporting_to_key(account).is_empty();
+        }
+        self.confirm.answer(text).is_some()
+            && self
+                .pending
+                .lock()
+                .is_ok_and(|p| p.contains(&(account.clone(), chat.as_str().to_string())))
+    }
+
     fn handle<'a>(&'a self, link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let answer = self.answer(link, &msg).await;
@@ -191,6 +254,14 @@ impl MailChatHandler for MailChatRouter {
             }
         })
     }
+}
+
+/// `/digest`, or `/reply` alone or followed by anything after a space or line break.
+fn is_mail_command(text: &str) -> bool {
+    let t = text.trim().to_lowercase();
+    t == "/digest"
+        || t.strip_prefix("/reply")
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
 }
 
 /// `/reply 3 some text` → (3, "some text").
@@ -370,6 +441,22 @@ mod tests {
         );
         assert_eq!(parse_reply("/reply 3"), None);
         assert_eq!(parse_reply("/reply x hi"), None);
+    }
+
+    #[test]
+    fn mail_commands_are_told_from_chat() {
+        for t in [
+            "/digest",
+            " /Digest ",
+            "/reply",
+            "/reply 2 ok",
+            "/reply 2\nok",
+        ] {
+            assert!(is_mail_command(t), "{t}");
+        }
+        for t in ["/digests", "/replying", "digest", "please /digest", "/new"] {
+            assert!(!is_mail_command(t), "{t}");
+        }
     }
 
     #[test]

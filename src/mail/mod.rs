@@ -171,6 +171,7 @@ impl Component for MailComponent {
     ) -> BoxFuture<'static, Result<(), ComponentError>> {
         async move {
             let acct = self.account.clone();
+            acct.env.router.seed_pending(&acct).await;
             acct.env.router.register(&acct.ctx.conversation, &acct);
             let stop = cancel.child_token();
             let digests = tokio::spawn(report::digest_loop(

@@ -291,6 +291,8 @@ pub enum NoteSource {
     Agent,
     /// Confirm questions waiting for a way to reach the owner.
     Confirm,
+    /// The stored login (e.g. the same bot logged in to from another account).
+    Login,
     /// A source this client does not know (a newer daemon).
     #[serde(other)]
     Unknown,

@@ -8,7 +8,7 @@ use super::Lang;
 /// A line of the digest the bridge writes itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Digest {
-    /// `Mail (work): 3 new`.
+    /// `Mail digest (work): 3 new`: names it a digest, as it may share a chat with the agent.
     Heading {
         /// The mail account's name.
         account: String,
@@ -29,7 +29,7 @@ impl Digest {
     pub fn text(&self, lang: Lang) -> Cow<'static, str> {
         match (lang, self) {
             (Lang::En, Digest::Heading { account, count }) => {
-                format!("Mail ({account}): {count} new").into()
+                format!("Mail digest ({account}): {count} new").into()
             }
             (Lang::En, Digest::Untriaged { count }) => {
                 let noun = if *count == 1 { "mail" } else { "mails" };
@@ -37,7 +37,7 @@ impl Digest {
             }
             (Lang::En, Digest::ReplyHint) => "Reply with /reply N <text> to answer item N.".into(),
             (Lang::ZhCn, Digest::Heading { account, count }) => {
-                format!("邮件（{account}）：{count} 封新邮件").into()
+                format!("邮件摘要（{account}）：{count} 封新邮件").into()
             }
             (Lang::ZhCn, Digest::Untriaged { count }) => {
                 format!("今日额度已用完，还有 {count} 封邮件未整理").into()

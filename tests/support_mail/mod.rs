@@ -105,6 +105,9 @@ impl ComponentFactory for TestFactory {
     }
 }
 
+/// Builds a chat agent over the daemon's store.
+pub type AgentMaker = Arc<dyn Fn(&scv_bridge::store::Store) -> Arc<dyn Agent> + Send + Sync>;
+
 /// The mail chat's account and its owner.
 pub const CHAT: &str = "wechat:chat";
 /// The owner's user id (the chat id of the mail chat).
@@ -124,6 +127,11 @@ pub struct Harness {
     pub env: MailEnv,
     pub daemon: Option<RunningDaemon>,
     pub conv: Option<Arc<Conversation>>,
+    /// The chat's purpose: `Mail` (a mail chat) or `Chat` (an ordinary chat with the agent).
+    pub chat_purpose: Purpose,
+    /// Builds the agent behind the chat over the daemon's store (by default one that is
+    /// never reachable).
+    pub agent: AgentMaker,
     attachment: Option<Attachment>,
 }
 
@@ -155,6 +163,8 @@ impl Harness {
             env: MailEnv::default(),
             daemon: None,
             conv: None,
+            chat_purpose: Purpose::Mail,
+            agent: Arc::new(|_| Arc::new(NoAgent)),
             attachment: None,
         }
     }
@@ -164,7 +174,7 @@ impl Harness {
         let text = format!(
             "state_dir = \"{state}\"\nsocket = \"{sock}\"\ncredentials = \"file\"\ntimezone = \"Asia/Shanghai\"\n\
              [agent]\nbase_url = \"{model}\"\nmodel = \"fake\"\n\
-             [wechat.chat]\npurpose = \"mail\"\n\
+             [wechat.chat]\npurpose = \"{purpose}\"\n\
              [mail.box]\nimap_host = \"127.0.0.1\"\nimap_port = {imap}\ntls = \"none\"\nusername = \"test\"\n\
              smtp_host = \"127.0.0.1\"\nsmtp_port = {smtp}\nreport_to = \"wechat:chat\"\n{extra}\n",
             state = d.join("state").display(),
@@ -173,6 +183,10 @@ impl Harness {
             imap = self.server.var("IMAP_PORT"),
             smtp = self.server.var("SMTP_PORT"),
             extra = self.extra,
+            purpose = match self.chat_purpose {
+                Purpose::Mail => "mail",
+                _ => "chat",
+            },
         );
         let path = d.join("config.toml");
         std::fs::write(&path, text).expect("write config");
@@ -202,6 +216,7 @@ impl Harness {
         env.hooks = self.env.hooks.clone();
         self.env = env.clone();
         let agent = config.agent.clone();
+        let chat_agent = self.agent.clone();
         let policy = LifecyclePolicy {
             backoff: BackoffPolicy {
                 base: Duration::from_millis(100),
@@ -213,7 +228,7 @@ impl Harness {
         let d = daemon::start(
             config,
             move |creds, store| {
-                let conv = Conversation::new(store.clone(), Arc::new(NoAgent));
+                let conv = Conversation::new(store.clone(), chat_agent(store));
                 *s2.lock().expect("slot") = Some(conv.clone());
                 Arc::new(TestFactory {
                     platform: PlatformFactory::new(PlatformParts {
@@ -237,7 +252,7 @@ impl Harness {
             senders: Senders::Owner,
             remote_tools: RemoteTools::None,
             approvals: Default::default(),
-            purpose: Purpose::Mail,
+            purpose: self.chat_purpose,
             owner: Some(SenderId::new(OWNER)),
             workspace: None,
             media: Default::default(),

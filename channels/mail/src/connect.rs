@@ -135,9 +135,8 @@ async fn read_greeting(client: &mut Client<MailStream>) -> Result<BTreeSet<Strin
     match response.parsed() {
         Response::Data {
             status: Status::Ok,
-            code,
-            ..
-        } => Ok(match code {
+            outcome,
+        } => Ok(match &outcome.code {
             Some(ResponseCode::Capabilities(caps)) => caps.iter().map(proto_capability).collect(),
             _ => BTreeSet::new(),
         }),

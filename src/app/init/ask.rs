@@ -36,7 +36,7 @@ mod text {
     pub const IMAP_HOST: &str = "IMAP server";
     pub const USERNAME: &str = "Mail login";
     pub const MAIL_CHAT: &str =
-        "The chat for mail digests (CHANNEL:ACCOUNT, made purpose = \"mail\")";
+        "The chat for mail digests (CHANNEL:ACCOUNT; a new one carries only digests)";
     pub const LOGIN: &str = "Log in to the new channels now?";
     pub const SERVICE: &str = "Install and start the systemd user service?";
 }

@@ -46,10 +46,17 @@ pub fn apply(existing: Option<&str>, plan: &Plan) -> Result<String, String> {
     }
     for m in &plan.mail {
         if let Some(chat) = &m.chat {
-            // The digests' chat: an existing chat account keeps everything but its purpose.
+            // The digests' chat: one the file has already stays as it is (digests may share an
+            // ordinary chat with the agent); a new one is made a mail chat.
             if let Some((channel, name)) = chat.split_once(':') {
+                let existed = root
+                    .get(channel)
+                    .and_then(Item::as_table)
+                    .is_some_and(|t| t.contains_key(name));
                 let t = account(root, channel, name, fresh);
-                set_str(t, "purpose", "mail");
+                if !existed {
+                    set_str(t, "purpose", "mail");
+                }
             }
         }
         let t = account(root, "mail", &m.name, fresh);

@@ -68,7 +68,8 @@ pub struct InitArgs {
     /// The mail account's login.
     #[arg(long, requires = "mail")]
     pub username: Option<String>,
-    /// The chat that carries mail digests (CHANNEL:ACCOUNT); made purpose = "mail".
+    /// The chat that carries mail digests (CHANNEL:ACCOUNT): a configured one stays as it is
+    /// (digests may share an ordinary chat); a new one is made purpose = "mail" and logs in.
     #[arg(long, requires = "mail", value_name = "CHANNEL:ACCOUNT")]
     pub mail_chat: Option<String>,
     /// Where state lives (default $XDG_STATE_HOME/scv-bridge, else ~/.local/state/scv-bridge).
@@ -141,6 +142,10 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
     let current = existing
         .as_deref()
         .and_then(|t| Config::parse(path, t).ok());
+    // The accounts the file had before this run: their logins are kept unless picked.
+    let current_keys: Option<Vec<String>> = current
+        .as_ref()
+        .map(|c| c.accounts.keys().map(ToString::to_string).collect());
     if interactive {
         let answers = tokio::task::spawn_blocking(move || ask::fill(plan, current))
             .await
@@ -174,7 +179,7 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
 
     let mut failed_logins = Vec::new();
     if login {
-        for (channel, account) in logins(&plan) {
+        for (channel, account) in logins(&plan, current_keys.as_deref()) {
             println!("\n== login {channel} {account} ==");
             let args = crate::login::LoginArgs {
                 app_id: plan.feishu_app_id.clone(),
@@ -222,8 +227,8 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
 }
 
 /// Each account the plan names, as (channel, account), in the order they log in; a mail
-/// account's digest chat logs in too.
-fn logins(plan: &Plan) -> Vec<(&'static str, &str)> {
+/// account's digest chat logs in too when it is new (`before`: the accounts the file had).
+fn logins<'a>(plan: &'a Plan, before: Option<&[String]>) -> Vec<(&'static str, &'a str)> {
     let mut out: Vec<(&'static str, &str)> = Vec::new();
     out.extend(plan.wechat.iter().map(|a| ("wechat", a.as_str())));
     out.extend(plan.feishu.iter().map(|a| ("feishu", a.as_str())));
@@ -234,8 +239,12 @@ fn logins(plan: &Plan) -> Vec<(&'static str, &str)> {
             Some(("feishu", a)) => Some(("feishu", a)),
             _ => None,
         };
+        let known = |(ch, a): (&str, &str)| {
+            before.is_some_and(|b| b.iter().any(|k| *k == format!("{ch}:{a}")))
+        };
         if let Some(c) = chat
             && !out.contains(&c)
+            && !known(c)
         {
             out.push(c);
         }

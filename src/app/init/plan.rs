@@ -60,7 +60,8 @@ pub struct MailPlan {
     pub imap_host: Option<String>,
     /// `username`.
     pub username: Option<String>,
-    /// `report_to`: the chat that carries digests (`CHANNEL:ACCOUNT`), made `purpose = "mail"`.
+    /// `report_to`: the chat that carries digests (`CHANNEL:ACCOUNT`); made `purpose = "mail"`
+    /// only when the file does not have it yet.
     pub chat: Option<String>,
 }
 

@@ -440,6 +440,13 @@ pub fn pending(
     .optional()
 }
 
+/// The chats where `account` holds a drafted reply waiting for yes or no.
+pub fn pending_chats(t: &Transaction<'_>, account: &str) -> rusqlite::Result<Vec<String>> {
+    let mut q = t.prepare("SELECT chat FROM mail_pending_replies WHERE account = ?1")?;
+    let rows = q.query_map(params![account], |r| r.get(0))?;
+    rows.collect()
+}
+
 /// Forgets the pending reply of `chat`; when `sent`, remembers its Message-ID as ours.
 pub fn finish_pending(
     t: &Transaction<'_>,

@@ -88,11 +88,15 @@ mod tests {
         let u = item_line(&MailItem::default(), None, true);
         assert_eq!(u, "[urgent] (unknown sender) - (no subject)");
         let text = render("work", &[l.clone(), u.clone()], 3, Lang::En);
+        assert!(text.starts_with("Mail digest (work): 2 new\n"), "{text}");
         assert!(text.contains("\n1. Alice - Invoice overdue"));
         assert!(text.contains("\n2. [urgent]"));
         assert!(text.contains("3 mails not triaged today: budget spent"));
         let zh = render("work", &[l, u], 3, Lang::ZhCn);
-        assert!(zh.starts_with("邮件（work）：2 封新邮件\n1. Alice"), "{zh}");
+        assert!(
+            zh.starts_with("邮件摘要（work）：2 封新邮件\n1. Alice"),
+            "{zh}"
+        );
         assert!(
             zh.ends_with("回复 /reply N <内容> 即可回复第 N 封。"),
             "{zh}"

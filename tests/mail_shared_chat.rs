@@ -1,0 +1,96 @@
+//! Mail without a second bot: `report_to` names an ordinary chat, one that also talks to the
+//! agent. Digests arrive there marked as digests, `/digest`, `/reply` and the reply's yes are
+//! handled by the mail accounts, and none of it reaches the model or its stored history. Real
+//! Dovecot, the daemon, the real OpenAI backend against the fake model.
+
+mod support_mail;
+
+use std::sync::Arc;
+
+use scv_bridge::agent::openai::{OpenAiAgent, OpenAiOptions};
+use scv_bridge::protocol::{ComponentState, Purpose};
+use scv_bridge::testing::fake_openai::FakeOpenAi;
+use support_mail::Harness;
+
+/// Every message text the model was sent, request by request.
+fn sent(fake: &FakeOpenAi) -> Vec<Vec<String>> {
+    fake.requests()
+        .iter()
+        .map(|r| r.messages.iter().map(|m| m.content.clone()).collect())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn digests_and_their_commands_share_a_chat_with_the_agent_but_not_its_history() {
+    let fake = FakeOpenAi::start().await.expect("fake model");
+    let url = fake.base_url();
+    let mut h = Harness::new("").await;
+    h.chat_purpose = Purpose::Chat;
+    h.agent = Arc::new(move |store| {
+        let opts = OpenAiOptions::new(url.clone(), "chat-model");
+        Arc::new(OpenAiAgent::new(opts, store.clone()).expect("agent"))
+    });
+    h.start().await;
+    h.wait_health(10, "connected", |x| x.state == ComponentState::Connected)
+        .await;
+
+    // The agent answers the owner as in any chat.
+    h.owner_says("c1", "Hello-Agent-One").await;
+    fake.wait_requests(1).await;
+    h.wait_chat(1).await;
+
+    h.mail("Plum-Subject", "Can you come?").await;
+    h.wait_health(10, "reported", |x| {
+        x.mail.as_ref().is_some_and(|m| m.reported_today == 1)
+    })
+    .await;
+    h.owner_says("m1", "/digest").await;
+    h.wait_chat(2).await;
+    let digest = h.digests()[1].clone();
+    assert!(
+        digest.starts_with("Mail digest (box): 1 new\n1. "),
+        "{digest}"
+    );
+    assert!(digest.contains("Plum-Subject"), "{digest}");
+
+    h.owner_says("m2", "/reply 1 Plum-Reply-Text").await;
+    h.wait_chat(3).await;
+    let question = h.digests()[2].clone();
+    assert!(question.starts_with("Send this reply to"), "{question}");
+    // A bare yes is the reply's while one waits...
+    h.owner_says("m3", "yes").await;
+    h.wait_chat(4).await;
+    assert!(h.digests()[3].starts_with("Sent"), "{:?}", h.digests());
+    assert_eq!(fake.requests().len(), 1, "{:?}", sent(&fake));
+
+    // ...and the agent's again once none does; its history holds only the chat.
+    h.owner_says("c2", "yes").await;
+    fake.wait_requests(2).await;
+    h.wait_chat(5).await;
+    let requests = sent(&fake);
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let last = &requests[1];
+    assert!(last.iter().any(|m| m == "Hello-Agent-One"), "{last:?}");
+    assert_eq!(last.last().map(String::as_str), Some("yes"), "{last:?}");
+    for m in requests.iter().flatten() {
+        for word in [
+            "Plum",
+            "/digest",
+            "/reply",
+            "Mail digest",
+            "Send this reply",
+            "Sent",
+        ] {
+            assert!(
+                !m.contains(word),
+                "{word:?} reached the model: {requests:?}"
+            );
+        }
+    }
+    // The user turns the model saw: the two chat messages, nothing the mail accounts handled.
+    let turns = last
+        .iter()
+        .filter(|m| *m == "Hello-Agent-One" || *m == "yes");
+    assert_eq!(turns.count(), 2, "{last:?}");
+    h.stop().await;
+}
