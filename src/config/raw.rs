@@ -74,6 +74,9 @@ pub struct AgentConfig {
     /// Whether the `openai` model sees images: `true` sends photos as image parts, `false` as a
     /// line with the saved path; unset tries images and remembers a refusal.
     pub vision: Option<bool>,
+    /// The largest image the `openai` model takes inline, in MB (1 to 100; default 20); a
+    /// larger JPEG or PNG is made smaller to fit.
+    pub max_image_mb: Option<u64>,
 }
 
 /// The `[media]` table: how much of what people send is kept in the workspaces.
@@ -98,6 +101,17 @@ pub struct MediaLimits {
 impl Default for MediaLimits {
     fn default() -> Self {
         MediaLimits::from(&MediaConfig::default())
+    }
+}
+
+impl MediaLimits {
+    /// The global limits with each cap the account's own table sets instead.
+    pub fn for_account(global: &MediaConfig, account: Option<&MediaConfig>) -> Self {
+        let own = account.cloned().unwrap_or_default();
+        MediaLimits::from(&MediaConfig {
+            max_item_mb: own.max_item_mb.or(global.max_item_mb),
+            max_workspace_mb: own.max_workspace_mb.or(global.max_workspace_mb),
+        })
     }
 }
 
@@ -167,6 +181,7 @@ macro_rules! account_table {
             approvals: Option<Approvals>,
             purpose: Option<Purpose>,
             language: Option<Language>,
+            media: Option<MediaConfig>,
             $($(#[$m])* $f: $t,)*
         }
 
@@ -181,6 +196,7 @@ macro_rules! account_table {
                     approvals: self.approvals,
                     purpose: self.purpose,
                     language: self.language,
+                    media: self.media,
                 };
                 (shared, $settings { $($f: self.$f,)* })
             }
@@ -197,6 +213,8 @@ struct Shared {
     approvals: Option<Approvals>,
     purpose: Option<Purpose>,
     language: Option<Language>,
+    /// The account's own `[<channel>.<account>.media]` caps, over the global `[media]`.
+    media: Option<MediaConfig>,
 }
 
 account_table!(
@@ -348,7 +366,7 @@ impl RawConfig {
                 approvals: shared.approvals.unwrap_or_default(),
                 purpose: shared.purpose.unwrap_or_default(),
                 language: shared.language.or(self.language).unwrap_or_default(),
-                media: MediaLimits::from(&self.media),
+                media: MediaLimits::for_account(&self.media, shared.media.as_ref()),
                 settings,
             };
             if spec.purpose == Purpose::Mail && spec.remote_tools == RemoteTools::Owner {
@@ -371,6 +389,7 @@ impl RawConfig {
                 ("remote_tools", shared.remote_tools.is_some()),
                 ("approvals", shared.approvals.is_some()),
                 ("purpose", shared.purpose.is_some()),
+                ("media", shared.media.is_some()),
             ] {
                 if set {
                     let msg = "mail accounts have no such setting; their reports go to report_to"

@@ -24,6 +24,28 @@ use crate::media::{self, human_size, inbox, names, outbound};
 use crate::supervisor::unix_now;
 use crate::words::{FileRefused, Lang, MediaSkip, Msg};
 
+/// When this process first attached an account: a partial download last written before it
+/// was left by an earlier run.
+static STARTED: std::sync::LazyLock<std::time::SystemTime> =
+    std::sync::LazyLock::new(std::time::SystemTime::now);
+
+/// Sweeps the partial downloads a crash left in the account's inbox. Runs when an account is
+/// attached, before its journaled work resumes; a download of this process is never touched.
+pub(super) async fn sweep_partials(rt: &AccountRuntime) {
+    let Some(workspace) = rt.link.workspace.clone() else {
+        return;
+    };
+    let before = *STARTED;
+    let account = rt.link.account.clone();
+    let swept =
+        tokio::task::spawn_blocking(move || inbox::sweep_partials(&workspace, before)).await;
+    if let Ok(n) = swept.map_err(drop)
+        && n > 0
+    {
+        tracing::info!(account = %account, files = n, "removed partial downloads a crash left in the inbox");
+    }
+}
+
 /// What a message's media turned into for its turn.
 #[derive(Default)]
 pub(super) struct Prepared {
