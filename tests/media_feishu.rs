@@ -212,8 +212,11 @@ async fn sigkill_during_a_resource_download_loses_nothing_and_stores_the_file_on
     bed.proxy.hold(Some("/resources/"));
     bed.fake.push_p2p_image(OWNER, photo.clone());
     let mut child = bed.spawn();
-    bed.wait_until("the download to start", || bed.proxy.held() >= 1)
-        .await;
+    // Killed with the first bytes on disk and the rest frozen in flight.
+    bed.wait_until("a partial download on disk", || {
+        bed.proxy.held() >= 1 && bed.inbox().iter().any(|f| f.ends_with(".part"))
+    })
+    .await;
     sigkill(&mut child);
     assert!(bed.model.requests().is_empty(), "killed before the turn");
     bed.proxy.hold(None);
