@@ -189,7 +189,7 @@ async fn upload_5mb() -> Vec<Duration> {
     times
 }
 
-async fn rss_100mb() -> (u64, u64) {
+async fn rss_100mb() -> (u64, u64, Duration) {
     let fake = FakeServer::start().await.expect("fake");
     let h = fake.handle();
     let client = Client::new(&fake.base_url(), h.bot_token()).expect("client");
@@ -294,7 +294,7 @@ async fn feishu_upload_5mb() -> Vec<Duration> {
     times
 }
 
-async fn feishu_rss_100mb() -> (u64, u64) {
+async fn feishu_rss_100mb() -> (u64, u64, Duration) {
     let fake = FakeFeishu::start(FakeConfig::default())
         .await
         .expect("fake");
@@ -304,7 +304,8 @@ async fn feishu_rss_100mb() -> (u64, u64) {
     ))
     .expect("client");
     client.tenant_token().await.expect("token");
-    let big = fake.push_p2p_file("ou_owner", "big.bin", photo(100 * MB, 5));
+    // Feishu serves at most 100 MB (`photo` adds an 8-byte header).
+    let big = fake.push_p2p_file("ou_owner", "big.bin", photo(100 * MB - 8, 5));
     let dir = tempfile::tempdir().expect("dir");
     let dest = dir.path().join("big.bin");
     sampled(async {
@@ -322,9 +323,10 @@ async fn feishu_rss_100mb() -> (u64, u64) {
     .await
 }
 
-/// The RSS before `work` and its peak while `work` runs, in KiB.
-async fn sampled(work: impl std::future::Future<Output = ()>) -> (u64, u64) {
+/// The RSS before `work` and its peak while `work` runs, in KiB, and how long it took.
+async fn sampled(work: impl std::future::Future<Output = ()>) -> (u64, u64, Duration) {
     let base = rss_kib();
+    let started = Instant::now();
     let peak = Arc::new(AtomicU64::new(base));
     let done = Arc::new(AtomicBool::new(false));
     let (p, dn) = (peak.clone(), done.clone());
@@ -335,9 +337,10 @@ async fn sampled(work: impl std::future::Future<Output = ()>) -> (u64, u64) {
         }
     });
     work.await;
+    let took = started.elapsed();
     done.store(true, Ordering::Relaxed);
     sampler.join().expect("sampler");
-    (base, peak.load(Ordering::Relaxed))
+    (base, peak.load(Ordering::Relaxed), took)
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -373,14 +376,14 @@ async fn main() {
         "Feishu: 5 MB file upload (POST /im/v1/files): median {:?} (all {t:?})",
         median(t.clone())
     );
-    let (base, peak) = rss_100mb().await;
+    let (base, peak, took) = rss_100mb().await;
     println!(
-        "WeChat: 100 MB download: RSS {base} KiB before, peak {peak} KiB during (+{} KiB)",
+        "WeChat: 100 MB download + decrypt in {took:?}: RSS {base} KiB before, peak {peak} KiB during (+{} KiB)",
         peak.saturating_sub(base)
     );
-    let (base, peak) = feishu_rss_100mb().await;
+    let (base, peak, took) = feishu_rss_100mb().await;
     println!(
-        "Feishu: 100 MB download: RSS {base} KiB before, peak {peak} KiB during (+{} KiB)",
+        "Feishu: 100 MB download in {took:?}: RSS {base} KiB before, peak {peak} KiB during (+{} KiB)",
         peak.saturating_sub(base)
     );
 }
