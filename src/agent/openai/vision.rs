@@ -253,7 +253,7 @@ mod tests {
     fn a_photo_over_the_limit_goes_smaller_and_a_malformed_one_as_its_path_with_a_note() {
         let dir = tempfile::tempdir().expect("dir");
         let img = image::RgbImage::from_fn(400, 300, |x, y| {
-            image::Rgb([(x * 7 ^ y * 13) as u8, (x * y) as u8, (x + y) as u8])
+            image::Rgb([((x * 7) ^ (y * 13)) as u8, (x * y) as u8, (x + y) as u8])
         });
         let mut png = std::io::Cursor::new(Vec::new());
         image::DynamicImage::ImageRgb8(img)
