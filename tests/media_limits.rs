@@ -131,7 +131,7 @@ async fn an_accounts_own_media_cap_wins_over_the_global_one() {
     let sent = bed.wait_sent(1).await;
     assert!(
         sent[0].contains("(big.bin was not passed to the agent: ")
-            && sent[0].contains("over the 1.0 MiB limit"),
+            && sent[0].contains("over the 1.0 MiB limit (`[wechat.phone.media] max_item_mb`)"),
         "{sent:?}"
     );
     let files = bed.inbox_files();

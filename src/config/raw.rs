@@ -96,6 +96,10 @@ pub struct MediaLimits {
     pub max_item_bytes: u64,
     /// The most the workspace's inbox may hold.
     pub max_workspace_bytes: u64,
+    /// Whether `max_item_bytes` comes from the account's own `media` table (notes name it).
+    pub own_item_cap: bool,
+    /// Whether `max_workspace_bytes` comes from the account's own `media` table.
+    pub own_workspace_cap: bool,
 }
 
 impl Default for MediaLimits {
@@ -108,10 +112,33 @@ impl MediaLimits {
     /// The global limits with each cap the account's own table sets instead.
     pub fn for_account(global: &MediaConfig, account: Option<&MediaConfig>) -> Self {
         let own = account.cloned().unwrap_or_default();
-        MediaLimits::from(&MediaConfig {
-            max_item_mb: own.max_item_mb.or(global.max_item_mb),
-            max_workspace_mb: own.max_workspace_mb.or(global.max_workspace_mb),
-        })
+        MediaLimits {
+            own_item_cap: own.max_item_mb.is_some(),
+            own_workspace_cap: own.max_workspace_mb.is_some(),
+            ..MediaLimits::from(&MediaConfig {
+                max_item_mb: own.max_item_mb.or(global.max_item_mb),
+                max_workspace_mb: own.max_workspace_mb.or(global.max_workspace_mb),
+            })
+        }
+    }
+
+    /// Where the item cap is set, as a note names it (`[media] max_item_mb`,
+    /// `[wechat.phone.media] max_item_mb`) for `account` (`wechat:phone`).
+    pub fn item_key(&self, account: &str) -> String {
+        cap_key(self.own_item_cap, account, "max_item_mb")
+    }
+
+    /// Where the workspace cap is set, as [`MediaLimits::item_key`].
+    pub fn workspace_key(&self, account: &str) -> String {
+        cap_key(self.own_workspace_cap, account, "max_workspace_mb")
+    }
+}
+
+fn cap_key(own: bool, account: &str, key: &str) -> String {
+    if own {
+        format!("[{}.media] {key}", account.replace(':', "."))
+    } else {
+        format!("[media] {key}")
     }
 }
 
@@ -122,6 +149,8 @@ impl From<&MediaConfig> for MediaLimits {
         MediaLimits {
             max_item_bytes: c.max_item_mb.unwrap_or(100) * MB,
             max_workspace_bytes: c.max_workspace_mb.unwrap_or(2048) * MB,
+            own_item_cap: false,
+            own_workspace_cap: false,
         }
     }
 }

@@ -212,6 +212,7 @@ async fn fetch_one(
     let too_large = |size: u64| MediaSkip::TooLarge {
         size: human_size(size),
         max: human_size(limits.max_item_bytes),
+        key: limits.item_key(&a),
     };
     if let Some(size) = item.size.filter(|s| *s > limits.max_item_bytes) {
         return Err(refuse(conv, &a, &id, idx, too_large(size)).await);
@@ -221,6 +222,7 @@ async fn fetch_one(
     if room == 0 || item.size.is_some_and(|s| s > room) {
         let full = MediaSkip::WorkspaceFull {
             max: human_size(limits.max_workspace_bytes),
+            key: limits.workspace_key(&a),
         };
         return Err(refuse(conv, &a, &id, idx, full).await);
     }
@@ -322,8 +324,8 @@ async fn refuse(
 ) -> MediaSkip {
     let note = match &why {
         MediaSkip::Failed { error } => error.clone(),
-        MediaSkip::TooLarge { size, max } => format!("{size}, over the {max} limit"),
-        MediaSkip::WorkspaceFull { max } => format!("the workspace inbox is full ({max})"),
+        MediaSkip::TooLarge { size, max, .. } => format!("{size}, over the {max} limit"),
+        MediaSkip::WorkspaceFull { max, .. } => format!("the workspace inbox is full ({max})"),
         MediaSkip::NoWorkspace => "no workspace".to_string(),
     };
     let (a, id) = (a.to_string(), id.to_string());
