@@ -29,21 +29,24 @@ use crate::words::{FileRefused, Lang, MediaSkip, Msg};
 static STARTED: std::sync::LazyLock<std::time::SystemTime> =
     std::sync::LazyLock::new(std::time::SystemTime::now);
 
-/// Sweeps the partial downloads a crash left in the account's inbox. Runs when an account is
-/// attached, before its journaled work resumes; a download of this process is never touched.
-pub(super) async fn sweep_partials(rt: &AccountRuntime) {
+/// Sweeps the partial downloads a crash left in the account's inbox, on a blocking thread of
+/// its own so the account's resumed work does not wait for it (the quiescence barrier does).
+/// Runs when an account is attached; a download of this process is never touched.
+pub(super) fn sweep_partials(conv: &Conversation, rt: &AccountRuntime) {
     let Some(workspace) = rt.link.workspace.clone() else {
         return;
     };
+    // Fixed before any download of this process can start.
     let before = *STARTED;
     let account = rt.link.account.clone();
-    let swept =
-        tokio::task::spawn_blocking(move || inbox::sweep_partials(&workspace, before)).await;
-    if let Ok(n) = swept.map_err(drop)
-        && n > 0
-    {
-        tracing::info!(account = %account, files = n, "removed partial downloads a crash left in the inbox");
-    }
+    let busy = conv.quiet.hold();
+    tokio::task::spawn_blocking(move || {
+        let n = inbox::sweep_partials(&workspace, before);
+        if n > 0 {
+            tracing::info!(account = %account, files = n, "removed partial downloads a crash left in the inbox");
+        }
+        drop(busy);
+    });
 }
 
 /// What a message's media turned into for its turn.
