@@ -1,9 +1,11 @@
-//! Media figures against the fakes on loopback: time from a 5 MB photo's arrival at the fake
-//! iLink server to the fake model's request carrying it (download, decrypt, save, encode, send),
-//! the upload time of a 5 MB file (getuploadurl + encrypted POST + sendmessage), and the RSS
-//! growth while a 100 MB file is downloaded (it must stream, not sit in memory).
+//! Media figures against the fakes on loopback, for WeChat and Feishu: time from a 5 MB photo's
+//! arrival at the fake platform to the fake model's request carrying it (download, decrypt on
+//! WeChat, save, encode, send), the upload time of a 5 MB file (WeChat: getuploadurl +
+//! encrypted POST + sendmessage; Feishu: file upload + message), and the RSS growth while a
+//! 100 MB file is downloaded (it must stream, not sit in memory).
 //!
-//! Run with `cargo bench --bench media`. Prints figures; asserts nothing.
+//! Run with `cargo bench --all-features --bench media` (add `--profile dev` for a debug build).
+//! Prints figures; asserts nothing.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use scv_bridge::adapters::PlatformParts;
+use scv_bridge::adapters::feishu::build_with;
 use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
 use scv_bridge::agent::{Agent, OpenAiAgent, OpenAiOptions};
 use scv_bridge::config::{AccountSpec, AgentConfig, Config};
@@ -18,6 +21,8 @@ use scv_bridge::conversation::Conversation;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
+use scv_feishu::fake::{FakeConfig, FakeFeishu};
+use scv_feishu::media::ResourceType;
 use scv_wechat::Client;
 use scv_wechat::cdn::MediaKey;
 use scv_wechat::cdn_client::{MediaDownload, UploadKind, download_url, media_item};
@@ -31,6 +36,16 @@ const ROUNDS: usize = 3;
 
 struct Factory {
     ctx: PlatformParts,
+}
+
+struct FeishuFactory {
+    ctx: PlatformParts,
+}
+
+impl ComponentFactory for FeishuFactory {
+    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
+        build_with(self.ctx.ports().port(spec), None)
+    }
 }
 
 impl ComponentFactory for Factory {
@@ -83,22 +98,26 @@ fn write_config(dir: &Path, fake: &FakeServer) -> Config {
     Config::load(&path).expect("load")
 }
 
+/// The parts of a daemon whose agent is the `openai` backend against `url`.
+fn parts(url: &str, creds: &CredentialStore, store: &scv_bridge::store::Store) -> PlatformParts {
+    let agent: Arc<dyn Agent> =
+        Arc::new(OpenAiAgent::new(OpenAiOptions::new(url, "m"), store.clone()).expect("agent"));
+    PlatformParts {
+        credentials: creds.clone(),
+        store: store.clone(),
+        conversation: Conversation::new(store.clone(), agent),
+        agent: AgentConfig::default(),
+        mail: Default::default(),
+    }
+}
+
 async fn photo_to_model() -> Vec<Duration> {
     let dir = tempfile::tempdir().expect("dir");
     let fake = FakeServer::start().await.expect("fake");
     let model = FakeOpenAi::start().await.expect("model");
     let url = model.base_url();
     let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
-        let agent: Arc<dyn Agent> = Arc::new(
-            OpenAiAgent::new(OpenAiOptions::new(url.clone(), "m"), store.clone()).expect("agent"),
-        );
-        let ctx = PlatformParts {
-            credentials: creds.clone(),
-            store: store.clone(),
-            conversation: Conversation::new(store.clone(), agent),
-            agent: AgentConfig::default(),
-            mail: Default::default(),
-        };
+        let ctx = parts(&url, creds, store);
         let f: Arc<dyn ComponentFactory> = Arc::new(Factory { ctx });
         f
     };
@@ -170,7 +189,7 @@ async fn upload_5mb() -> Vec<Duration> {
     times
 }
 
-async fn rss_100mb() -> (u64, u64) {
+async fn rss_100mb() -> (u64, u64, Duration) {
     let fake = FakeServer::start().await.expect("fake");
     let h = fake.handle();
     let client = Client::new(&fake.base_url(), h.bot_token()).expect("client");
@@ -193,7 +212,121 @@ async fn rss_100mb() -> (u64, u64) {
     };
     // The fake holds its 100 MB ciphertext already: the baseline counts it, the peak adds
     // only what the download itself keeps.
+    sampled(async {
+        client
+            .download_media(&d, &dir.path().join("big"))
+            .await
+            .expect("download");
+    })
+    .await
+}
+
+async fn feishu_photo_to_model() -> Vec<Duration> {
+    let dir = tempfile::tempdir().expect("dir");
+    let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
+    let model = FakeOpenAi::start().await.expect("model");
+    std::fs::create_dir_all(dir.path().join("ws")).expect("workspace");
+    let text = format!(
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n[feishu.work]\ndomain = \"{}\"\nsenders = \"owner\"\nowner = \"ou_owner\"\nworkspace = \"{}\"\n",
+        dir.path().join("state").display(),
+        dir.path().join("state/daemon.sock").display(),
+        fake.base_url(),
+        dir.path().join("ws").display(),
+    );
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, text).expect("config");
+    let creds = Credentials::default()
+        .with("app_id", &fake.config().app_id)
+        .with("app_secret", &fake.config().app_secret);
+    CredentialStore::Files(dir.path().join("state/credentials"))
+        .save("feishu:work", &creds)
+        .expect("save");
+    let url = model.base_url();
+    let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
+        let ctx = parts(&url, creds, store);
+        let f: Arc<dyn ComponentFactory> = Arc::new(FeishuFactory { ctx });
+        f
+    };
+    let config = Config::load(&path).expect("load");
+    let d = scv_bridge::daemon::start(config, make, LifecyclePolicy::default())
+        .await
+        .expect("daemon");
+    let mut times = Vec::new();
+    for round in 0..ROUNDS {
+        let bytes = photo(5 * MB, round);
+        let start = Instant::now();
+        fake.push_p2p_image("ou_owner", bytes);
+        tokio::time::timeout(Duration::from_secs(120), model.wait_requests(round + 1))
+            .await
+            .expect("the model was asked");
+        times.push(start.elapsed());
+        let sent = fake
+            .wait_until(Duration::from_secs(30), |f| f.sent().len() > round)
+            .await;
+        assert!(sent, "answered");
+    }
+    d.stop().await;
+    times
+}
+
+async fn feishu_upload_5mb() -> Vec<Duration> {
+    let fake = FakeFeishu::start(FakeConfig::default())
+        .await
+        .expect("fake");
+    let client = scv_feishu::Client::new(scv_feishu::ClientOptions::new(
+        fake.domain(),
+        fake.credentials(),
+    ))
+    .expect("client");
+    client.tenant_token().await.expect("token");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("file.bin");
+    std::fs::write(&path, photo(5 * MB, 7)).expect("write");
+    let mut times = Vec::new();
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        client
+            .upload_file(&path, "file.bin", None)
+            .await
+            .expect("upload");
+        times.push(start.elapsed());
+    }
+    times
+}
+
+async fn feishu_rss_100mb() -> (u64, u64, Duration) {
+    let fake = FakeFeishu::start(FakeConfig::default())
+        .await
+        .expect("fake");
+    let client = scv_feishu::Client::new(scv_feishu::ClientOptions::new(
+        fake.domain(),
+        fake.credentials(),
+    ))
+    .expect("client");
+    client.tenant_token().await.expect("token");
+    // Feishu serves at most 100 MB (`photo` adds an 8-byte header).
+    let big = fake.push_p2p_file("ou_owner", "big.bin", photo(100 * MB - 8, 5));
+    let dir = tempfile::tempdir().expect("dir");
+    let dest = dir.path().join("big.bin");
+    sampled(async {
+        client
+            .download_resource(
+                &big.pushed.message_id,
+                &big.keys[0],
+                ResourceType::File,
+                &dest,
+                u64::MAX,
+            )
+            .await
+            .expect("download");
+    })
+    .await
+}
+
+/// The RSS before `work` and its peak while `work` runs, in KiB, and how long it took.
+async fn sampled(work: impl std::future::Future<Output = ()>) -> (u64, u64, Duration) {
     let base = rss_kib();
+    let started = Instant::now();
     let peak = Arc::new(AtomicU64::new(base));
     let done = Arc::new(AtomicBool::new(false));
     let (p, dn) = (peak.clone(), done.clone());
@@ -203,13 +336,11 @@ async fn rss_100mb() -> (u64, u64) {
             std::thread::sleep(Duration::from_millis(5));
         }
     });
-    client
-        .download_media(&d, &dir.path().join("big"))
-        .await
-        .expect("download");
+    work.await;
+    let took = started.elapsed();
     done.store(true, Ordering::Relaxed);
     sampler.join().expect("sampler");
-    (base, peak.load(Ordering::Relaxed))
+    (base, peak.load(Ordering::Relaxed), took)
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -227,17 +358,32 @@ async fn main() {
     println!("media bench ({profile} build), {ROUNDS} rounds each, loopback fakes");
     let t = photo_to_model().await;
     println!(
-        "5 MB photo, arrival at the fake to the model's request: median {:?} (all {t:?})",
+        "WeChat: 5 MB photo, arrival at the fake to the model's request: median {:?} (all {t:?})",
+        median(t.clone())
+    );
+    let t = feishu_photo_to_model().await;
+    println!(
+        "Feishu: 5 MB photo, arrival at the fake to the model's request: median {:?} (all {t:?})",
         median(t.clone())
     );
     let t = upload_5mb().await;
     println!(
-        "5 MB file upload (getuploadurl + CDN POST + sendmessage): median {:?} (all {t:?})",
+        "WeChat: 5 MB file upload (getuploadurl + CDN POST + sendmessage): median {:?} (all {t:?})",
         median(t.clone())
     );
-    let (base, peak) = rss_100mb().await;
+    let t = feishu_upload_5mb().await;
     println!(
-        "100 MB download: RSS {base} KiB before, peak {peak} KiB during (+{} KiB)",
+        "Feishu: 5 MB file upload (POST /im/v1/files): median {:?} (all {t:?})",
+        median(t.clone())
+    );
+    let (base, peak, took) = rss_100mb().await;
+    println!(
+        "WeChat: 100 MB download + decrypt in {took:?}: RSS {base} KiB before, peak {peak} KiB during (+{} KiB)",
+        peak.saturating_sub(base)
+    );
+    let (base, peak, took) = feishu_rss_100mb().await;
+    println!(
+        "Feishu: 100 MB download in {took:?}: RSS {base} KiB before, peak {peak} KiB during (+{} KiB)",
         peak.saturating_sub(base)
     );
 }

@@ -5,11 +5,10 @@
 mod process_support;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use process_support::{Daemon, read_log, sigkill, terminate};
-use scv_bridge::secrets::{CredentialStore, Credentials};
+use process_support::bed::{ProcessBed, openai_agent, wechat_login};
+use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeHandle, FakeServer};
@@ -21,53 +20,31 @@ const PATIENCE: Duration = Duration::from_secs(30);
 const PER_ROUND: usize = 2;
 
 struct Bed {
-    _dir: tempfile::TempDir,
-    config: PathBuf,
+    p: ProcessBed,
     fake: FakeServer,
     model: FakeOpenAi,
 }
 
 impl Bed {
     async fn new() -> Bed {
-        let dir = tempfile::tempdir().expect("tempdir");
         let fake = FakeServer::start().await.expect("fake ilink");
         let model = FakeOpenAi::start().await.expect("fake model");
-        let state = dir.path().join("state");
-        let config = dir.path().join("config.toml");
-        let text = format!(
-            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n\
-             [agent]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"SCV_KILL9_KEY\"\n\
-             [wechat.phone]\nsenders = \"anyone\"\nbase_url = \"{}\"\n",
-            state.display(),
-            dir.path().join("run/daemon.sock").display(),
-            model.base_url(),
-            fake.base_url(),
+        let p = ProcessBed::new(
+            |_| {
+                format!(
+                    "{}[wechat.phone]\nsenders = \"anyone\"\nbase_url = \"{}\"\n",
+                    openai_agent(&model.base_url(), "m", "SCV_KILL9_KEY"),
+                    fake.base_url(),
+                )
+            },
+            &[("SCV_KILL9_KEY", "k")],
         );
-        std::fs::write(&config, text).expect("config");
-        let token = fake.handle().issue_token();
-        let creds = Credentials::default()
-            .with("bot_token", token.expose())
-            .with("bot_id", fake.handle().bot_id())
-            .with("base_url", fake.base_url())
-            .with("owner_id", "owner@im.wechat");
-        CredentialStore::Files(state.join("credentials"))
-            .save("wechat:phone", &creds)
-            .expect("save login");
-        Bed {
-            _dir: dir,
-            config,
-            fake,
-            model,
-        }
+        p.save_login("wechat:phone", &wechat_login(&fake, "owner@im.wechat"));
+        Bed { p, fake, model }
     }
 
     fn spawn(&self) -> Daemon {
-        let env = [("SCV_KILL9_KEY", "k"), ("RUST_LOG", "info")];
-        Daemon::spawn(&self.config, &env, &self._dir.path().join("daemon.log"))
-    }
-
-    fn log(&self) -> String {
-        read_log(&self._dir.path().join("daemon.log"))
+        self.p.spawn()
     }
 
     /// The last user text of every model request, in order.
@@ -95,22 +72,20 @@ enum KillPoint {
     Sent(usize),
 }
 
-async fn wait_until(bed: &Bed, what: &str, mut f: impl FnMut() -> bool) {
-    let started = std::time::Instant::now();
-    while !f() {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "timed out waiting for {what}; model asked: {:?}\nsent: {:?}\nlog:\n{}",
+async fn wait_until(bed: &Bed, what: &str, f: impl FnMut() -> bool) {
+    let report = || {
+        format!(
+            "model asked: {:?}\nsent: {:?}\nlog:\n{}",
             bed.asked(),
             bed.handle()
                 .sent()
                 .into_iter()
                 .map(|s| s.text)
                 .collect::<Vec<_>>(),
-            bed.log()
-        );
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+            bed.p.log()
+        )
+    };
+    bed.p.wait_until(PATIENCE, what, report, f).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -190,8 +165,8 @@ async fn sigkill_at_any_moment_loses_nothing_and_sends_nothing_twice() {
             "never answered: {:?}; model asked {} times; state in {}\nlog:\n{}",
             missing(),
             bed.model.requests().len(),
-            bed._dir.path().display(),
-            bed.log()
+            bed.p.dir.path().display(),
+            bed.p.log()
         );
         tokio::time::sleep(Duration::from_millis(2)).await;
     }

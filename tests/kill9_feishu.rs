@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use process_support::{Daemon, read_log, sigkill, terminate};
-use scv_bridge::secrets::{CredentialStore, Credentials};
+use process_support::bed::{ProcessBed, feishu_login, openai_agent};
+use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 use scv_feishu::fake::{FakeConfig, FakeFeishu, SentRecord};
 
@@ -51,57 +51,42 @@ impl Question {
 }
 
 struct Bed {
-    dir: tempfile::TempDir,
-    config: PathBuf,
+    p: ProcessBed,
     fake: FakeFeishu,
     model: FakeOpenAi,
 }
 
 impl Bed {
     async fn new() -> Bed {
-        let dir = tempfile::tempdir().expect("tempdir");
         // 500 ms ACK deadline instead of the platform's 3 s: re-pushes come quickly.
         let fake = FakeFeishu::start(FakeConfig::fast())
             .await
             .expect("fake feishu");
         let model = FakeOpenAi::start().await.expect("fake model");
-        let state = dir.path().join("state");
-        let config = dir.path().join("config.toml");
-        let text = format!(
-            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n\
-             [agent]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"SCV_KILL9_FEISHU_KEY\"\n\
-             [feishu.work]\ndomain = \"{}\"\nsenders = \"owner\"\nowner = \"{OWNER}\"\n",
-            state.display(),
-            dir.path().join("run/daemon.sock").display(),
-            model.base_url(),
-            fake.base_url(),
+        let p = ProcessBed::new(
+            |_| {
+                format!(
+                    "{}[feishu.work]\ndomain = \"{}\"\nsenders = \"owner\"\nowner = \"{OWNER}\"\n",
+                    openai_agent(&model.base_url(), "m", "SCV_KILL9_FEISHU_KEY"),
+                    fake.base_url(),
+                )
+            },
+            &[("SCV_KILL9_FEISHU_KEY", "k")],
         );
-        std::fs::write(&config, text).expect("config");
-        let creds = Credentials::default()
-            .with("app_id", &fake.config().app_id)
-            .with("app_secret", &fake.config().app_secret);
-        CredentialStore::Files(state.join("credentials"))
-            .save("feishu:work", &creds)
-            .expect("save credentials");
-        Bed {
-            dir,
-            config,
-            fake,
-            model,
-        }
+        p.save_login("feishu:work", &feishu_login(&fake));
+        Bed { p, fake, model }
     }
 
     fn spawn(&self) -> Daemon {
-        let env = [("SCV_KILL9_FEISHU_KEY", "k"), ("RUST_LOG", "info")];
-        Daemon::spawn(&self.config, &env, &self.dir.path().join("daemon.log"))
+        self.p.spawn()
     }
 
     fn log(&self) -> String {
-        read_log(&self.dir.path().join("daemon.log"))
+        self.p.log()
     }
 
     fn db(&self) -> PathBuf {
-        self.dir.path().join("state/state.db")
+        self.p.db()
     }
 
     /// The owner asks the round's questions: one privately, the others @-mentioning the bot in
@@ -177,21 +162,13 @@ impl Bed {
                 .iter()
                 .map(|s| (s.chat_id.clone(), text_of(&s.content)))
                 .collect::<Vec<_>>(),
-            self.dir.path().display(),
+            self.p.dir.path().display(),
             self.log()
         )
     }
 
-    async fn wait_until(&self, what: &str, mut f: impl FnMut() -> bool) {
-        let started = Instant::now();
-        while !f() {
-            assert!(
-                started.elapsed() < PATIENCE,
-                "timed out waiting for {what}\n{}",
-                self.report()
-            );
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+    async fn wait_until(&self, what: &str, f: impl FnMut() -> bool) {
+        self.p.wait_until(PATIENCE, what, || self.report(), f).await;
     }
 
     /// Waits until the daemon just spawned holds a live connection and has pinged on it.

@@ -13,12 +13,12 @@ mod process_support;
 mod server;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use process_support::{Daemon, read_log, sigkill, terminate};
+use process_support::bed::{ProcessBed, wechat_login};
+use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::protocol::{DaemonCommand, MailCounts};
-use scv_bridge::secrets::{CredentialStore, Credentials};
+use scv_bridge::secrets::Credentials;
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 use scv_mail::{ImapSession, Security};
 use scv_wechat::Endpoint;
@@ -99,10 +99,7 @@ struct Round {
 }
 
 struct Bed {
-    dir: tempfile::TempDir,
-    config: PathBuf,
-    socket: PathBuf,
-    state: PathBuf,
+    p: ProcessBed,
     imap: MailServer,
     wechat: FakeServer,
     model: FakeOpenAi,
@@ -113,7 +110,6 @@ struct Bed {
 
 impl Bed {
     async fn new() -> Bed {
-        let dir = tempfile::tempdir().expect("tempdir");
         let imap = MailServer::start(&["--user", "test:secret"]);
         let wechat = FakeServer::start().await.expect("fake ilink");
         let model = FakeOpenAi::start().await.expect("fake model");
@@ -140,47 +136,30 @@ impl Bed {
                 &serde_json::json!({ "decisions": decisions }).to_string(),
             ))
         });
-        let state = dir.path().join("state");
-        let socket = dir.path().join("run/daemon.sock");
-        let config = dir.path().join("config.toml");
-        let text = format!(
-            "state_dir = \"{state}\"\nsocket = \"{socket}\"\ncredentials = \"file\"\ntimezone = \"UTC\"\n\
-             [agent]\nbackend = \"openai\"\nbase_url = \"{model}\"\nmodel = \"triage\"\n\
-             [wechat.inbox]\npurpose = \"mail\"\nbase_url = \"{ilink}\"\n\
-             [mail.box]\nimap_host = \"127.0.0.1\"\nimap_port = {port}\ntls = \"none\"\n\
-             username = \"test\"\nreport_to = \"wechat:inbox\"\ntriage_batch = 2\n",
-            state = state.display(),
-            socket = socket.display(),
-            model = model.base_url(),
-            ilink = wechat.base_url(),
-            port = imap.var("IMAP_PORT"),
+        let p = ProcessBed::new(
+            |_| {
+                format!(
+                    "timezone = \"UTC\"\n\
+                     [agent]\nbackend = \"openai\"\nbase_url = \"{model}\"\nmodel = \"triage\"\n\
+                     [wechat.inbox]\npurpose = \"mail\"\nbase_url = \"{ilink}\"\n\
+                     [mail.box]\nimap_host = \"127.0.0.1\"\nimap_port = {port}\ntls = \"none\"\n\
+                     username = \"test\"\nreport_to = \"wechat:inbox\"\ntriage_batch = 2\n",
+                    model = model.base_url(),
+                    ilink = wechat.base_url(),
+                    port = imap.var("IMAP_PORT"),
+                )
+            },
+            &[("RUST_LOG", "trace"), ("NO_COLOR", "1")],
         );
-        std::fs::write(&config, text).expect("config");
-        let store = CredentialStore::Files(state.join("credentials"));
-        let token = wechat.handle().issue_token();
-        store
-            .save(
-                "wechat:inbox",
-                &Credentials::default()
-                    .with("bot_token", token.expose())
-                    .with("bot_id", wechat.handle().bot_id())
-                    .with("base_url", wechat.base_url())
-                    .with("owner_id", OWNER),
-            )
-            .expect("save the wechat login");
-        store
-            .save(
-                MAIL,
-                &Credentials::default()
-                    .with("password", imap.var("IMAP_PASS"))
-                    .with("address", "test@mail.test"),
-            )
-            .expect("save the mail login");
+        p.save_login("wechat:inbox", &wechat_login(&wechat, OWNER));
+        p.save_login(
+            MAIL,
+            &Credentials::default()
+                .with("password", imap.var("IMAP_PASS"))
+                .with("address", "test@mail.test"),
+        );
         Bed {
-            dir,
-            config,
-            socket,
-            state,
+            p,
             imap,
             wechat,
             model,
@@ -193,17 +172,12 @@ impl Bed {
         self.wechat.handle()
     }
 
-    fn log_path(&self) -> PathBuf {
-        self.dir.path().join("daemon.log")
-    }
-
     fn spawn(&self) -> Daemon {
-        let env = [("RUST_LOG", "trace"), ("NO_COLOR", "1")];
-        Daemon::spawn(&self.config, &env, &self.log_path())
+        self.p.spawn()
     }
 
     fn log(&self) -> String {
-        read_log(&self.log_path())
+        self.p.log()
     }
 
     /// APPENDs one mail per kind over IMAP (some `\Seen`, one `\Flagged`, most unflagged).
@@ -283,7 +257,7 @@ impl Bed {
 
     /// Subjects of the claims left open (claimed, not decided) in the store; the daemon is dead.
     fn open_claims(&self) -> BTreeSet<String> {
-        let db = rusqlite::Connection::open(self.state.join("state.db")).expect("open the store");
+        let db = rusqlite::Connection::open(self.p.db()).expect("open the store");
         let mut st = db
             .prepare("SELECT uid FROM mail_claims WHERE account = ?1 AND state = 'claimed'")
             .expect("query");
@@ -327,7 +301,7 @@ impl Bed {
 
     /// The mail account's counters from the control socket, when the daemon answers.
     async fn mail_counts(&self) -> Option<MailCounts> {
-        let status = scv_bridge::client::request(&self.socket, DaemonCommand::Status)
+        let status = scv_bridge::client::request(&self.p.socket(), DaemonCommand::Status)
             .await
             .ok()?;
         status

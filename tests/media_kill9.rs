@@ -4,11 +4,10 @@
 
 mod process_support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use process_support::{Daemon, read_log, sigkill, terminate};
-use scv_bridge::secrets::{CredentialStore, Credentials};
+use process_support::bed::{ProcessBed, files_below, openai_agent, wechat_login};
+use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 use scv_wechat::Endpoint;
 use scv_wechat::cdn::MediaKey;
@@ -20,47 +19,30 @@ const PATIENCE: Duration = Duration::from_secs(30);
 const OWNER: &str = "owner@im.wechat";
 
 struct Bed {
-    dir: tempfile::TempDir,
-    config: PathBuf,
+    p: ProcessBed,
     fake: FakeServer,
     model: FakeOpenAi,
 }
 
 impl Bed {
     async fn new() -> Bed {
-        let dir = tempfile::tempdir().expect("tempdir");
         let fake = FakeServer::start().await.expect("fake ilink");
         let model = FakeOpenAi::start().await.expect("fake model");
-        let state = dir.path().join("state");
-        std::fs::create_dir_all(dir.path().join("ws/out")).expect("workspace");
-        let config = dir.path().join("config.toml");
-        let text = format!(
-            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n\
-             [agent]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"SCV_MEDIA_KEY\"\n\
-             [wechat.phone]\nbase_url = \"{}\"\ncdn_base_url = \"{}\"\nworkspace = \"{}\"\n",
-            state.display(),
-            dir.path().join("run/daemon.sock").display(),
-            model.base_url(),
-            fake.base_url(),
-            fake.handle().cdn_base_url(),
-            dir.path().join("ws").display(),
+        let p = ProcessBed::new(
+            |dir| {
+                std::fs::create_dir_all(dir.join("ws/out")).expect("workspace");
+                format!(
+                    "{}[wechat.phone]\nbase_url = \"{}\"\ncdn_base_url = \"{}\"\nworkspace = \"{}\"\n",
+                    openai_agent(&model.base_url(), "m", "SCV_MEDIA_KEY"),
+                    fake.base_url(),
+                    fake.handle().cdn_base_url(),
+                    dir.join("ws").display(),
+                )
+            },
+            &[("SCV_MEDIA_KEY", "k")],
         );
-        std::fs::write(&config, text).expect("config");
-        let token = fake.handle().issue_token();
-        let creds = Credentials::default()
-            .with("bot_token", token.expose())
-            .with("bot_id", fake.handle().bot_id())
-            .with("base_url", fake.base_url())
-            .with("owner_id", OWNER);
-        CredentialStore::Files(state.join("credentials"))
-            .save("wechat:phone", &creds)
-            .expect("save login");
-        Bed {
-            dir,
-            config,
-            fake,
-            model,
-        }
+        p.save_login("wechat:phone", &wechat_login(&fake, OWNER));
+        Bed { p, fake, model }
     }
 
     fn h(&self) -> FakeHandle {
@@ -68,49 +50,28 @@ impl Bed {
     }
 
     fn spawn(&self) -> Daemon {
-        let env = [("SCV_MEDIA_KEY", "k"), ("RUST_LOG", "info")];
-        Daemon::spawn(&self.config, &env, &self.dir.path().join("daemon.log"))
+        self.p.spawn()
     }
 
     /// Every file below the inbox, hidden ones included (a leftover partial would show).
     fn inbox(&self) -> Vec<String> {
-        let root = self.dir.path().join("ws/inbox");
-        let mut out = Vec::new();
-        let mut stack = vec![root.clone()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-                if e.path().is_dir() {
-                    stack.push(e.path());
-                } else {
-                    out.push(
-                        e.path()
-                            .strip_prefix(&root)
-                            .expect("inside")
-                            .display()
-                            .to_string(),
-                    );
-                }
-            }
-        }
-        out
+        files_below(&self.p.path("ws/inbox"))
     }
 
-    async fn wait_until(&self, what: &str, f: impl Fn() -> bool) {
-        let started = std::time::Instant::now();
-        while !f() {
-            assert!(
-                started.elapsed() < PATIENCE,
-                "timed out waiting for {what}; sent {:?}; inbox {:?}\nlog:\n{}",
+    async fn wait_until(&self, what: &str, f: impl FnMut() -> bool) {
+        let report = || {
+            format!(
+                "sent {:?}; inbox {:?}\nlog:\n{}",
                 self.h()
                     .sent()
                     .into_iter()
                     .map(|s| s.text)
                     .collect::<Vec<_>>(),
                 self.inbox(),
-                read_log(&self.dir.path().join("daemon.log"))
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+                self.p.log()
+            )
+        };
+        self.p.wait_until(PATIENCE, what, report, f).await;
     }
 
     /// Waits for one more poll after now, so whatever was queued would have gone out.
@@ -176,7 +137,7 @@ async fn sigkill_during_an_upload_sends_the_file_once_after_the_restart() {
     let bed = Bed::new().await;
     let h = bed.h();
     let chart: Vec<u8> = (0..100_000u32).map(|i| (i % 241) as u8).collect();
-    std::fs::write(bed.dir.path().join("ws/out/chart.png"), &chart).expect("write");
+    std::fs::write(bed.p.path("ws/out/chart.png"), &chart).expect("write");
     bed.model
         .respond_with(|_| Some(Reply::text("The chart: ![c](out/chart.png)")));
     h.cdn_upload_fault(UploadFault::Hang);

@@ -108,6 +108,13 @@ fn every_numeric_key_has_a_range() {
         .iter()
         .map(|r| (shown(r.scope), r.key.to_string()))
         .collect();
+    // Every chat account table may hold its own `media` caps, with the `[media]` ranges (a mail
+    // table refuses them; the walk cannot reach below it, its required keys get in the way).
+    for r in RANGES.iter().filter(|r| r.scope == Scope::Media) {
+        for c in ["feishu", "wechat"] {
+            ranged.push((format!("{c}.*.media"), r.key.to_string()));
+        }
+    }
     ranged.sort();
     assert!(
         found.len() >= 9,
@@ -158,6 +165,38 @@ fn every_numeric_key_is_checked_at_zero_its_maximum_and_u64_max() {
             }
         }
     }
+}
+
+#[test]
+fn an_accounts_own_media_caps_win_over_the_global_ones_and_take_their_ranges() {
+    let c = parse(
+        "[media]\nmax_item_mb = 50\nmax_workspace_mb = 900\n\
+         [wechat.a]\n[wechat.b.media]\nmax_item_mb = 2\n\
+         [feishu.c.media]\nmax_workspace_mb = 10\n",
+    )
+    .expect("parses");
+    const MB: u64 = 1024 * 1024;
+    let caps = |k: &str| {
+        let s = &c.accounts[&AccountKey::parse(k).expect("key")];
+        (
+            s.media.max_item_bytes / MB,
+            s.media.max_workspace_bytes / MB,
+        )
+    };
+    assert_eq!(caps("wechat:a"), (50, 900));
+    assert_eq!(caps("wechat:b"), (2, 900));
+    assert_eq!(caps("feishu:c"), (50, 10));
+    let e = parse("[wechat.b.media]\nmax_item_mb = 0\n").expect_err("out of range");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{FILE}:2: wechat.b.media.max_item_mb: expected a whole number of MB from 1 to 1024, found 0"
+        )
+    );
+    let e =
+        parse("[mail.m]\nimap_host = \"h\"\nusername = \"u\"\n[mail.m.media]\nmax_item_mb = 5\n")
+            .expect_err("mail keeps no media");
+    assert!(e.to_string().contains("media"), "{e}");
 }
 
 #[test]

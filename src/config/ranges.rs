@@ -87,6 +87,7 @@ pub(crate) const RANGES: &[KeyRange] = &[
         4 * 1024 * 1024,
         "bytes",
     ),
+    range(Scope::Agent, "max_image_mb", 1, 100, "MB"),
     range(Scope::Media, "max_item_mb", 1, 1_024, "MB"),
     range(Scope::Media, "max_workspace_mb", 1, 1_048_576, "MB"),
     range(Scope::Wechat, "send_window_hours", 1, 168, "hours"),
@@ -116,6 +117,8 @@ pub(crate) fn range_of(path: &str) -> Option<&'static KeyRange> {
         .find(|r| match (r.scope.per_account(), parts.as_slice()) {
             (false, [t, k]) => *t == r.scope.table() && *k == r.key,
             (true, [t, _, k]) => *t == r.scope.table() && *k == r.key,
+            // An account's own media caps (`wechat.phone.media.max_item_mb`).
+            (false, [_, _, "media", k]) => r.scope == Scope::Media && *k == r.key,
             _ => false,
         })
 }
@@ -135,20 +138,33 @@ pub(crate) struct OutOfRange {
 /// typed parse, which names the type expected.
 pub(crate) fn check(tree: &Value) -> Result<(), OutOfRange> {
     for r in RANGES {
-        let Some(table) = tree.get(r.scope.table()) else {
-            continue;
-        };
-        let tables: Vec<(String, &Value)> = if r.scope.per_account() {
-            match table.as_object() {
+        let table = tree.get(r.scope.table());
+        let tables: Vec<(String, &Value)> = match table {
+            None => Vec::new(),
+            Some(table) if r.scope.per_account() => match table.as_object() {
                 Some(accounts) => accounts
                     .iter()
                     .map(|(name, t)| (format!("{}.{name}", r.scope.table()), t))
                     .collect(),
                 None => continue,
-            }
-        } else {
-            vec![(r.scope.table().to_string(), table)]
+            },
+            Some(table) => vec![(r.scope.table().to_string(), table)],
         };
+        // An account's own `[<channel>.<account>.media]` caps take the same ranges.
+        let own_media: Vec<(String, &Value)> = if r.scope == Scope::Media {
+            ["wechat", "feishu", "mail"]
+                .iter()
+                .filter_map(|c| tree.get(*c).and_then(Value::as_object).map(|a| (c, a)))
+                .flat_map(|(c, accounts)| {
+                    accounts.iter().filter_map(move |(name, t)| {
+                        t.get("media").map(|m| (format!("{c}.{name}.media"), m))
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let tables = tables.into_iter().chain(own_media);
         for (name, t) in tables {
             let Some(Value::Number(n)) = t.get(r.key) else {
                 continue;

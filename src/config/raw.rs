@@ -74,6 +74,9 @@ pub struct AgentConfig {
     /// Whether the `openai` model sees images: `true` sends photos as image parts, `false` as a
     /// line with the saved path; unset tries images and remembers a refusal.
     pub vision: Option<bool>,
+    /// The largest image the `openai` model takes inline, in MB (1 to 100; default 20); a
+    /// larger JPEG or PNG is made smaller to fit.
+    pub max_image_mb: Option<u64>,
 }
 
 /// The `[media]` table: how much of what people send is kept in the workspaces.
@@ -93,11 +96,49 @@ pub struct MediaLimits {
     pub max_item_bytes: u64,
     /// The most the workspace's inbox may hold.
     pub max_workspace_bytes: u64,
+    /// Whether `max_item_bytes` comes from the account's own `media` table (notes name it).
+    pub own_item_cap: bool,
+    /// Whether `max_workspace_bytes` comes from the account's own `media` table.
+    pub own_workspace_cap: bool,
 }
 
 impl Default for MediaLimits {
     fn default() -> Self {
         MediaLimits::from(&MediaConfig::default())
+    }
+}
+
+impl MediaLimits {
+    /// The global limits with each cap the account's own table sets instead.
+    pub fn for_account(global: &MediaConfig, account: Option<&MediaConfig>) -> Self {
+        let own = account.cloned().unwrap_or_default();
+        MediaLimits {
+            own_item_cap: own.max_item_mb.is_some(),
+            own_workspace_cap: own.max_workspace_mb.is_some(),
+            ..MediaLimits::from(&MediaConfig {
+                max_item_mb: own.max_item_mb.or(global.max_item_mb),
+                max_workspace_mb: own.max_workspace_mb.or(global.max_workspace_mb),
+            })
+        }
+    }
+
+    /// Where the item cap is set, as a note names it (`[media] max_item_mb`,
+    /// `[wechat.phone.media] max_item_mb`) for `account` (`wechat:phone`).
+    pub fn item_key(&self, account: &str) -> String {
+        cap_key(self.own_item_cap, account, "max_item_mb")
+    }
+
+    /// Where the workspace cap is set, as [`MediaLimits::item_key`].
+    pub fn workspace_key(&self, account: &str) -> String {
+        cap_key(self.own_workspace_cap, account, "max_workspace_mb")
+    }
+}
+
+fn cap_key(own: bool, account: &str, key: &str) -> String {
+    if own {
+        format!("[{}.media] {key}", account.replace(':', "."))
+    } else {
+        format!("[media] {key}")
     }
 }
 
@@ -108,6 +149,8 @@ impl From<&MediaConfig> for MediaLimits {
         MediaLimits {
             max_item_bytes: c.max_item_mb.unwrap_or(100) * MB,
             max_workspace_bytes: c.max_workspace_mb.unwrap_or(2048) * MB,
+            own_item_cap: false,
+            own_workspace_cap: false,
         }
     }
 }
@@ -177,6 +220,7 @@ macro_rules! account_table {
             approvals: Option<Approvals>,
             purpose: Option<Purpose>,
             language: Option<Language>,
+            media: Option<MediaConfig>,
             $($(#[$m])* $f: $t,)*
         }
 
@@ -191,6 +235,7 @@ macro_rules! account_table {
                     approvals: self.approvals,
                     purpose: self.purpose,
                     language: self.language,
+                    media: self.media,
                 };
                 (shared, $settings { $($f: self.$f,)* })
             }
@@ -207,6 +252,8 @@ struct Shared {
     approvals: Option<Approvals>,
     purpose: Option<Purpose>,
     language: Option<Language>,
+    /// The account's own `[<channel>.<account>.media]` caps, over the global `[media]`.
+    media: Option<MediaConfig>,
 }
 
 account_table!(
@@ -358,7 +405,7 @@ impl RawConfig {
                 approvals: shared.approvals.unwrap_or_default(),
                 purpose: shared.purpose.unwrap_or_default(),
                 language: shared.language.or(self.language).unwrap_or_default(),
-                media: MediaLimits::from(&self.media),
+                media: MediaLimits::for_account(&self.media, shared.media.as_ref()),
                 settings,
             };
             if spec.purpose == Purpose::Mail && spec.remote_tools == RemoteTools::Owner {
@@ -381,6 +428,7 @@ impl RawConfig {
                 ("remote_tools", shared.remote_tools.is_some()),
                 ("approvals", shared.approvals.is_some()),
                 ("purpose", shared.purpose.is_some()),
+                ("media", shared.media.is_some()),
             ] {
                 if set {
                     let msg = "mail accounts have no such setting; their reports go to report_to"

@@ -24,6 +24,31 @@ use crate::media::{self, human_size, inbox, names, outbound};
 use crate::supervisor::unix_now;
 use crate::words::{FileRefused, Lang, MediaSkip, Msg};
 
+/// When this process first attached an account: a partial download last written before it
+/// was left by an earlier run.
+static STARTED: std::sync::LazyLock<std::time::SystemTime> =
+    std::sync::LazyLock::new(std::time::SystemTime::now);
+
+/// Sweeps the partial downloads a crash left in the account's inbox, on a blocking thread of
+/// its own so the account's resumed work does not wait for it (the quiescence barrier does).
+/// Runs when an account is attached; a download of this process is never touched.
+pub(super) fn sweep_partials(conv: &Conversation, rt: &AccountRuntime) {
+    let Some(workspace) = rt.link.workspace.clone() else {
+        return;
+    };
+    // Fixed before any download of this process can start.
+    let before = *STARTED;
+    let account = rt.link.account.clone();
+    let busy = conv.quiet.hold();
+    tokio::task::spawn_blocking(move || {
+        let n = inbox::sweep_partials(&workspace, before);
+        if n > 0 {
+            tracing::info!(account = %account, files = n, "removed partial downloads a crash left in the inbox");
+        }
+        drop(busy);
+    });
+}
+
 /// What a message's media turned into for its turn.
 #[derive(Default)]
 pub(super) struct Prepared {
@@ -190,6 +215,7 @@ async fn fetch_one(
     let too_large = |size: u64| MediaSkip::TooLarge {
         size: human_size(size),
         max: human_size(limits.max_item_bytes),
+        key: limits.item_key(&a),
     };
     if let Some(size) = item.size.filter(|s| *s > limits.max_item_bytes) {
         return Err(refuse(conv, &a, &id, idx, too_large(size)).await);
@@ -199,6 +225,7 @@ async fn fetch_one(
     if room == 0 || item.size.is_some_and(|s| s > room) {
         let full = MediaSkip::WorkspaceFull {
             max: human_size(limits.max_workspace_bytes),
+            key: limits.workspace_key(&a),
         };
         return Err(refuse(conv, &a, &id, idx, full).await);
     }
@@ -300,8 +327,8 @@ async fn refuse(
 ) -> MediaSkip {
     let note = match &why {
         MediaSkip::Failed { error } => error.clone(),
-        MediaSkip::TooLarge { size, max } => format!("{size}, over the {max} limit"),
-        MediaSkip::WorkspaceFull { max } => format!("the workspace inbox is full ({max})"),
+        MediaSkip::TooLarge { size, max, .. } => format!("{size}, over the {max} limit"),
+        MediaSkip::WorkspaceFull { max, .. } => format!("the workspace inbox is full ({max})"),
         MediaSkip::NoWorkspace => "no workspace".to_string(),
     };
     let (a, id) = (a.to_string(), id.to_string());

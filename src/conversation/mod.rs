@@ -278,6 +278,7 @@ impl Conversation {
 
     /// Starts workers for every chat with open work, and replays fast-lane messages.
     async fn resume(self: Arc<Self>, rt: Arc<AccountRuntime>) {
+        media::sweep_partials(&self, &rt);
         let account = rt.link.account.clone();
         let (a, run) = (account.clone(), rt.run.clone());
         let loaded = self

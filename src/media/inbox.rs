@@ -56,6 +56,42 @@ pub fn partial(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.part"))
 }
 
+/// Whether `name` is one of [`partial`]'s names.
+fn is_partial(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".part") && name.len() > ".part".len() + 1
+}
+
+/// Removes the partial downloads below the inbox of `workspace` last written before `before`
+/// (a crash left them: every download of a running daemon writes after the daemon started);
+/// returns how many went. Symlinks are not followed, so nothing outside the inbox is touched.
+pub fn sweep_partials(workspace: &Path, before: std::time::SystemTime) -> usize {
+    let mut swept = 0;
+    let mut stack = vec![workspace.join(INBOX)];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(meta) = e.path().symlink_metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(e.path());
+                continue;
+            }
+            let stale = meta.modified().is_ok_and(|m| m < before);
+            if meta.is_file()
+                && stale
+                && is_partial(&e.file_name().to_string_lossy())
+                && std::fs::remove_file(e.path()).is_ok()
+            {
+                swept += 1;
+            }
+        }
+    }
+    swept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +118,39 @@ mod tests {
         std::os::unix::fs::symlink(ws.path().join("outside"), day.join("link")).expect("link");
         assert_eq!(usage(ws.path()), 100);
         assert_eq!(partial(&day.join("a.pdf")), day.join(".a.pdf.part"));
+    }
+
+    #[test]
+    fn stale_partials_are_swept_and_nothing_else() {
+        let ws = tempfile::tempdir().expect("dir");
+        let day = ws.path().join("inbox/2026-12-01/from-x");
+        std::fs::create_dir_all(&day).expect("mkdir");
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        let start = old + std::time::Duration::from_secs(60);
+        let file = |name: &str, at: std::time::SystemTime| {
+            let p = day.join(name);
+            std::fs::write(&p, b"x").expect("write");
+            std::fs::File::options()
+                .write(true)
+                .open(&p)
+                .and_then(|f| f.set_modified(at))
+                .expect("mtime");
+            p
+        };
+        let stale = file(".photo.jpg.part", old);
+        let live = file(".chart.png.part", start + std::time::Duration::from_secs(1));
+        let kept = [
+            file("photo.jpg", old),
+            file(".notes", old),
+            file("a.part", old),
+            live.clone(),
+        ];
+        std::fs::write(ws.path().join(".outside.part"), b"x").expect("write");
+        assert_eq!(sweep_partials(ws.path(), start), 1);
+        assert!(!stale.exists());
+        for k in &kept {
+            assert!(k.exists(), "{} was swept", k.display());
+        }
+        assert!(ws.path().join(".outside.part").exists());
     }
 }

@@ -79,17 +79,21 @@ pub enum Msg {
 /// Why a received item was not saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MediaSkip {
-    /// Larger than `[media] max_item_mb`.
+    /// Larger than `[media] max_item_mb` (or the account's own cap).
     TooLarge {
         /// Its size (`150.0 MiB`).
         size: String,
         /// The limit.
         max: String,
+        /// Where the limit is set (`[media] max_item_mb`).
+        key: String,
     },
-    /// The workspace's inbox is at `[media] max_workspace_mb`.
+    /// The workspace's inbox is at `[media] max_workspace_mb` (or the account's own cap).
     WorkspaceFull {
         /// The limit.
         max: String,
+        /// Where the limit is set (`[media] max_workspace_mb`).
+        key: String,
     },
     /// The account has no workspace to save into.
     NoWorkspace,
@@ -178,11 +182,11 @@ impl Msg {
             }
             Msg::MediaNotSaved { item, why } => {
                 let why = match why {
-                    MediaSkip::TooLarge { size, max } => {
-                        format!("it is {size}, over the {max} limit (`[media] max_item_mb`)")
+                    MediaSkip::TooLarge { size, max, key } => {
+                        format!("it is {size}, over the {max} limit (`{key}`)")
                     }
-                    MediaSkip::WorkspaceFull { max } => format!(
-                        "the workspace inbox is full ({max}, `[media] max_workspace_mb`); delete old files in `inbox/`"
+                    MediaSkip::WorkspaceFull { max, key } => format!(
+                        "the workspace inbox is full ({max}, `{key}`); delete old files in `inbox/`"
                     ),
                     MediaSkip::NoWorkspace => {
                         "this account has no workspace; set workspace in its table".to_string()
@@ -236,11 +240,11 @@ impl Msg {
             Msg::Paired => "配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。".into(),
             Msg::MediaNotSaved { item, why } => {
                 let why = match why {
-                    MediaSkip::TooLarge { size, max } => {
-                        format!("文件大小 {size}，超过 {max} 的上限（`[media] max_item_mb`）")
+                    MediaSkip::TooLarge { size, max, key } => {
+                        format!("文件大小 {size}，超过 {max} 的上限（`{key}`）")
                     }
-                    MediaSkip::WorkspaceFull { max } => format!(
-                        "工作区收件箱已满（{max}，`[media] max_workspace_mb`），请删除 `inbox/` 中的旧文件"
+                    MediaSkip::WorkspaceFull { max, key } => format!(
+                        "工作区收件箱已满（{max}，`{key}`），请删除 `inbox/` 中的旧文件"
                     ),
                     MediaSkip::NoWorkspace => "该账号没有配置 workspace".to_string(),
                     MediaSkip::Failed { error } => format!("下载失败：{error}"),
@@ -319,6 +323,7 @@ pub(crate) mod tests {
                 why: MediaSkip::TooLarge {
                     size: "150.0 MiB".into(),
                     max: "100.0 MiB".into(),
+                    key: "[media] max_item_mb".into(),
                 },
             },
             Msg::FileNotSent {

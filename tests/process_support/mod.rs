@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod bed;
+pub mod hold;
+
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

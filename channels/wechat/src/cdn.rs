@@ -161,11 +161,11 @@ impl Decryptor {
         // Keep at least one whole block (it may be the last, with the padding).
         let whole = self.pending.len() / BLOCK * BLOCK;
         let ready = whole.saturating_sub(BLOCK);
-        for chunk in self.pending[..ready].chunks_exact(BLOCK) {
-            let mut block = aes::Block::try_from(chunk).expect("a 16-byte chunk");
-            self.cipher.decrypt_block(&mut block);
-            out.extend_from_slice(&block);
-        }
+        // All whole blocks in one call, in place: the cipher pipelines them (AES-NI does 8 at a
+        // time), where a call per block made a debug build decrypt at ~6 MB/s.
+        let (blocks, _) = aes::Block::slice_as_chunks_mut(&mut self.pending[..ready]);
+        self.cipher.decrypt_blocks(blocks);
+        out.extend_from_slice(&self.pending[..ready]);
         self.pending.drain(..ready);
     }
 
@@ -205,11 +205,10 @@ impl Encryptor {
     pub fn update(&mut self, data: &[u8], out: &mut Vec<u8>) {
         self.pending.extend_from_slice(data);
         let whole = self.pending.len() / BLOCK * BLOCK;
-        for chunk in self.pending[..whole].chunks_exact(BLOCK) {
-            let mut block = aes::Block::try_from(chunk).expect("a 16-byte chunk");
-            self.cipher.encrypt_block(&mut block);
-            out.extend_from_slice(&block);
-        }
+        // In one call, in place, as in `Decryptor::update`.
+        let (blocks, _) = aes::Block::slice_as_chunks_mut(&mut self.pending[..whole]);
+        self.cipher.encrypt_blocks(blocks);
+        out.extend_from_slice(&self.pending[..whole]);
         self.pending.drain(..whole);
     }
 

@@ -28,6 +28,7 @@ use crate::words::Lang;
 
 pub mod history;
 mod response;
+mod shrink;
 pub mod sse;
 mod vision;
 
@@ -104,6 +105,9 @@ pub struct OpenAiOptions {
     pub max_message_bytes: usize,
     /// Whether the model sees images (`[agent] vision`); `None`: try, and remember a refusal.
     pub vision: Option<bool>,
+    /// The largest image the model takes inline (`[agent] max_image_mb`); a larger photo is
+    /// made smaller to fit.
+    pub max_image_bytes: u64,
 }
 
 impl OpenAiOptions {
@@ -124,6 +128,7 @@ impl OpenAiOptions {
             history: HistoryLimits::default(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             vision: None,
+            max_image_bytes: vision::DEFAULT_MAX_IMAGE_BYTES,
         }
     }
 
@@ -175,6 +180,9 @@ impl OpenAiOptions {
         }
         o.max_message_bytes = max_message_bytes(cfg);
         o.vision = cfg.vision;
+        if let Some(mb) = cfg.max_image_mb {
+            o.max_image_bytes = mb * 1024 * 1024;
+        }
         Ok(o)
     }
 }
@@ -309,8 +317,15 @@ impl OpenAiAgent {
         let system = self.system_message(req.channel_label, req.language);
         let mut trimmed = false;
         let mut images = self.sees_images(&req.session).await;
+        // Read (and shrink) once: a retry after a context overflow sends the same parts.
+        let prepared = if images && !req.attachments.is_empty() {
+            vision::prepare(&req.attachments, self.opts.max_image_bytes).await
+        } else {
+            Vec::new()
+        };
         loop {
-            let (prompt, parts) = vision::user_content(&req.prompt, &req.attachments, images);
+            let seen = (images && !req.attachments.is_empty()).then_some(&prepared[..]);
+            let (prompt, parts) = vision::user_content(&req.prompt, &req.attachments, seen);
             let mut messages = Vec::with_capacity(past.len() * 2 + 2);
             messages.push(system.clone());
             for e in &past {

@@ -1,56 +1,126 @@
 //! Images for the `openai` backend: a saved photo goes to the model as an `image_url` content
 //! part (a data URI) when `[agent] vision` is `true`, or unset and the model has not refused
 //! images before; otherwise, and for every other file, the prompt gets a line with the saved
-//! path. A 400 that says the model takes no images is remembered per account and model, and the
-//! turn is tried again with the path lines.
+//! path. A photo over the model's limit is made smaller in its own format (`shrink`); one that
+//! does not read as a picture goes as its path with a note saying so. A 400 that says the model
+//! takes no images is remembered per account and model, and the turn is tried again with the
+//! path lines.
 
 use base64::Engine;
 use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
 
 use super::ChatMessage;
+use super::shrink::{self, ShrinkError};
 use crate::agent::{Attachment, MediaKind};
+use crate::media::human_size;
 use crate::store::{Store, StoreError};
 
-/// The largest image sent inline. OpenAI documents 20 MB per image; a larger one is not resized
-/// (no image codec in the bridge) but handed over as a path line, which always works.
-const MAX_INLINE_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
+/// The largest image sent inline by default: OpenAI documents 20 MB per image. A larger one is
+/// made smaller (JPEG and PNG) to fit; `[agent] max_image_mb` sets another model's limit.
+pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
+
+/// What one attachment is for a model that sees images.
+pub(super) enum Prepared {
+    /// An image part: its MIME type and the bytes (the file's own, or made smaller).
+    Inline { mime: String, bytes: Vec<u8> },
+    /// A line for the prompt (a file, or an image that cannot go inline, with why).
+    Line(String),
+}
+
+/// The line naming where `a` was saved, with `why` it is not an image part when there is a why.
+fn path_line(a: &Attachment, why: Option<&str>) -> String {
+    let what = match a.kind {
+        MediaKind::Image => "photo",
+        MediaKind::Audio => "voice note",
+        MediaKind::Video => "video",
+        MediaKind::File => "file",
+    };
+    match why {
+        Some(why) => format!(
+            "[{what} saved at {}; not shown as an image: {why}]",
+            a.path.display()
+        ),
+        None => format!("[{what} saved at {}]", a.path.display()),
+    }
+}
+
+/// Reads each image (shrinking one over `max_bytes`, off the async threads) for a model that
+/// sees images; every other attachment becomes its path line.
+pub(super) async fn prepare(attachments: &[Attachment], max_bytes: u64) -> Vec<Prepared> {
+    let mut out = Vec::with_capacity(attachments.len());
+    for a in attachments {
+        if a.kind != MediaKind::Image {
+            out.push(Prepared::Line(path_line(a, None)));
+            continue;
+        }
+        let (path, mime) = (
+            a.path.clone(),
+            a.mime.clone().unwrap_or_else(|| "image/jpeg".into()),
+        );
+        let job = tokio::task::spawn_blocking(move || inline(&path, &mime, max_bytes)).await;
+        out.push(match job {
+            Ok(Ok((mime, bytes))) => Prepared::Inline { mime, bytes },
+            Ok(Err(why)) => Prepared::Line(path_line(a, Some(&why))),
+            // A panic in a codec is contained here: the photo goes as its path.
+            Err(_) => Prepared::Line(path_line(a, Some("it could not be read as an image"))),
+        });
+    }
+    out
+}
+
+/// The bytes of one image to send inline, made smaller when over `max_bytes`, or why not.
+fn inline(path: &std::path::Path, mime: &str, max_bytes: u64) -> Result<(String, Vec<u8>), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("it could not be read: {e}"))?;
+    let size = bytes.len() as u64;
+    if size <= max_bytes {
+        // Under the limit the model gets the sender's bytes untouched; only a photo that must
+        // be made smaller is decoded.
+        return Ok((mime.to_string(), bytes));
+    }
+    match shrink::shrink(&bytes, mime, max_bytes) {
+        Ok(smaller) => Ok((mime.to_string(), smaller)),
+        Err(e @ ShrinkError::Unsupported) | Err(e @ ShrinkError::TooLarge) => Err(format!(
+            "it is {}, over the model's {} limit, and {e}",
+            human_size(size),
+            human_size(max_bytes)
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
 
 /// The last user message's content: the text with one line per file not sent inline, and the
-/// content parts when images go inline (`None`: the plain text is the content).
+/// content parts when images go inline (`None`: the plain text is the content). `prepared` is
+/// [`prepare`]'s answer for a model that sees images, `None` for one that does not.
 pub(super) fn user_content(
     prompt: &str,
     attachments: &[Attachment],
-    images: bool,
+    prepared: Option<&[Prepared]>,
 ) -> (String, Option<Value>) {
     let mut text = prompt.to_string();
     let mut parts = Vec::new();
-    for a in attachments {
-        let inline = images
-            && a.kind == MediaKind::Image
-            && std::fs::metadata(&a.path).is_ok_and(|m| m.len() <= MAX_INLINE_IMAGE_BYTES);
-        let data = if inline {
-            std::fs::read(&a.path).ok()
-        } else {
-            None
-        };
-        match data {
-            Some(bytes) => {
-                let mime = a.mime.as_deref().unwrap_or("image/jpeg");
-                let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
-                parts.push(json!({
-                    "type": "image_url",
-                    "image_url": {"url": format!("data:{mime};base64,{b64}")}
-                }));
+    match prepared {
+        None => {
+            for a in attachments {
+                text.push('\n');
+                text.push_str(&path_line(a, None));
             }
-            None => {
-                let what = match a.kind {
-                    MediaKind::Image => "photo",
-                    MediaKind::Audio => "voice note",
-                    MediaKind::Video => "video",
-                    MediaKind::File => "file",
-                };
-                text.push_str(&format!("\n[{what} saved at {}]", a.path.display()));
+        }
+        Some(prepared) => {
+            for p in prepared {
+                match p {
+                    Prepared::Inline { mime, bytes } => {
+                        let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+                        parts.push(json!({
+                            "type": "image_url",
+                            "image_url": {"url": format!("data:{mime};base64,{b64}")}
+                        }));
+                    }
+                    Prepared::Line(line) => {
+                        text.push('\n');
+                        text.push_str(line);
+                    }
+                }
             }
         }
     }
@@ -147,7 +217,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let img = attachment(dir.path(), "a.png", b"\x89PNG-bytes", MediaKind::Image);
         let pdf = attachment(dir.path(), "r.pdf", b"%PDF", MediaKind::File);
-        let (text, parts) = user_content("look", &[img.clone(), pdf.clone()], true);
+        let both = [img.clone(), pdf.clone()];
+        let prepared = tokio_test_block(prepare(&both, DEFAULT_MAX_IMAGE_BYTES));
+        let (text, parts) = user_content("look", &both, Some(&prepared));
         assert_eq!(
             text,
             format!("look\n[file saved at {}]", pdf.path.display())
@@ -162,12 +234,59 @@ mod tests {
             .decode(b64)
             .expect("b64");
         assert_eq!(bytes, b"\x89PNG-bytes");
-        let (text, parts) = user_content("look", std::slice::from_ref(&img), false);
+        let (text, parts) = user_content("look", std::slice::from_ref(&img), None);
         assert!(parts.is_none());
         assert_eq!(
             text,
             format!("look\n[photo saved at {}]", img.path.display())
         );
+    }
+
+    fn tokio_test_block<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_photo_over_the_limit_goes_smaller_and_a_malformed_one_as_its_path_with_a_note() {
+        let dir = tempfile::tempdir().expect("dir");
+        let img = image::RgbImage::from_fn(400, 300, |x, y| {
+            image::Rgb([((x * 7) ^ (y * 13)) as u8, (x * y) as u8, (x + y) as u8])
+        });
+        let mut png = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::ImageRgb8(img)
+            .write_to(&mut png, image::ImageFormat::Png)
+            .expect("png");
+        let png = png.into_inner();
+        let limit = png.len() as u64 / 2;
+        let big = attachment(dir.path(), "big.png", &png, MediaKind::Image);
+        let mut broken = png.clone();
+        broken.truncate(png.len() * 3 / 4);
+        let bad = attachment(dir.path(), "bad.png", &broken, MediaKind::Image);
+        let got = tokio_test_block(prepare(&[big, bad.clone()], limit));
+        match &got[0] {
+            Prepared::Inline { mime, bytes } => {
+                assert_eq!(mime, "image/png");
+                assert!((bytes.len() as u64) <= limit);
+                let back = image::load_from_memory(bytes).expect("a picture");
+                assert!(back.width() < 400 && back.width() > 50);
+            }
+            Prepared::Line(l) => panic!("not inline: {l}"),
+        }
+        match &got[1] {
+            Prepared::Line(l) => {
+                assert!(
+                    l.starts_with(&format!(
+                        "[photo saved at {}; not shown",
+                        bad.path.display()
+                    )) && l.contains("could not be read as an image"),
+                    "{l}"
+                );
+            }
+            Prepared::Inline { .. } => panic!("a broken picture went inline"),
+        }
     }
 
     #[test]
