@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use acp_support::AgentCmd;
-use process_support::{Daemon, read_log, terminate};
+use process_support::bed::{ProcessBed, wechat_login};
+use process_support::{Daemon, terminate};
 use scv_bridge::protocol::DaemonCommand;
-use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::testing::fake_models::{FakeModels, MADE, NOT_RUN};
 use scv_wechat::fake::{FakeHandle, FakeServer, SentMessage};
 
@@ -28,7 +28,9 @@ const STRANGER: &str = "stranger@im.wechat";
 const ASK: &str = "make a directory x";
 
 struct Bed {
-    dir: tempfile::TempDir,
+    bed: ProcessBed,
+    /// The agent's own home (its config), kept for the test's length.
+    _home: tempfile::TempDir,
     fake: FakeServer,
     _models: FakeModels,
     daemon: Daemon,
@@ -39,42 +41,33 @@ impl Bed {
     /// answers anyone, gives the owner tools and asks before each one.
     async fn start(make: impl Fn(&Path, &FakeModels) -> AgentCmd) -> Bed {
         let models = FakeModels::start().await.expect("fake models");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let cmd = make(&dir.path().join("home"), &models);
+        let home = tempfile::tempdir().expect("agent home");
+        let cmd = make(home.path(), &models);
         let fake = FakeServer::start().await.expect("fake ilink");
-        let state = dir.path().join("state");
-        std::fs::create_dir_all(dir.path().join("ws")).expect("workspace");
-        let config = dir.path().join("config.toml");
-        let text = format!(
-            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n{}\
-             [wechat.phone]\nbase_url = \"{}\"\nworkspace = \"{}\"\nsenders = \"anyone\"\n\
-             remote_tools = \"owner\"\napprovals = \"ask\"\n",
-            state.display(),
-            dir.path().join("run/daemon.sock").display(),
-            cmd.agent_table(),
-            fake.base_url(),
-            dir.path().join("ws").display(),
-        );
-        std::fs::write(&config, text).expect("config");
-        let token = fake.handle().issue_token();
-        let creds = Credentials::default()
-            .with("bot_token", token.expose())
-            .with("bot_id", fake.handle().bot_id())
-            .with("base_url", fake.base_url())
-            .with("owner_id", OWNER);
-        CredentialStore::Files(state.join("credentials"))
-            .save("wechat:phone", &creds)
-            .expect("save login");
         // The key reaches the agent through the daemon's environment, never the config file.
-        let mut env: Vec<(&str, &str)> = cmd
+        let env: Vec<(&str, &str)> = cmd
             .secret_env
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        env.push(("RUST_LOG", "info"));
-        let daemon = Daemon::spawn(&config, &env, &dir.path().join("daemon.log"));
+        let bed = ProcessBed::new(
+            |dir| {
+                std::fs::create_dir_all(dir.join("ws")).expect("workspace");
+                format!(
+                    "{}[wechat.phone]\nbase_url = \"{}\"\nworkspace = \"{}\"\n\
+                     senders = \"anyone\"\nremote_tools = \"owner\"\napprovals = \"ask\"\n",
+                    cmd.agent_table(),
+                    fake.base_url(),
+                    dir.join("ws").display(),
+                )
+            },
+            &env,
+        );
+        bed.save_login("wechat:phone", &wechat_login(&fake, OWNER));
+        let daemon = bed.spawn();
         Bed {
-            dir,
+            bed,
+            _home: home,
             fake,
             _models: models,
             daemon,
@@ -86,7 +79,7 @@ impl Bed {
     }
 
     fn x(&self) -> PathBuf {
-        self.dir.path().join("ws/x")
+        self.bed.path("ws/x")
     }
 
     /// The first send after the first `skip` that `wanted` accepts; fails with the log if none
@@ -106,7 +99,7 @@ impl Bed {
                     .into_iter()
                     .map(|s| s.text)
                     .collect::<Vec<_>>(),
-                read_log(&self.dir.path().join("daemon.log"))
+                self.bed.log()
             ),
         }
     }
@@ -153,8 +146,7 @@ async fn drive(make: impl Fn(&Path, &FakeModels) -> AgentCmd) {
     assert!(bed.x().is_dir(), "the directory exists");
 
     // Status shows the agent process and the owner's session.
-    let socket = bed.dir.path().join("run/daemon.sock");
-    let status = scv_bridge::client::request(&socket, DaemonCommand::Status)
+    let status = scv_bridge::client::request(&bed.bed.socket(), DaemonCommand::Status)
         .await
         .expect("status");
     let processes = status

@@ -13,6 +13,7 @@ use process_support::bed::{ProcessBed, feishu_login, files_below, openai_agent};
 use process_support::hold::HoldingProxy;
 use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
+use scv_feishu::cardkit::ANSWER_ELEMENT;
 use scv_feishu::fake::{FakeConfig, FakeFeishu};
 
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -77,12 +78,21 @@ impl Bed {
     }
 
     /// The texts sent to the owner's chat, in order.
+    /// The texts sent to the chat: plain messages, and the final text of a card an answer
+    /// streamed into (its message carries only the card's id).
     fn texts(&self) -> Vec<String> {
+        let cards = self.fake.cards();
         self.fake
             .sent()
             .iter()
             .filter(|s| s.chat_id == CHAT && s.msg_type != "image" && s.msg_type != "file")
-            .map(|s| text_of(&s.content))
+            .map(|s| {
+                let card = s.content["data"]["card_id"].as_str();
+                match card.and_then(|id| cards.iter().find(|c| c.card_id == id)) {
+                    Some(c) => c.text(ANSWER_ELEMENT).unwrap_or_default(),
+                    None => text_of(&s.content),
+                }
+            })
             .collect()
     }
 

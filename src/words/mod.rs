@@ -5,11 +5,13 @@ mod catalogue;
 mod choose;
 mod confirm;
 mod digest;
+mod size;
 
 pub use catalogue::{FileRefused, MediaSkip, Msg};
 pub use choose::{detect, remember, remembered};
 pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};
 pub use digest::Digest;
+pub use size::human_size;
 
 use serde::Deserialize;
 

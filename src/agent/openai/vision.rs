@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use super::ChatMessage;
 use super::shrink::{self, ShrinkError};
 use crate::agent::{Attachment, MediaKind};
-use crate::media::human_size;
 use crate::store::{Store, StoreError};
+use crate::words::human_size;
 
 /// The largest image sent inline by default: OpenAI documents 20 MB per image. A larger one is
 /// made smaller (JPEG and PNG) to fit; `[agent] max_image_mb` sets another model's limit.
