@@ -83,7 +83,7 @@ pub enum Command {
         #[arg(long, value_parser = crate::confirm::cli::parse_timeout)]
         timeout: Option<u64>,
         /// Ask in this account's owner chat (CHANNEL:ACCOUNT, e.g. feishu:work) instead of `notify`.
-        #[arg(long, add = ArgValueCompleter::new(super::complete::account_keys))]
+        #[arg(long, add = ArgValueCompleter::new(super::candidates::account_keys))]
         chat: Option<String>,
     },
     /// Store an account's credentials (a running daemon picks them up), or the model API key.
@@ -131,7 +131,7 @@ pub enum ConfigAction {
 pub enum LoginTarget {
     /// Scan a QR code with WeChat; the scanner becomes the account's owner.
     Wechat {
-        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
         account: String,
         /// The iLink endpoint to log in against.
         #[arg(long)]
@@ -139,7 +139,7 @@ pub enum LoginTarget {
     },
     /// Store the Feishu app ID and secret, then pair the owner.
     Feishu {
-        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
         account: String,
         /// The app ID (the secret is prompted, or read from stdin).
         #[arg(long)]
@@ -147,7 +147,7 @@ pub enum LoginTarget {
     },
     /// Store the mailbox password (prompted, or read from stdin).
     Mail {
-        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
         account: String,
     },
     /// Store the model API key (prompted, or read from stdin), checked against [agent] base_url;
@@ -160,24 +160,24 @@ pub enum LoginTarget {
 pub enum ChannelAction {
     /// Start an account.
     Enable {
-        #[arg(add = ArgValueCompleter::new(super::complete::channels))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::channels))]
         channel: String,
-        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
         account: String,
     },
     /// Stop an account (it stays configured).
     Disable {
-        #[arg(add = ArgValueCompleter::new(super::complete::channels))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::channels))]
         channel: String,
-        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
         account: String,
     },
     /// Change an account's settings (persisted across restarts; `status` shows where they differ
     /// from the file, `channel reset` forgets them).
     Set {
-        #[arg(add = ArgValueCompleter::new(super::complete::channels))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::channels))]
         channel: String,
-        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
         account: String,
         #[arg(long, value_enum)]
         senders: Option<SendersArg>,
@@ -196,16 +196,16 @@ pub enum ChannelAction {
     },
     /// Forget an account's run-time settings (set, enable, disable): it runs as the file says.
     Reset {
-        #[arg(add = ArgValueCompleter::new(super::complete::channels))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::channels))]
         channel: String,
-        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
         account: String,
     },
     /// Stop an account and remove its credentials and stored state.
     Logout {
-        #[arg(add = ArgValueCompleter::new(super::complete::channels))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::channels))]
         channel: String,
-        #[arg(add = ArgValueCompleter::new(super::complete::accounts))]
+        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
         account: String,
     },
 }

@@ -2,6 +2,7 @@
 //! does. `main.rs` only parses, sets up logging and hands over.
 
 mod args;
+mod candidates;
 mod commands;
 mod complete;
 mod compose;
