@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use scv_bridge::testing::fake_openai::FakeOpenAi;
+use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeConfig, FakeServer};
 
 const OWNER: &str = "walk0001@im.wechat";
@@ -27,17 +28,20 @@ async fn main() -> std::io::Result<()> {
         fake.qr_confirm(OWNER);
         println!("phone: scanned and confirmed the QR code as {OWNER}");
     }
-    // Once the daemon polls, the owner writes.
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    // Once the daemon polls (an event the fake records), the owner writes.
+    fake.wait_for_requests(Endpoint::GetUpdates, 1, Duration::from_secs(600))
+        .await;
     fake.push_text(OWNER, "hello");
     println!("phone: wrote \"hello\"");
     let mut seen = 0;
     loop {
-        let sent = fake.sent();
+        // Woken by each accepted send, not by a clock.
+        let sent = fake
+            .wait_for_sent(seen + 1, Duration::from_secs(3600))
+            .await;
         for s in sent.iter().skip(seen) {
             println!("bot -> {}: {}", s.to_user, s.text);
         }
         seen = sent.len();
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

@@ -2,6 +2,8 @@
 //! backend built from `[agent]` as `run` builds it, in-memory chat accounts, and the fake
 //! OpenAI-compatible server on loopback. Also what one chat message may hand to the agent.
 
+mod memory_support;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -9,12 +11,10 @@ use scv_bridge::adapters::memory::MemoryFactory;
 use scv_bridge::agent::{Agent, OpenAiAgent, OpenAiOptions};
 use scv_bridge::config::{AccountKey, AgentConfig, Config};
 use scv_bridge::conversation::*;
-use scv_bridge::daemon::{self, RunningDaemon, Wiring};
-use scv_bridge::protocol::{AgentState, ComponentState, DaemonCommand, DaemonStatus};
+use scv_bridge::daemon::RunningDaemon;
+use scv_bridge::protocol::{AgentState, DaemonCommand, DaemonStatus};
 use scv_bridge::store::Store;
-use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
-use scv_bridge::testing::wait_for_state;
 
 const OWNER: &str = "o9@im.wechat";
 
@@ -44,37 +44,10 @@ async fn start_with(
     std::fs::write(&path, config_text(dir, agent)).expect("config");
     let config = Config::load(&path).expect("config");
     let agent_config = config.agent.clone();
-    let cell = Arc::new(std::sync::OnceLock::new());
-    let c2 = cell.clone();
-    let d = daemon::start_with(
-        config,
-        move |creds, store, _| {
-            let agent = make(&agent_config, store.clone());
-            let conv = Conversation::new(store.clone(), agent);
-            let factory = MemoryFactory::new(
-                Some(OWNER),
-                scv_bridge::port::Ports::new(store.clone(), creds.clone(), conv.clone()),
-            );
-            let _ = c2.set((factory.clone(), conv.clone()));
-            let f: Arc<dyn ComponentFactory> = factory;
-            Wiring {
-                factory: f,
-                conversation: Some(conv),
-                confirm: None,
-            }
-        },
-        LifecyclePolicy::default(),
-    )
+    memory_support::start(config, OWNER, move |store| {
+        make(&agent_config, store.clone())
+    })
     .await
-    .expect("start");
-    let (factory, conv) = cell.get().cloned().expect("wired");
-    wait_for_state(
-        &d.core.registry(),
-        "wechat:phone",
-        ComponentState::Connected,
-    )
-    .await;
-    (d, factory, conv)
 }
 
 async fn status(d: &RunningDaemon) -> DaemonStatus {

@@ -6,11 +6,11 @@
 
 mod process_support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use process_support::{Daemon, read_log, sigkill, terminate};
-use scv_bridge::secrets::{CredentialStore, Credentials};
+use process_support::bed::{ProcessBed, feishu_login, openai_agent, wechat_login};
+use process_support::{Daemon, sigkill, terminate};
+use scv_bridge::secrets::Credentials;
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 
 /// Real time allowed for anything to happen; nothing waits this long unless broken.
@@ -59,48 +59,33 @@ fn non_blank(s: &str) -> String {
 }
 
 struct Bed {
-    dir: tempfile::TempDir,
-    config: PathBuf,
+    p: ProcessBed,
     model: FakeOpenAi,
 }
 
 impl Bed {
-    /// A state directory and configuration with the `account` table, and `creds` stored.
+    /// The shared real-binary bed with the openai backend against the scripted fake model, the
+    /// `account` table, and `creds` stored.
     async fn new(account: &str, table: &str, creds: &Credentials) -> Bed {
-        let dir = tempfile::tempdir().expect("tempdir");
         let model = FakeOpenAi::start().await.expect("fake model");
         script(&model);
-        let state = dir.path().join("state");
-        let config = dir.path().join("config.toml");
-        let text = format!(
-            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n\
-             [agent]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"SCV_KILL9_STREAM_KEY\"\n{table}",
-            state.display(),
-            dir.path().join("run/daemon.sock").display(),
-            model.base_url(),
+        let agent = openai_agent(&model.base_url(), "m", "SCV_KILL9_STREAM_KEY");
+        let p = ProcessBed::new(
+            |_| format!("{agent}{table}"),
+            &[("SCV_KILL9_STREAM_KEY", "k")],
         );
-        std::fs::write(&config, text).expect("config");
-        CredentialStore::Files(state.join("credentials"))
-            .save(account, creds)
-            .expect("save credentials");
-        Bed { dir, config, model }
+        p.save_login(account, creds);
+        Bed { p, model }
     }
 
     fn spawn(&self) -> Daemon {
-        let env = [("SCV_KILL9_STREAM_KEY", "k"), ("RUST_LOG", "info")];
-        Daemon::spawn(&self.config, &env, &self.dir.path().join("daemon.log"))
+        self.p.spawn()
     }
 
     async fn wait_until(&self, what: &str, f: impl Fn() -> bool) {
-        let started = std::time::Instant::now();
-        while !f() {
-            assert!(
-                started.elapsed() < PATIENCE,
-                "timed out waiting for {what}\nlog:\n{}",
-                read_log(&self.dir.path().join("daemon.log"))
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        self.p
+            .wait_until(PATIENCE, what, || format!("log:\n{}", self.p.log()), f)
+            .await;
     }
 }
 
@@ -111,12 +96,7 @@ async fn sigkill_mid_stream_on_wechat_loses_nothing_and_doubles_nothing() {
     const OWNER: &str = "owner@im.wechat";
     let fake = FakeServer::start().await.expect("fake ilink");
     let h = fake.handle();
-    let token = h.issue_token();
-    let creds = Credentials::default()
-        .with("bot_token", token.expose())
-        .with("bot_id", h.bot_id())
-        .with("base_url", fake.base_url())
-        .with("owner_id", OWNER);
+    let creds = wechat_login(&fake, OWNER);
     let table = format!("[wechat.phone]\nbase_url = \"{}\"\n", fake.base_url());
     let bed = Bed::new("wechat:phone", &table, &creds).await;
     h.push_text(OWNER, "write a lot");
@@ -154,9 +134,7 @@ async fn sigkill_mid_stream_on_feishu_finishes_the_same_card() {
     let fake = FakeFeishu::start(FakeConfig::fast())
         .await
         .expect("fake feishu");
-    let creds = Credentials::default()
-        .with("app_id", &fake.config().app_id)
-        .with("app_secret", &fake.config().app_secret);
+    let creds = feishu_login(&fake);
     let table = format!(
         "[feishu.work]\ndomain = \"{}\"\nsenders = \"owner\"\nowner = \"{OWNER}\"\n",
         fake.base_url()

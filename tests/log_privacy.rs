@@ -1,6 +1,8 @@
 //! Full runs' logs, at every level and from every thread, carry no message text, answer text,
 //! question text, approval summary, card content or secret.
 
+mod memory_support;
+
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -107,35 +109,7 @@ async fn no_message_text_or_secret_reaches_the_logs() {
     opts.api_key = Some(Secret::new(API_KEY));
     opts.backoff_base = std::time::Duration::from_millis(1);
     let agent: Arc<dyn Agent> = Arc::new(OpenAiAgent::new(opts, store).expect("agent"));
-    let cell = Arc::new(std::sync::OnceLock::new());
-    let c2 = cell.clone();
-    let d = daemon::start_with(
-        config,
-        move |creds, store, _| {
-            let conv = Conversation::new(store.clone(), agent);
-            let f = MemoryFactory::new(
-                Some(OWNER),
-                scv_bridge::port::Ports::new(store.clone(), creds.clone(), conv.clone()),
-            );
-            let _ = c2.set((f.clone(), conv.clone()));
-            let f: Arc<dyn ComponentFactory> = f;
-            Wiring {
-                factory: f,
-                conversation: Some(conv),
-                confirm: None,
-            }
-        },
-        LifecyclePolicy::default(),
-    )
-    .await
-    .expect("start");
-    let (factory, conv) = cell.get().cloned().expect("wired");
-    wait_for_state(
-        &d.core.registry(),
-        "wechat:phone",
-        ComponentState::Connected,
-    )
-    .await;
+    let (d, factory, conv) = memory_support::start(config, OWNER, move |_| agent).await;
     conv.accept(vec![
         msg("1", "stranger", STRANGER_TEXT),
         msg("2", OWNER, SECRET_TEXT),

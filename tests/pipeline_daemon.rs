@@ -1,6 +1,8 @@
 //! The pipeline through a running daemon: in-memory chat accounts, the real agent backends,
 //! and fake OpenAI / SCV servers over real sockets.
 
+mod memory_support;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -10,12 +12,9 @@ use scv_bridge::agent::openai::{OpenAiAgent, OpenAiOptions};
 use scv_bridge::agent::scv::{ScvAgent, ScvOptions, Transport};
 use scv_bridge::config::{AccountKey, Config};
 use scv_bridge::conversation::*;
-use scv_bridge::daemon::{self, RunningDaemon, Wiring};
-use scv_bridge::protocol::ComponentState;
-use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::daemon::RunningDaemon;
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 use scv_bridge::testing::fake_scv::FakeScv;
-use scv_bridge::testing::wait_for_state;
 
 const OWNER: &str = "o9@im.wechat";
 
@@ -32,33 +31,7 @@ async fn start(
     );
     std::fs::write(&path, text).expect("config");
     let config = Config::load(&path).expect("config");
-    let cell = Arc::new(std::sync::OnceLock::new());
-    let c2 = cell.clone();
-    let d = daemon::start_with(
-        config,
-        move |creds, store, _| {
-            let conv = Conversation::new(store.clone(), agent);
-            let factory = MemoryFactory::new(
-                Some(OWNER),
-                scv_bridge::port::Ports::new(store.clone(), creds.clone(), conv.clone()),
-            );
-            let _ = c2.set((factory.clone(), conv.clone()));
-            let f: Arc<dyn ComponentFactory> = factory;
-            Wiring {
-                factory: f,
-                conversation: Some(conv),
-                confirm: None,
-            }
-        },
-        LifecyclePolicy::default(),
-    )
-    .await
-    .expect("start");
-    let (factory, conv) = cell.get().cloned().expect("wired");
-    for id in d.core.registry().snapshot().iter().map(|h| h.id.clone()) {
-        wait_for_state(&d.core.registry(), &id, ComponentState::Connected).await;
-    }
-    (d, factory, conv)
+    memory_support::start(config, OWNER, move |_| agent).await
 }
 
 fn msg(account: &str, id: &str, from: &str, text: &str) -> Inbound {

@@ -3,19 +3,16 @@
 //! "Still working: running tests" after 30 s, each later line only after twice the silence
 //! before it, three at most, then the answer.
 
+mod memory_support;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use scv_bridge::adapters::memory::MemoryFactory;
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{AccountKey, Config};
 use scv_bridge::conversation::*;
-use scv_bridge::daemon::{self, Wiring};
-use scv_bridge::protocol::ComponentState;
-use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
-use scv_bridge::testing::wait_for_state;
 use scv_bridge::words::{Lang, Msg};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -64,34 +61,10 @@ async fn a_long_silent_turn_says_it_is_still_working_throttled_then_answers() {
     let agent = Arc::new(StepAgent {
         gate: watch::channel(false).0,
     });
-    let cell = Arc::new(std::sync::OnceLock::new());
-    let (c2, a2) = (cell.clone(), agent.clone());
-    let d = daemon::start_with(
-        config,
-        move |creds, store, _| {
-            let conv = Conversation::new(store.clone(), a2);
-            let factory = MemoryFactory::new(
-                Some(OWNER),
-                scv_bridge::port::Ports::new(store.clone(), creds.clone(), conv.clone()),
-            );
-            let _ = c2.set((factory.clone(), conv.clone()));
-            let f: Arc<dyn ComponentFactory> = factory;
-            Wiring {
-                factory: f,
-                conversation: Some(conv),
-                confirm: None,
-            }
-        },
-        LifecyclePolicy::default(),
-    )
-    .await
-    .expect("start");
-    let (factory, conv) = cell.get().cloned().expect("wired");
-    wait_for_state(
-        &d.core.registry(),
-        "wechat:phone",
-        ComponentState::Connected,
-    )
+    let (d, factory, conv) = memory_support::start(config, OWNER, {
+        let a2 = agent.clone();
+        move |_| a2 as Arc<dyn Agent>
+    })
     .await;
 
     let t0 = Instant::now();

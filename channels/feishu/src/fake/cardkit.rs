@@ -186,10 +186,23 @@ fn check_card(card: &Value) -> Result<(), Refusal> {
     Ok(())
 }
 
-async fn create(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+/// Every CardKit call: counted, then the refusal when its token is not good.
+fn refused_call(sh: &Shared, headers: &HeaderMap) -> Option<Response> {
     sh.lock().cardkit.requests += 1;
-    if let Err((code, msg)) = authorize(&sh, &headers) {
-        return err(code, msg);
+    authorize(sh, headers)
+        .err()
+        .map(|(code, msg)| err(code, msg))
+}
+
+/// The request body as JSON; a body that is not JSON reads as null (and is refused by the
+/// field checks that follow).
+fn body_json(body: &Bytes) -> Value {
+    serde_json::from_slice(body).unwrap_or(Value::Null)
+}
+
+async fn create(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(refused) = refused_call(&sh, &headers) {
+        return refused;
     }
     if let Some(code) = sh.lock().cardkit.refuse_create {
         return err(
@@ -197,7 +210,7 @@ async fn create(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) 
             "Access denied. One of the following scopes is required: [cardkit:card:write]",
         );
     }
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let v = body_json(&body);
     if v.get("type").and_then(Value::as_str) != Some("card_json") {
         return err(10002, "type must be card_json");
     }
@@ -289,11 +302,10 @@ async fn content(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    sh.lock().cardkit.requests += 1;
-    if let Err((code, msg)) = authorize(&sh, &headers) {
-        return err(code, msg);
+    if let Some(refused) = refused_call(&sh, &headers) {
+        return refused;
     }
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let v = body_json(&body);
     let Some(text) = v
         .get("content")
         .and_then(Value::as_str)
@@ -360,11 +372,10 @@ async fn settings(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    sh.lock().cardkit.requests += 1;
-    if let Err((code, msg)) = authorize(&sh, &headers) {
-        return err(code, msg);
+    if let Some(refused) = refused_call(&sh, &headers) {
+        return refused;
     }
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let v = body_json(&body);
     let Some(on) = v
         .get("settings")
         .and_then(Value::as_str)
