@@ -63,8 +63,12 @@ use session::{Session, SessionSetup};
 /// `owner = "app_owner"`: take the owner from the application API.
 pub const APP_OWNER: &str = "app_owner";
 
-/// Deliveries waiting for the session; when full, scv-feishu leaves events unACKed (re-pushed).
+/// HTTP callbacks waiting for the session; when full, a callback is answered 500 (re-sent).
 const DELIVERY_QUEUE: usize = 1024;
+/// Long-connection events waiting for the session. Small on purpose: when it is full the
+/// connection stops reading and the rest of a burst waits in the socket, so an event read from
+/// it is ACKed within about this many events' work (its `biz_rt`), not behind a thousand.
+const SOCKET_QUEUE: usize = 64;
 /// Deliveries journaled in one store transaction.
 const MAX_BATCH: usize = 64;
 
@@ -175,7 +179,7 @@ impl FeishuComponent {
         cancel: CancellationToken,
     ) -> Result<(), ComponentError> {
         let conn = Arc::new(LongConnection::new(client, WsOptions::default()));
-        let (tx, mut rx) = mpsc::channel(DELIVERY_QUEUE);
+        let (tx, mut rx) = mpsc::channel(SOCKET_QUEUE);
         let stop = cancel.child_token();
         let mut runner = tokio::spawn({
             let (conn, stop) = (conn.clone(), stop.clone());

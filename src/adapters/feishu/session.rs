@@ -22,8 +22,9 @@ use crate::supervisor::{HealthHandle, NoteSource, unix_now};
 /// Event ids remembered to drop re-pushes before they reach the store.
 const RECENT_EVENTS: usize = 4096;
 /// Events journaled and not yet committed, at most; beyond it `handle` waits, so the delivery
-/// queue and then the socket hold the rest (nothing is dropped).
-const IN_FLIGHT: usize = 4096;
+/// queue and then the socket hold the rest (nothing is dropped). A few batches: enough for the
+/// store to group them in one commit, few enough that none waits long for its ACK.
+const IN_FLIGHT: usize = 256;
 
 /// Credential fields kept when the pairing fields are dropped.
 const KEPT_FIELDS: &[&str] = &["app_id", "app_secret", "encrypt_key", "verification_token"];

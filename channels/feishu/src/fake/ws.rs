@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
@@ -10,6 +11,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
+use futures_util::stream::SplitSink;
+use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -66,46 +69,69 @@ fn refuse(status: i64, auth_code: Option<i64>, msg: &str) -> Response {
 }
 
 /// Runs one connection until either side closes it.
-async fn serve(mut socket: WebSocket, sh: &Shared, mut ctl: mpsc::UnboundedReceiver<ConnCtl>) {
-    let mut stalled = false;
-    if send_queued(&mut socket, sh).await.is_err() {
-        return;
-    }
-    loop {
-        tokio::select! {
-            cmd = ctl.recv() => match cmd {
-                None | Some(ConnCtl::Close) => {
-                    let _ = socket.send(Message::Close(None)).await;
-                    return;
-                }
-                Some(ConnCtl::Stall) => stalled = true,
-                Some(ConnCtl::Wake) if !stalled => {
-                    if send_queued(&mut socket, sh).await.is_err() {
+///
+/// Reading and writing go on at once, as on the real platform: ACKs that come back while a
+/// burst is still being pushed are read (and stop their re-push deadline) without waiting for
+/// the whole queue to be written.
+async fn serve(socket: WebSocket, sh: &Shared, mut ctl: mpsc::UnboundedReceiver<ConnCtl>) {
+    let (mut sink, mut stream) = socket.split();
+    let stalled = AtomicBool::new(false);
+    // Pongs and the close the reading half decides on, written by the writing half.
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Message>();
+    let writer = async {
+        if send_queued(&mut sink, sh).await.is_err() {
+            return;
+        }
+        loop {
+            tokio::select! {
+                cmd = ctl.recv() => match cmd {
+                    None | Some(ConnCtl::Close) => {
+                        let _ = sink.send(Message::Close(None)).await;
+                        return;
+                    }
+                    Some(ConnCtl::Stall) => stalled.store(true, Ordering::Relaxed),
+                    Some(ConnCtl::Wake) if !stalled.load(Ordering::Relaxed) => {
+                        if send_queued(&mut sink, sh).await.is_err() {
+                            return;
+                        }
+                    }
+                    Some(ConnCtl::Wake) => {}
+                },
+                out = out_rx.recv() => {
+                    let Some(out) = out else { return };
+                    let close = matches!(out, Message::Close(_));
+                    if sink.send(out).await.is_err() || close {
                         return;
                     }
                 }
-                Some(ConnCtl::Wake) => {}
-            },
-            msg = socket.recv() => {
-                let bytes = match msg {
-                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
-                    Some(Ok(Message::Binary(b))) => b,
-                    Some(Ok(_)) => continue,
-                };
-                if check_required_fields(&bytes).is_err() {
-                    // The Go decoder fails the whole frame; the server drops the client.
-                    sh.lock().rejected_frames += 1;
-                    let _ = socket.send(Message::Close(None)).await;
-                    return;
-                }
-                let Ok(frame) = Frame::from_bytes(&bytes) else { continue };
-                if let Some(pong) = on_frame(sh, frame, stalled)
-                    && socket.send(Message::Binary(pong.to_bytes().into())).await.is_err()
-                {
-                    return;
-                }
             }
         }
+    };
+    let reader = async {
+        loop {
+            let bytes = match stream.next().await {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
+                Some(Ok(Message::Binary(b))) => b,
+                Some(Ok(_)) => continue,
+            };
+            if check_required_fields(&bytes).is_err() {
+                // The Go decoder fails the whole frame; the server drops the client.
+                sh.lock().rejected_frames += 1;
+                let _ = out_tx.send(Message::Close(None));
+                // The writer closes the socket; this half waits for it to end.
+                std::future::pending::<()>().await;
+            }
+            let Ok(frame) = Frame::from_bytes(&bytes) else {
+                continue;
+            };
+            if let Some(pong) = on_frame(sh, frame, stalled.load(Ordering::Relaxed)) {
+                let _ = out_tx.send(Message::Binary(pong.to_bytes().into()));
+            }
+        }
+    };
+    tokio::select! {
+        _ = writer => {}
+        _ = reader => {}
     }
 }
 
@@ -214,7 +240,10 @@ fn echoes(sent: &Frame, ack: &Frame) -> bool {
 }
 
 /// Sends every queued push on this socket and marks them in flight.
-async fn send_queued(socket: &mut WebSocket, sh: &Shared) -> Result<(), axum::Error> {
+async fn send_queued(
+    socket: &mut SplitSink<WebSocket, Message>,
+    sh: &Shared,
+) -> Result<(), axum::Error> {
     loop {
         let Some((frames, push)) = next_frames(sh) else {
             return Ok(());
