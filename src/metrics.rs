@@ -137,7 +137,7 @@ pub fn render(snap: &Snapshot) -> String {
     );
     reg.register(
         "journal_commit_seconds",
-        "From an adapter handing in a batch to its journal commit",
+        "From the platform handing a batch over (WeChat: the poll response) to its journal commit",
         t.journal_commit_seconds.clone(),
     );
     let mut out = String::new();

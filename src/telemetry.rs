@@ -22,8 +22,9 @@ pub struct Telemetry {
     pub turn_seconds: PerAccount,
     /// One outbox item's send to the platform, in seconds.
     pub send_seconds: PerAccount,
-    /// From an adapter handing in a batch to its journal commit, in seconds: the window in which
-    /// a crash loses a batch the platform considers delivered (WeChat).
+    /// From the platform handing a batch over (WeChat: the poll response's last byte; Feishu:
+    /// the session handing it in) to its journal commit, in seconds: the window in which a crash
+    /// loses a batch the platform considers delivered (WeChat).
     pub journal_commit_seconds: PerAccount,
 }
 

@@ -169,17 +169,23 @@ impl AccountPort {
 
     /// [`AccountPort::accept`], with the adapter's own state (`also`: the poll cursor, peers'
     /// tokens) written in the same commit, so both are stored or neither. `also` runs even for
-    /// an empty batch.
-    pub async fn accept_with<F>(&self, batch: Vec<Inbound>, also: F) -> Result<Accepted, StoreError>
+    /// an empty batch. `arrived` is when the platform handed the batch over (WeChat: the poll
+    /// response's last byte): the commit histogram measures from there, since a crash at any
+    /// moment after it loses the batch.
+    pub async fn accept_with<F>(
+        &self,
+        batch: Vec<Inbound>,
+        arrived: std::time::Instant,
+        also: F,
+    ) -> Result<Accepted, StoreError>
     where
         F: FnOnce(&StateTxn<'_>) -> Result<(), StateError> + Send + 'static,
     {
-        let started = std::time::Instant::now();
         let out = self
             .conversation
             .accept_with(&self.spec.key, batch, also)
             .await;
-        crate::telemetry::journal_commit(&self.spec.key.to_string(), started.elapsed());
+        crate::telemetry::journal_commit(&self.spec.key.to_string(), arrived.elapsed());
         out
     }
 

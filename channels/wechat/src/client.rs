@@ -227,6 +227,7 @@ impl Client {
             }
             Err(e) => return Err(e),
         };
+        let received = std::time::Instant::now();
         let body: GetUpdatesBody = decode(endpoint, &bytes)?;
         let suggested_hold = body.longpolling_timeout_ms.filter(|ms| *ms > 0).map(|ms| {
             self.suggested_hold_ms.store(ms, Ordering::Relaxed);
@@ -238,6 +239,7 @@ impl Client {
                 .filter(|c| !c.is_empty())
                 .unwrap_or_else(|| buf.to_owned()),
             suggested_hold,
+            received: Some(received),
             ..Updates::default()
         };
         for raw in body.msgs.unwrap_or_default() {

@@ -214,6 +214,9 @@ pub struct Updates {
     /// Messages in the batch that were not objects and could not be decoded (logged, and
     /// counted here so the caller can report them; the server will not resend them).
     pub undecodable: usize,
+    /// When the response's last byte was read (`None` for a poll that timed out): the server
+    /// counts the messages delivered from then on, so a caller's durability window starts here.
+    pub received: Option<std::time::Instant>,
 }
 
 /// Body of `sendmessage`.

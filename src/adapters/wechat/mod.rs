@@ -306,8 +306,9 @@ impl WechatComponent {
         // Tokens first, in memory: a pipeline woken by the new message must find the window open.
         peers.remember_inbound(seen.clone());
         let cursor = new_cursor.map(|c| (bot_id.to_string(), c.to_string()));
+        let arrived = updates.received.unwrap_or_else(std::time::Instant::now);
         self.port
-            .accept_with(batch, move |s| {
+            .accept_with(batch, arrived, move |s| {
                 state::store_inbound(s, &seen)?;
                 match &cursor {
                     Some((bot, c)) => state::save_cursor_in(s, bot, c),

@@ -215,6 +215,12 @@ impl FakeHandle {
         self.shared.lock().sent_at.clone()
     }
 
+    /// Each delivered message's id and when the poll response carrying it was made, by
+    /// `std::time::Instant`, so a bench can time the client's durability window from there.
+    pub fn handed_out(&self) -> Vec<(u64, std::time::Instant)> {
+        self.shared.lock().handed_out.clone()
+    }
+
     /// Every refused send, with the fake's reason.
     pub fn rejected(&self) -> Vec<RejectedSend> {
         self.shared.lock().rejected.clone()

@@ -50,6 +50,9 @@ pub(crate) struct State {
     pub(crate) sent: Vec<SentMessage>,
     /// When each of `sent` was accepted, by the wall-clock monotonic clock (not tokio's).
     pub(crate) sent_at: Vec<std::time::Instant>,
+    /// Each delivered message's id and when its poll response was made (the response is written
+    /// with no wait after), by the wall-clock monotonic clock: where a crash starts losing it.
+    pub(crate) handed_out: Vec<(u64, std::time::Instant)>,
     pub(crate) rejected: Vec<RejectedSend>,
     pub(crate) typing: Vec<TypingCall>,
     pub(crate) notifies: Vec<Endpoint>,
@@ -80,6 +83,7 @@ impl State {
             qr: QrBook::default(),
             sent: Vec::new(),
             sent_at: Vec::new(),
+            handed_out: Vec::new(),
             cdn: Default::default(),
             rejected: Vec::new(),
             typing: Vec::new(),
@@ -209,6 +213,9 @@ impl State {
         }
         let msgs: Vec<WeixinMessage> = self.queue[start..].to_vec();
         self.consumed = self.queue.len();
+        let now = std::time::Instant::now();
+        self.handed_out
+            .extend(msgs.iter().filter_map(|m| m.message_id).map(|id| (id, now)));
         json!({
             "ret": 0,
             "msgs": msgs,
