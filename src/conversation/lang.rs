@@ -3,6 +3,8 @@
 
 use super::message::Inbound;
 use super::{AccountRuntime, Conversation};
+use crate::config::AccountKey;
+use crate::ids::ChatId;
 use crate::words::{self, Lang};
 
 /// The language for answering `m`; under `auto` a message that shows a language (see
@@ -12,17 +14,28 @@ pub(super) async fn of_chat(conv: &Conversation, rt: &AccountRuntime, m: &Inboun
         return fixed;
     }
     let (a, c, seen) = (m.account.clone(), m.chat.clone(), words::detect(&m.text));
-    let chosen = conv
-        .store
-        .call(move |t| match seen {
-            Some(lang) => words::remember(t, &a, &c, lang).map(|()| Some(lang)),
-            None => words::remembered(t, &a, &c),
-        })
-        .await;
+    conv.store
+        .call(move |t| Ok(chosen_in(t, &a, &c, seen)))
+        .await
+        .unwrap_or_else(|_| seen.unwrap_or_default())
+}
+
+/// [`of_chat`] under `auto`, inside a store call (the turn worker reads it with the chat's next
+/// message): `seen` is what [`words::detect`] found in the message.
+pub(super) fn chosen_in(
+    t: &rusqlite::Transaction<'_>,
+    account: &AccountKey,
+    chat: &ChatId,
+    seen: Option<Lang>,
+) -> Lang {
+    let chosen = match seen {
+        Some(lang) => words::remember(t, account, chat, lang).map(|()| Some(lang)),
+        None => words::remembered(t, account, chat),
+    };
     match chosen {
         Ok(lang) => lang.unwrap_or_default(),
         Err(e) => {
-            tracing::warn!(account = %m.account, error = %e, "cannot read or keep a chat's language");
+            tracing::warn!(account = %account, error = %e, "cannot read or keep a chat's language");
             seen.unwrap_or_default()
         }
     }

@@ -6,10 +6,13 @@ use std::time::Duration;
 use super::body::Body;
 use super::journal::{self, JournalState, Pending};
 use super::message::OutboundKind;
+use super::stream::Mark;
 use super::{AccountRuntime, ChatRuntime, Conversation};
 use crate::agent::{AgentError, AgentErrorKind, SessionKey, TurnRequest};
+use crate::config::AccountKey;
+use crate::ids::ChatId;
 use crate::supervisor::{BackoffPolicy, NoteSource, random_jitter};
-use crate::words::Msg;
+use crate::words::{Lang, Msg};
 
 /// How often a typing indicator is refreshed while the agent works.
 const TYPING_EVERY: Duration = Duration::from_secs(5);
@@ -19,7 +22,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     let cancel = rt.cancel.clone();
     let mut outage: Option<u32> = None;
     // The call that stores an answer also fetches the next message, saving a round trip per message.
-    let mut prefetched: Option<Pending> = None;
+    let mut prefetched: Option<Next> = None;
     let gate = &chat.turn_gate;
     let _closing = gate.closing();
     loop {
@@ -27,10 +30,8 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
         let next = match prefetched.take() {
             Some(p) => Ok(Some(p)),
             None => {
-                let (a, c) = (rt.link.account.clone(), chat.chat.clone());
-                conv.store
-                    .call(move |t| journal::next_in_chat(t, &a, &c, JournalState::New))
-                    .await
+                let ask = Ask::of(&rt, &chat);
+                conv.store.call(move |t| ask.next(t)).await
             }
         };
         let pending = match next {
@@ -85,10 +86,67 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     }
 }
 
+/// A chat's next message with what its turn first needs from the store, read in one call.
+pub(super) struct Next {
+    pending: Pending,
+    /// The language to write to the chat in.
+    lang: Lang,
+    /// What an earlier run of this turn already queued (streamed chunks).
+    committed: (usize, Option<Mark>),
+}
+
+/// What [`Ask::next`] needs to know about the chat, taken before the store call.
+struct Ask {
+    account: AccountKey,
+    chat: ChatId,
+    /// The account's fixed language, if it has one.
+    fixed: Option<Lang>,
+    /// Whether answers stream as chunks (only then can an earlier run have queued some).
+    chunks: bool,
+}
+
+impl Ask {
+    fn of(rt: &AccountRuntime, chat: &ChatRuntime) -> Ask {
+        Ask {
+            account: rt.link.account.clone(),
+            chat: chat.chat.clone(),
+            fixed: rt.link.language.fixed(),
+            chunks: rt.link.sender.stream_mode() == super::StreamMode::Chunks,
+        }
+    }
+
+    /// The chat's next new message, its language and what an earlier run queued, in the call.
+    fn next(&self, t: &rusqlite::Transaction<'_>) -> rusqlite::Result<Option<Next>> {
+        let Some(pending) = journal::next_in_chat(t, &self.account, &self.chat, JournalState::New)?
+        else {
+            return Ok(None);
+        };
+        let m = &pending.inbound;
+        let lang = self.fixed.unwrap_or_else(|| {
+            super::lang::chosen_in(t, &m.account, &m.chat, crate::words::detect(&m.text))
+        });
+        let committed = if self.chunks {
+            super::stream::committed_in(t, &answer_key(m))
+        } else {
+            super::stream::committed_nothing()
+        };
+        Ok(Some(Next {
+            pending,
+            lang,
+            committed,
+        }))
+    }
+}
+
+/// The outbox key of `m`'s answer (its pieces are `<key>/<n>`).
+fn answer_key(m: &super::Inbound) -> String {
+    String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id))
+}
+
 /// How one turn ended.
 enum TurnEnd {
     /// Answered (or failed for good and told so): the message is done; carries the chat's next one.
-    Done(Option<Pending>),
+    Done(Option<Next>),
     /// The account is detaching: the message stays journaled for the next start.
     Shutdown,
     /// The agent could not be reached: keep the message and try again later.
@@ -99,29 +157,25 @@ async fn turn(
     conv: &Arc<Conversation>,
     rt: &Arc<AccountRuntime>,
     chat: &Arc<ChatRuntime>,
-    p: &Pending,
+    next: &Next,
 ) -> TurnEnd {
+    let (p, lang) = (&next.pending, next.lang);
     let m = &p.inbound;
     let turn_cancel = rt.cancel.child_token();
     if let Ok(mut cur) = chat.current_turn.lock() {
         *cur = Some(turn_cancel.clone());
     }
     let asks = rt.link.approvals.asks();
-    let lang = super::lang::of_chat(conv, rt, m).await;
     let max = conv.agent_monitor.info().max_message_bytes;
     let cut = super::cap::cut(&m.text, max);
     if cut.is_some() {
         tracing::info!(account = %m.account, bytes = m.text.len(), max, "a message is longer than the agent is handed; cut");
     }
     let media = super::media::prepare(conv, rt, p, lang).await;
-    let key = String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id));
+    let key = answer_key(m);
     let (events, streamed) = crate::agent::TurnEvents::channel();
     // Streaming: what an earlier run of this turn already queued, and the turn's live view.
-    let committed = if rt.link.sender.stream_mode() != super::StreamMode::Chunks {
-        super::stream::committed_nothing()
-    } else {
-        super::stream::committed(conv, &key).await
-    };
+    let committed = next.committed;
     let live = super::stream::Live::new(
         conv,
         rt,
@@ -201,11 +255,12 @@ async fn turn(
     {
         pieces = super::chunk::split(&shown, max);
     }
-    let (a, id, reply, chat_id) = (
+    let (a, id, reply, chat_id, ask) = (
         m.account.clone(),
         m.msg_id.clone(),
         m.reply.clone(),
         m.chat.clone(),
+        Ask::of(rt, chat),
     );
     // Clearing the typing sign runs beside storing the answer, not ahead of it.
     let store = conv.store.call(move |t| {
@@ -224,7 +279,7 @@ async fn turn(
             .collect();
         journal::enqueue(t, &a, &items)?;
         journal::finish(t, &a, &id)?;
-        journal::next_in_chat(t, &a, &chat_id, JournalState::New)
+        ask.next(t)
     });
     let ((), stored) = tokio::join!(clear_typing(rt, m), store);
     match stored {
@@ -286,15 +341,15 @@ async fn clear_typing(rt: &AccountRuntime, m: &super::Inbound) {
 async fn tell_owner_once(
     conv: &Arc<Conversation>,
     rt: &Arc<AccountRuntime>,
-    p: &Pending,
+    next: &Next,
     err: &AgentError,
 ) {
-    let m = &p.inbound;
+    let m = &next.pending.inbound;
     let owner_chat = rt.link.owner.as_ref().is_some_and(|o| o == &m.sender);
     if !owner_chat {
         return;
     }
-    let lang = super::lang::of_chat(conv, rt, m).await;
+    let lang = next.lang;
     let text = Msg::AgentDown {
         reason: err.message.clone(),
     }

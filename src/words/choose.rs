@@ -28,11 +28,10 @@ pub fn remembered(
     chat: &ChatId,
 ) -> rusqlite::Result<Option<Lang>> {
     let lang: Option<String> = t
-        .query_row(
-            "SELECT lang FROM chat_language WHERE account = ?1 AND chat = ?2",
-            [account.to_string(), chat.as_str().to_string()],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT lang FROM chat_language WHERE account = ?1 AND chat = ?2")?
+        .query_row([account.to_string(), chat.as_str().to_string()], |r| {
+            r.get(0)
+        })
         .optional()?;
     Ok(lang.as_deref().and_then(Lang::parse))
 }
@@ -44,15 +43,15 @@ pub fn remember(
     chat: &ChatId,
     lang: Lang,
 ) -> rusqlite::Result<()> {
-    t.execute(
+    t.prepare_cached(
         "INSERT INTO chat_language (account, chat, lang) VALUES (?1, ?2, ?3)
          ON CONFLICT (account, chat) DO UPDATE SET lang = excluded.lang",
-        [
-            account.to_string(),
-            chat.as_str().to_string(),
-            lang.as_str().to_string(),
-        ],
-    )?;
+    )?
+    .execute([
+        account.to_string(),
+        chat.as_str().to_string(),
+        lang.as_str().to_string(),
+    ])?;
     Ok(())
 }
 

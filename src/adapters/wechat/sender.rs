@@ -216,8 +216,14 @@ impl WechatSender {
                 until - now,
             ));
         }
-        if let Some(last) = self.gate(|g| g.last_send) {
-            tokio::time::sleep_until(last + self.tuning.min_send_interval).await;
+        // Only a time still ahead is waited for: a timer set for one already past would wait
+        // for the timer wheel's next millisecond tick.
+        if let Some(due) = self
+            .gate(|g| g.last_send)
+            .map(|last| last + self.tuning.min_send_interval)
+            .filter(|due| *due > Instant::now())
+        {
+            tokio::time::sleep_until(due).await;
         }
         if msg.text.trim().is_empty() {
             return Err(SendError::rejected(

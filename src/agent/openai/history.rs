@@ -67,7 +67,7 @@ pub async fn load(
     let (account, chat) = (session.account.to_string(), session.chat.to_string());
     let mut history = store
         .call(move |t| {
-            let mut st = t.prepare(
+            let mut st = t.prepare_cached(
                 "SELECT user_text, assistant_text FROM agent_history
                  WHERE account = ?1 AND chat = ?2 ORDER BY turn",
             )?;
@@ -85,26 +85,26 @@ pub async fn load(
 }
 
 /// Appends an exchange, then deletes what no longer fits `limits`; records the turn's usage.
-pub async fn append(
+/// Queued at once: it commits ahead of every store call made after it, awaited or not.
+pub fn append(
     store: &Store,
     session: &SessionKey,
     exchange: Exchange,
     limits: HistoryLimits,
     usage: Usage,
-) -> Result<(), StoreError> {
+) -> impl std::future::Future<Output = Result<(), StoreError>> + Send + 'static {
     let (account, chat) = (session.account.to_string(), session.chat.to_string());
     let now = chrono::Utc::now();
     let day = now.format("%Y-%m-%d").to_string();
-    store
-        .call(move |t| {
-            t.execute(
+    store.call_queued(move |t| {
+            t.prepare_cached(
                 "INSERT INTO agent_history (account, chat, turn, user_text, assistant_text, at_unix)
                  SELECT ?1, ?2, COALESCE(MAX(turn), 0) + 1, ?3, ?4, ?5 FROM agent_history
                  WHERE account = ?1 AND chat = ?2",
-                params![account, chat, exchange.user, exchange.assistant, now.timestamp()],
-            )?;
+            )?
+            .execute(params![account, chat, exchange.user, exchange.assistant, now.timestamp()])?;
             let sizes = {
-                let mut st = t.prepare(
+                let mut st = t.prepare_cached(
                     "SELECT turn, length(CAST(user_text AS BLOB)) + length(CAST(assistant_text AS BLOB))
                      FROM agent_history WHERE account = ?1 AND chat = ?2 ORDER BY turn DESC",
                 )?;
@@ -114,14 +114,13 @@ pub async fn append(
                 rows.collect::<rusqlite::Result<Vec<_>>>()?
             };
             if let Some(cut) = first_dropped(&sizes, limits) {
-                t.execute(
+                t.prepare_cached(
                     "DELETE FROM agent_history WHERE account = ?1 AND chat = ?2 AND turn <= ?3",
-                    params![account, chat, cut],
-                )?;
+                )?
+                .execute(params![account, chat, cut])?;
             }
             record_usage(t, &account, &day, usage)
         })
-        .await
 }
 
 /// The newest turn number that must go, given (turn, bytes) newest first.
@@ -143,21 +142,21 @@ fn record_usage(
     usage: Usage,
 ) -> rusqlite::Result<()> {
     let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    t.execute(
+    t.prepare_cached(
         "INSERT INTO agent_usage (account, day, turns, prompt_tokens, completion_tokens, estimated_turns)
          VALUES (?1, ?2, 1, ?3, ?4, ?5)
          ON CONFLICT(account, day) DO UPDATE SET turns = turns + 1,
            prompt_tokens = prompt_tokens + excluded.prompt_tokens,
            completion_tokens = completion_tokens + excluded.completion_tokens,
            estimated_turns = estimated_turns + excluded.estimated_turns",
-        params![
+    )?
+    .execute(params![
             account,
             day,
             clamp(usage.prompt_tokens),
             clamp(usage.completion_tokens),
             i64::from(usage.estimated)
-        ],
-    )
+    ])
     .map(drop)
 }
 

@@ -188,7 +188,8 @@ impl OpenAiAgent {
             .map_err(|e| AgentError::new(AgentErrorKind::Failed, e.to_string()))?;
         let system = self.system_message(req.channel_label, req.language);
         let mut trimmed = false;
-        let mut images = self.sees_images(&req.session).await;
+        // Only a turn with pictures needs to know (a store read fewer for every text turn).
+        let mut images = !req.attachments.is_empty() && self.sees_images(&req.session).await;
         // Read (and shrink) once: a retry after a context overflow sends the same parts.
         let prepared = if images && !req.attachments.is_empty() {
             vision::prepare(&req.attachments, self.opts.max_image_bytes).await
@@ -225,11 +226,15 @@ impl OpenAiAgent {
                         user: prompt,
                         assistant: text.clone(),
                     };
-                    if let Err(e) =
-                        history::append(&self.store, &req.session, exchange, keep, usage).await
-                    {
-                        warn!(session = %req.session.parent(), error = %e, "could not store the chat history");
-                    }
+                    // Not waited for: the answer's own store call is queued after it, so the
+                    // history commits no later than the answer, a round trip sooner.
+                    let stored = history::append(&self.store, &req.session, exchange, keep, usage);
+                    let session = req.session.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = stored.await {
+                            warn!(session = %session.parent(), error = %e, "could not store the chat history");
+                        }
+                    });
                     return Ok(TurnOutput {
                         text,
                         usage: Some(usage),

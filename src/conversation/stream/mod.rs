@@ -59,31 +59,27 @@ pub fn first_piece_of(key: &str) -> Option<&str> {
 
 /// What an earlier run of the same turn streamed before a crash or an outage: how many pieces
 /// it queued under `key` and how far they reach (from their keys, `key/<i>.<upto>.<digest>`).
-pub(super) async fn committed(conv: &Conversation, key: &str) -> (usize, Option<Mark>) {
+/// Read inside the store call that fetches the chat's next message, so a turn starts after one
+/// call, not three.
+pub(super) fn committed_in(t: &rusqlite::Transaction<'_>, key: &str) -> (usize, Option<Mark>) {
     // Every key of this answer sorts between `key/` and `key0` ('0' follows '/').
     let (lo, hi) = (format!("{key}/"), format!("{key}0"));
-    let read = conv
-        .store
-        .call(move |t| {
-            let mut st = t.prepare_cached(
-                "SELECT idem_key FROM outbox WHERE idem_key >= ?1 AND idem_key < ?2",
-            )?;
-            let keys = st
-                .query_map([&lo, &hi], |r| r.get::<_, String>(0))?
-                .collect::<rusqlite::Result<Vec<String>>>()?;
-            Ok(keys
-                .iter()
-                .filter_map(|k| Mark::parse(k.strip_prefix(&lo)?))
-                .max_by_key(|(i, _)| *i))
-        })
-        .await;
+    let read = t
+        .prepare_cached("SELECT idem_key FROM outbox WHERE idem_key >= ?1 AND idem_key < ?2")
+        .and_then(|mut st| {
+            st.query_map([&lo, &hi], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()
+        });
     match read {
-        Ok(Some((i, mark))) => (i + 1, Some(mark)),
-        Ok(None) => (0, None),
+        Ok(keys) => keys
+            .iter()
+            .filter_map(|k| Mark::parse(k.strip_prefix(&lo)?))
+            .max_by_key(|(i, _)| *i)
+            .map_or((0, None), |(i, mark)| (i + 1, Some(mark))),
         Err(e) => {
             // Without it the answer goes out whole after the turn: repeated text, never lost.
             tracing::error!(error = %e, "cannot read what an earlier run of a turn queued");
-            (0, None)
+            committed_nothing()
         }
     }
 }
