@@ -1,5 +1,6 @@
-//! Core daemon figures: `status` round trip with 1,000 accounts, RSS per idle account, time to
-//! socket ready, and `status` while 5,000 connections flood the control socket.
+//! Core daemon figures: `status` round trip with 1,000 accounts (and a `status --watch` redraw),
+//! RSS per idle account, time to socket ready, and `status` while 5,000 connections flood the
+//! control socket.
 //!
 //! Run with `cargo bench --bench daemon` (`-- flood` for the flood alone). Prints figures;
 //! asserts nothing.
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scv_bridge::client::Client;
+use scv_bridge::client::{Client, StatusWatch};
 use scv_bridge::config::Config;
 use scv_bridge::protocol::{ComponentState, DaemonCommand};
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
@@ -122,7 +123,7 @@ async fn status_round_trips() {
         .expect("start");
     // The client runs on its own thread and runtime, as `scv-bridge status` runs in its own process.
     let socket = d.socket.clone();
-    let (parsed, raw) = std::thread::spawn(move || {
+    let parsed = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -139,12 +140,41 @@ async fn status_round_trips() {
                 parsed.push(t.elapsed());
                 assert_eq!(s.components.len(), ACCOUNTS);
             }
-            (parsed, raw_round_trips(&socket).await)
+            // `status --watch`: each redraw parses only the accounts that changed.
+            let mut watch = StatusWatch::default();
+            let (mut redraws, mut reparsed) = (Vec::with_capacity(1000), 0);
+            for i in 0..1050 {
+                let t = Instant::now();
+                let line = c.request_line(DaemonCommand::Status).await.expect("status");
+                let s = watch.read(&line).expect("parse");
+                if i >= 50 {
+                    redraws.push(t.elapsed());
+                    reparsed += watch.parsed_last();
+                }
+                assert_eq!(s.components.len(), ACCOUNTS);
+            }
+            let raw = raw_round_trips(&socket).await;
+            let size = c
+                .request_line(DaemonCommand::Status)
+                .await
+                .expect("status")
+                .len();
+            println!(
+                "status answer with {ACCOUNTS} accounts: {} KiB",
+                size / 1024
+            );
+            (parsed, redraws, reparsed, raw)
         })
     })
     .join()
     .expect("client thread");
+    let (parsed, redraws, reparsed, raw) = (parsed.0, parsed.1, parsed.2, parsed.3);
     report("status round trip incl. parsing", parsed);
+    report(
+        "status --watch redraw (only changed accounts parsed)",
+        redraws,
+    );
+    println!("  accounts parsed again over those redraws: {reparsed}");
     report("status round trip, bytes only", raw);
     d.stop().await;
 }

@@ -1,5 +1,7 @@
 //! The control socket client the command line uses.
 
+mod watch;
+
 use std::path::{Path, PathBuf};
 
 use tokio::io::BufReader;
@@ -10,6 +12,11 @@ use crate::protocol::{
     ClientMessage, DaemonCommand, DaemonStatus, ErrorCode, FrameReader, MAX_CLIENT_FRAME_BYTES,
     MAX_SERVER_FRAME_BYTES, write_frame,
 };
+
+pub use watch::StatusWatch;
+
+/// The client's read buffer, in bytes.
+const READ_BUFFER: usize = 64 * 1024;
 
 /// Why a request got no status back.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +69,11 @@ impl Client {
         };
         let (r, w) = stream.into_split();
         Ok(Client {
-            reader: FrameReader::new(BufReader::new(r), MAX_SERVER_FRAME_BYTES),
+            // A status of a thousand accounts is hundreds of KiB: read it in large pieces.
+            reader: FrameReader::new(
+                BufReader::with_capacity(READ_BUFFER, r),
+                MAX_SERVER_FRAME_BYTES,
+            ),
             writer: w,
             next_id: 1,
         })
@@ -70,35 +81,49 @@ impl Client {
 
     /// Sends one `daemon.control` command and returns the status it answers with.
     pub async fn request(&mut self, command: DaemonCommand) -> Result<DaemonStatus, ClientError> {
+        let line = self.request_line(command).await?;
+        // One pass into a flat envelope: an internally tagged enum would buffer the whole
+        // (possibly large) status before deserializing it a second time.
+        let answer: Answer = serde_json::from_str(&line).map_err(unreadable)?;
+        match (answer.kind.as_str(), answer.status) {
+            ("daemon.status", Some(status)) => Ok(status),
+            (kind, _) => Err(not_a_status(kind, answer.code, answer.message)),
+        }
+    }
+
+    /// Sends one `daemon.control` command and returns its answer's line as it came, unparsed
+    /// (what [`StatusWatch`] reads).
+    pub async fn request_line(&mut self, command: DaemonCommand) -> Result<String, ClientError> {
         let request_id = format!("c{}", self.next_id);
         self.next_id += 1;
         let msg = ClientMessage::DaemonControl {
-            request_id: request_id.clone(),
+            request_id,
             command,
         };
         write_frame(&mut self.writer, &msg, MAX_CLIENT_FRAME_BYTES)
             .await
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        let line = self
-            .reader
+        self.reader
             .next_frame()
             .await
             .map_err(|e| ClientError::Protocol(e.to_string()))?
-            .ok_or_else(|| ClientError::Protocol("the daemon closed the connection".into()))?;
-        // One pass into a flat envelope: an internally tagged enum would buffer the whole
-        // (possibly large) status before deserializing it a second time.
-        let answer: Answer = serde_json::from_str(&line)
-            .map_err(|e| ClientError::Protocol(format!("unreadable answer: {e}")))?;
-        match (answer.kind.as_str(), answer.status) {
-            ("daemon.status", Some(status)) => Ok(status),
-            ("error", _) => Err(ClientError::Daemon {
-                code: answer.code.unwrap_or(ErrorCode::Unknown),
-                message: answer.message.unwrap_or_default(),
-            }),
-            (other, _) => Err(ClientError::Protocol(format!(
-                "unexpected answer type '{other}'"
-            ))),
+            .ok_or_else(|| ClientError::Protocol("the daemon closed the connection".into()))
+    }
+}
+
+fn unreadable(e: serde_json::Error) -> ClientError {
+    ClientError::Protocol(format!("unreadable answer: {e}"))
+}
+
+/// The error an answer of type `kind` other than a status stands for.
+fn not_a_status(kind: &str, code: Option<ErrorCode>, message: Option<String>) -> ClientError {
+    if kind == "error" {
+        ClientError::Daemon {
+            code: code.unwrap_or(ErrorCode::Unknown),
+            message: message.unwrap_or_default(),
         }
+    } else {
+        ClientError::Protocol(format!("unexpected answer type '{kind}'"))
     }
 }
 
