@@ -90,7 +90,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
                 // Clear the screen and redraw from the top.
                 print!(
                     "\x1b[2J\x1b[H{}",
-                    crate::cli::status_table(&status, unix_now())
+                    crate::cli::status_table(status, unix_now())
                 );
                 tokio::select! {
                     _ = tokio::time::sleep(std::time::Duration::from_secs(2)) => {}

@@ -2,10 +2,10 @@
 //! answer changed since the last one.
 //!
 //! The daemon writes an unchanged account as the same bytes (its fields are absolute times and
-//! counters, not ages), so the wire text of an account is a safe key for what it parsed into.
+//! counters, not ages), so an account whose text equals last time's parsed into what it did
+//! then; the accounts come sorted by id, so they are compared by position, with no hashing.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -13,10 +13,13 @@ use serde_json::value::RawValue;
 use super::{ClientError, not_a_status, unreadable};
 use crate::protocol::{AgentHealth, ComponentHealth, DaemonStatus, ErrorCode};
 
-/// The accounts of the last answer by their exact wire text; one per `status --watch` run.
+/// The last answer and each account's wire text in it; one per `status --watch` run.
 #[derive(Default)]
 pub struct StatusWatch {
-    known: HashMap<Box<str>, ComponentHealth>,
+    /// The accounts as parsed, in the answer's order (sorted by id).
+    status: Option<DaemonStatus>,
+    /// Each account's wire text, by position.
+    texts: Vec<Box<str>>,
     parsed: usize,
 }
 
@@ -42,42 +45,58 @@ struct Parts<'a> {
     agent: Option<Box<AgentHealth>>,
 }
 
+/// A status with the answer's head and no accounts yet.
+fn empty(parts: &Parts<'_>) -> DaemonStatus {
+    DaemonStatus {
+        version: parts.version.clone(),
+        pid: parts.pid,
+        components: Vec::new(),
+        delegations: Default::default(),
+        restart: None,
+        confirm: None,
+        project: None,
+        agent: None,
+        reload: None,
+    }
+}
+
 impl StatusWatch {
-    /// The status in `line` (a `daemon.status` answer), parsing only accounts not seen as they
-    /// are now; the rest of the answer's extensions (confirm, reload) are not kept.
-    pub fn read(&mut self, line: &str) -> Result<DaemonStatus, ClientError> {
+    /// The status in `line` (a `daemon.status` answer), parsing only the accounts whose text
+    /// differs from the one at the same place last time; the answer's other extensions
+    /// (confirm, reload) are not kept.
+    pub fn read(&mut self, line: &str) -> Result<&DaemonStatus, ClientError> {
         let frame: Frame<'_> = serde_json::from_str(line).map_err(unreadable)?;
         let Some(parts) = frame.status.filter(|_| frame.kind == "daemon.status") else {
             return Err(not_a_status(&frame.kind, frame.code, frame.message));
         };
-        let mut known = HashMap::with_capacity(parts.components.len());
-        let mut components = Vec::with_capacity(parts.components.len());
+        let status = self.status.get_or_insert_with(|| empty(&parts));
+        let (mut components, mut texts) = (
+            std::mem::take(&mut status.components),
+            std::mem::take(&mut self.texts),
+        );
+        // Accounts gone from the end are forgotten; an account added or removed in between
+        // shifts the rest, which are then parsed again (correct, only slower).
+        components.truncate(parts.components.len());
+        texts.truncate(parts.components.len());
         self.parsed = 0;
-        for raw in parts.components {
+        for (i, raw) in parts.components.iter().enumerate() {
             let text = raw.get();
-            let health = match self.known.remove(text) {
-                Some(h) => h,
-                None => {
-                    self.parsed += 1;
-                    serde_json::from_str::<ComponentHealth>(text).map_err(unreadable)?
-                }
-            };
-            components.push(health.clone());
-            known.insert(Box::from(text), health);
+            if texts.get(i).is_some_and(|t| **t == *text) {
+                continue;
+            }
+            let health = serde_json::from_str::<ComponentHealth>(text).map_err(unreadable)?;
+            self.parsed += 1;
+            if i < components.len() {
+                (components[i], texts[i]) = (health, Box::from(text));
+            } else {
+                components.push(health);
+                texts.push(Box::from(text));
+            }
         }
-        // Accounts gone from this answer are forgotten with the old map.
-        self.known = known;
-        Ok(DaemonStatus {
-            version: parts.version,
-            pid: parts.pid,
-            components,
-            delegations: Default::default(),
-            restart: None,
-            confirm: None,
-            project: None,
-            agent: parts.agent,
-            reload: None,
-        })
+        (status.version, status.pid, status.agent) = (parts.version, parts.pid, parts.agent);
+        status.components = components;
+        self.texts = texts;
+        Ok(status)
     }
 
     /// How many accounts the last [`StatusWatch::read`] had to parse.
@@ -126,7 +145,7 @@ mod tests {
             health("wechat:b", 0),
             health("feishu:c", 0),
         ];
-        let got = w.read(&line(first.clone())).expect("first");
+        let got = w.read(&line(first.clone())).expect("first").clone();
         assert_eq!(w.parsed_last(), 3);
         assert_eq!(got.components, first);
         // b restarted, c went away, d is new.
@@ -135,13 +154,22 @@ mod tests {
             health("wechat:b", 1),
             health("mail:d", 0),
         ];
-        let got = w.read(&line(second.clone())).expect("second");
-        assert_eq!(w.parsed_last(), 2, "b changed and d is new; a is as it was");
+        let got = w.read(&line(second.clone())).expect("second").clone();
+        assert_eq!(
+            w.parsed_last(),
+            2,
+            "b changed and d took c's place; a is as it was"
+        );
         assert_eq!(got.components, second);
         assert_eq!((got.version.as_str(), got.pid), ("0.1.0", 7));
-        let got = w.read(&line(second.clone())).expect("third");
+        let got = w.read(&line(second.clone())).expect("third").clone();
         assert_eq!(w.parsed_last(), 0);
         assert_eq!(got.components, second);
+        // The last account went away: nothing to parse, and it is gone.
+        let fourth = second[..2].to_vec();
+        let got = w.read(&line(fourth.clone())).expect("fourth").clone();
+        assert_eq!(w.parsed_last(), 0);
+        assert_eq!(got.components, fourth);
     }
 
     #[test]
