@@ -165,7 +165,6 @@ fn processes_line(p: &AgentProcesses) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::DelegationSummary;
 
     #[test]
     fn table_shows_state_age_restarts_success_and_fix() {
@@ -183,15 +182,8 @@ mod tests {
         b.next_retry_unix_seconds = Some(10_042);
         b.last_success_unix_seconds = Some(10_000 - 7200);
         let status = DaemonStatus {
-            version: "0.1.0".into(),
-            pid: 7,
             components: vec![a, b],
-            delegations: DelegationSummary::default(),
-            restart: None,
-            confirm: None,
-            project: None,
-            agent: None,
-            reload: None,
+            ..DaemonStatus::new("0.1.0", 7)
         };
         let t = status_table(&status, 10_000);
         let lines: Vec<&str> = t.lines().collect();
@@ -266,15 +258,8 @@ mod tests {
     #[test]
     fn the_agent_has_one_line_under_the_accounts() {
         let mut status = DaemonStatus {
-            version: "0.1.0".into(),
-            pid: 7,
             components: vec![ComponentHealth::new("wechat", "phone", true)],
-            delegations: DelegationSummary::default(),
-            restart: None,
-            confirm: None,
-            project: None,
-            agent: None,
-            reload: None,
+            ..DaemonStatus::new("0.1.0", 7)
         };
         assert!(
             !status_table(&status, 1000).contains("agent:"),

@@ -15,7 +15,7 @@ use crate::confirm::{
 };
 use crate::control::{self, CommandError, Handler};
 use crate::conversation::{Conversation, Hooks, Outbox};
-use crate::protocol::{DaemonCommand, DaemonStatus, DelegationSummary, ErrorCode};
+use crate::protocol::{DaemonCommand, DaemonStatus, ErrorCode};
 use crate::secrets::CredentialStore;
 use crate::store::{Store, StoreGuard};
 use crate::supervisor::{
@@ -75,15 +75,8 @@ impl Core {
 
     fn status_with(&self, components: Vec<crate::protocol::ComponentHealth>) -> DaemonStatus {
         DaemonStatus {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            pid: std::process::id(),
             components,
-            delegations: DelegationSummary::default(),
-            restart: None,
-            confirm: None,
-            project: None,
-            agent: None,
-            reload: None,
+            ..DaemonStatus::new(env!("CARGO_PKG_VERSION"), std::process::id())
         }
     }
 

@@ -218,8 +218,7 @@ impl Store {
         R: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
     {
-        let queued = self.submit(f, false);
-        async move { queued?.await }
+        self.queue_now(f, false)
     }
 
     /// [`Store::call`] for a write an acknowledgement waits on (the inbound journal): it runs
@@ -234,7 +233,20 @@ impl Store {
         R: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
     {
-        let queued = self.submit(f, true);
+        self.queue_now(f, true)
+    }
+
+    /// Queues `f` in its lane now; the future answers once its transaction committed.
+    fn queue_now<R, F>(
+        &self,
+        f: F,
+        urgent: bool,
+    ) -> impl std::future::Future<Output = Result<R, StoreError>> + Send + 'static
+    where
+        R: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
+    {
+        let queued = self.submit(f, urgent);
         async move { queued?.await }
     }
 

@@ -20,17 +20,7 @@ struct Plain;
 
 impl Handler for Plain {
     async fn handle(&self, _command: DaemonCommand) -> Result<DaemonStatus, CommandError> {
-        Ok(DaemonStatus {
-            version: "test".into(),
-            pid: std::process::id(),
-            components: Vec::new(),
-            delegations: Default::default(),
-            restart: None,
-            confirm: None,
-            project: None,
-            agent: None,
-            reload: None,
-        })
+        Ok(DaemonStatus::new("test", std::process::id()))
     }
 }
 

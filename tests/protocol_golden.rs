@@ -52,17 +52,7 @@ fn optional_fields_are_omitted_or_null_as_specified() {
     ] {
         assert!(v.get(key).is_none(), "{key} omitted");
     }
-    let status = DaemonStatus {
-        version: "0.1.0".into(),
-        pid: 1,
-        components: vec![],
-        delegations: DelegationSummary::default(),
-        restart: None,
-        confirm: None,
-        project: None,
-        agent: None,
-        reload: None,
-    };
+    let status = DaemonStatus::new("0.1.0", 1);
     assert_eq!(
         serde_json::to_value(&status).expect("ser"),
         json!({"version":"0.1.0","pid":1,"components":[],"delegations":{"active":0,"reaped":0}})

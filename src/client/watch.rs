@@ -45,21 +45,6 @@ struct Parts<'a> {
     agent: Option<Box<AgentHealth>>,
 }
 
-/// A status with the answer's head and no accounts yet.
-fn empty(parts: &Parts<'_>) -> DaemonStatus {
-    DaemonStatus {
-        version: parts.version.clone(),
-        pid: parts.pid,
-        components: Vec::new(),
-        delegations: Default::default(),
-        restart: None,
-        confirm: None,
-        project: None,
-        agent: None,
-        reload: None,
-    }
-}
-
 impl StatusWatch {
     /// The status in `line` (a `daemon.status` answer), parsing only the accounts whose text
     /// differs from the one at the same place last time; the answer's other extensions
@@ -69,7 +54,9 @@ impl StatusWatch {
         let Some(parts) = frame.status.filter(|_| frame.kind == "daemon.status") else {
             return Err(not_a_status(&frame.kind, frame.code, frame.message));
         };
-        let status = self.status.get_or_insert_with(|| empty(&parts));
+        let status = self
+            .status
+            .get_or_insert_with(|| DaemonStatus::new(parts.version.clone(), parts.pid));
         let (mut components, mut texts) = (
             std::mem::take(&mut status.components),
             std::mem::take(&mut self.texts),
@@ -120,15 +107,8 @@ mod tests {
 
     fn line(components: Vec<ComponentHealth>) -> String {
         let status = DaemonStatus {
-            version: "0.1.0".into(),
-            pid: 7,
             components,
-            delegations: Default::default(),
-            restart: None,
-            confirm: None,
-            project: None,
-            agent: None,
-            reload: None,
+            ..DaemonStatus::new("0.1.0", 7)
         };
         serde_json::to_string(&ServerEvent::DaemonStatus {
             request_id: "c1".into(),

@@ -42,6 +42,24 @@ pub struct DaemonStatus {
     pub reload: Option<Box<ReloadSummary>>,
 }
 
+impl DaemonStatus {
+    /// A status of daemon `version` (process `pid`) with no accounts and no extensions, for
+    /// the daemon and clients to fill in.
+    pub fn new(version: impl Into<String>, pid: u32) -> Self {
+        DaemonStatus {
+            version: version.into(),
+            pid,
+            components: Vec::new(),
+            delegations: DelegationSummary::default(),
+            restart: None,
+            confirm: None,
+            project: None,
+            agent: None,
+            reload: None,
+        }
+    }
+}
+
 /// Extension: the accounts one reconcile started, stopped and restarted, by id.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReloadSummary {

@@ -39,7 +39,7 @@ pub fn status_line(request_id: &str, status: &DaemonStatus, components: &[Arc<St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ComponentHealth, DelegationSummary};
+    use crate::protocol::ComponentHealth;
 
     #[test]
     fn spliced_line_equals_plain_serialization() {
@@ -48,15 +48,8 @@ mod tests {
             ComponentHealth::new("feishu", "b\"c", false),
         ];
         let status = DaemonStatus {
-            version: "0.1.0".into(),
-            pid: 9,
             components: comps.clone(),
-            delegations: DelegationSummary::default(),
-            restart: None,
-            confirm: None,
-            project: None,
-            agent: None,
-            reload: None,
+            ..DaemonStatus::new("0.1.0", 9)
         };
         let json: Vec<Arc<String>> = comps
             .iter()
@@ -70,22 +63,9 @@ mod tests {
         })
         .expect("ser");
         assert_eq!(spliced, plain);
-        let none: serde_json::Value = serde_json::from_str(&status_line(
-            "r2",
-            &DaemonStatus {
-                version: "v".into(),
-                pid: 1,
-                components: vec![],
-                delegations: DelegationSummary::default(),
-                restart: None,
-                confirm: None,
-                project: None,
-                agent: None,
-                reload: None,
-            },
-            &[],
-        ))
-        .expect("valid");
+        let none: serde_json::Value =
+            serde_json::from_str(&status_line("r2", &DaemonStatus::new("v", 1), &[]))
+                .expect("valid");
         assert_eq!(none["status"]["components"], serde_json::json!([]));
     }
 }
