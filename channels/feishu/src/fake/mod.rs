@@ -511,17 +511,22 @@ impl FakeFeishu {
         st.conns.retain(|_, tx| tx.send(cmd).is_ok());
     }
 
-    /// Polls `cond` every 5 ms until it holds (true) or `timeout` passes (false).
+    /// Waits until `cond` holds (true) or `timeout` passes (false), checking it again after
+    /// each change to the fake's state rather than on a clock.
     pub async fn wait_until(&self, timeout: Duration, cond: impl Fn(&Self) -> bool) -> bool {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
+            // Armed before the check, so a change between the check and the wait wakes it.
+            let changed = self.shared.changed();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
             if cond(self) {
                 return true;
             }
-            if tokio::time::Instant::now() >= deadline {
-                return false;
+            tokio::select! {
+                _ = changed => {}
+                _ = tokio::time::sleep_until(deadline) => return cond(self),
             }
-            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 

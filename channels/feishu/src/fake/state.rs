@@ -111,6 +111,38 @@ pub(crate) struct Shared {
     pub config: FakeConfig,
     pub base_url: String,
     state: Mutex<State>,
+    /// Woken whenever the state was held, so a test waits on changes, not on the clock.
+    changed: tokio::sync::Notify,
+}
+
+/// The locked state; unlocking it after a change wakes whoever waits in [`Shared::changed`]
+/// (a read alone wakes nobody, so a waiter's own check does not wake it).
+pub(crate) struct Locked<'a> {
+    guard: MutexGuard<'a, State>,
+    changed: &'a tokio::sync::Notify,
+    written: bool,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        self.written = true;
+        &mut self.guard
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        if self.written {
+            self.changed.notify_waiters();
+        }
+    }
 }
 
 impl Shared {
@@ -119,12 +151,22 @@ impl Shared {
             config,
             base_url,
             state: Mutex::new(State::default()),
+            changed: tokio::sync::Notify::new(),
         })
     }
 
+    /// Resolves after the state is next unlocked (create it, enable it, then check).
+    pub fn changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.changed.notified()
+    }
+
     /// Locks the state; a test that panicked while holding it must not wedge the others.
-    pub fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    pub fn lock(&self) -> Locked<'_> {
+        Locked {
+            guard: self.state.lock().unwrap_or_else(|p| p.into_inner()),
+            changed: &self.changed,
+            written: false,
+        }
     }
 
     /// Queues a push and wakes the connections.
