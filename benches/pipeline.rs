@@ -171,7 +171,18 @@ async fn run() {
         commits as f64 / elapsed.as_secs_f64()
     );
 
+    // The WAL's file keeps its largest size until the log restarts: how far it grew.
+    let wal = dir.path().join("bench.db-wal");
+    let wal_mib =
+        |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len()) as f64 / 1048576.0;
+    println!("WAL file after the full load: {:.1} MiB", wal_mib(&wal));
+
     // Added latency without queueing: one message at a time, the next only after the answer left.
+    let counted = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    let (commits0, calls0, here0) = {
+        let c = store.counters();
+        (counted(&c.commits), counted(&c.calls), counted(&c.here))
+    };
     let mut lat = Vec::with_capacity(2000);
     for i in 0..2000 {
         let text = format!("solo-{i}");
@@ -195,6 +206,13 @@ async fn run() {
         "added latency, one message at a time (accept -> platform send, 2000 messages): p50 {:.2} ms, p99 {:.2} ms",
         percentile(&lat, 0.5).as_secs_f64() * 1e3,
         percentile(&lat, 0.99).as_secs_f64() * 1e3
+    );
+    let c = store.counters();
+    println!(
+        "  store calls per message: {:.2} in {:.2} commits; {:.2} of them run on the caller's thread",
+        (counted(&c.calls) - calls0) as f64 / 2000.0,
+        (counted(&c.commits) - commits0) as f64 / 2000.0,
+        (counted(&c.here) - here0) as f64 / 2000.0
     );
     // What one hop to the store's writer thread and back costs, alone: the path above makes a
     // few of them per message.

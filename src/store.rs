@@ -2,25 +2,31 @@
 //!
 //! Every call runs on the store's own thread inside a shared transaction with its own savepoint,
 //! and its answer is released only after the transaction commits: what a caller was told is stored,
-//! is stored. The async runtime's workers never wait on SQLite. Writes a platform acknowledgement
-//! waits on take the urgent lane ([`Store::call_urgent`], `writer`).
+//! is stored. Writes a platform acknowledgement waits on take the urgent lane
+//! ([`Store::call_urgent`], `writer`). A short call of the message path ([`Store::call_short`])
+//! runs on its caller's thread instead when the writer is idle, in a transaction of its own
+//! (`seat`); the async runtime's workers never wait for the writer or for another process.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::thread::JoinHandle;
 
+use futures_util::future::Either;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use tokio::sync::oneshot;
 
 mod checkpoint;
 mod files;
 mod schema;
+mod seat;
 mod state;
 mod writer;
 
 /// Compiled statements kept by the writer's connection (there are about 40 in the code).
 const STATEMENT_CACHE: usize = 128;
+/// How long a call on the writer thread waits for another process's write lock.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub use schema::versions as schema_versions;
 pub(crate) use state::within as state_within;
@@ -57,6 +63,8 @@ pub enum StoreError {
 #[derive(Clone)]
 pub struct Store {
     jobs: writer::Lanes,
+    /// The writer's connection, lent to short calls while the writer is idle.
+    seat: Arc<seat::Seat>,
     path: PathBuf,
     counters: Arc<Counters>,
 }
@@ -68,6 +76,8 @@ pub struct Counters {
     pub commits: AtomicU64,
     /// Calls run (each in its own savepoint).
     pub calls: AtomicU64,
+    /// Of those, short calls run on their caller's thread (each its own commit).
+    pub here: AtomicU64,
 }
 
 /// Settings changed by `channel_set`, stored so they survive restarts; `None` follows the file.
@@ -150,34 +160,39 @@ impl Store {
         // NORMAL with WAL: a commit survives a process crash (kill -9); only power loss can undo the last one.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         // Every hot statement stays compiled: rusqlite keeps 16 by default, fewer than one
         // message's path uses, so they evicted each other and were parsed again per call.
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         schema::migrate(&mut conn)?;
+        let restart = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let checkpointer = (path != Path::new(":memory:"))
-            .then(|| checkpoint::start(&path))
+            .then(|| checkpoint::start(&path, restart.clone()))
             .flatten();
         if checkpointer.is_some() {
             conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         }
-        let (commits, checkpoint_thread) = match checkpointer {
+        // When the log restarts, its file is cut back to this (else it keeps its largest size).
+        conn.pragma_update(None, "journal_size_limit", checkpoint::WAL_KEPT_BYTES)?;
+        let (checkpoints, checkpoint_thread) = match checkpointer {
             Some(c) => (Some(c.commits), Some(c.thread)),
             None => (None, None),
         };
-        let (tx, rx) = writer::lanes();
+        let seat = Arc::new(seat::Seat::new(seat::Open { conn, checkpoints }, restart));
+        let (tx, rx) = writer::lanes(seat.clone());
         let counters = Arc::new(Counters::default());
         let thread = std::thread::Builder::new()
             .name("scv-store".into())
             .spawn({
-                let counters = counters.clone();
-                move || writer::run(conn, rx, &counters, commits)
+                let (counters, seat) = (counters.clone(), seat.clone());
+                move || writer::run(&seat, rx, &counters)
             })
             .map_err(|e| {
                 StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
             })?;
         let store = Store {
             jobs: tx,
+            seat,
             path,
             counters,
         };
@@ -206,6 +221,38 @@ impl Store {
         F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
     {
         self.submit(f, false)?.await
+    }
+
+    /// [`Store::call`] for a call that touches a few rows by key (a message's step through the
+    /// pipeline, an account's state): when the writer is idle it runs here at once, committed in
+    /// a transaction of its own, which saves the two thread wake-ups of a trip to the writer;
+    /// otherwise it queues like [`Store::call`]. Either way it commits after every call sent
+    /// before it. Nothing long may go here: it runs on the caller's (a runtime worker's) thread.
+    pub async fn call_short<R, F>(&self, f: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
+    {
+        match self.seat.run_here(f, &self.counters) {
+            Ok(done) => done,
+            Err(f) => self.submit(f, false)?.await,
+        }
+    }
+
+    /// [`Store::call_urgent`] for a short call (see [`Store::call_short`]): run here at once
+    /// when the writer is idle, else queued in the urgent lane now.
+    pub fn call_urgent_short<R, F>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = Result<R, StoreError>> + Send + 'static
+    where
+        R: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
+    {
+        match self.seat.run_here(f, &self.counters) {
+            Ok(done) => Either::Left(std::future::ready(done)),
+            Err(f) => Either::Right(self.queue_now(f, true)),
+        }
     }
 
     /// [`Store::call`], queued when this function is called rather than at the first poll, so a

@@ -53,6 +53,10 @@ use crate::policy::Decision;
 use crate::store::{Store, StoreError};
 use journal::{Entry, FastRoute, JournalState};
 
+/// The most messages one journal write may hold and still run as a short store call (on the
+/// caller's thread when the store's writer is idle): a poll's few, not a burst's hundreds.
+const SHORT_BATCH: usize = 16;
+
 /// What [`Conversation::accept`] did with a batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Accepted {
@@ -349,15 +353,18 @@ impl Conversation {
         F: FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()> + Send + 'static,
     {
         let total = entries.len();
+        let write = move |t: &rusqlite::Transaction<'_>| {
+            also(t)?;
+            journal::insert(t, &entries).map(|fresh| (entries, fresh))
+        };
         // The urgent lane: the platform's ACK (or cursor) waits on this commit, so it must not
-        // queue behind turns' and the outbox's writes.
-        let (entries, fresh) = self
-            .store
-            .call_urgent(move |t| {
-                also(t)?;
-                journal::insert(t, &entries).map(|fresh| (entries, fresh))
-            })
-            .await?;
+        // queue behind turns' and the outbox's writes. A few messages (a chat's poll) are
+        // written here at once when the writer is idle; a burst's batch is not short.
+        let (entries, fresh) = if total <= SHORT_BATCH {
+            self.store.call_urgent_short(write).await?
+        } else {
+            self.store.call_urgent(write).await?
+        };
         for i in &fresh {
             self.route(&entries[*i]);
         }

@@ -36,7 +36,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             None => {
                 let (a, c) = (rt.link.account.clone(), chat.chat.clone());
                 conv.store
-                    .call(move |t| journal::next_outbound(t, &a, &c))
+                    .call_short(move |t| journal::next_outbound(t, &a, &c))
                     .await
             }
         };
@@ -84,7 +84,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 let (a, c, s) = (rt.link.account.clone(), chat.chat.clone(), sent.clone());
                 let settled = conv
                     .store
-                    .call(move |t| {
+                    .call_short(move |t| {
                         journal::mark_sent(t, id, &s)?;
                         journal::next_outbound(t, &a, &c)
                     })

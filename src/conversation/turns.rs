@@ -31,7 +31,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             Some(p) => Ok(Some(p)),
             None => {
                 let ask = Ask::of(&rt, &chat);
-                conv.store.call(move |t| ask.next(t)).await
+                conv.store.call_short(move |t| ask.next(t)).await
             }
         };
         let pending = match next {
@@ -263,7 +263,7 @@ async fn turn(
         Ask::of(rt, chat),
     );
     // Clearing the typing sign runs beside storing the answer, not ahead of it.
-    let store = conv.store.call(move |t| {
+    let store = conv.store.call_short(move |t| {
         let texts = pieces.iter().map(|p| (p, &Body::Text));
         let items: Vec<journal::NewOutbound<'_>> = texts
             .chain(files.iter().map(|(t, b)| (t, b)))

@@ -115,7 +115,8 @@ impl AccountState {
         }
     }
 
-    /// Runs `f` in one transaction on the writer thread; resolves after it committed.
+    /// Runs `f` in one transaction; resolves after it committed. An account's state is a few
+    /// rows by name, so this is a short call ([`Store::call_short`]): keep `f` small.
     pub async fn call<R, F>(&self, f: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
@@ -123,7 +124,7 @@ impl AccountState {
     {
         let account = self.account.clone();
         self.store
-            .call(move |t| f(&StateTxn::new(t, &account)).map_err(|e| e.0))
+            .call_short(move |t| f(&StateTxn::new(t, &account)).map_err(|e| e.0))
             .await
     }
 

@@ -214,6 +214,15 @@ async fn the_wal_is_copied_back_beside_the_writer_not_in_its_commits() {
         autocheckpoint, 0,
         "the writer must not checkpoint in its commits"
     );
+    let kept: i64 = store
+        .call(|t| t.query_row("PRAGMA journal_size_limit", [], |r| r.get(0)))
+        .await
+        .expect("pragma");
+    assert_eq!(
+        kept,
+        checkpoint::WAL_KEPT_BYTES,
+        "a restarted log is cut back, not kept at its largest"
+    );
     guard.close();
     // A clean close leaves no WAL behind.
     let wal = dir.path().join("state.db-wal");
@@ -314,4 +323,141 @@ async fn a_failing_urgent_call_undoes_only_its_own_writes() {
         store.get_state("a", "k").await.expect("get").as_deref(),
         Some("1")
     );
+}
+
+/// Writes `key` for account `a` and says which thread the call ran on.
+fn on_thread(t: &Transaction<'_>, key: &str) -> rusqlite::Result<String> {
+    t.execute(
+        "INSERT INTO account_state VALUES ('a', ?1, 'v')",
+        rusqlite::params![key],
+    )?;
+    Ok(std::thread::current().name().unwrap_or("").to_string())
+}
+
+/// Returns once the writer thread sleeps (after its short spin), when short calls run here;
+/// waits on the flag it sets, not on a clock.
+fn writer_asleep(store: &Store) {
+    while !store.seat.asleep() {
+        std::thread::yield_now();
+    }
+}
+
+#[tokio::test]
+async fn a_short_call_runs_here_when_the_writer_is_idle() {
+    let (store, _g) = Store::open_in_memory().expect("open");
+    writer_asleep(&store);
+    let here = std::thread::current().name().unwrap_or("").to_string();
+    let commits = store
+        .counters()
+        .commits
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let ran_on = store
+        .call_short(|t| on_thread(t, "k"))
+        .await
+        .expect("short call");
+    assert_eq!(ran_on, here, "an idle writer lends the connection");
+    assert_ne!(ran_on, "scv-store");
+    let after = store
+        .counters()
+        .commits
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(after - commits, 1, "committed in a transaction of its own");
+    assert_eq!(
+        store.get_state("a", "k").await.expect("get").as_deref(),
+        Some("v")
+    );
+}
+
+#[tokio::test]
+async fn a_short_call_queues_while_a_call_is_queued_or_running() {
+    let (store, _g) = Store::open_in_memory().expect("open");
+    // Counted as queued (a call sent, not yet taken): the short call must not pass it.
+    writer_asleep(&store);
+    store.seat.queue();
+    let ran_on = store
+        .call_short(|t| on_thread(t, "queued"))
+        .await
+        .expect("short call");
+    assert_eq!(ran_on, "scv-store");
+    store.seat.taken(1);
+    // The writer inside a call: the short call waits its turn behind the call queued after it.
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+    let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
+    let gate = store.call_queued(move |t| {
+        let _ = started_tx.send(());
+        let _ = gate_rx.recv();
+        on_thread(t, "gate")
+    });
+    tokio::task::spawn_blocking(move || started_rx.recv())
+        .await
+        .expect("join")
+        .expect("the gate call started");
+    let before = store.call_queued(|t| on_thread(t, "before"));
+    let mut short = Box::pin(store.call_short(|t| {
+        let before: i64 = t.query_row(
+            "SELECT COUNT(*) FROM account_state WHERE name = 'before'",
+            [],
+            |r| r.get(0),
+        )?;
+        assert_eq!(before, 1, "the call sent first committed first");
+        on_thread(t, "short")
+    }));
+    assert!(futures_util::poll!(short.as_mut()).is_pending());
+    gate_tx.send(()).expect("release");
+    assert_eq!(gate.await.expect("gate"), "scv-store");
+    assert_eq!(before.await.expect("before"), "scv-store");
+    assert_eq!(short.await.expect("short"), "scv-store");
+}
+
+#[tokio::test]
+async fn a_short_call_that_fails_writes_nothing() {
+    let (store, _g) = Store::open_in_memory().expect("open");
+    let bad = store
+        .call_short(|t| {
+            on_thread(t, "x")?;
+            t.execute("INSERT INTO no_such_table VALUES (1)", [])
+                .map(drop)
+        })
+        .await;
+    assert!(bad.is_err());
+    assert_eq!(store.get_state("a", "x").await.expect("get"), None);
+    // The connection is usable here again: nothing was left open.
+    store
+        .call_short(|t| on_thread(t, "y"))
+        .await
+        .expect("the next short call");
+}
+
+#[tokio::test]
+async fn a_short_call_never_waits_for_another_process_holding_the_write_lock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("state.db");
+    let (store, _g) = Store::open(&path).expect("open");
+    // `sqlite3` or `doctor` in the middle of a write.
+    let other = Connection::open(&path).expect("second connection");
+    other
+        .execute_batch("BEGIN IMMEDIATE")
+        .expect("take the write lock");
+    writer_asleep(&store);
+    let mut short = Box::pin(store.call_short(|t| on_thread(t, "k")));
+    // Not run here (it would have waited for the lock): queued for the writer, which waits.
+    assert!(futures_util::poll!(short.as_mut()).is_pending());
+    other
+        .execute_batch("COMMIT")
+        .expect("release the write lock");
+    assert_eq!(short.await.expect("short call"), "scv-store");
+    // The writer's own wait for another process is as long as before.
+    let timeout: i64 = store
+        .call_short(|t| t.query_row("PRAGMA busy_timeout", [], |r| r.get(0)))
+        .await
+        .expect("pragma");
+    assert_eq!(timeout, 5000);
+}
+
+#[tokio::test]
+async fn a_short_call_after_close_is_refused() {
+    let (store, guard) = Store::open_in_memory().expect("open");
+    guard.close();
+    let late = store.call_short(|t| on_thread(t, "late")).await;
+    assert!(matches!(late, Err(StoreError::Closed)), "{late:?}");
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, Transaction};
 
 use super::Counters;
+use super::seat::Seat;
 
 /// The most calls one transaction carries.
 const MAX_BATCH: usize = 512;
@@ -42,6 +43,8 @@ pub(super) struct Lanes {
     urgent: mpsc::Sender<Job>,
     /// Urgent calls sent and not yet taken by the writer.
     waiting: Arc<AtomicUsize>,
+    /// Counts every call sent, so a short call never runs ahead of one.
+    seat: Arc<Seat>,
 }
 
 /// The writer's receiving side.
@@ -49,10 +52,11 @@ pub(super) struct Inbox {
     main: mpsc::Receiver<Msg>,
     urgent: mpsc::Receiver<Job>,
     waiting: Arc<AtomicUsize>,
+    seat: Arc<Seat>,
 }
 
-/// A pair of lanes and the writer's end of them.
-pub(super) fn lanes() -> (Lanes, Inbox) {
+/// A pair of lanes and the writer's end of them, over `seat`'s connection.
+pub(super) fn lanes(seat: Arc<Seat>) -> (Lanes, Inbox) {
     let (main_tx, main_rx) = mpsc::channel();
     let (urgent_tx, urgent_rx) = mpsc::channel();
     let waiting = Arc::new(AtomicUsize::new(0));
@@ -61,11 +65,13 @@ pub(super) fn lanes() -> (Lanes, Inbox) {
             main: main_tx,
             urgent: urgent_tx,
             waiting: waiting.clone(),
+            seat: seat.clone(),
         },
         Inbox {
             main: main_rx,
             urgent: urgent_rx,
             waiting,
+            seat,
         },
     )
 }
@@ -73,6 +79,7 @@ pub(super) fn lanes() -> (Lanes, Inbox) {
 impl Lanes {
     /// Queues `job` in its lane; `Err` when the writer has stopped.
     pub fn send(&self, job: Job, urgent: bool) -> Result<(), ()> {
+        self.seat.queue();
         if !urgent {
             return self.main.send(Msg::Job(job)).map_err(drop);
         }
@@ -83,6 +90,7 @@ impl Lanes {
 
     /// Asks the writer to commit what is queued and stop.
     pub fn close(&self) {
+        self.seat.close();
         let _ = self.main.send(Msg::Close);
     }
 }
@@ -109,7 +117,13 @@ impl Inbox {
                 Err(mpsc::TryRecvError::Empty) if started.elapsed() < SPIN => {
                     std::hint::spin_loop();
                 }
-                Err(mpsc::TryRecvError::Empty) => return self.main.recv().ok(),
+                Err(mpsc::TryRecvError::Empty) => {
+                    // Asleep: a short call may use the connection meanwhile (`seat.rs`).
+                    self.seat.sleeping(true);
+                    let next = self.main.recv().ok();
+                    self.seat.sleeping(false);
+                    return next;
+                }
             }
         }
     }
@@ -118,17 +132,14 @@ impl Inbox {
     fn take_urgent(&self) -> Vec<Job> {
         let jobs: Vec<Job> = self.urgent.try_iter().take(MAX_BATCH).collect();
         self.waiting.fetch_sub(jobs.len(), Ordering::AcqRel);
+        self.seat.taken(jobs.len());
         jobs
     }
 }
 
-/// Runs calls until the store is closed or every handle is gone.
-pub(super) fn run(
-    mut conn: Connection,
-    inbox: Inbox,
-    counters: &Counters,
-    checkpoints: Option<mpsc::SyncSender<()>>,
-) {
+/// Runs calls until the store is closed or every handle is gone. The connection is held for
+/// each round of calls and released between them, when a short call may take it.
+pub(super) fn run(seat: &Seat, inbox: Inbox, counters: &Counters) {
     let mut closing = false;
     let mut next: Option<Msg> = None;
     while !closing {
@@ -139,10 +150,16 @@ pub(super) fn run(
                 None => break,
             },
         };
-        let mut committed = commit_urgent(&mut conn, &inbox, counters);
+        let mut held = seat.hold();
+        let Some(open) = held.as_mut() else { break };
+        let conn = &mut open.conn;
+        if seat.take_restart() {
+            super::checkpoint::restart_log(conn);
+        }
+        let mut committed = commit_urgent(conn, &inbox, counters);
         match first {
             Msg::Job(job) => {
-                let (n, closed, left) = ordinary(&mut conn, job, &inbox, counters);
+                let (n, closed, left) = ordinary(conn, job, &inbox, counters);
                 committed |= n > 0;
                 closing = closed;
                 next = left;
@@ -152,16 +169,17 @@ pub(super) fn run(
         }
         if closing {
             // Whatever urgent call came in before the close is answered too.
-            committed |= commit_urgent(&mut conn, &inbox, counters);
+            committed |= commit_urgent(conn, &inbox, counters);
         }
-        if committed && let Some(c) = &checkpoints {
-            // Full means a notice is already pending: nothing to add.
-            let _ = c.try_send(());
+        if committed {
+            open.committed();
         }
     }
-    drop(checkpoints);
-    // Checkpoint so the WAL does not outlive a clean shutdown.
-    let _ = conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
+    // Checkpoint so the WAL does not outlive a clean shutdown; the checkpointer's channel
+    // closes with it, which stops that thread.
+    if let Some(open) = seat.hold().take() {
+        let _ = open.conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
+    }
 }
 
 /// Runs every waiting urgent call in one transaction; whether it committed anything.
@@ -189,6 +207,7 @@ fn ordinary(
     inbox: &Inbox,
     counters: &Counters,
 ) -> (usize, bool, Option<Msg>) {
+    inbox.seat.taken(1);
     let Some(tx) = begin(conn) else {
         // Dropping the job answers its caller with `Closed`; the reason is in the log.
         return (0, false, None);
@@ -198,7 +217,10 @@ fn ordinary(
     let mut left = None;
     while replies.len() < MAX_BATCH && !inbox.urgent_waiting() {
         match inbox.main.try_recv() {
-            Ok(Msg::Job(job)) => replies.push(job(&tx)),
+            Ok(Msg::Job(job)) => {
+                inbox.seat.taken(1);
+                replies.push(job(&tx));
+            }
             Ok(Msg::Urgent) => {
                 left = Some(Msg::Urgent);
                 break;
