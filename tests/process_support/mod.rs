@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod bed;
+pub mod changes;
 pub mod hold;
 
 use std::ops::{Deref, DerefMut};
