@@ -102,21 +102,18 @@ async fn init_then_run_answers_the_owners_first_message() {
         &log,
     );
     ilink.handle().push_text(OWNER, "hello from the phone");
-    let started = std::time::Instant::now();
-    while !ilink
+    let answer = ilink
         .handle()
-        .sent()
-        .iter()
-        .any(|s| s.to_user == OWNER && s.text == "echo: hello from the phone")
-    {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "never answered; sent {:?}; log:\n{}",
-            ilink.handle().sent(),
-            read_log(&log)
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+        .wait_for_sent_where(0, PATIENCE, |s| {
+            s.to_user == OWNER && s.text == "echo: hello from the phone"
+        })
+        .await;
+    assert!(
+        answer.is_some(),
+        "never answered; sent {:?}; log:\n{}",
+        ilink.handle().sent(),
+        read_log(&log)
+    );
     assert_eq!(
         model.requests()[0].authorization.as_deref(),
         Some("Bearer sk-first")
