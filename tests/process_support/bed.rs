@@ -138,6 +138,23 @@ pub fn wechat_login(fake: &scv_wechat::fake::FakeServer, owner: &str) -> Credent
         .with("owner_id", owner)
 }
 
+/// Waits until the WeChat fake accepted a send that `wanted` matches (woken by its changes);
+/// after `patience` fails with what it accepted and the daemon's `log`.
+pub async fn wait_for_answer(
+    h: &scv_wechat::fake::FakeHandle,
+    patience: Duration,
+    log: &Path,
+    wanted: impl Fn(&scv_wechat::fake::SentMessage) -> bool,
+) {
+    let answer = h.wait_for_sent_where(0, patience, wanted).await;
+    assert!(
+        answer.is_some(),
+        "never answered; sent {:?}; log:\n{}",
+        h.sent(),
+        read_log(log)
+    );
+}
+
 /// A Feishu login (app id and secret) the fake accepts.
 pub fn feishu_login(fake: &scv_feishu::fake::FakeFeishu) -> Credentials {
     Credentials::default()
