@@ -6,6 +6,7 @@ mod process_support;
 
 use std::time::Duration;
 
+use process_support::bed::wait_for_answer;
 use process_support::{Daemon, read_log, terminate};
 use scv_bridge::secrets::{AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
@@ -63,21 +64,7 @@ async fn a_daemon_with_the_key_only_in_the_store_answers_and_never_shows_it() {
     tokio::time::timeout(PATIENCE, model.wait_requests(1))
         .await
         .unwrap_or_else(|_| panic!("the model was never asked; log:\n{}", read_log(&log)));
-    let started = std::time::Instant::now();
-    while !ilink
-        .handle()
-        .sent()
-        .iter()
-        .any(|s| s.text == "echo: hello")
-    {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "never answered; sent {:?}; log:\n{}",
-            ilink.handle().sent(),
-            read_log(&log)
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_for_answer(&ilink.handle(), PATIENCE, &log, |s| s.text == "echo: hello").await;
     let asked = model.requests();
     assert_eq!(
         asked[0].authorization.as_deref(),

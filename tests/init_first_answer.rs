@@ -4,11 +4,11 @@
 
 mod process_support;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use process_support::{Daemon, read_log, terminate};
+use process_support::bed::wait_for_answer;
+use process_support::{Daemon, read_log, run_with_input, terminate};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_wechat::fake::{FakeConfig, FakeServer};
 
@@ -41,8 +41,8 @@ async fn init_then_run_answers_the_owners_first_message() {
             fake.qr_confirm(OWNER).expect("a code to confirm");
         })
     };
-    let mut init = Command::new(env!("CARGO_BIN_EXE_scv-bridge"))
-        .arg("--config")
+    let mut init = Command::new(env!("CARGO_BIN_EXE_scv-bridge"));
+    init.arg("--config")
         .arg(&config)
         .args([
             "init",
@@ -64,27 +64,8 @@ async fn init_then_run_answers_the_owners_first_message() {
         .arg(dir.path().join("state"))
         .args(["--credentials", "file", "--skip-doctor"])
         .env("XDG_RUNTIME_DIR", dir.path().join("run"))
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("init");
-    init.stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"sk-first\n")
-        .expect("the key");
-    let out = tokio::task::spawn_blocking(move || init.wait_with_output())
-        .await
-        .expect("join")
-        .expect("init ran");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{said}");
+        .env_remove("OPENAI_API_KEY");
+    let said = run_with_input(init, b"sk-first\n").await;
     phone.await.expect("the phone");
     assert!(said.contains("logged in: wechat:phone"), "{said}");
     assert!(!said.contains("sk-first"), "{said}");
@@ -102,21 +83,10 @@ async fn init_then_run_answers_the_owners_first_message() {
         &log,
     );
     ilink.handle().push_text(OWNER, "hello from the phone");
-    let started = std::time::Instant::now();
-    while !ilink
-        .handle()
-        .sent()
-        .iter()
-        .any(|s| s.to_user == OWNER && s.text == "echo: hello from the phone")
-    {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "never answered; sent {:?}; log:\n{}",
-            ilink.handle().sent(),
-            read_log(&log)
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_for_answer(&ilink.handle(), PATIENCE, &log, |s| {
+        s.to_user == OWNER && s.text == "echo: hello from the phone"
+    })
+    .await;
     assert_eq!(
         model.requests()[0].authorization.as_deref(),
         Some("Bearer sk-first")

@@ -4,14 +4,15 @@
 //! again, and only the mailbox's password is stored (checked against a real Dovecot).
 
 // The mail server harness is shared with `channels/mail`'s own tests.
+mod process_support;
 #[path = "../channels/mail/tests/support/mod.rs"]
 mod server;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
+use process_support::run_with_input;
 use scv_bridge::config::{AccountKey, Config, CredentialsMode};
 use scv_bridge::protocol::Purpose;
 use scv_bridge::secrets::{AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials, Secret};
@@ -79,34 +80,15 @@ async fn a_rerun_picking_mail_leaves_the_other_channels_and_their_logins_alone()
     let kept = snapshot(&creds_dir);
     assert_eq!(kept.len(), 3, "{:?}", kept.keys());
 
-    let mut init = Command::new(env!("CARGO_BIN_EXE_scv-bridge"))
-        .arg("--config")
+    let mut init = Command::new(env!("CARGO_BIN_EXE_scv-bridge"));
+    init.arg("--config")
         .arg(&path)
         .args(["init", "--non-interactive", "--mail", "box"])
         .args(["--mail-chat", "wechat:phone", "--login", "--skip-doctor"])
         .env_remove("OPENAI_API_KEY")
         .env_remove("SCV_BRIDGE_CONFIG")
-        .env("XDG_RUNTIME_DIR", dir.path().join("run"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("init");
-    init.stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"secret\n")
-        .expect("the password");
-    let out = tokio::task::spawn_blocking(move || init.wait_with_output())
-        .await
-        .expect("join")
-        .expect("init ran");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{said}");
+        .env("XDG_RUNTIME_DIR", dir.path().join("run"));
+    let said = run_with_input(init, b"secret\n").await;
     assert!(said.contains("== login mail box =="), "{said}");
     assert!(said.contains("mail:box: password stored"), "{said}");
     assert!(

@@ -168,7 +168,15 @@ impl Bed {
     }
 
     async fn wait_until(&self, what: &str, f: impl FnMut() -> bool) {
-        self.p.wait_until(PATIENCE, what, || self.report(), f).await;
+        self.p
+            .wait_until(
+                PATIENCE,
+                what,
+                &[&self.fake, &self.model],
+                || self.report(),
+                f,
+            )
+            .await;
     }
 
     /// Waits until the daemon just spawned holds a live connection and has pinged on it.
@@ -374,17 +382,23 @@ async fn sigkill_at_any_moment_loses_nothing_and_sends_nothing_twice() {
             .map(|q| q.text.clone())
             .collect::<Vec<_>>()
     };
-    let drain = Instant::now();
-    while !unanswered().is_empty() || fake.in_flight() != 0 {
-        assert!(
-            drain.elapsed() < PATIENCE,
+    let report = || {
+        format!(
             "never answered: {:?}; events not ACKed: {}\n{}",
             unanswered(),
             fake.in_flight(),
             bed.report()
-        );
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+        )
+    };
+    bed.p
+        .wait_until(
+            PATIENCE,
+            "every answer and every ACK",
+            &[&bed.fake, &bed.model],
+            report,
+            || unanswered().is_empty() && fake.in_flight() == 0,
+        )
+        .await;
     terminate(&mut child);
 
     // What the owner saw: each answer once, where it was asked, and nothing else.

@@ -321,7 +321,10 @@ impl Bed {
         )
     }
 
-    /// Waits until the mail account's counters (from the control socket) satisfy `f`.
+    /// Waits until the mail account's counters (from the control socket) satisfy `f`. The one
+    /// wait left on a clock: the counters live in the daemon's memory, published after the store
+    /// call they come from, and nothing the test can watch (a fake's request, a file, a log
+    /// line) is bound to follow that; so the socket is asked every 5 ms.
     async fn wait_counts(&self, what: &str, f: impl Fn(&MailCounts) -> bool) {
         let started = Instant::now();
         loop {
@@ -338,16 +341,17 @@ impl Bed {
         }
     }
 
-    async fn wait_until(&self, what: &str, mut f: impl FnMut() -> bool) {
-        let started = Instant::now();
-        while !f() {
-            assert!(
-                started.elapsed() < PATIENCE,
-                "timed out waiting for {what}\n{}",
-                self.report()
-            );
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+    /// Waits until `f` (on what iLink and the model saw) holds, checked again at each change.
+    async fn wait_until(&self, what: &str, f: impl FnMut() -> bool) {
+        self.p
+            .wait_until(
+                PATIENCE,
+                what,
+                &[&self.wechat, &self.model],
+                || self.report(),
+                f,
+            )
+            .await;
     }
 }
 

@@ -9,6 +9,7 @@ mod process_support;
 use std::time::Duration;
 
 use process_support::bed::{ProcessBed, feishu_login, openai_agent, wechat_login};
+use process_support::changes::Changes;
 use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::secrets::Credentials;
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
@@ -82,9 +83,12 @@ impl Bed {
         self.p.spawn()
     }
 
-    async fn wait_until(&self, what: &str, f: impl Fn() -> bool) {
+    /// Waits until `f` holds, checked again at each change of `platform` (the fake `f` reads)
+    /// or of the model.
+    async fn wait_until(&self, what: &str, platform: &dyn Changes, f: impl Fn() -> bool) {
+        let on = [platform, &self.model];
         self.p
-            .wait_until(PATIENCE, what, || format!("log:\n{}", self.p.log()), f)
+            .wait_until(PATIENCE, what, &on, || format!("log:\n{}", self.p.log()), f)
             .await;
     }
 }
@@ -101,13 +105,13 @@ async fn sigkill_mid_stream_on_wechat_loses_nothing_and_doubles_nothing() {
     let bed = Bed::new("wechat:phone", &table, &creds).await;
     h.push_text(OWNER, "write a lot");
     let mut child = bed.spawn();
-    bed.wait_until("the first chunk", || !h.sent().is_empty())
+    bed.wait_until("the first chunk", &h, || !h.sent().is_empty())
         .await;
     assert_eq!(bed.model.requests().len(), 1, "the model is still writing");
     sigkill(&mut child);
 
     let mut child = bed.spawn();
-    bed.wait_until("the rest of the answer", || {
+    bed.wait_until("the rest of the answer", &h, || {
         tag_counts(&h.sent().into_iter().map(|m| m.text).collect::<Vec<_>>())
             .iter()
             .all(|n| *n >= 1)
@@ -115,7 +119,7 @@ async fn sigkill_mid_stream_on_wechat_loses_nothing_and_doubles_nothing() {
     .await;
     // One more poll: whatever else was queued would have gone out by then.
     let polls = h.requests_to(Endpoint::GetUpdates).len();
-    bed.wait_until("another poll", || {
+    bed.wait_until("another poll", &h, || {
         h.requests_to(Endpoint::GetUpdates).len() >= polls + 2
     })
     .await;
@@ -142,7 +146,7 @@ async fn sigkill_mid_stream_on_feishu_finishes_the_same_card() {
     let bed = Bed::new("feishu:work", &table, &creds).await;
     fake.push_p2p_text(OWNER, "write a lot");
     let mut child = bed.spawn();
-    bed.wait_until("the card sent", || {
+    bed.wait_until("the card sent", &fake, || {
         fake.cards().first().is_some_and(|c| c.message_id.is_some())
     })
     .await;
@@ -150,7 +154,7 @@ async fn sigkill_mid_stream_on_feishu_finishes_the_same_card() {
     sigkill(&mut child);
 
     let mut child = bed.spawn();
-    bed.wait_until("streaming closed", || {
+    bed.wait_until("streaming closed", &fake, || {
         fake.cards()
             .first()
             .is_some_and(|c| c.settings.last() == Some(&false))

@@ -10,6 +10,7 @@ mod process_support;
 use std::time::Duration;
 
 use process_support::bed::{ProcessBed, feishu_login, files_below, openai_agent};
+use process_support::changes::{Changes, Tree};
 use process_support::hold::HoldingProxy;
 use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
@@ -25,6 +26,8 @@ struct Bed {
     fake: FakeFeishu,
     proxy: HoldingProxy,
     model: FakeOpenAi,
+    /// The workspace, watched: a partial download shows there and nowhere else.
+    ws: Tree,
 }
 
 impl Bed {
@@ -47,11 +50,13 @@ impl Bed {
             &[("SCV_MEDIA_FEISHU_KEY", "k")],
         );
         p.save_login("feishu:work", &feishu_login(&fake));
+        let ws = Tree::watch(&p.path("ws"));
         Bed {
             p,
             fake,
             proxy,
             model,
+            ws,
         }
     }
 
@@ -74,7 +79,10 @@ impl Bed {
     }
 
     async fn wait_until(&self, what: &str, f: impl FnMut() -> bool) {
-        self.p.wait_until(PATIENCE, what, || self.report(), f).await;
+        let on: [&dyn Changes; 4] = [&self.fake, &self.model, &self.proxy, &self.ws];
+        self.p
+            .wait_until(PATIENCE, what, &on, || self.report(), f)
+            .await;
     }
 
     /// The texts sent to the owner's chat, in order.

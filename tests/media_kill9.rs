@@ -71,7 +71,9 @@ impl Bed {
                 self.p.log()
             )
         };
-        self.p.wait_until(PATIENCE, what, report, f).await;
+        self.p
+            .wait_until(PATIENCE, what, &[&self.fake, &self.model], report, f)
+            .await;
     }
 
     /// Waits for one more poll after now, so whatever was queued would have gone out.

@@ -5,14 +5,16 @@
 
 mod stream_support;
 
+use std::sync::Arc;
+
 use scv_feishu::cardkit::ANSWER_ELEMENT;
 use stream_support::*;
 
 /// Parts the agent writes the answer in (about 400 characters each).
 const PARTS: usize = 5;
 
-#[tokio::test]
-async fn a_long_answer_fills_one_card_and_ends_with_the_whole_answer() {
+/// The owner asked for a long answer, and its first part went out as a card.
+async fn first_part_in_a_card() -> (Arc<PartsAgent>, Harness) {
     let agent = PartsAgent::new(answer(), PARTS);
     let h = Harness::start(agent.clone()).await;
     h.fake.push_p2p_text(OWNER, "write a lot");
@@ -21,6 +23,12 @@ async fn a_long_answer_fills_one_card_and_ends_with_the_whole_answer() {
         f.cards().first().is_some_and(|c| c.message_id.is_some())
     })
     .await;
+    (agent, h)
+}
+
+#[tokio::test]
+async fn a_long_answer_fills_one_card_and_ends_with_the_whole_answer() {
+    let (agent, h) = first_part_in_a_card().await;
     for k in 1..PARTS {
         agent.next_part();
         h.until("the next update", |f| f.cards()[0].updates.len() >= k)
@@ -55,14 +63,7 @@ async fn a_long_answer_fills_one_card_and_ends_with_the_whole_answer() {
 
 #[tokio::test]
 async fn a_card_that_can_no_longer_be_updated_ends_with_the_rest_as_a_message() {
-    let agent = PartsAgent::new(answer(), PARTS);
-    let h = Harness::start(agent.clone()).await;
-    h.fake.push_p2p_text(OWNER, "write a lot");
-    agent.next_part();
-    h.until("the card sent", |f| {
-        f.cards().first().is_some_and(|c| c.message_id.is_some())
-    })
-    .await;
+    let (agent, h) = first_part_in_a_card().await;
     for k in 1..3 {
         agent.next_part();
         h.until("the next update", |f| f.cards()[0].updates.len() >= k)
@@ -105,14 +106,7 @@ async fn a_short_answer_stays_a_plain_message() {
 
 #[tokio::test]
 async fn a_restart_mid_answer_finishes_the_same_card_with_nothing_doubled() {
-    let agent = PartsAgent::new(answer(), PARTS);
-    let mut h = Harness::start(agent.clone()).await;
-    h.fake.push_p2p_text(OWNER, "write a lot");
-    agent.next_part();
-    h.until("the card sent", |f| {
-        f.cards().first().is_some_and(|c| c.message_id.is_some())
-    })
-    .await;
+    let (agent, mut h) = first_part_in_a_card().await;
     agent.next_part();
     h.until("an update", |f| !f.cards()[0].updates.is_empty())
         .await;
@@ -198,14 +192,7 @@ async fn without_the_cardkit_scope_answers_go_out_whole_after_one_try() {
 
 #[tokio::test]
 async fn streaming_closed_by_someone_else_is_reopened_and_the_card_ends_whole() {
-    let agent = PartsAgent::new(answer(), PARTS);
-    let h = Harness::start(agent.clone()).await;
-    h.fake.push_p2p_text(OWNER, "write a lot");
-    agent.next_part();
-    h.until("the card sent", |f| {
-        f.cards().first().is_some_and(|c| c.message_id.is_some())
-    })
-    .await;
+    let (agent, h) = first_part_in_a_card().await;
     h.fake.close_card_streaming(&h.card().card_id);
     for _ in 1..=PARTS {
         agent.next_part();

@@ -271,6 +271,19 @@ impl FakeOpenAi {
         self.shared.requests.borrow().clone()
     }
 
+    /// Resolves when the next request arrives after this call, so a test checks its condition
+    /// again then rather than on a clock. Armed when it returns: get it before checking, and a
+    /// request in between still wakes it.
+    pub fn changed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut requests = self.shared.requests.subscribe();
+        async move {
+            // The sender lives as long as the fake; gone, no request arrives any more.
+            if requests.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
     /// Waits until at least `n` requests have arrived.
     pub async fn wait_requests(&self, n: usize) {
         let mut rx = self.shared.requests.subscribe();

@@ -1,13 +1,14 @@
 //! The set-up every real-binary test repeats: a temporary directory holding the state, the
 //! socket, the configuration (its first lines common to all) and the daemon's log; logins saved
 //! as file credentials; the daemon spawned with its environment; and waits on what the fakes
-//! saw that fail with a report instead of hanging.
+//! saw, woken by the fakes' changes, that fail with a report instead of hanging.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use scv_bridge::secrets::{CredentialStore, Credentials};
 
+use super::changes::{Changes, first};
 use super::{Daemon, read_log};
 
 /// One test's directory, configuration and daemon environment.
@@ -85,23 +86,36 @@ impl ProcessBed {
         read_log(&self.path("daemon.log"))
     }
 
-    /// Waits until `f` holds, looking every 2 ms; after `patience` fails with `report()` (which
-    /// says what the fakes saw, and the log when it helps).
+    /// Waits until `f` holds, checking it again whenever one of `on` (the sources `f` reads)
+    /// changed; after `patience` fails with `report()` (which says what the fakes saw, and the
+    /// log when it helps).
     pub async fn wait_until(
         &self,
         patience: Duration,
         what: &str,
+        on: &[&dyn Changes],
         report: impl Fn() -> String,
         mut f: impl FnMut() -> bool,
     ) {
-        let started = Instant::now();
-        while !f() {
-            assert!(
-                started.elapsed() < patience,
-                "timed out waiting for {what}\n{}",
-                report()
-            );
-            tokio::time::sleep(Duration::from_millis(2)).await;
+        assert!(!on.is_empty(), "waiting for {what} on nothing that changes");
+        let ceiling = tokio::time::sleep(patience);
+        tokio::pin!(ceiling);
+        loop {
+            // Armed before the check, so a change between the check and the wait still wakes it.
+            let armed = on.iter().map(|c| c.change()).collect();
+            if f() {
+                return;
+            }
+            tokio::select! {
+                () = first(armed) => {}
+                // Failing even when `f` holds by now: then a change went unsignalled, and the
+                // wait would have hung but for the ceiling.
+                () = &mut ceiling => panic!(
+                    "timed out waiting for {what}{}\n{}",
+                    if f() { " (it holds, but nothing it reads said it changed)" } else { "" },
+                    report()
+                ),
+            }
         }
     }
 }
@@ -122,6 +136,23 @@ pub fn wechat_login(fake: &scv_wechat::fake::FakeServer, owner: &str) -> Credent
         .with("bot_id", h.bot_id())
         .with("base_url", fake.base_url())
         .with("owner_id", owner)
+}
+
+/// Waits until the WeChat fake accepted a send that `wanted` matches (woken by its changes);
+/// after `patience` fails with what it accepted and the daemon's `log`.
+pub async fn wait_for_answer(
+    h: &scv_wechat::fake::FakeHandle,
+    patience: Duration,
+    log: &Path,
+    wanted: impl Fn(&scv_wechat::fake::SentMessage) -> bool,
+) {
+    let answer = h.wait_for_sent_where(0, patience, wanted).await;
+    assert!(
+        answer.is_some(),
+        "never answered; sent {:?}; log:\n{}",
+        h.sent(),
+        read_log(log)
+    );
 }
 
 /// A Feishu login (app id and secret) the fake accepts.

@@ -11,12 +11,23 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-#[derive(Default)]
 struct Shared {
     /// What a request must contain to be held (`None`: nothing is held).
     pattern: Mutex<Option<Vec<u8>>>,
     /// Connections held so far.
     held: AtomicUsize,
+    /// Bumped when a connection is held, so a wait on [`HoldingProxy::held`] wakes then.
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for Shared {
+    fn default() -> Shared {
+        Shared {
+            pattern: Mutex::default(),
+            held: AtomicUsize::new(0),
+            changed: tokio::sync::watch::channel(0).0,
+        }
+    }
 }
 
 /// The proxy; it stops with the test's runtime.
@@ -69,6 +80,18 @@ impl HoldingProxy {
     }
 }
 
+impl super::changes::Changes for HoldingProxy {
+    fn change(&self) -> super::changes::Change<'_> {
+        let mut changed = self.shared.changed.subscribe();
+        Box::pin(async move {
+            // The sender lives in the proxy; gone, nothing is held any more.
+            if changed.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        })
+    }
+}
+
 async fn relay(client: TcpStream, server: TcpStream, shared: Arc<Shared>) {
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
@@ -96,6 +119,7 @@ async fn relay(client: TcpStream, server: TcpStream, shared: Arc<Shared>) {
             if hit {
                 f.store(true, Ordering::SeqCst);
                 shared.held.fetch_add(1, Ordering::SeqCst);
+                shared.changed.send_modify(|n| *n = n.wrapping_add(1));
             }
             if sw.write_all(&buf[..n]).await.is_err() {
                 return;

@@ -4,8 +4,10 @@
 #![allow(dead_code)]
 
 pub mod bed;
+pub mod changes;
 pub mod hold;
 
+use std::io::Write;
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -77,4 +79,32 @@ pub fn terminate(child: &mut Child) {
     assert_eq!(rc, 0, "SIGTERM");
     let status = child.wait().expect("wait");
     assert!(status.success(), "the daemon exited with {status}");
+}
+
+/// Runs `cmd` (an `init` that reads a secret) with `input` on its standard input, waiting off
+/// the runtime's threads; asserts it succeeded and returns what it printed, stdout then stderr.
+pub async fn run_with_input(mut cmd: Command, input: &[u8]) -> String {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("the input");
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .expect("join")
+        .expect("it ran");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    said
 }

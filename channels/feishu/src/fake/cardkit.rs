@@ -296,6 +296,21 @@ fn admit(ck: &mut CardKit, id: &str, v: &Value, now: Instant) -> Result<i64, Ref
     Ok(seq)
 }
 
+/// [`admit`]s an operation on card `id` and hands over the card to apply it to.
+fn admitted<'a>(
+    ck: &'a mut CardKit,
+    id: &str,
+    v: &Value,
+    now: Instant,
+) -> Result<(&'a mut CardRecord, i64), Refusal> {
+    let seq = admit(ck, id, v, now)?;
+    let card = ck
+        .cards
+        .get_mut(id)
+        .ok_or((200740, "card entity not found"))?;
+    Ok((card, seq))
+}
+
 async fn content(
     State(sh): State<Arc<Shared>>,
     Path((id, eid)): Path<(String, String)>,
@@ -316,12 +331,9 @@ async fn content(
     };
     let now = Instant::now();
     let mut st = sh.lock();
-    let seq = match admit(&mut st.cardkit, &id, &v, now) {
-        Ok(s) => s,
+    let (card, seq) = match admitted(&mut st.cardkit, &id, &v, now) {
+        Ok(a) => a,
         Err((code, msg)) => return err(code, msg),
-    };
-    let Some(card) = st.cardkit.cards.get_mut(&id) else {
-        return err(200740, "card entity not found");
     };
     if card.streaming && now.saturating_duration_since(card.opened) >= STREAMING_FOR {
         card.streaming = false;
@@ -389,12 +401,9 @@ async fn settings(
     };
     let now = Instant::now();
     let mut st = sh.lock();
-    let seq = match admit(&mut st.cardkit, &id, &v, now) {
-        Ok(s) => s,
+    let (card, seq) = match admitted(&mut st.cardkit, &id, &v, now) {
+        Ok(a) => a,
         Err((code, msg)) => return err(code, msg),
-    };
-    let Some(card) = st.cardkit.cards.get_mut(&id) else {
-        return err(200740, "card entity not found");
     };
     card.sequences.push(seq);
     card.settings.push(on);

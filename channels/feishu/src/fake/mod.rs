@@ -511,15 +511,21 @@ impl FakeFeishu {
         st.conns.retain(|_, tx| tx.send(cmd).is_ok());
     }
 
+    /// Resolves at the first change to the fake's state after this call, for a test to check
+    /// its condition again then. Armed (enabled) when it returns: get it before checking.
+    pub fn changed(&self) -> impl std::future::Future<Output = ()> + Send + '_ {
+        let mut changed = Box::pin(self.shared.changed());
+        changed.as_mut().enable();
+        changed
+    }
+
     /// Waits until `cond` holds (true) or `timeout` passes (false), checking it again after
     /// each change to the fake's state rather than on a clock.
     pub async fn wait_until(&self, timeout: Duration, cond: impl Fn(&Self) -> bool) -> bool {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             // Armed before the check, so a change between the check and the wait wakes it.
-            let changed = self.shared.changed();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
+            let changed = self.changed();
             if cond(self) {
                 return true;
             }

@@ -285,6 +285,19 @@ impl FakeHandle {
         self.wait_until(timeout, |s| s.qr.issued() >= n).await
     }
 
+    /// Resolves at the first change to the fake's state after this call (a request, a push, a
+    /// send, a poll ending), so a test checks its condition again then rather than on a clock.
+    /// Armed when it returns: get it before checking, and a change in between still wakes it.
+    pub fn changed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut changed = self.shared.changed.subscribe();
+        async move {
+            // The sender lives as long as the fake's state; gone, nothing changes any more.
+            if changed.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
     async fn wait_until(&self, timeout: Duration, ready: impl Fn(&State) -> bool) -> bool {
         let mut changed = self.shared.changed.subscribe();
         let wait = async {
