@@ -145,8 +145,12 @@ async fn status_round_trips() {
             let (mut redraws, mut reparsed) = (Vec::with_capacity(1000), 0);
             for i in 0..1050 {
                 let t = Instant::now();
-                let line = c.request_line(DaemonCommand::Status).await.expect("status");
-                let n = watch.read(&line).expect("parse").components.len();
+                let n = c
+                    .watch_status(&mut watch)
+                    .await
+                    .expect("status")
+                    .components
+                    .len();
                 if i >= 50 {
                     redraws.push(t.elapsed());
                     reparsed += watch.parsed_last();

@@ -81,10 +81,17 @@ impl Client {
 
     /// Sends one `daemon.control` command and returns the status it answers with.
     pub async fn request(&mut self, command: DaemonCommand) -> Result<DaemonStatus, ClientError> {
-        let line = self.request_line(command).await?;
+        self.send(command).await?;
+        // Parsed where the reader holds it, with no copy of the (possibly large) line.
+        let line = self
+            .reader
+            .next_frame_str()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))?
+            .ok_or_else(closed)?;
         // One pass into a flat envelope: an internally tagged enum would buffer the whole
         // (possibly large) status before deserializing it a second time.
-        let answer: Answer = serde_json::from_str(&line).map_err(unreadable)?;
+        let answer: Answer = serde_json::from_str(line).map_err(unreadable)?;
         match (answer.kind.as_str(), answer.status) {
             ("daemon.status", Some(status)) => Ok(status),
             (kind, _) => Err(not_a_status(kind, answer.code, answer.message)),
@@ -94,6 +101,32 @@ impl Client {
     /// Sends one `daemon.control` command and returns its answer's line as it came, unparsed
     /// (what [`StatusWatch`] reads).
     pub async fn request_line(&mut self, command: DaemonCommand) -> Result<String, ClientError> {
+        self.send(command).await?;
+        self.reader
+            .next_frame()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))?
+            .ok_or_else(closed)
+    }
+
+    /// Asks for the status and reads it into `watch`, which parses only the accounts that
+    /// changed since its last read (`status --watch`); the line is read in place, not copied.
+    pub async fn watch_status<'w>(
+        &mut self,
+        watch: &'w mut StatusWatch,
+    ) -> Result<&'w DaemonStatus, ClientError> {
+        self.send(DaemonCommand::Status).await?;
+        let line = self
+            .reader
+            .next_frame_str()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))?
+            .ok_or_else(closed)?;
+        watch.read(line)
+    }
+
+    /// Writes one `daemon.control` command.
+    async fn send(&mut self, command: DaemonCommand) -> Result<(), ClientError> {
         let request_id = format!("c{}", self.next_id);
         self.next_id += 1;
         let msg = ClientMessage::DaemonControl {
@@ -102,13 +135,13 @@ impl Client {
         };
         write_frame(&mut self.writer, &msg, MAX_CLIENT_FRAME_BYTES)
             .await
-            .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.reader
-            .next_frame()
-            .await
-            .map_err(|e| ClientError::Protocol(e.to_string()))?
-            .ok_or_else(|| ClientError::Protocol("the daemon closed the connection".into()))
+            .map_err(|e| ClientError::Protocol(e.to_string()))
     }
+}
+
+/// The error for a daemon that closed the connection instead of answering.
+fn closed() -> ClientError {
+    ClientError::Protocol("the daemon closed the connection".into())
 }
 
 fn unreadable(e: serde_json::Error) -> ClientError {

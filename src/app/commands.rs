@@ -80,13 +80,12 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             // Accounts that did not change between redraws are not parsed again.
             let mut watch = client::StatusWatch::default();
             loop {
-                let line = client::Client::connect(&socket)
+                let status = client::Client::connect(&socket)
                     .await
                     .map_err(|e| e.to_string())?
-                    .request_line(DaemonCommand::Status)
+                    .watch_status(&mut watch)
                     .await
                     .map_err(|e| e.to_string())?;
-                let status = watch.read(&line).map_err(|e| e.to_string())?;
                 // Clear the screen and redraw from the top.
                 print!(
                     "\x1b[2J\x1b[H{}",
