@@ -8,6 +8,9 @@ pub const MAX_CLIENT_FRAME_BYTES: usize = 1 << 20;
 /// The largest frame the server sends (8 MiB).
 pub const MAX_SERVER_FRAME_BYTES: usize = 8 << 20;
 
+/// The most buffer [`FrameReader::next_frame`] keeps between frames, in bytes.
+const KEPT_BUFFER: usize = 64 * 1024;
+
 /// Why a frame could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
@@ -46,7 +49,13 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
     ///
     /// A final line without a newline is returned as a frame. Blank lines are skipped.
     pub async fn next_frame(&mut self) -> Result<Option<String>, FrameError> {
-        Ok(self.next_frame_str().await?.map(str::to_owned))
+        let line = self.next_frame_str().await?.map(str::to_owned);
+        // The line is copied out, so a large buffer is not kept: the daemon reads many
+        // connections this way, and one large frame must not pin its size on each.
+        if self.buf.capacity() > KEPT_BUFFER {
+            self.buf = Vec::new();
+        }
+        Ok(line)
     }
 
     /// [`FrameReader::next_frame`], lent from the reader's own buffer until the next read: a
