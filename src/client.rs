@@ -81,14 +81,7 @@ impl Client {
 
     /// Sends one `daemon.control` command and returns the status it answers with.
     pub async fn request(&mut self, command: DaemonCommand) -> Result<DaemonStatus, ClientError> {
-        self.send(command).await?;
-        // Parsed where the reader holds it, with no copy of the (possibly large) line.
-        let line = self
-            .reader
-            .next_frame_str()
-            .await
-            .map_err(|e| ClientError::Protocol(e.to_string()))?
-            .ok_or_else(closed)?;
+        let line = self.ask(command).await?;
         // One pass into a flat envelope: an internally tagged enum would buffer the whole
         // (possibly large) status before deserializing it a second time.
         let answer: Answer = serde_json::from_str(line).map_err(unreadable)?;
@@ -98,31 +91,30 @@ impl Client {
         }
     }
 
-    /// Sends one `daemon.control` command and returns its answer's line as it came, unparsed
-    /// (what [`StatusWatch`] reads).
+    /// Sends one `daemon.control` command and returns its answer's line as it came, unparsed.
     pub async fn request_line(&mut self, command: DaemonCommand) -> Result<String, ClientError> {
-        self.send(command).await?;
-        self.reader
-            .next_frame()
-            .await
-            .map_err(|e| ClientError::Protocol(e.to_string()))?
-            .ok_or_else(closed)
+        Ok(self.ask(command).await?.to_owned())
     }
 
     /// Asks for the status and reads it into `watch`, which parses only the accounts that
-    /// changed since its last read (`status --watch`); the line is read in place, not copied.
+    /// changed since its last read (`status --watch`).
     pub async fn watch_status<'w>(
         &mut self,
         watch: &'w mut StatusWatch,
     ) -> Result<&'w DaemonStatus, ClientError> {
-        self.send(DaemonCommand::Status).await?;
-        let line = self
-            .reader
+        let line = self.ask(DaemonCommand::Status).await?;
+        watch.read(line)
+    }
+
+    /// Sends `command` and lends the answer's line where the reader holds it: a status of a
+    /// thousand accounts (hundreds of KiB) is parsed in place, never copied.
+    async fn ask(&mut self, command: DaemonCommand) -> Result<&str, ClientError> {
+        self.send(command).await?;
+        self.reader
             .next_frame_str()
             .await
             .map_err(|e| ClientError::Protocol(e.to_string()))?
-            .ok_or_else(closed)?;
-        watch.read(line)
+            .ok_or_else(closed)
     }
 
     /// Writes one `daemon.control` command.
