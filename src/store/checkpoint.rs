@@ -90,11 +90,36 @@ fn run(conn: &Connection, commits: &Receiver<()>, restart: &AtomicBool) {
     }
 }
 
+/// What [`restart_log`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Restart {
+    /// The next commit writes from the log's start.
+    Done,
+    /// A reader holds a snapshot in the log; asked again after the next copy.
+    ReaderInTheWay,
+    /// SQLite refused (logged).
+    Failed,
+}
+
 /// Restarts the log on the writer's connection, between two of its transactions: copies what
 /// the checkpointer has not, and makes the next commit write from the log's start. Only the
-/// writer runs this, so it waits for no writer; it may wait briefly for the checkpointer.
-pub(super) fn restart_log(conn: &Connection) {
-    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(())) {
-        tracing::warn!(error = %e, "store: cannot restart the log; asked again after the next copy");
+/// writer runs this, so no writer is in its way; it does not wait for a reader (the
+/// checkpointer mid-copy, a `sqlite3` session holding a snapshot): it is asked again after the
+/// next copy instead, so a reader can never hold the writer up.
+pub(super) fn restart_log(conn: &Connection) -> Restart {
+    if conn.busy_timeout(Duration::ZERO).is_err() {
+        return Restart::Failed;
+    }
+    let restarted = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0));
+    if let Err(e) = conn.busy_timeout(super::BUSY_TIMEOUT) {
+        tracing::warn!(error = %e, "store: cannot restore the writer's wait for other processes");
+    }
+    match restarted {
+        Ok(0) => Restart::Done,
+        Ok(_) => Restart::ReaderInTheWay,
+        Err(e) => {
+            tracing::warn!(error = %e, "store: cannot restart the log; asked again after the next copy");
+            Restart::Failed
+        }
     }
 }

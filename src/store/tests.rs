@@ -477,3 +477,43 @@ async fn a_short_call_after_close_is_refused() {
     let late = store.call_short(|t| on_thread(t, "late")).await;
     assert!(matches!(late, Err(StoreError::Closed)), "{late:?}");
 }
+
+#[test]
+fn the_log_restarts_between_transactions_and_never_waits_for_a_reader() {
+    use checkpoint::{Restart, restart_log};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("state.db");
+    let writer = Connection::open(&path).expect("open");
+    writer
+        .execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE t (b BLOB); INSERT INTO t VALUES (zeroblob(40000));",
+        )
+        .expect("a log of a few pages");
+    writer.busy_timeout(BUSY_TIMEOUT).expect("timeout");
+    // `sqlite3` holding a snapshot in the log: the restart is refused at once, not waited for.
+    let reader = Connection::open(&path).expect("reader");
+    reader
+        .execute_batch("BEGIN; SELECT COUNT(*) FROM t;")
+        .expect("a read snapshot");
+    assert_eq!(restart_log(&writer), Restart::ReaderInTheWay);
+    let timeout: i64 = writer
+        .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
+        .expect("pragma");
+    assert_eq!(timeout, 5000, "the writer's own waits are as before");
+    reader.execute_batch("COMMIT").expect("end the snapshot");
+    assert_eq!(restart_log(&writer), Restart::Done);
+    // The next commit wrote from the log's start: the log holds that commit's pages only.
+    writer
+        .execute("INSERT INTO t VALUES (1)", [])
+        .expect("a commit");
+    let (log, copied): (i64, i64) = reader
+        .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+            Ok((r.get(1)?, r.get(2)?))
+        })
+        .expect("checkpoint");
+    assert!(
+        log <= 3,
+        "the log restarted: {log} frames ({copied} copied)"
+    );
+}

@@ -154,7 +154,8 @@ pub(super) fn run(seat: &Seat, inbox: Inbox, counters: &Counters) {
         let Some(open) = held.as_mut() else { break };
         let conn = &mut open.conn;
         if seat.take_restart() {
-            super::checkpoint::restart_log(conn);
+            // A reader in the way is not waited for: the checkpointer asks again.
+            let _ = super::checkpoint::restart_log(conn);
         }
         let mut committed = commit_urgent(conn, &inbox, counters);
         match first {
