@@ -271,7 +271,11 @@ async fn a_text_answer_updates_the_card_in_place() {
         "the text reply: {:?}",
         fake.sent()
     );
-    assert!(wait_for(|| fake.patches().len() == 1).await);
+    assert!(
+        fake.wait_until(WAIT, |f| f.patches().len() == 1).await,
+        "one patch: {:?}",
+        fake.patches()
+    );
     assert_eq!(fake.patches()[0].message_id, card.message_id);
     let mut settled = false;
     for _ in 0..200 {
