@@ -169,9 +169,14 @@ impl MailServer {
             .collect()
     }
 
+    /// The folder Dovecot writes its rawlog files in (needs `--rawlog`).
+    pub fn rawlog_dir(&self) -> PathBuf {
+        Path::new(self.var("MAILSERVER_DIR")).join("rawlog")
+    }
+
     /// Everything the clients sent after login, from Dovecot's rawlog (needs `--rawlog`).
     pub fn rawlog_client_lines(&self) -> Vec<String> {
-        let dir = Path::new(self.var("MAILSERVER_DIR")).join("rawlog");
+        let dir = self.rawlog_dir();
         let mut lines = Vec::new();
         for entry in std::fs::read_dir(&dir)
             .expect("rawlog dir (start with --rawlog)")
