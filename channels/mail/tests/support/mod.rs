@@ -169,6 +169,13 @@ impl MailServer {
             .collect()
     }
 
+    /// The mail user's home, below which Dovecot keeps the mailboxes and their indexes.
+    pub fn mail_dir(&self) -> PathBuf {
+        Path::new(self.var("MAILSERVER_DIR"))
+            .join("mail")
+            .join(self.var("IMAP_USER"))
+    }
+
     /// The folder Dovecot writes its rawlog files in (needs `--rawlog`).
     pub fn rawlog_dir(&self) -> PathBuf {
         Path::new(self.var("MAILSERVER_DIR")).join("rawlog")
