@@ -2,6 +2,7 @@
 //! held (a newcomer replaces the longest-silent one), a client that sends no complete request
 //! within `idle` is closed, and the daemon raises its soft open-file limit to the hard one.
 
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -171,6 +172,10 @@ async fn a_client_that_sends_no_complete_request_is_closed_after_the_idle_timeou
 /// Starts `scv-bridge run` with no accounts under an open-file limit of `soft`/`hard`.
 fn spawn_daemon(dir: &Path, soft: u64, hard: u64) -> (std::process::Child, std::path::PathBuf) {
     let socket = dir.join("run").join("daemon.sock");
+    // Made here (private, as the daemon wants it) so `wait_ready` can watch it from the start.
+    std::fs::create_dir(dir.join("run")).expect("the socket's folder");
+    std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o700))
+        .expect("a private folder");
     let config = dir.join("config.toml");
     std::fs::write(
         &config,
@@ -229,15 +234,43 @@ impl Drop for Reap {
     }
 }
 
-/// Waits (a real daemon, real time) until the socket answers.
+/// Waits until the daemon's socket answers, checking again whenever its folder (which
+/// [`spawn_daemon`] made) changes. The chmod counts too: the bind makes the file a
+/// moment before the socket listens, and the chmod after it wakes a check that came too early.
 async fn wait_ready(socket: &Path) {
-    for _ in 0..1000 {
-        if UnixStream::connect(socket).await.is_ok() {
-            return;
+    let dir = socket.parent().expect("the socket's folder");
+    let (bumps, mut changed) = tokio::sync::watch::channel(0u64);
+    let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        // An open or read is no change (the check connects; it opens no file, but be sure).
+        if e.is_ok_and(|e| !matches!(e.kind, notify::EventKind::Access(_))) {
+            bumps.send_modify(|n| *n = n.wrapping_add(1));
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    })
+    .expect("an inotify watcher");
+    notify::Watcher::watch(&mut watcher, dir, notify::RecursiveMode::NonRecursive)
+        .expect("watch the socket's folder");
+    let ready = async {
+        loop {
+            // Marked seen before the check, so a change during it still wakes the wait.
+            changed.borrow_and_update();
+            if UnixStream::connect(socket).await.is_ok() {
+                return;
+            }
+            changed.changed().await.expect("the watcher lives");
+        }
+    };
+    if tokio::time::timeout(Duration::from_secs(10), ready)
+        .await
+        .is_err()
+    {
+        panic!(
+            "the daemon never opened its socket; {} holds {:?}",
+            dir.display(),
+            std::fs::read_dir(dir)
+                .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        );
     }
-    panic!("the daemon never opened its socket");
 }
 
 #[tokio::test]

@@ -580,14 +580,16 @@ async fn a_closed_window_waits_for_the_peer_and_health_says_why() {
 
 #[tokio::test]
 async fn a_mail_chat_never_reaches_the_agent() {
-    struct Recorder(Mutex<Vec<String>>);
+    // The texts handled, in a watch so the test wakes on the handling rather than on a clock.
+    struct Recorder(watch::Sender<Vec<String>>);
     impl MailChatHandler for Recorder {
         fn handle<'a>(&'a self, _link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()> {
-            Box::pin(async move { self.0.lock().expect("lock").push(msg.text) })
+            Box::pin(async move { self.0.send_modify(|t| t.push(msg.text)) })
         }
     }
     let s = setup(Senders::Owner, RemoteTools::None, Purpose::Mail);
-    let rec = Arc::new(Recorder(Mutex::new(Vec::new())));
+    let rec = Arc::new(Recorder(watch::channel(Vec::new()).0));
+    let mut handled = rec.0.subscribe();
     s.conv.set_mail_chat_handler(rec.clone());
     s.conv
         .accept(vec![
@@ -600,10 +602,11 @@ async fn a_mail_chat_never_reaches_the_agent() {
         .accept(vec![msg("m3", OWNER, "hello")])
         .await
         .expect("accept");
-    while rec.0.lock().expect("lock").len() < 2 {
-        tokio::task::yield_now().await;
-    }
-    assert_eq!(*rec.0.lock().expect("lock"), ["/digest", "hello"]);
+    tokio::time::timeout(Duration::from_secs(10), handled.wait_for(|t| t.len() >= 2))
+        .await
+        .unwrap_or_else(|_| panic!("handled only {:?}", *rec.0.borrow()))
+        .expect("the recorder is alive");
+    assert_eq!(*rec.0.borrow(), ["/digest", "hello"]);
     assert!(s.agent.prompts().is_empty());
 }
 
@@ -612,10 +615,11 @@ async fn a_mail_chat_message_waits_for_the_mail_accounts_to_start() {
     // The chat can attach and get the owner's message before any mail account has started and
     // set the handler (a daemon start, or a restart resuming the journal): it must wait, not be
     // dropped.
-    struct Recorder(Mutex<Vec<String>>);
+    // The texts handled, in a watch so the test wakes on the handling rather than on a clock.
+    struct Recorder(watch::Sender<Vec<String>>);
     impl MailChatHandler for Recorder {
         fn handle<'a>(&'a self, _link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()> {
-            Box::pin(async move { self.0.lock().expect("lock").push(msg.text) })
+            Box::pin(async move { self.0.send_modify(|t| t.push(msg.text)) })
         }
     }
     let s = setup(Senders::Owner, RemoteTools::None, Purpose::Mail);
@@ -628,14 +632,12 @@ async fn a_mail_chat_message_waits_for_the_mail_accounts_to_start() {
     tokio::time::timeout(Duration::from_secs(10), s.conv.quiescent())
         .await
         .expect("the fast lane waits for the handler");
-    let rec = Arc::new(Recorder(Mutex::new(Vec::new())));
+    let rec = Arc::new(Recorder(watch::channel(Vec::new()).0));
+    let mut handled = rec.0.subscribe();
     s.conv.set_mail_chat_handler(rec.clone());
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while rec.0.lock().expect("lock").is_empty() {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-    })
-    .await
-    .expect("handled once the handler is set");
-    assert_eq!(*rec.0.lock().expect("lock"), ["/digest"]);
+    tokio::time::timeout(Duration::from_secs(10), handled.wait_for(|t| !t.is_empty()))
+        .await
+        .expect("handled once the handler is set")
+        .expect("the recorder is alive");
+    assert_eq!(*rec.0.borrow(), ["/digest"]);
 }

@@ -58,15 +58,7 @@ async fn ack_precedes_processing_under_a_slow_agent() {
     let pushed = h.fake.push_p2p_text(OWNER, "think hard");
     h.until("the ACK", |f| f.acks().iter().any(|a| a.code == Some(200)))
         .await;
-    let agent = h.agent.clone();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while agent.turns() == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the turn never started"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+    assert!(h.agent.wait_turns(1).await, "the turn never started");
     assert!(h.fake.sent().is_empty(), "the agent is still thinking");
     // The ACK matched the push within the fake's deadline, so the push left the fake's in-flight
     // set: the fake re-pushes only what is still in flight at its deadline, so none can follow.

@@ -4,12 +4,14 @@
 //! card cannot be updated. The questions' clock is manual; nothing sleeps for real seconds.
 
 mod feishu_support;
+mod process_support;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use feishu_support::*;
+use process_support::changes::{Changes, Tree};
 use scv_bridge::adapters::PlatformParts;
 use scv_bridge::adapters::feishu::build;
 use scv_bridge::agent::Agent;
@@ -49,6 +51,8 @@ struct Run {
     confirm: Arc<ConfirmService>,
     conversation: Arc<Conversation>,
     clock: Clock,
+    /// The daemon's state directory, where its store is written.
+    state_dir: std::path::PathBuf,
 }
 
 /// Starts the daemon over the state in `dir`; `table` adds lines to `[feishu.work]`.
@@ -93,6 +97,7 @@ async fn start(
             confirm: Some(confirm),
         }
     };
+    let state_dir = config.state_dir.clone();
     let daemon = daemon::start_with(config, wire, LifecyclePolicy::default())
         .await
         .expect("daemon");
@@ -112,6 +117,7 @@ async fn start(
         confirm,
         conversation,
         clock,
+        state_dir,
     }
 }
 
@@ -135,13 +141,15 @@ impl Run {
             card.receive_id_type, "open_id",
             "the owner's chat by open_id"
         );
-        let stored = wait_for(|| {
-            self.confirm
-                .view(&info.id)
-                .and_then(|v| v.message_id)
-                .is_some_and(|m| m == card.message_id)
-        })
-        .await;
+        // The service keeps the id in memory, then writes it to the store.
+        let stored = self
+            .until_stored(|| async {
+                self.confirm
+                    .view(&info.id)
+                    .and_then(|v| v.message_id)
+                    .is_some_and(|m| m == card.message_id)
+            })
+            .await;
         assert!(stored, "the card's message id is kept with the question");
         (info, card)
     }
@@ -155,6 +163,35 @@ impl Run {
             .map(|d| d.as_str().to_string())
     }
 
+    /// Waits until `cond` holds, at most [`WAIT`]; false if it never did. Checked again
+    /// whenever the store's files are written (inotify): what `cond` reads is recorded there,
+    /// or kept in memory just before that write, and nothing else tells that it was.
+    async fn until_stored<F: std::future::Future<Output = bool>>(
+        &self,
+        mut cond: impl FnMut() -> F,
+    ) -> bool {
+        let store = Tree::watch(&self.state_dir);
+        let ceiling = tokio::time::sleep(WAIT);
+        tokio::pin!(ceiling);
+        loop {
+            // Armed before the check, so a write during it still wakes the wait.
+            let change = store.change();
+            if cond().await {
+                return true;
+            }
+            tokio::select! {
+                () = change => {}
+                () = &mut ceiling => return false,
+            }
+        }
+    }
+
+    /// Whether the closing item of `id` left the outbox.
+    async fn closing_sent(&self, id: &str) -> bool {
+        self.until_stored(|| async { self.closing(id).await.as_deref() == Some("sent") })
+            .await
+    }
+
     async fn state(&self, id: &str) -> ConfirmState {
         self.confirm.status(id).await.expect("status").state
     }
@@ -163,18 +200,6 @@ impl Run {
         let report = self.daemon.stop().await;
         assert!(report.abandoned.is_empty());
     }
-}
-
-/// Polls `cond` every 5 ms for up to [`WAIT`].
-async fn wait_for(cond: impl Fn() -> bool) -> bool {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !cond() {
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    true
 }
 
 fn wall_ms() -> u64 {
@@ -271,17 +296,16 @@ async fn a_text_answer_updates_the_card_in_place() {
         "the text reply: {:?}",
         fake.sent()
     );
-    assert!(wait_for(|| fake.patches().len() == 1).await);
+    assert!(
+        fake.wait_until(WAIT, |f| f.patches().len() == 1).await,
+        "one patch: {:?}",
+        fake.patches()
+    );
     assert_eq!(fake.patches()[0].message_id, card.message_id);
-    let mut settled = false;
-    for _ in 0..200 {
-        if run.closing(&asked.id).await.as_deref() == Some("sent") {
-            settled = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    assert!(settled, "the update left the outbox");
+    assert!(
+        run.closing_sent(&asked.id).await,
+        "the update left the outbox"
+    );
     assert_eq!(interactive(&fake).len(), 1, "no second card");
     assert_eq!(fake.sent().len(), 2, "the card and the text reply");
     run.stop().await;
@@ -345,14 +369,8 @@ async fn a_restart_between_closing_and_patching_patches_once() {
 async fn run_closing_after_restart(fake: &FakeFeishu, dir: &Path, now_ms: u64, id: &str) -> String {
     fake.fail_next_patches(0);
     let run = start(fake, dir, "", owned(), Clock::manual(now_ms)).await;
-    let mut state = None;
-    for _ in 0..2000 {
-        state = run.closing(id).await;
-        if state.as_deref() == Some("sent") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    run.closing_sent(id).await;
+    let state = run.closing(id).await;
     assert_eq!(
         run.state(id).await,
         ConfirmState::Expired,

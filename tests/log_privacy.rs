@@ -241,24 +241,18 @@ async fn no_question_text_or_approval_summary_reaches_the_logs() {
     .expect("question");
     owner_gets(&channel, QUESTION).await;
     conv.accept(vec![msg("a1", OWNER, "y")]).await.expect("y");
-    let answered = within(async {
-        loop {
-            let s = client::request(
-                &d.socket,
-                DaemonCommand::ConfirmStatus {
-                    id: asked.id.clone(),
-                },
-            )
-            .await
-            .expect("status");
-            match s.confirm.map(|c| c.state) {
-                Some(ConfirmState::Pending) => tokio::task::yield_now().await,
-                other => return other,
-            }
-        }
-    })
-    .await;
-    assert_eq!(answered, Some(ConfirmState::Yes));
+    // The answer is recorded by the pipeline's handling of the message, so once the pipeline is
+    // quiet the question is closed.
+    within(conv.quiescent()).await;
+    let answered = client::request(
+        &d.socket,
+        DaemonCommand::ConfirmStatus {
+            id: asked.id.clone(),
+        },
+    )
+    .await
+    .expect("status");
+    assert_eq!(answered.confirm.map(|c| c.state), Some(ConfirmState::Yes));
 
     // An approval the bridge itself asks for.
     let approver = conv.approver().expect("the confirm service approves");
@@ -383,24 +377,24 @@ async fn no_card_content_reaches_the_logs() {
             .is_some_and(|c| c.to_string().contains(CARD_QUESTION)),
         "the card carries the question"
     );
-    fake.push_card_click(
+    let click = fake.push_card_click(
         "ou_owner",
         &card.message_id,
         serde_json::json!({"q": asked.id, "a": "yes"}),
         FrameType::Card,
     );
-    let closed = |id: String| {
-        let confirm = confirm.clone();
-        async move {
-            within(async {
-                while confirm.status(&id).await.expect("status").state == ConfirmState::Pending {
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-            })
-            .await
-        }
-    };
-    closed(asked.id.clone()).await;
+    // The click's ACK carries the handler's answer, so it follows the recorded close.
+    assert!(
+        fake.wait_until(wait, |f| f
+            .acks()
+            .iter()
+            .any(|a| a.event_id.as_deref() == Some(click.event_id.as_str())))
+            .await,
+        "the click's ACK: {:?}",
+        fake.acks()
+    );
+    let state = confirm.status(&asked.id).await.expect("status").state;
+    assert_ne!(state, ConfirmState::Pending, "closed by the click");
 
     // ... and one answered by text, so the card is patched in place.
     let asked = confirm
@@ -410,7 +404,7 @@ async fn no_card_content_reaches_the_logs() {
     assert!(fake.wait_until(wait, |f| f.sent().len() == 2).await);
     let card = fake.sent().remove(1);
     fake.push_p2p_text("ou_owner", "yes");
-    closed(asked.id.clone()).await;
+    // The card is patched once the answer closed the question, so the patch follows the close.
     assert!(
         fake.wait_until(wait, |f| f
             .message_content(&card.message_id)
@@ -418,6 +412,8 @@ async fn no_card_content_reaches_the_logs() {
             .await,
         "the card was updated"
     );
+    let state = confirm.status(&asked.id).await.expect("status").state;
+    assert_ne!(state, ConfirmState::Pending, "closed by the text answer");
     d.stop().await;
     assert_logs_clean(&[CARD_QUESTION, CARD_TEXT_QUESTION]);
 }

@@ -3,7 +3,7 @@
 
 mod wechat_support;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use scv_bridge::login::LoginArgs;
@@ -11,28 +11,28 @@ use scv_bridge::protocol::ComponentState;
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeConfig, FakeHandle};
 use scv_wechat::login::{LoginEvent, LoginOptions, LoginUi};
+use tokio::sync::watch;
 use wechat_support::*;
 
-/// A login UI that records what the terminal would show.
+/// A login UI that records what the terminal would show, in a watch so the phone wakes on
+/// what was shown rather than on a clock.
 #[derive(Clone, Default)]
 struct ScriptedUi {
-    events: Arc<Mutex<Vec<LoginEvent>>>,
+    events: Arc<watch::Sender<Vec<LoginEvent>>>,
 }
 
 impl ScriptedUi {
-    fn saw(&self, pred: impl Fn(&LoginEvent) -> bool) -> bool {
-        self.events
-            .lock()
-            .map(|e| e.iter().any(pred))
-            .unwrap_or(false)
+    /// Waits until an event `pred` matches was shown (the caller bounds the wait).
+    async fn wait_saw(&self, pred: impl Fn(&LoginEvent) -> bool) {
+        let mut events = self.events.subscribe();
+        // The sender lives in `self`, so the wait ends only by the event or the caller.
+        let _ = events.wait_for(|e| e.iter().any(&pred)).await;
     }
 }
 
 impl LoginUi for ScriptedUi {
     fn event(&mut self, event: LoginEvent) {
-        if let Ok(mut e) = self.events.lock() {
-            e.push(event);
-        }
+        self.events.send_modify(|e| e.push(event));
     }
 
     async fn verify_code(&mut self) -> Option<String> {
@@ -51,11 +51,7 @@ async fn phone(fake: FakeHandle, ui: ScriptedUi, expire_first: bool) {
     assert!(fake.wait_for_qr(code, PATIENCE).await);
     fake.qr_scan();
     within(
-        async {
-            while !ui.saw(|e| *e == LoginEvent::Scanned) {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        },
+        ui.wait_saw(|e| *e == LoginEvent::Scanned),
         "the scan to be shown",
     )
     .await;
@@ -100,7 +96,7 @@ async fn qr_login_refreshes_an_expired_code_and_stores_the_owner() {
     assert!(line.contains("logged in: wechat:phone"), "{line}");
     assert!(line.contains(OWNER), "{line}");
     assert!(line.contains("no daemon is running"), "{line}");
-    let events = ui.events.lock().expect("events").clone();
+    let events = ui.events.borrow().clone();
     let shown: Vec<u32> = events
         .iter()
         .filter_map(|e| match e {
@@ -153,8 +149,13 @@ async fn an_expired_session_fails_with_the_hint_and_a_new_login_reconnects() {
     // so nothing is left that could poll. A live loop always holds a long poll open at the fake.
     within(
         async {
-            while fake.polls_in_flight() > 0 {
-                tokio::time::sleep(Duration::from_millis(10)).await;
+            loop {
+                // Armed before the check: a poll ending is a change of the fake's.
+                let changed = fake.changed();
+                if fake.polls_in_flight() == 0 {
+                    break;
+                }
+                changed.await;
             }
         },
         "the last poll to be answered",

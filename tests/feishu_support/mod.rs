@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,7 +32,8 @@ pub const OWNER: &str = "ou_owner";
 /// An agent that echoes, optionally holding every turn until the gate opens.
 pub struct TestAgent {
     gate: watch::Sender<bool>,
-    turns: AtomicUsize,
+    /// Turns started, in a watch so a test wakes on a turn starting rather than on a clock.
+    turns: watch::Sender<usize>,
     attachments: Mutex<Vec<scv_bridge::agent::Attachment>>,
 }
 
@@ -42,7 +42,7 @@ impl TestAgent {
     pub fn open() -> Arc<Self> {
         Arc::new(TestAgent {
             gate: watch::channel(true).0,
-            turns: AtomicUsize::new(0),
+            turns: watch::channel(0).0,
             attachments: Mutex::default(),
         })
     }
@@ -51,7 +51,7 @@ impl TestAgent {
     pub fn gated() -> Arc<Self> {
         Arc::new(TestAgent {
             gate: watch::channel(false).0,
-            turns: AtomicUsize::new(0),
+            turns: watch::channel(0).0,
             attachments: Mutex::default(),
         })
     }
@@ -63,7 +63,15 @@ impl TestAgent {
 
     /// Turns started so far.
     pub fn turns(&self) -> usize {
-        self.turns.load(Ordering::SeqCst)
+        *self.turns.borrow()
+    }
+
+    /// Waits until `n` turns have started; false if [`WAIT`] passes first.
+    pub async fn wait_turns(&self, n: usize) -> bool {
+        let mut turns = self.turns.subscribe();
+        tokio::time::timeout(WAIT, turns.wait_for(|t| *t >= n))
+            .await
+            .is_ok()
     }
 
     /// Every file the turns were handed, in order.
@@ -82,7 +90,7 @@ impl Agent for TestAgent {
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
         Box::pin(async move {
-            self.turns.fetch_add(1, Ordering::SeqCst);
+            self.turns.send_modify(|t| *t += 1);
             if let Ok(mut a) = self.attachments.lock() {
                 a.extend(req.attachments.iter().cloned());
             }

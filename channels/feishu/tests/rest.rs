@@ -18,7 +18,9 @@ fn owner() -> ReceiveId {
     ReceiveId::OpenId("ou_owner".into())
 }
 
-#[tokio::test]
+// On a paused clock (the token cache and the fake's expiry follow it), so the 200 ms that make
+// the token stale pass at once.
+#[tokio::test(start_paused = true)]
 async fn token_is_cached_then_refreshed_ahead_of_expiry() {
     let fake = FakeFeishu::start(FakeConfig {
         token_expire: Duration::from_secs(10),
@@ -197,7 +199,9 @@ async fn oversize_messages_are_rejected() {
         .unwrap();
 }
 
-#[tokio::test]
+// On a paused clock (the fake's rate window follows it), so waiting out the reset delay takes
+// no real time.
+#[tokio::test(start_paused = true)]
 async fn five_per_receiver_then_slow_down_honoured() {
     let fake = FakeFeishu::start(FakeConfig {
         qps_window: Duration::from_millis(300),

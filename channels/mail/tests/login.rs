@@ -118,15 +118,37 @@ async fn server_gone_is_transient() {
     assert_eq!(err.classify(), ErrorClass::Transient, "{err}");
 }
 
-/// Dovecot writes the rawlog as the session runs; wait (briefly, event by event) until the
-/// wanted line is there.
+/// Dovecot writes the rawlog as the session runs; wait until the wanted line is there, looking
+/// again whenever a file in the rawlog folder is made or written (inotify), at most 5 s.
 async fn wait_for_rawlog(server: &MailServer, want: impl Fn(&str) -> bool) -> Vec<String> {
-    for _ in 0..200 {
-        let lines = server.rawlog_client_lines();
-        if lines.iter().any(|l| want(l)) {
-            return lines;
+    let (bumps, mut changed) = tokio::sync::watch::channel(0u64);
+    let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        // Our own reads of the files are no change: counting them would wake every look.
+        if e.is_ok_and(|e| !matches!(e.kind, notify::EventKind::Access(_))) {
+            bumps.send_modify(|n| *n = n.wrapping_add(1));
         }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    })
+    .expect("an inotify watcher");
+    notify::Watcher::watch(
+        &mut watcher,
+        &server.rawlog_dir(),
+        notify::RecursiveMode::NonRecursive,
+    )
+    .expect("watch the rawlog folder (start with --rawlog)");
+    let found = async {
+        loop {
+            // Marked seen before the look, so a write during it still wakes the wait.
+            changed.borrow_and_update();
+            let lines = server.rawlog_client_lines();
+            if lines.iter().any(|l| want(l)) {
+                return lines;
+            }
+            changed.changed().await.expect("the watcher lives");
+        }
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(5), found).await {
+        Ok(lines) => lines,
+        // The caller's assertion reports what was there.
+        Err(_) => server.rawlog_client_lines(),
     }
-    server.rawlog_client_lines()
 }

@@ -169,9 +169,21 @@ impl MailServer {
             .collect()
     }
 
+    /// The mail user's home, below which Dovecot keeps the mailboxes and their indexes.
+    pub fn mail_dir(&self) -> PathBuf {
+        Path::new(self.var("MAILSERVER_DIR"))
+            .join("mail")
+            .join(self.var("IMAP_USER"))
+    }
+
+    /// The folder Dovecot writes its rawlog files in (needs `--rawlog`).
+    pub fn rawlog_dir(&self) -> PathBuf {
+        Path::new(self.var("MAILSERVER_DIR")).join("rawlog")
+    }
+
     /// Everything the clients sent after login, from Dovecot's rawlog (needs `--rawlog`).
     pub fn rawlog_client_lines(&self) -> Vec<String> {
-        let dir = Path::new(self.var("MAILSERVER_DIR")).join("rawlog");
+        let dir = self.rawlog_dir();
         let mut lines = Vec::new();
         for entry in std::fs::read_dir(&dir)
             .expect("rawlog dir (start with --rawlog)")

@@ -11,14 +11,16 @@ use crate::{PROMPTLY, start, start_with};
 
 const USER: &str = "alice@im.wechat";
 
-#[tokio::test]
+// On a paused clock (the fake's hold follows it): the 150 ms the poll must hang through pass
+// at once, and exactly, instead of on the wall clock.
+#[tokio::test(start_paused = true)]
 async fn long_poll_hangs_until_a_message_is_pushed() {
     let config = FakeConfig {
         hold: Duration::from_secs(30),
         ..FakeConfig::default()
     };
     let (_fake, handle, client) = start_with(config).await;
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let poll = tokio::spawn({
         let client = client.clone();
         async move { client.get_updates("").await }
@@ -307,8 +309,23 @@ async fn a_poll_the_client_gave_up_on_consumes_nothing() {
     let abandoned = client.get_updates(&first.cursor).await.expect("poll");
     assert!(abandoned.timed_out);
     // The fake must notice the hang-up: a message pushed now goes to the next poll, not to
-    // the dead socket of the abandoned one.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // the dead socket of the abandoned one. It stops counting the poll once it noticed.
+    let noticed = tokio::time::timeout(PROMPTLY, async {
+        loop {
+            // Armed before the check: a poll ending is a change of the fake's.
+            let changed = handle.changed();
+            if handle.polls_in_flight() == 0 {
+                return;
+            }
+            changed.await;
+        }
+    })
+    .await;
+    assert!(
+        noticed.is_ok(),
+        "the fake never noticed the hang-up: {} polls in flight",
+        handle.polls_in_flight()
+    );
     handle.push_text(USER, "after the timeout");
     let next = client.get_updates(&abandoned.cursor).await.expect("poll");
     assert_eq!(
