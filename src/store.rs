@@ -4,7 +4,7 @@
 //! and its answer is released only after the transaction commits: what a caller was told is stored,
 //! is stored. Writes a platform acknowledgement waits on take the urgent lane
 //! ([`Store::call_urgent`], `writer`). A short call of the message path ([`Store::call_short`])
-//! runs on its caller's thread instead when the writer is idle, in a transaction of its own
+//! runs on its caller's thread instead while the writer sleeps, in a transaction of its own
 //! (`seat`); the async runtime's workers never wait for the writer or for another process.
 
 use std::path::{Path, PathBuf};
@@ -63,7 +63,7 @@ pub enum StoreError {
 #[derive(Clone)]
 pub struct Store {
     jobs: writer::Lanes,
-    /// The writer's connection, lent to short calls while the writer is idle.
+    /// The writer's connection, lent to short calls while the writer sleeps.
     seat: Arc<seat::Seat>,
     path: PathBuf,
     counters: Arc<Counters>,
@@ -224,7 +224,7 @@ impl Store {
     }
 
     /// [`Store::call`] for a call that touches a few rows by key (a message's step through the
-    /// pipeline, an account's state): when the writer is idle it runs here at once, committed in
+    /// pipeline, an account's state): while the writer sleeps it runs here at once, committed in
     /// a transaction of its own, which saves the two thread wake-ups of a trip to the writer;
     /// otherwise it queues like [`Store::call`]. Either way it commits after every call sent
     /// before it. Nothing long may go here: it runs on the caller's (a runtime worker's) thread.
@@ -240,7 +240,7 @@ impl Store {
     }
 
     /// [`Store::call_urgent`] for a short call (see [`Store::call_short`]): run here at once
-    /// when the writer is idle, else queued in the urgent lane now.
+    /// while the writer sleeps, else queued in the urgent lane now.
     pub fn call_urgent_short<R, F>(
         &self,
         f: F,

@@ -1,4 +1,4 @@
-//! The writer's connection, lent to a short call on its caller's thread when the writer is idle.
+//! The writer's connection, lent to a short call on its caller's thread while the writer sleeps.
 //!
 //! A call sent to the writer thread pays two thread wake-ups, there and back: on this 2-core
 //! virtual machine about 100 µs each, several times the 20-40 µs SQLite needs for the few rows
@@ -9,7 +9,7 @@
 //! of it, or another process holds the write lock, it queues like any call. So calls still
 //! commit in the order they were sent, a busy spell's calls still share commits (letting every
 //! call commit alone cost the pipeline bench about 15% of its throughput), and a runtime thread
-//! never waits on SQLite.
+//! never waits for the writer or for another process (it only runs the call's own SQL).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::SyncSender;
@@ -102,8 +102,8 @@ impl Seat {
         self.closing.store(true, Ordering::Release);
     }
 
-    /// Runs `f` here, committed in its own transaction, when the writer is idle; gives `f`
-    /// back when it must queue.
+    /// Runs `f` here, committed in its own transaction, while the writer sleeps and nothing is
+    /// queued; gives `f` back when it must queue.
     pub fn run_here<R, F>(&self, f: F, counters: &Counters) -> Result<Result<R, StoreError>, F>
     where
         F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R>,
