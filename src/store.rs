@@ -233,10 +233,7 @@ impl Store {
         R: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
     {
-        match self.seat.run_here(f, &self.counters) {
-            Ok(done) => done,
-            Err(f) => self.submit(f, false)?.await,
-        }
+        self.short(f, false).await
     }
 
     /// [`Store::call_urgent`] for a short call (see [`Store::call_short`]): run here at once
@@ -249,9 +246,22 @@ impl Store {
         R: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
     {
+        self.short(f, true)
+    }
+
+    /// Runs `f` here now when the writer sleeps, else queues it in its lane now.
+    fn short<R, F>(
+        &self,
+        f: F,
+        urgent: bool,
+    ) -> impl std::future::Future<Output = Result<R, StoreError>> + Send + 'static
+    where
+        R: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
+    {
         match self.seat.run_here(f, &self.counters) {
             Ok(done) => Either::Left(std::future::ready(done)),
-            Err(f) => Either::Right(self.queue_now(f, true)),
+            Err(f) => Either::Right(self.queue_now(f, urgent)),
         }
     }
 

@@ -29,7 +29,8 @@ const COALESCE: Duration = Duration::from_millis(200);
 const RESTART_ABOVE: i64 = 4_096;
 /// What the WAL file is cut back to when the log restarts, in bytes (`journal_size_limit`): as
 /// much as a log grows before it restarts, so a commit overwrites pages the file already has
-/// (writing past its end allocates blocks and pages, which the pipeline's profile showed).
+/// (writing past its end allocates blocks and pages, which the pipeline's profile showed). A
+/// frame is a 4 KiB page and its 24-byte header; 256 frames are slack for the copy's lag.
 pub(super) const WAL_KEPT_BYTES: i64 = (RESTART_ABOVE + 256) * 4_120;
 
 /// A running checkpointer: tell it about commits through `commits`; it stops when that is dropped.
