@@ -162,14 +162,16 @@ async fn upload_image(
     if let Err((code, msg)) = authorize(&sh, &headers) {
         return err(code, msg);
     }
-    let failure = sh.lock().media.upload_failure;
-    if let Some(code) = failure {
-        return err(code, "fake upload failure");
-    }
+    // The body is read before the refusal, as a server answers a whole request: refusing
+    // mid-upload reset the connection under the client's body, which it saw as a network error.
     let parts = match read_parts(&mut mp, "image", MAX_IMAGE_BYTES).await {
         Ok(p) => p,
         Err((code, msg)) => return err(code, msg),
     };
+    let failure = sh.lock().media.upload_failure;
+    if let Some(code) = failure {
+        return err(code, "fake upload failure");
+    }
     let image_type = parts.fields.get("image_type").map(String::as_str);
     if !matches!(image_type, Some("message" | "avatar")) {
         return err(234001, "image_type must be message or avatar");
@@ -198,14 +200,16 @@ async fn upload_file(
     if let Err((code, msg)) = authorize(&sh, &headers) {
         return err(code, msg);
     }
-    let failure = sh.lock().media.upload_failure;
-    if let Some(code) = failure {
-        return err(code, "fake upload failure");
-    }
+    // The body is read before the refusal, as a server answers a whole request: refusing
+    // mid-upload reset the connection under the client's body, which it saw as a network error.
     let parts = match read_parts(&mut mp, "file", MAX_FILE_BYTES).await {
         Ok(p) => p,
         Err((code, msg)) => return err(code, msg),
     };
+    let failure = sh.lock().media.upload_failure;
+    if let Some(code) = failure {
+        return err(code, "fake upload failure");
+    }
     let file_type = parts.fields.get("file_type").cloned().unwrap_or_default();
     if !FILE_TYPES.contains(&file_type.as_str()) {
         return err(
