@@ -192,6 +192,10 @@ async fn the_owner_gets_an_answer_with_reply_context() {
         }
     );
     s.channel.wait_sent(1).await;
+    // The sign is cleared beside the send, before the chat's worker parks.
+    tokio::time::timeout(Duration::from_secs(10), s.conv.quiescent())
+        .await
+        .expect("quiescent");
     let sent = s.channel.sent();
     assert_eq!(sent[0].text, "echo: hello");
     assert_eq!(sent[0].reply, ReplyContext("ctx-m1".into()));

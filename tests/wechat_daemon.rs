@@ -33,7 +33,11 @@ async fn a_chat_round_trip_with_an_echo_agent() {
     assert_eq!(sent[0].text, "echo: hold hello");
     assert_eq!(sent[0].to_user, OWNER);
     assert_eq!(Some(&sent[0].context_token), pushed.context_token.as_ref());
-    // Typing was shown while the agent worked, then cancelled.
+    // Typing was shown while the agent worked, then cancelled (beside the send, not before it).
+    assert!(
+        fake.wait_for_requests(Endpoint::SendTyping, 2, PATIENCE)
+            .await
+    );
     let typing: Vec<i64> = fake.typing().iter().map(|t| t.status).collect();
     assert_eq!(typing.first(), Some(&1));
     assert_eq!(typing.last(), Some(&2));
@@ -44,6 +48,31 @@ async fn a_chat_round_trip_with_an_echo_agent() {
         [Endpoint::NotifyStart, Endpoint::NotifyStop],
         "notifystart before polling, notifystop on shutdown"
     );
+}
+
+#[tokio::test]
+async fn an_answer_never_waits_for_wechat_to_answer_the_typing_sign() {
+    // WeChat answers sends, typing and its ticket only after ten minutes: the answer still
+    // reaches it, while the typing sign is still waiting for its ticket.
+    let fake_config = FakeConfig {
+        answer_delay: Duration::from_secs(600),
+        ..FakeConfig::default()
+    };
+    let mut h = Harness::new(fake_config, "").await;
+    h.start().await;
+    h.wait_state(ComponentState::Connected).await;
+    let fake = h.fake.handle();
+    fake.push_text(OWNER, "hello");
+    let sent = fake.wait_for_sent(1, PATIENCE).await;
+    assert_eq!(
+        sent.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+        ["echo: hello"]
+    );
+    // The sign went out beside the turn and was still waiting for its ticket: the client had
+    // not given up on it (its timeout is what an answer waiting for the sign would have waited).
+    assert_eq!(fake.answers_waiting(Endpoint::GetConfig), 1);
+    assert!(fake.typing().is_empty(), "no sign was shown yet");
+    h.stop().await;
 }
 
 #[tokio::test]

@@ -25,6 +25,7 @@ mod sender;
 mod stats;
 mod stream;
 mod turns;
+mod typing;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};

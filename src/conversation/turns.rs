@@ -14,9 +14,6 @@ use crate::ids::ChatId;
 use crate::supervisor::{BackoffPolicy, NoteSource, random_jitter};
 use crate::words::{Lang, Msg};
 
-/// How often a typing indicator is refreshed while the agent works.
-const TYPING_EVERY: Duration = Duration::from_secs(5);
-
 /// Runs until the account detaches.
 pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: Arc<ChatRuntime>) {
     let cancel = rt.cancel.clone();
@@ -208,13 +205,13 @@ async fn turn(
     };
     let started = std::time::Instant::now();
     let turn = conv.agent.turn(req, turn_cancel.clone());
-    let (result, streamed) = with_typing(rt, m, live.run(streamed, turn)).await;
+    let ((result, streamed), typing) = super::typing::beside(rt, m, live.run(streamed, turn)).await;
     crate::telemetry::turn(&m.account.to_string(), started.elapsed());
     if let Ok(mut cur) = chat.current_turn.lock() {
         *cur = None;
     }
     if rt.cancel.is_cancelled() {
-        clear_typing(rt, m).await;
+        typing.clear().await;
         return TurnEnd::Shutdown;
     }
     conv.agent_monitor.record(result.as_ref().map(|_| ()));
@@ -227,7 +224,7 @@ async fn turn(
         }
         Err(e) if e.kind == AgentErrorKind::Cancelled => String::new(),
         Err(e) if matches!(e.kind, AgentErrorKind::Unavailable | AgentErrorKind::Auth) => {
-            clear_typing(rt, m).await;
+            typing.clear().await;
             return TurnEnd::Unavailable(e);
         }
         Err(e) => Msg::AgentFailed { reason: e.message }
@@ -262,7 +259,7 @@ async fn turn(
         m.chat.clone(),
         Ask::of(rt, chat),
     );
-    // Clearing the typing sign runs beside storing the answer, not ahead of it.
+    // Stored first: the typing sign is cleared after, beside the send.
     let store = conv.store.call_short(move |t| {
         let texts = pieces.iter().map(|p| (p, &Body::Text));
         let items: Vec<journal::NewOutbound<'_>> = texts
@@ -281,8 +278,8 @@ async fn turn(
         journal::finish(t, &a, &id)?;
         ask.next(t)
     });
-    let ((), stored) = tokio::join!(clear_typing(rt, m), store);
-    match stored {
+    let stored = store.await;
+    let end = match stored {
         Ok(next) => {
             chat.wake_send();
             TurnEnd::Done(next)
@@ -291,50 +288,10 @@ async fn turn(
             tracing::error!(account = %m.account, error = %e, "cannot store an answer; it will be produced again");
             TurnEnd::Done(None)
         }
-    }
-}
-
-/// Runs `fut` (the agent's turn) with the chat's typing indicator shown beside it, refreshed
-/// every few seconds. Typing is best-effort and never on the critical path: the first sign goes
-/// out while the model request is already on its way (WeChat's `getconfig` ticket included); a
-/// sign still in flight when the answer is ready is let finish, so it can be cleared, and no
-/// refresh is started after. [`clear_typing`] clears it.
-async fn with_typing<F: std::future::Future>(
-    rt: &AccountRuntime,
-    m: &super::Inbound,
-    fut: F,
-) -> F::Output {
-    if !rt.link.capabilities.typing {
-        return fut.await;
-    }
-    let sender = rt.link.sender.clone();
-    let done = tokio_util::sync::CancellationToken::new();
-    let show = async {
-        loop {
-            // Never cut short: a sign half sent (a Feishu reaction added, its id unknown) could
-            // not be cleared afterwards. The first goes out even for a quick answer, as before,
-            // and is cleared with it.
-            sender.typing(&m.chat, &m.reply, true).await;
-            tokio::select! {
-                _ = done.cancelled() => return,
-                _ = tokio::time::sleep(TYPING_EVERY) => {}
-            }
-        }
     };
-    let work = async {
-        let out = fut.await;
-        done.cancel();
-        out
-    };
-    let (out, ()) = tokio::join!(work, show);
-    out
-}
-
-/// Clears the typing indicator [`with_typing`] showed.
-async fn clear_typing(rt: &AccountRuntime, m: &super::Inbound) {
-    if rt.link.capabilities.typing {
-        rt.link.sender.typing(&m.chat, &m.reply, false).await;
-    }
+    // Cleared beside the send; the worker takes its next message after.
+    typing.clear().await;
+    end
 }
 
 /// Tells the owner, once per outage, that the agent is down and the message is kept.

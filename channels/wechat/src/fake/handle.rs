@@ -30,6 +30,16 @@ impl FakeHandle {
         out
     }
 
+    /// Calls to `endpoint` carried out whose answers `answer_delay` still holds back, while the
+    /// client waits for them (a client that gave up no longer counts).
+    pub fn answers_waiting(&self, endpoint: Endpoint) -> usize {
+        let st = self.shared.lock();
+        st.answers_waiting
+            .iter()
+            .filter(|e| **e == endpoint)
+            .count()
+    }
+
     /// `getupdates` requests being held or answered now. A client that died mid-poll stops
     /// counting once the fake has noticed its hang-up (until then a push could still go to it).
     pub fn polls_in_flight(&self) -> usize {

@@ -131,12 +131,52 @@ pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Reque
         }
     };
     shared.bump();
+    let delay = shared.lock().config.answer_delay;
+    let distant = matches!(
+        endpoint,
+        Endpoint::SendMessage | Endpoint::SendTyping | Endpoint::GetConfig | Endpoint::GetUploadUrl
+    );
+    if distant && !delay.is_zero() {
+        let _waiting = Waiting::new(&shared, endpoint);
+        let mut shutdown = shared.shutdown.subscribe();
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            // A server shutting down answers nothing more (and never holds its shutdown up).
+            _ = shutdown.wait_for(|down| *down) => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
+        }
+    }
     if lose_answer {
         let mut shutdown = shared.shutdown.subscribe();
         let _ = shutdown.wait_for(|down| *down).await;
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     }
     ok_json(&answer)
+}
+
+/// One answer held back by `answer_delay`, counted while its client waits for it: dropped when
+/// the answer goes, or when the client hangs up and the server drops the call.
+struct Waiting<'a> {
+    shared: &'a Shared,
+    endpoint: Endpoint,
+}
+
+impl<'a> Waiting<'a> {
+    fn new(shared: &'a Shared, endpoint: Endpoint) -> Self {
+        shared.lock().answers_waiting.push(endpoint);
+        shared.bump();
+        Waiting { shared, endpoint }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut st = self.shared.lock();
+        if let Some(i) = st.answers_waiting.iter().position(|e| *e == self.endpoint) {
+            st.answers_waiting.remove(i);
+        }
+        drop(st);
+        self.shared.bump();
+    }
 }
 
 /// The most the fake CDN takes in one upload (the plugin caps media at 100 MB).

@@ -82,6 +82,10 @@ pub struct FakeConfig {
     pub first_message_id: u64,
     /// Whether a QR login revokes earlier tokens (the real server does, issue #69).
     pub revoke_on_login: bool,
+    /// How long the answers to sends, typing, its ticket and upload URLs take to come back, as
+    /// from a server across the internet: the call is carried out (and recorded) on arrival,
+    /// only its answer waits. Zero by default.
+    pub answer_delay: Duration,
 }
 
 impl Default for FakeConfig {
@@ -100,6 +104,7 @@ impl Default for FakeConfig {
             login_base_url: None,
             first_message_id: 7_492_913_259_736_648_968,
             revoke_on_login: true,
+            answer_delay: Duration::ZERO,
         }
     }
 }

@@ -57,6 +57,9 @@ pub(crate) struct State {
     pub(crate) typing: Vec<TypingCall>,
     pub(crate) notifies: Vec<Endpoint>,
     pub(crate) requests: Vec<RecordedRequest>,
+    /// Calls carried out whose answers are held back by `answer_delay` (one entry per call,
+    /// gone when the answer goes or the client hangs up).
+    pub(crate) answers_waiting: Vec<Endpoint>,
     /// The media CDN.
     pub(crate) cdn: super::cdn::CdnBook,
 }
@@ -89,6 +92,7 @@ impl State {
             typing: Vec::new(),
             notifies: Vec::new(),
             requests: Vec::new(),
+            answers_waiting: Vec::new(),
         }
     }
 
