@@ -227,13 +227,18 @@ impl Store {
     /// pipeline, an account's state): while the writer sleeps it runs here at once, committed in
     /// a transaction of its own, which saves the two thread wake-ups of a trip to the writer;
     /// otherwise it queues like [`Store::call`]. Either way it commits after every call sent
-    /// before it. Nothing long may go here: it runs on the caller's (a runtime worker's) thread.
-    pub async fn call_short<R, F>(&self, f: F) -> Result<R, StoreError>
+    /// before it, and it is run or queued when this function is called, not at the first poll,
+    /// so a caller that does not wait for it still has it commit ahead of its later calls.
+    /// Nothing long may go here: it runs on the caller's (a runtime worker's) thread.
+    pub fn call_short<R, F>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = Result<R, StoreError>> + Send + 'static
     where
         R: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
     {
-        self.short(f, false).await
+        self.short(f, false)
     }
 
     /// [`Store::call_urgent`] for a short call (see [`Store::call_short`]): run here at once

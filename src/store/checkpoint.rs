@@ -35,10 +35,29 @@ pub(super) const WAL_KEPT_BYTES: i64 = (RESTART_ABOVE + 256) * 4_120;
 
 /// A running checkpointer: tell it about commits through `commits`; it stops when that is dropped.
 pub(super) struct Checkpointer {
-    /// Commit notices (a full channel means one is already pending).
-    pub commits: SyncSender<()>,
+    /// Where commits are announced.
+    pub commits: Notices,
     /// The thread, joined at shutdown.
     pub thread: JoinHandle<()>,
+}
+
+/// The writer's side of the commit notices. Only the first commit after a copy wakes the
+/// checkpointer: waking it for every commit of its coalescing window cost a thread wake-up per
+/// commit, on a machine with two cores for the whole pipeline.
+pub(super) struct Notices {
+    /// The wake-up (its one slot full means one is already on its way).
+    tx: SyncSender<()>,
+    /// Set by the commit that sent the wake-up, cleared by the checkpointer as it copies.
+    pending: Arc<AtomicBool>,
+}
+
+impl Notices {
+    /// Says there is something to copy; wakes the checkpointer only if nothing is pending.
+    pub fn committed(&self) {
+        if !self.pending.swap(true, Ordering::AcqRel) {
+            let _ = self.tx.try_send(());
+        }
+    }
 }
 
 /// Starts a checkpointer for the database at `path`, which sets `restart` when the log should
@@ -60,17 +79,19 @@ pub(super) fn start(path: &Path, restart: Arc<AtomicBool>) -> Option<Checkpointe
         return None;
     }
     let (tx, rx) = mpsc::sync_channel(1);
+    let pending = Arc::new(AtomicBool::new(false));
+    let cleared = pending.clone();
     let thread = std::thread::Builder::new()
         .name("scv-store-checkpoint".into())
-        .spawn(move || run(&conn, &rx, &restart))
+        .spawn(move || run(&conn, &rx, &cleared, &restart))
         .ok()?;
     Some(Checkpointer {
-        commits: tx,
+        commits: Notices { tx, pending },
         thread,
     })
 }
 
-fn run(conn: &Connection, commits: &Receiver<()>, restart: &AtomicBool) {
+fn run(conn: &Connection, commits: &Receiver<()>, pending: &AtomicBool, restart: &AtomicBool) {
     while commits.recv().is_ok() {
         let until = Instant::now() + COALESCE;
         loop {
@@ -81,6 +102,8 @@ fn run(conn: &Connection, commits: &Receiver<()>, restart: &AtomicBool) {
                 Err(RecvTimeoutError::Disconnected) => return,
             }
         }
+        // Cleared before the copy: a commit from now on wakes the next round.
+        pending.store(false, Ordering::Release);
         match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1)) {
             Ok(log) if log > RESTART_ABOVE => restart.store(true, Ordering::Release),
             Ok(_) => {}

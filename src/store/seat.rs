@@ -12,12 +12,12 @@
 //! never waits for the writer or for another process (it only runs the call's own SQL).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
+use super::checkpoint::Notices;
 use super::{BUSY_TIMEOUT, Counters, StoreError};
 
 /// The open connection and where its commits are announced; gone once the writer closed it.
@@ -25,15 +25,14 @@ pub(super) struct Open {
     /// The one connection that writes.
     pub conn: Connection,
     /// Commit notices for the checkpointer (`None`: SQLite checkpoints by itself).
-    pub checkpoints: Option<SyncSender<()>>,
+    pub checkpoints: Option<Notices>,
 }
 
 impl Open {
     /// Tells the checkpointer there is something to copy.
     pub fn committed(&self) {
         if let Some(c) = &self.checkpoints {
-            // Full means a notice is already pending: nothing to add.
-            let _ = c.try_send(());
+            c.committed();
         }
     }
 }

@@ -65,8 +65,9 @@ pub async fn load(
     limits: HistoryLimits,
 ) -> Result<Vec<Exchange>, StoreError> {
     let (account, chat) = (session.account.to_string(), session.chat.to_string());
+    // Short: a bounded read by key (append keeps what fits), on the message's path.
     let mut history = store
-        .call(move |t| {
+        .call_short(move |t| {
             let mut st = t.prepare_cached(
                 "SELECT user_text, assistant_text FROM agent_history
                  WHERE account = ?1 AND chat = ?2 ORDER BY turn",
@@ -85,7 +86,8 @@ pub async fn load(
 }
 
 /// Appends an exchange, then deletes what no longer fits `limits`; records the turn's usage.
-/// Queued at once: it commits ahead of every store call made after it, awaited or not.
+/// A short call, run (while the writer sleeps) or queued at once: it commits ahead of every
+/// store call made after it, awaited or not, and the answer's call after it need not queue.
 pub fn append(
     store: &Store,
     session: &SessionKey,
@@ -96,7 +98,7 @@ pub fn append(
     let (account, chat) = (session.account.to_string(), session.chat.to_string());
     let now = chrono::Utc::now();
     let day = now.format("%Y-%m-%d").to_string();
-    store.call_queued(move |t| {
+    store.call_short(move |t| {
             t.prepare_cached(
                 "INSERT INTO agent_history (account, chat, turn, user_text, assistant_text, at_unix)
                  SELECT ?1, ?2, COALESCE(MAX(turn), 0) + 1, ?3, ?4, ?5 FROM agent_history

@@ -226,8 +226,8 @@ impl OpenAiAgent {
                         user: prompt,
                         assistant: text.clone(),
                     };
-                    // Not waited for: the answer's own store call is queued after it, so the
-                    // history commits no later than the answer, a round trip sooner.
+                    // Not waited for: it is run or queued now, and the answer's own store call
+                    // comes after it, so the history commits no later than the answer.
                     let stored = history::append(&self.store, &req.session, exchange, keep, usage);
                     let session = req.session.clone();
                     tokio::spawn(async move {
