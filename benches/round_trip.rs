@@ -13,8 +13,11 @@
 //! Every figure starts when the fake made the poll response carrying the message (not when the
 //! bench pushed it, which with 20 chats can be a poll earlier).
 //!
-//! Run with `cargo bench --bench round_trip`. Prints p50/p99 each way and of the window, for one
-//! chat at a time and for 20 chats busy at once; asserts nothing.
+//! Run with `cargo bench --bench round_trip`. Prints p50/p99 each way and of the window: one chat
+//! at a time; 20 chats whose messages arrive in the same instant; 20 chats busy at a steady rate
+//! (one message every 5 ms, the chats in turn); and one chat with WeChat's answers to sends and
+//! typing taking 30 ms to come back, as across the internet (the loopback fakes answer in
+//! microseconds, which hides whatever waits for a platform answer). Asserts nothing.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -163,10 +166,22 @@ struct Figures {
     histogram: Option<(f64, f64, u64)>,
 }
 
-/// `rounds` rounds of `chats` messages pushed at once (one per peer), each round waited out.
-async fn run(rounds: usize, chats: usize) -> Figures {
+/// How a run's messages arrive.
+#[derive(Clone, Copy)]
+enum Arrivals {
+    /// One message from each chat at once, pushed while a poll is held; each round waited out.
+    Together,
+    /// One message every `gap`, the chats taking turns, whether or not earlier ones were
+    /// answered: chats busy at a steady rate, not all in the same instant.
+    Steady(Duration),
+}
+
+/// `rounds` rounds of one message from each of `chats` peers, arriving as `arrivals` says, with
+/// WeChat's answers (to sends, typing, its ticket) taking `distance` to come back.
+async fn run(rounds: usize, chats: usize, arrivals: Arrivals, distance: Duration) -> Figures {
     let fake = FakeServer::start_with(FakeConfig {
         sends_per_inbound: u32::MAX,
+        answer_delay: distance,
         ..FakeConfig::default()
     })
     .await
@@ -200,29 +215,46 @@ async fn run(rounds: usize, chats: usize) -> Figures {
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watcher = watch_journal(dir.path().join("state/state.db"), stop.clone());
     let handle = fake.handle();
-    let mut sent_at: HashMap<String, Instant> = HashMap::new();
     let mut pushed: Vec<(u64, String)> = Vec::new();
-    for r in 0..rounds {
-        // Push only while a poll is held, so the fake answers it the moment the messages land.
-        let deadline = Instant::now() + PATIENCE;
-        while handle.polls_in_flight() == 0 && Instant::now() < deadline {
-            tokio::task::yield_now().await;
-        }
-        for c in 0..chats {
-            let peer = format!("peer{c:03}@im.wechat");
-            let text = format!("m{r}-{c}");
-            let m = handle.push_text(&peer, &text);
-            pushed.push((m.message_id.unwrap_or_default(), text));
-        }
-        let base = r * chats;
-        for k in 1..=chats {
-            let sent = handle.wait_for_sent(base + k, PATIENCE).await;
-            let now = Instant::now();
-            for s in sent {
-                sent_at.entry(s.text).or_insert(now);
+    let mut push = |r: usize, c: usize| {
+        let peer = format!("peer{c:03}@im.wechat");
+        let text = format!("m{r}-{c}");
+        let m = handle.push_text(&peer, &text);
+        pushed.push((m.message_id.unwrap_or_default(), text));
+    };
+    match arrivals {
+        Arrivals::Together => {
+            for r in 0..rounds {
+                // Push only while a poll is held, so the fake answers it the moment they land.
+                let deadline = Instant::now() + PATIENCE;
+                while handle.polls_in_flight() == 0 && Instant::now() < deadline {
+                    tokio::task::yield_now().await;
+                }
+                for c in 0..chats {
+                    push(r, c);
+                }
+                handle.wait_for_sent((r + 1) * chats, PATIENCE).await;
+                // A distant WeChat answers the send (and the typing calls beside it) later:
+                // the next round starts once they are back, so it never waits for this one's.
+                tokio::time::sleep(distance * 3).await;
             }
         }
+        Arrivals::Steady(gap) => {
+            let start = Instant::now();
+            for i in 0..rounds * chats {
+                tokio::time::sleep_until(start + gap * i as u32).await;
+                push(i / chats, i % chats);
+            }
+            handle.wait_for_sent(rounds * chats, PATIENCE).await;
+        }
     }
+    // When the fake accepted each answer.
+    let sent_at: HashMap<String, std::time::Instant> = handle
+        .sent()
+        .into_iter()
+        .map(|s| s.text)
+        .zip(handle.sent_at())
+        .collect();
     // Every time is taken from the moment the fake made the poll response carrying the message.
     let handed: HashMap<u64, std::time::Instant> = handle.handed_out().into_iter().collect();
     let requests = model.requests();
@@ -240,7 +272,7 @@ async fn run(rounds: usize, chats: usize) -> Figures {
         };
         inbound.push(req.at.into_std().saturating_duration_since(*out_at));
         if let Some(s) = sent_at.get(&format!("echo: {text}")) {
-            outbound.push(s.saturating_duration_since(req.at));
+            outbound.push(s.saturating_duration_since(req.at.into_std()));
         }
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -268,10 +300,29 @@ async fn run(rounds: usize, chats: usize) -> Figures {
 fn main() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
-        for (rounds, chats) in [(300, 1), (30, 20)] {
-            let mut f = run(rounds, chats).await;
+        let (near, far) = (Duration::ZERO, Duration::from_millis(30));
+        let phases = [
+            (300, 1, Arrivals::Together, near, "1 chat"),
+            (30, 20, Arrivals::Together, near, "20 chats at once"),
+            (
+                30,
+                20,
+                Arrivals::Steady(Duration::from_millis(5)),
+                near,
+                "20 chats busy (one message every 5 ms, in turn)",
+            ),
+            (
+                50,
+                1,
+                Arrivals::Together,
+                far,
+                "1 chat, WeChat answering after 30 ms (an internet round trip)",
+            ),
+        ];
+        for (rounds, chats, arrivals, distance, name) in phases {
+            let mut f = run(rounds, chats, arrivals, distance).await;
             println!(
-                "{chats} chat(s) at once, {} messages, from the poll response: to the model request p50 {:.3} ms p99 {:.3} ms; model request -> sendmessage p50 {:.3} ms p99 {:.3} ms; to the journal row readable p50 {:.3} ms p99 {:.3} ms",
+                "{name}, {} messages, from the poll response: to the model request p50 {:.3} ms p99 {:.3} ms; model request -> sendmessage p50 {:.3} ms p99 {:.3} ms; to the journal row readable p50 {:.3} ms p99 {:.3} ms",
                 f.inbound.len(),
                 pct(&mut f.inbound, 0.5),
                 pct(&mut f.inbound, 0.99),
