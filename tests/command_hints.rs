@@ -2,9 +2,11 @@
 //! `$SCV_BRIDGE_CONFIG`) names that file in every fix it prints, and `status` still answers while
 //! the file has an error.
 
+use std::cell::RefCell;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
@@ -25,13 +27,44 @@ fn config_in(dir: &Path, accounts: &str) -> PathBuf {
     path
 }
 
-/// Kills the daemon when the test ends, passing or not.
-struct Daemon(Child);
+/// A running daemon and the lines it logs; killed when the test ends, passing or not.
+struct Daemon {
+    child: Child,
+    lines: Receiver<String>,
+    /// Every line received so far.
+    seen: RefCell<Vec<String>>,
+}
+
+impl Daemon {
+    /// Waits for a log line (from the start of the log) that contains every one of `words`.
+    fn wait_for_line(&self, words: &[&str]) -> String {
+        let holds = |line: &String| words.iter().all(|w| line.contains(w));
+        if let Some(line) = self.seen.borrow().iter().find(|l| holds(l)) {
+            return line.clone();
+        }
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.borrow_mut().push(line.clone());
+                    if holds(&line) {
+                        return line;
+                    }
+                }
+                Err(e) => panic!(
+                    "no log line with {words:?} ({e}) in:\n{}",
+                    self.seen.borrow().join("\n")
+                ),
+            }
+        }
+    }
+}
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -52,22 +85,22 @@ fn start(config: &Path, via_env: bool) -> Daemon {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let mut log = BufReader::new(child.stderr.take().expect("stderr"));
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(
-            log.read_line(&mut line).expect("read") > 0,
-            "exited early: {seen}"
-        );
-        seen.push_str(&line);
-        if line.contains("scv-bridge is running") {
-            break;
+    let log = BufReader::new(child.stderr.take().expect("stderr"));
+    // Keep draining the log so the daemon never blocks on a full pipe; the lines are handed on
+    // to whoever waits for one (and dropped once nobody does).
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in log.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
         }
-    }
-    // Keep draining the log so the daemon never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
-    Daemon(child)
+    });
+    let daemon = Daemon {
+        child,
+        lines,
+        seen: RefCell::new(Vec::new()),
+    };
+    daemon.wait_for_line(&["scv-bridge is running"]);
+    daemon
 }
 
 fn cli(config: &Path, args: &[&str]) -> std::process::Output {
@@ -80,22 +113,15 @@ fn cli(config: &Path, args: &[&str]) -> std::process::Output {
         .expect("run")
 }
 
-/// Polls `status --json` until `id` reports `state` (the daemon gets there on its own).
-fn wait_for_state(config: &Path, id: &str, state: &str) -> serde_json::Value {
-    let start = std::time::Instant::now();
-    loop {
-        let out = cli(config, &["status", "--json"]);
-        if let Ok(s) = serde_json::from_slice::<serde_json::Value>(&out.stdout)
-            && let Some(c) = s["components"]
-                .as_array()
-                .and_then(|a| a.iter().find(|c| c["id"] == id))
-            && c["state"] == state
-        {
-            return c.clone();
-        }
-        assert!(start.elapsed() < PATIENCE, "{id} never reached {state}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// `id` as `status --json` reports it.
+fn component(config: &Path, id: &str) -> serde_json::Value {
+    let out = cli(config, &["status", "--json"]);
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).expect("status as JSON");
+    s["components"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["id"] == id))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {id} in {s}"))
 }
 
 /// The command between the backticks after `fix: run `, split as a shell would.
@@ -112,8 +138,11 @@ fn fixes_name_the_configuration_file_the_daemon_runs_with() {
     for via_env in [false, true] {
         let dir = tempfile::tempdir().expect("tempdir");
         let config = config_in(dir.path(), "[wechat.phone]\n");
-        let _daemon = start(&config, via_env);
-        let phone = wait_for_state(&config, "wechat:phone", "failed");
+        let daemon = start(&config, via_env);
+        // The supervisor logs the failure once its state, reason and fix are published.
+        daemon.wait_for_line(&["account failed", "wechat:phone"]);
+        let phone = component(&config, "wechat:phone");
+        assert_eq!(phone["state"], "failed", "{phone}");
         let action = phone["action"].as_str().expect("an action");
         let shown = config.to_str().expect("utf-8 path");
         assert_eq!(

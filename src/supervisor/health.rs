@@ -167,11 +167,21 @@ impl HealthCell {
         });
     }
 
-    /// Publishes `failure` as the run error of a `failed` account: message, code and its fix,
-    /// in words (`action`) and as the command to copy (`command`).
+    /// Moves to `failed` and publishes `failure` as its run error: message, code and its fix,
+    /// in words (`action`) and as the command to copy (`command`). One update, so no reader
+    /// sees a `failed` account without the fix.
     pub fn set_failed(&self, failure: &Failure) {
+        if let Ok(mut c) = self.connected_since.lock() {
+            *c = None;
+        }
         let (action, command) = (failure.action.text(), failure.action.command_line());
+        let now = unix_now();
         self.set_reason_with(Some(failure.message.clone()), Some(failure.code), |h| {
+            if h.state != ComponentState::Failed {
+                h.state = ComponentState::Failed;
+                h.since_unix_seconds = Some(now);
+            }
+            h.next_retry_unix_seconds = None;
             h.action = action.clone();
             h.command = command.clone();
         });
@@ -331,9 +341,17 @@ impl HealthHandle {
         });
     }
 
-    /// Replaces the mail counters.
+    /// Replaces the mail counters, then logs them at debug (counts only): whoever reads the
+    /// line finds status showing them.
     pub fn set_mail(&self, counts: MailCounts) {
         self.cell.update(|h| h.mail = Some(counts.clone()));
+        tracing::debug!(
+            account = %self.cell.get().id,
+            claimed = counts.claimed,
+            queued = counts.queued,
+            seen_today = counts.seen_today,
+            "mail counters published"
+        );
     }
 
     /// The current snapshot.

@@ -85,7 +85,6 @@ pub async fn run_account(
             }
         };
         if err.class == Class::Fatal {
-            tracing::warn!(account = %cell.get().id, error = %err, code = %err.code, "account failed; it will not restart until its configuration or credentials change");
             return fail(&cell, &err, &cancel).await;
         }
         if cell.connected_for() >= policy.healthy_after {
@@ -144,10 +143,11 @@ fn human_secs(d: Duration) -> String {
     }
 }
 
-/// Parks the account in `failed` until it is stopped.
+/// Publishes the failure, then says so in the log (whoever reads the line finds status showing
+/// it), then waits to be stopped.
 async fn fail(cell: &HealthCell, failure: &Failure, cancel: &CancellationToken) -> StopOutcome {
-    cell.set_state(ComponentState::Failed);
     cell.set_failed(failure);
+    tracing::warn!(account = %cell.get().id, error = %failure, code = %failure.code, "account failed; it will not restart until its configuration or credentials change");
     cancel.cancelled().await;
     StopOutcome::Stopped
 }
