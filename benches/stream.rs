@@ -18,6 +18,7 @@ use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{AccountSpec, AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
+use scv_bridge::daemon::RunningDaemon;
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
@@ -150,25 +151,7 @@ async fn feishu() {
     let path = dir.path().join("c.toml");
     std::fs::write(&path, text).expect("write");
     let config = Config::load(&path).expect("config");
-    let agent = Arc::new(PacedAgent {
-        finished: std::sync::Mutex::new(None),
-    });
-    let a: Arc<dyn Agent> = agent.clone();
-    let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
-        let ctx = PlatformParts {
-            credentials: creds.clone(),
-            store: store.clone(),
-            conversation: Conversation::new(store.clone(), a.clone()),
-            agent: AgentConfig::default(),
-            mail: Default::default(),
-        };
-        let f: Arc<dyn ComponentFactory> = Arc::new(FeishuFactory { ctx });
-        f
-    };
-    let d = scv_bridge::daemon::start(config, make, LifecyclePolicy::default())
-        .await
-        .expect("daemon");
-    wait_for_state(&d.core.registry(), "feishu:a", ComponentState::Connected).await;
+    let (d, agent) = start(config, "feishu:a", |ctx| Arc::new(FeishuFactory { ctx })).await;
     let before = (
         fake.token_requests(),
         fake.cardkit_requests(),
@@ -243,6 +226,33 @@ async fn feishu() {
     d.stop().await;
 }
 
+/// Starts the daemon on `config` with a fresh paced agent and the factory `build` makes around
+/// the platform parts; returns once account `id` is connected.
+async fn start(
+    config: Config,
+    id: &str,
+    build: fn(PlatformParts) -> Arc<dyn ComponentFactory>,
+) -> (RunningDaemon, Arc<PacedAgent>) {
+    let agent = Arc::new(PacedAgent {
+        finished: std::sync::Mutex::new(None),
+    });
+    let a: Arc<dyn Agent> = agent.clone();
+    let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
+        build(PlatformParts {
+            credentials: creds.clone(),
+            store: store.clone(),
+            conversation: Conversation::new(store.clone(), a),
+            agent: AgentConfig::default(),
+            mail: Default::default(),
+        })
+    };
+    let d = scv_bridge::daemon::start(config, make, LifecyclePolicy::default())
+        .await
+        .expect("daemon");
+    wait_for_state(&d.core.registry(), id, ComponentState::Connected).await;
+    (d, agent)
+}
+
 /// The answer on the fake iLink server: its first chunk, the model's end, the sends.
 async fn wechat() {
     let fake = FakeServer::start_with(FakeConfig::default())
@@ -250,25 +260,7 @@ async fn wechat() {
         .expect("fake");
     let dir = tempfile::tempdir().expect("tempdir");
     let config = write_setup(dir.path(), &fake);
-    let agent = Arc::new(PacedAgent {
-        finished: std::sync::Mutex::new(None),
-    });
-    let a: Arc<dyn Agent> = agent.clone();
-    let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
-        let ctx = PlatformParts {
-            credentials: creds.clone(),
-            store: store.clone(),
-            conversation: Conversation::new(store.clone(), a.clone()),
-            agent: AgentConfig::default(),
-            mail: Default::default(),
-        };
-        let f: Arc<dyn ComponentFactory> = Arc::new(Factory { ctx });
-        f
-    };
-    let d = scv_bridge::daemon::start(config, make, LifecyclePolicy::default())
-        .await
-        .expect("daemon");
-    wait_for_state(&d.core.registry(), "wechat:a", ComponentState::Connected).await;
+    let (d, agent) = start(config, "wechat:a", |ctx| Arc::new(Factory { ctx })).await;
     let handle = fake.handle();
     let started = Instant::now();
     handle.push_text(OWNER, "write a long answer");
