@@ -278,8 +278,7 @@ async fn turn(
         journal::finish(t, &a, &id)?;
         ask.next(t)
     });
-    let stored = store.await;
-    let end = match stored {
+    let end = match store.await {
         Ok(next) => {
             chat.wake_send();
             TurnEnd::Done(next)

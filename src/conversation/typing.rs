@@ -4,10 +4,10 @@
 //! for its clear put two platform round trips between the answer and its send).
 
 use std::future::Future;
-use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::{AccountRuntime, Inbound};
@@ -19,7 +19,7 @@ const TYPING_EVERY: Duration = Duration::from_secs(5);
 /// Made by [`beside`]; [`Typing::clear`] finishes it.
 pub(super) struct Typing {
     /// `None` when the platform shows no typing sign.
-    rest: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    rest: Option<BoxFuture<'static, ()>>,
 }
 
 impl Typing {
@@ -50,7 +50,7 @@ pub(super) async fn beside<F: Future>(
         m.reply.clone(),
         done.clone(),
     );
-    let mut show: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
+    let mut show: BoxFuture<'static, ()> = Box::pin(async move {
         loop {
             sender.typing(&chat, &reply, true).await;
             tokio::select! {

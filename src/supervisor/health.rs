@@ -171,17 +171,10 @@ impl HealthCell {
     /// in words (`action`) and as the command to copy (`command`). One update, so no reader
     /// sees a `failed` account without the fix.
     pub fn set_failed(&self, failure: &Failure) {
-        if let Ok(mut c) = self.connected_since.lock() {
-            *c = None;
-        }
+        let moved = self.moving_to(ComponentState::Failed);
         let (action, command) = (failure.action.text(), failure.action.command_line());
-        let now = unix_now();
         self.set_reason_with(Some(failure.message.clone()), Some(failure.code), |h| {
-            if h.state != ComponentState::Failed {
-                h.state = ComponentState::Failed;
-                h.since_unix_seconds = Some(now);
-            }
-            h.next_retry_unix_seconds = None;
+            moved(h);
             h.action = action.clone();
             h.command = command.clone();
         });
@@ -210,13 +203,19 @@ impl HealthCell {
 
     /// Moves to `state`, stamping when it happened (a repeat of the same state keeps its stamp).
     pub fn set_state(&self, state: ComponentState) {
+        self.update(self.moving_to(state));
+    }
+
+    /// What moving to `state` changes in a snapshot, for an update to apply (alone, or with
+    /// what else must be published in the same update); forgets the connection now.
+    fn moving_to(&self, state: ComponentState) -> impl Fn(&mut ComponentHealth) {
         if state != ComponentState::Connected {
             if let Ok(mut c) = self.connected_since.lock() {
                 *c = None;
             }
         }
         let now = unix_now();
-        self.update(|h| {
+        move |h| {
             if h.state != state {
                 h.state = state;
                 h.since_unix_seconds = Some(now);
@@ -224,7 +223,7 @@ impl HealthCell {
             if state != ComponentState::Backoff {
                 h.next_retry_unix_seconds = None;
             }
-        });
+        }
     }
 
     /// Counts one restart now; returns the restarts within the last hour, this one included.

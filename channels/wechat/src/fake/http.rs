@@ -82,11 +82,7 @@ pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Reque
                 .unwrap_or(StatusCode::BAD_GATEWAY)
                 .into_response();
         }
-        Some(Fault::Hang) => {
-            let mut shutdown = shared.shutdown.subscribe();
-            let _ = shutdown.wait_for(|down| *down).await;
-            return StatusCode::SERVICE_UNAVAILABLE.into_response();
-        }
+        Some(Fault::Hang) => return hang(&shared).await,
         Some(Fault::Delay(d)) => tokio::time::sleep(d).await,
         Some(Fault::Reset) => return reset(),
         Some(Fault::Body(v)) => return ok_json(&v),
@@ -138,17 +134,14 @@ pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Reque
     );
     if distant && !delay.is_zero() {
         let _waiting = Waiting::new(&shared, endpoint);
-        let mut shutdown = shared.shutdown.subscribe();
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
             // A server shutting down answers nothing more (and never holds its shutdown up).
-            _ = shutdown.wait_for(|down| *down) => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
+            gone = hang(&shared) => return gone,
         }
     }
     if lose_answer {
-        let mut shutdown = shared.shutdown.subscribe();
-        let _ = shutdown.wait_for(|down| *down).await;
-        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        return hang(&shared).await;
     }
     ok_json(&answer)
 }
@@ -241,7 +234,8 @@ async fn cdn(
     response
 }
 
-/// Holds a CDN request until the fake shuts down (a transfer the client dies in).
+/// Holds a request until the fake shuts down (a transfer the client dies in, an answer never
+/// given), then answers 503.
 async fn hang(shared: &Shared) -> Response {
     let mut shutdown = shared.shutdown.subscribe();
     let _ = shutdown.wait_for(|down| *down).await;
