@@ -13,9 +13,11 @@ mod process_support;
 mod server;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use process_support::bed::{ProcessBed, wechat_login};
+use process_support::changes::{Changes, Tree};
 use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::protocol::{DaemonCommand, MailCounts};
 use scv_bridge::secrets::Credentials;
@@ -106,6 +108,10 @@ struct Bed {
     mail: Vec<Mail>,
     /// Each message's flags as appended (without `\Recent`), by UID.
     flags: BTreeMap<u32, String>,
+    /// The folder the daemon's log is in, watched for writes.
+    log_dir: Tree,
+    /// How far the log has been read, and how often it said it published the mail counters.
+    log_seen: Mutex<(usize, usize)>,
 }
 
 impl Bed {
@@ -158,6 +164,7 @@ impl Bed {
                 .with("password", imap.var("IMAP_PASS"))
                 .with("address", "test@mail.test"),
         );
+        let log_dir = Tree::watch(p.dir.path());
         Bed {
             p,
             imap,
@@ -165,6 +172,8 @@ impl Bed {
             model,
             mail: Vec::new(),
             flags: BTreeMap::new(),
+            log_dir,
+            log_seen: Mutex::new((0, 0)),
         }
     }
 
@@ -321,24 +330,48 @@ impl Bed {
         )
     }
 
-    /// Waits until the mail account's counters (from the control socket) satisfy `f`. The one
-    /// wait left on a clock: the counters live in the daemon's memory, published after the store
-    /// call they come from, and nothing the test can watch (a fake's request, a file, a log
-    /// line) is bound to follow that; so the socket is asked every 5 ms.
+    /// Waits until the mail account's counters (from the control socket) satisfy `f`. They live
+    /// in the daemon's memory, and the daemon logs each time it published new ones, so the
+    /// socket is asked again after each such line, never on a clock.
     async fn wait_counts(&self, what: &str, f: impl Fn(&MailCounts) -> bool) {
-        let started = Instant::now();
+        let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
+            // Armed and counted before asking: counters published after the answer was read
+            // are logged after it, so the wait below sees them.
+            let mut change = self.log_dir.change();
+            let published = self.published();
             let counts = self.mail_counts().await;
             if counts.as_ref().is_some_and(&f) {
                 return;
             }
-            assert!(
-                started.elapsed() < PATIENCE,
-                "timed out waiting for {what}: {counts:?}\n{}",
-                self.report()
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            while self.published() <= published {
+                if tokio::time::timeout_at(deadline, change).await.is_err() {
+                    panic!(
+                        "timed out waiting for {what}: {counts:?}\n{}",
+                        self.report()
+                    );
+                }
+                change = self.log_dir.change();
+            }
         }
+    }
+
+    /// How many times the daemons logged "mail counters published" (after publishing them);
+    /// reads only what the log gained since the last look.
+    fn published(&self) -> usize {
+        let mut seen = self.log_seen.lock().unwrap_or_else(|p| p.into_inner());
+        let (offset, count) = &mut *seen;
+        let log = std::fs::read(self.p.path("daemon.log")).unwrap_or_default();
+        // Whole lines only: a line still being written is counted at the next look.
+        if let Some(end) = log
+            .get(*offset..)
+            .and_then(|new| new.iter().rposition(|b| *b == b'\n'))
+        {
+            let new = &log[*offset..*offset + end + 1];
+            *count += memchr::memmem::find_iter(new, b"mail counters published").count();
+            *offset += end + 1;
+        }
+        *count
     }
 
     /// Waits until `f` (on what iLink and the model saw) holds, checked again at each change.
@@ -457,6 +490,13 @@ async fn sigkill_during_mail_triage_loses_nothing_and_reports_nothing_twice() {
         let killed_after = spawned.elapsed();
         bed.model.answer_only(None);
         ilink.clear_faults();
+        // A request the process wrote just before it died (on a connection the fake may not
+        // even have taken yet) is recorded only once the fake has read it.
+        let recorded_at_kill = bed.model.requests().len();
+        tokio::time::timeout(PATIENCE, bed.model.settled())
+            .await
+            .expect("the fake model settles")
+            .expect("the fake model answers");
         let asked = bed.asked();
         let open = bed.open_claims();
         // In flight: asked this round and still open (a held call, or one whose answer the
@@ -468,9 +508,11 @@ async fn sigkill_during_mail_triage_loses_nothing_and_reports_nothing_twice() {
             .cloned()
             .collect();
         eprintln!(
-            "round {round}: {:?} after {killed_after:?}; asked {:?}; sent {}; open claims {open:?}; in flight {flight:?}",
+            "round {round}: {:?} after {killed_after:?}; asked {:?} ({} recorded after the kill); \
+             sent {}; open claims {open:?}; in flight {flight:?}",
             r.kill,
             &asked[asks..],
+            asked.len() - recorded_at_kill,
             ilink.sent().len() - sends,
         );
         in_flight.extend(flight);

@@ -189,6 +189,8 @@ struct Shared {
     answer_limit: watch::Sender<Option<usize>>,
     /// The key `GET /models` accepts; `None` accepts any request.
     models_key: Mutex<Option<String>>,
+    /// Connections open now (see [`FakeOpenAi::settled`]).
+    connections: watch::Sender<usize>,
 }
 
 /// A running fake server; stops when dropped.
@@ -207,6 +209,7 @@ impl FakeOpenAi {
             responder: Mutex::new(None),
             answer_limit: watch::channel(None).0,
             models_key: Mutex::new(None),
+            connections: watch::channel(0).0,
         });
         let app = Router::new()
             .route("/v1/models", get(models))
@@ -218,11 +221,7 @@ impl FakeOpenAi {
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        // A real model server flushes each SSE event at once; without TCP_NODELAY the second
-        // small write of a stream waits for a delayed ACK (40 ms), which no real model adds.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
+        let listener = super::connections::Counted::new(listener, shared.connections.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
@@ -282,6 +281,24 @@ impl FakeOpenAi {
                 std::future::pending::<()>().await;
             }
         }
+    }
+
+    /// Returns when every connection made to the fake before the call has ended, so every
+    /// request a killed client wrote before it died is recorded (call `answer_only(None)`
+    /// first, or a held request keeps its connection). It asks `GET /v1/models` on a
+    /// connection of its own: the kernel hands connections to the fake in the order they were
+    /// made, so once that one is answered every earlier one was taken, and a connection ends
+    /// only after the fake has handled what arrived on it.
+    pub async fn settled(&self) -> std::io::Result<()> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut tcp = tokio::net::TcpStream::connect(self.addr).await?;
+        tcp.write_all(b"GET /v1/models HTTP/1.1\r\nhost: fake\r\nconnection: close\r\n\r\n")
+            .await?;
+        tcp.read_to_end(&mut Vec::new()).await?;
+        drop(tcp);
+        let mut open = self.shared.connections.subscribe();
+        let _ = open.wait_for(|n| *n == 0).await;
+        Ok(())
     }
 
     /// Waits until at least `n` requests have arrived.

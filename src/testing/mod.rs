@@ -3,6 +3,7 @@
 //! - A scriptable fake component and factory (this module).
 //! - [`fake_openai`]: an OpenAI-compatible chat completions server on loopback.
 //! - [`fake_scv`]: an SCV agent server on a Unix socket.
+//! - [`connections`]: a listener for the fakes that counts the connections still open.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -13,6 +14,7 @@ use futures_util::future::BoxFuture;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+pub mod connections;
 pub mod fake_acp;
 pub mod fake_models;
 pub mod fake_openai;
