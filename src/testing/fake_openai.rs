@@ -287,8 +287,9 @@ impl FakeOpenAi {
     /// request a killed client wrote before it died is recorded (call `answer_only(None)`
     /// first, or a held request keeps its connection). It asks `GET /v1/models` on a
     /// connection of its own: the kernel hands connections to the fake in the order they were
-    /// made, so once that one is answered every earlier one was taken, and a connection ends
-    /// only after the fake has handled what arrived on it.
+    /// made, so once that one is answered every earlier one was taken; and a request is
+    /// recorded inside its connection's task, so once that connection has ended its request
+    /// was recorded or never will be (dropped unrecorded when the client hung up mid-request).
     pub async fn settled(&self) -> std::io::Result<()> {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut tcp = tokio::net::TcpStream::connect(self.addr).await?;
