@@ -13,11 +13,10 @@ mod process_support;
 mod server;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use process_support::bed::{ProcessBed, wechat_login};
-use process_support::changes::{Changes, Tree};
+use process_support::log_count::LogCount;
 use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::protocol::{DaemonCommand, MailCounts};
 use scv_bridge::secrets::Credentials;
@@ -108,10 +107,8 @@ struct Bed {
     mail: Vec<Mail>,
     /// Each message's flags as appended (without `\Recent`), by UID.
     flags: BTreeMap<u32, String>,
-    /// The folder the daemon's log is in, watched for writes.
-    log_dir: Tree,
-    /// How far the log has been read, and how often it said it published the mail counters.
-    log_seen: Mutex<(usize, usize)>,
+    /// How often the daemons logged that they published the mail counters.
+    published: LogCount,
 }
 
 impl Bed {
@@ -164,7 +161,7 @@ impl Bed {
                 .with("password", imap.var("IMAP_PASS"))
                 .with("address", "test@mail.test"),
         );
-        let log_dir = Tree::watch(p.dir.path());
+        let published = LogCount::new(p.path("daemon.log"), "mail counters published");
         Bed {
             p,
             imap,
@@ -172,8 +169,7 @@ impl Bed {
             model,
             mail: Vec::new(),
             flags: BTreeMap::new(),
-            log_dir,
-            log_seen: Mutex::new((0, 0)),
+            published,
         }
     }
 
@@ -336,42 +332,19 @@ impl Bed {
     async fn wait_counts(&self, what: &str, f: impl Fn(&MailCounts) -> bool) {
         let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
-            // Armed and counted before asking: counters published after the answer was read
-            // are logged after it, so the wait below sees them.
-            let mut change = self.log_dir.change();
-            let published = self.published();
+            // Counted before asking: counters published after the answer was read are logged
+            // after it, so the wait below sees them.
+            let published = self.published.count();
             let counts = self.mail_counts().await;
             if counts.as_ref().is_some_and(&f) {
                 return;
             }
-            while self.published() <= published {
-                if tokio::time::timeout_at(deadline, change).await.is_err() {
-                    panic!(
-                        "timed out waiting for {what}: {counts:?}\n{}",
-                        self.report()
-                    );
-                }
-                change = self.log_dir.change();
-            }
+            assert!(
+                self.published.above(published, deadline).await,
+                "timed out waiting for {what}: {counts:?}\n{}",
+                self.report()
+            );
         }
-    }
-
-    /// How many times the daemons logged "mail counters published" (after publishing them);
-    /// reads only what the log gained since the last look.
-    fn published(&self) -> usize {
-        let mut seen = self.log_seen.lock().unwrap_or_else(|p| p.into_inner());
-        let (offset, count) = &mut *seen;
-        let log = std::fs::read(self.p.path("daemon.log")).unwrap_or_default();
-        // Whole lines only: a line still being written is counted at the next look.
-        if let Some(end) = log
-            .get(*offset..)
-            .and_then(|new| new.iter().rposition(|b| *b == b'\n'))
-        {
-            let new = &log[*offset..*offset + end + 1];
-            *count += memchr::memmem::find_iter(new, b"mail counters published").count();
-            *offset += end + 1;
-        }
-        *count
     }
 
     /// Waits until `f` (on what iLink and the model saw) holds, checked again at each change.

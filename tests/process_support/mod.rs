@@ -6,6 +6,7 @@
 pub mod bed;
 pub mod changes;
 pub mod hold;
+pub mod log_count;
 
 use std::io::Write;
 use std::ops::{Deref, DerefMut};
