@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use process_support::bed::{ProcessBed, openai_agent, wechat_login};
-use process_support::{Daemon, sigkill, terminate};
+use process_support::log_count::LogCount;
+use process_support::{Daemon, sigkill, sigterm, terminate};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_wechat::Endpoint;
-use scv_wechat::fake::{FakeHandle, FakeServer};
+use scv_wechat::fake::{FakeConfig, FakeHandle, FakeServer};
 
 /// Real time allowed for anything to happen; nothing waits this long unless broken.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -27,7 +28,11 @@ struct Bed {
 
 impl Bed {
     async fn new() -> Bed {
-        let fake = FakeServer::start().await.expect("fake ilink");
+        Bed::with(FakeConfig::default()).await
+    }
+
+    async fn with(config: FakeConfig) -> Bed {
+        let fake = FakeServer::start_with(config).await.expect("fake ilink");
         let model = FakeOpenAi::start().await.expect("fake model");
         let p = ProcessBed::new(
             |_| {
@@ -205,4 +210,51 @@ async fn sigkill_at_any_moment_loses_nothing_and_sends_nothing_twice() {
         rejected.iter().all(|r| r.reason == "client_id reused"),
         "refused sends: {rejected:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_send_waits_for_the_answer_so_nothing_goes_twice() {
+    // WeChat takes the send at once and answers it only when the test says: SIGTERM lands
+    // between the platform taking the answer and the daemon storing that it did.
+    let bed = Bed::with(FakeConfig {
+        answer_delay: Duration::from_secs(600),
+        ..FakeConfig::default()
+    })
+    .await;
+    let fake = bed.handle();
+    let waiting = LogCount::new(bed.p.path("daemon.log"), "waiting for the sends in flight");
+    let mut child = bed.spawn();
+    fake.push_text("owner@im.wechat", "hello");
+    wait_until(&bed, "the answer taken, its reply held", || {
+        fake.answers_waiting(Endpoint::SendMessage) == 1
+    })
+    .await;
+    sigterm(&child);
+    assert!(
+        waiting
+            .above(0, tokio::time::Instant::now() + PATIENCE)
+            .await,
+        "the stop did not wait for the send in flight\nlog:\n{}",
+        bed.p.log()
+    );
+    fake.stop_delaying_answers();
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "the daemon exited with {status}");
+
+    // The stop stored the send, so the next run has nothing to send again.
+    let db = rusqlite::Connection::open(bed.p.db()).expect("open the store");
+    let states: Vec<(String, i64)> = db
+        .prepare("SELECT state, count(*) FROM outbox GROUP BY state")
+        .expect("prepare")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(states, [("sent".to_string(), 1)], "the outbox");
+    let mut child = bed.spawn();
+    fake.push_text("owner@im.wechat", "again");
+    wait_until(&bed, "the second answer", || fake.sent().len() >= 2).await;
+    terminate(&mut child);
+    let texts: Vec<String> = fake.sent().into_iter().map(|s| s.text).collect();
+    assert_eq!(texts, ["echo: hello", "echo: again"]);
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use scv_bridge::config::{AccountKey, Channel};
 use scv_bridge::conversation::ChatId;
-use scv_bridge::protocol::ComponentState;
+use scv_bridge::protocol::{ComponentState, DaemonCommand};
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeConfig, Fault};
 use wechat_support::*;
@@ -313,5 +313,49 @@ async fn a_poll_that_outlasts_its_timeout_shows_disconnected_with_the_reason() {
         s.state == ComponentState::Connected && s.error.is_none()
     })
     .await;
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_restart_mid_send_never_sends_the_item_again() {
+    // WeChat takes the answer at once and replies only when the test says; meanwhile a
+    // person's `channel set` restarts the account. The new run's sender must wait for the old
+    // one's send to be stored rather than take the same item.
+    let fake_config = FakeConfig {
+        answer_delay: Duration::from_secs(600),
+        ..FakeConfig::default()
+    };
+    let mut h = Harness::new(fake_config, "").await;
+    h.start().await;
+    h.wait_state(ComponentState::Connected).await;
+    let fake = h.fake.handle();
+    fake.push_text(OWNER, "hello");
+    assert!(
+        fake.wait_for_answers_waiting(Endpoint::SendMessage, 1, PATIENCE)
+            .await
+    );
+    let restart = DaemonCommand::ChannelSet {
+        channel: "wechat".into(),
+        account: "phone".into(),
+        enabled: None,
+        workspace: None,
+        remote_tools: None,
+        senders: None,
+        purpose: None,
+    };
+    let s = scv_bridge::client::request(&h.socket(), restart)
+        .await
+        .expect("channel set");
+    assert_eq!(s.reload.map(|r| r.restarted), Some(vec![ID.to_string()]));
+    h.wait_state(ComponentState::Connected).await;
+    fake.stop_delaying_answers();
+    h.settle().await;
+    assert_eq!(
+        fake.requests_to(Endpoint::SendMessage).len(),
+        1,
+        "{:?}",
+        fake.rejected()
+    );
+    assert_eq!(h.wait_sent(1).await, ["echo: hello"]);
     h.stop().await;
 }

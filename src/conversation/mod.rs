@@ -22,6 +22,7 @@ mod message;
 mod outbox;
 mod quiet;
 mod sender;
+mod senders;
 mod stats;
 mod stream;
 mod turns;
@@ -88,6 +89,8 @@ pub struct Conversation {
     stats: Stats,
     /// Counts busy workers and unseen wake-ups, for [`Conversation::quiescent`].
     quiet: quiet::Quiet,
+    /// Every chat's sender, so a stop waits for the sends in flight.
+    senders: senders::Senders,
 }
 
 /// One attached account: its link and its chats' workers.
@@ -159,6 +162,7 @@ impl Conversation {
             hooks,
             stats: Stats::default(),
             quiet: quiet::Quiet::default(),
+            senders: senders::Senders::default(),
         })
     }
 
@@ -174,8 +178,11 @@ impl Conversation {
         self.quiet.wait()
     }
 
-    /// Releases the agent backend (child processes, connections) at shutdown.
+    /// At shutdown, once every account has detached: waits (bounded) for the sends in flight
+    /// to be answered and marked, so none goes again at the next start; then releases the agent
+    /// backend (child processes, connections).
     pub async fn close(&self) {
+        self.senders.settle(senders::SETTLE_GRACE).await;
         self.agent.close().await;
     }
 
@@ -538,7 +545,8 @@ impl Conversation {
         });
         chats.insert(chat.clone(), c.clone());
         tokio::spawn(turns::run(self.clone(), rt.clone(), c.clone()));
-        tokio::spawn(sender::run(self.clone(), rt.clone(), c.clone()));
+        self.senders
+            .spawn(sender::run(self.clone(), rt.clone(), c.clone()));
         c
     }
 

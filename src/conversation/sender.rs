@@ -29,6 +29,11 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     let mut prefetched: Option<super::Outbound> = None;
     let gate = &chat.send_gate;
     let _closing = gate.closing();
+    // The account's last run may still be in a send on this chat (see `senders`).
+    let _lane = tokio::select! {
+        lane = conv.senders.lane(&rt.link.account, &chat.chat) => lane,
+        _ = cancel.cancelled() => return,
+    };
     loop {
         gate.seen();
         let next = match prefetched.take() {
@@ -71,6 +76,8 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
         let peer_wrote = chat.window_wake.notified();
         tokio::pin!(peer_wrote);
         peer_wrote.as_mut().enable();
+        // Counted until the outcome is stored: a stop waits for it (see `senders`).
+        let sending = conv.senders.sending();
         let result = deliver(&rt, &msg).await;
         let delay = match result {
             Ok(sent) => {
@@ -164,6 +171,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                     .note(NoteSource::Sends, Some(format!("{n} {plural}: {reason}")));
                 noted = true;
                 conv.stats.send_failed(&rt.link.account, "window_closed");
+                drop(sending);
                 gate.wait_for_peer();
                 tokio::select! {
                     _ = peer_wrote => {}
@@ -205,6 +213,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             }
         };
         // Transient failures, slow-downs and a failing account wait out the platform.
+        drop(sending);
         gate.wait_out();
         if pause(delay, &cancel).await {
             return;

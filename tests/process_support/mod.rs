@@ -72,12 +72,17 @@ pub fn sigkill(child: &mut Child) {
     child.wait().expect("reap");
 }
 
-/// SIGTERM, then wait for a clean exit.
-pub fn terminate(child: &mut Child) {
+/// SIGTERM, without waiting for the exit.
+pub fn sigterm(child: &Child) {
     let pid = child.id() as i32;
     // SAFETY: kill(2) on our own child's pid; no memory is shared.
     let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
     assert_eq!(rc, 0, "SIGTERM");
+}
+
+/// SIGTERM, then wait for a clean exit.
+pub fn terminate(child: &mut Child) {
+    sigterm(child);
     let status = child.wait().expect("wait");
     assert!(status.success(), "the daemon exited with {status}");
 }

@@ -40,6 +40,13 @@ impl FakeHandle {
             .count()
     }
 
+    /// Answers at once from now on (`answer_delay` becomes zero), the answers held back now
+    /// included: the platform is fast again.
+    pub fn stop_delaying_answers(&self) {
+        self.shared.lock().config.answer_delay = Duration::ZERO;
+        self.shared.release.notify_waiters();
+    }
+
     /// `getupdates` requests being held or answered now. A client that died mid-poll stops
     /// counting once the fake has noticed its hang-up (until then a push could still go to it).
     pub fn polls_in_flight(&self) -> usize {
@@ -286,6 +293,20 @@ impl FakeHandle {
     pub async fn wait_for_requests(&self, endpoint: Endpoint, n: usize, timeout: Duration) -> bool {
         self.wait_until(timeout, |s| {
             s.requests.iter().filter(|r| r.endpoint == endpoint).count() >= n
+        })
+        .await
+    }
+
+    /// Waits until `n` calls to `endpoint` wait for their held-back answers (see
+    /// [`Self::answers_waiting`]); false after `timeout`.
+    pub async fn wait_for_answers_waiting(
+        &self,
+        endpoint: Endpoint,
+        n: usize,
+        timeout: Duration,
+    ) -> bool {
+        self.wait_until(timeout, |s| {
+            s.answers_waiting.iter().filter(|e| **e == endpoint).count() >= n
         })
         .await
     }

@@ -133,9 +133,13 @@ pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Reque
         Endpoint::SendMessage | Endpoint::SendTyping | Endpoint::GetConfig | Endpoint::GetUploadUrl
     );
     if distant && !delay.is_zero() {
+        // Made before the call is counted as waiting, so a release the test sends on seeing
+        // that count reaches it.
+        let released = shared.release.notified();
         let _waiting = Waiting::new(&shared, endpoint);
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
+            _ = released => {}
             // A server shutting down answers nothing more (and never holds its shutdown up).
             gone = hang(&shared) => return gone,
         }

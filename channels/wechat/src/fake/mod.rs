@@ -118,6 +118,8 @@ pub(crate) struct Shared {
     prefix: String,
     /// `getupdates` requests whose handler is still running (held, or answering).
     polls_in_flight: std::sync::atomic::AtomicUsize,
+    /// Lets the answers `answer_delay` holds back go at once.
+    release: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -157,6 +159,7 @@ impl FakeServer {
             changed: watch::channel(0).0,
             shutdown: watch::channel(false).0,
             polls_in_flight: std::sync::atomic::AtomicUsize::new(0),
+            release: tokio::sync::Notify::new(),
         });
         let app = axum::Router::new()
             .fallback(http::handle)
