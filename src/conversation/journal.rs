@@ -379,8 +379,8 @@ pub fn next_outbound(
 ) -> rusqlite::Result<Option<Outbound>> {
     // An update's target resolves now, not when it was queued: the message it replaces is
     // earlier in the same chat's order, so by now it has gone out (or failed for good).
-    let found = t.prepare_cached(
-        "SELECT o.id, o.text, o.rich, o.idem_key, o.reply, o.kind, o.attempts, COALESCE(c.reply, ''),
+    t.prepare_cached(
+        "SELECT o.id, o.text, o.rich, o.idem_key, o.reply, o.kind, COALESCE(c.reply, ''),
                 tgt.platform_msg_id
          FROM outbox o LEFT JOIN chat_state c ON c.account = o.account AND c.chat = o.chat
          LEFT JOIN outbox tgt ON o.target_key IS NOT NULL AND tgt.idem_key = o.target_key
@@ -397,17 +397,11 @@ pub fn next_outbound(
             idempotency_key: r.get(3)?,
             reply: ReplyContext(r.get(4)?),
             kind: parse_kind(&r.get::<_, String>(5)?),
-            attempts: r.get::<_, i64>(6)? as u32,
-            latest_reply: ReplyContext(r.get(7)?),
-            target: r.get::<_, Option<String>>(8)?.map(PlatformMsgId),
+            latest_reply: ReplyContext(r.get(6)?),
+            target: r.get::<_, Option<String>>(7)?.map(PlatformMsgId),
         })
     })
-    .optional()?;
-    if let Some(o) = &found {
-        t.prepare_cached("UPDATE outbox SET attempts = attempts + 1 WHERE id = ?1")?
-            .execute([o.id])?;
-    }
-    Ok(found)
+    .optional()
 }
 
 /// Pending outbox items of a chat.

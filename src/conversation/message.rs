@@ -117,8 +117,6 @@ pub struct Outbound {
     /// What the message means (a question, how one ended), for the adapter to render; `text`
     /// is its plain-text form. Rides on the first piece only.
     pub body: Body,
-    /// Earlier attempts to send this item (a retry after a crash or a transient error is > 0).
-    pub attempts: u32,
     /// For [`OutboundKind::Update`]: the platform id of the message to replace, when it was sent
     /// and the platform named it (`None`: there is nothing to update; it goes out as new).
     pub target: Option<PlatformMsgId>,

@@ -340,7 +340,6 @@ fn media_item(path: std::path::PathBuf, kind: MediaKind, outbox_key: &str) -> Ou
             path,
             name: "chart.png".into(),
         }),
-        attempts: 0,
         target: None,
     }
 }

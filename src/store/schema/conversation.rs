@@ -38,6 +38,7 @@ pub(super) const STEPS: &[&str] = &[
         kind TEXT NOT NULL,
         -- pending | sent | failed
         state TEXT NOT NULL,
+        -- unused (nothing read it); kept so stores written earlier need no migration
         attempts INTEGER NOT NULL DEFAULT 0,
         created_unix INTEGER NOT NULL,
         sent_unix INTEGER,

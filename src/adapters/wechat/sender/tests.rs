@@ -55,7 +55,7 @@ async fn setup_with(per_message: u32, tuning: Tuning) -> Setup {
     }
 }
 
-fn outbound(key: &str, text: &str, attempts: u32) -> Outbound {
+fn outbound(key: &str, text: &str) -> Outbound {
     Outbound {
         id: 1,
         account: AccountKey::new(Channel::Wechat, "t"),
@@ -66,7 +66,6 @@ fn outbound(key: &str, text: &str, attempts: u32) -> Outbound {
         latest_reply: ReplyContext::default(),
         kind: OutboundKind::Reply,
         body: Body::Text,
-        attempts,
         target: None,
     }
 }
@@ -119,7 +118,7 @@ fn window_rules() {
 #[tokio::test]
 async fn nothing_is_sent_before_the_peer_writes() {
     let s = setup(10).await;
-    let r = s.sender.send(&outbound("k/0", "hello", 0)).await;
+    let r = s.sender.send(&outbound("k/0", "hello")).await;
     assert_eq!(
         r,
         Err(SendError::window_closed(
@@ -142,15 +141,15 @@ async fn sends_use_the_latest_token_and_count_against_the_window() {
     owner_writes(&s, &h).await;
     let latest = owner_writes(&s, &h).await;
     assert_eq!(
-        s.sender.send(&outbound("k/0", "one", 0)).await,
+        s.sender.send(&outbound("k/0", "one")).await,
         Ok(Sent::default())
     );
     assert_eq!(
-        s.sender.send(&outbound("k/1", "two", 0)).await,
+        s.sender.send(&outbound("k/1", "two")).await,
         Ok(Sent::default())
     );
     assert!(matches!(
-        s.sender.send(&outbound("k/2", "three", 0)).await,
+        s.sender.send(&outbound("k/2", "three")).await,
         Err(SendError {
             class: Class::WindowClosed,
             ..
@@ -169,7 +168,7 @@ async fn sends_use_the_latest_token_and_count_against_the_window() {
     // The owner writes again: the window reopens.
     owner_writes(&s, &h).await;
     assert_eq!(
-        s.sender.send(&outbound("k/2", "three", 0)).await,
+        s.sender.send(&outbound("k/2", "three")).await,
         Ok(Sent::default())
     );
 }
@@ -186,7 +185,7 @@ async fn what_wechat_took_is_recorded_in_one_commit_and_never_sent_again() {
             .load(std::sync::atomic::Ordering::Relaxed)
     };
     let before = commits();
-    let msg = outbound("k/0", "one", 0);
+    let msg = outbound("k/0", "one");
     assert_eq!(s.sender.send(&msg).await, Ok(Sent::default()));
     // One commit before the request (the attempt) and ONE after it: the outcome and the
     // peer's window count land together, so no crash can keep one without the other.
@@ -198,7 +197,7 @@ async fn what_wechat_took_is_recorded_in_one_commit_and_never_sent_again() {
     // A restarted sender retrying the same item (the outbox had not marked it) sends nothing.
     let again = restarted(&s, Tuning::default()).await;
     assert_eq!(
-        again.send(&outbound("k/0", "one", 1)).await,
+        again.send(&outbound("k/0", "one")).await,
         Ok(Sent::default())
     );
     assert_eq!(h.sent().len(), 1, "sent once");
@@ -210,12 +209,12 @@ async fn a_refusal_holds_every_send_of_the_account() {
     let h = s.fake.handle();
     owner_writes(&s, &h).await;
     h.inject(Endpoint::SendMessage, Fault::ret(-2));
-    let first = s.sender.send(&outbound("k/0", "one", 0)).await;
+    let first = s.sender.send(&outbound("k/0", "one")).await;
     assert!(
         matches!(first, Err(SendError { class: Class::SlowDown(d), .. }) if d == Duration::from_millis(200))
     );
     // Another chat's item during the hold is not even tried.
-    let during = s.sender.send(&outbound("j/0", "two", 0)).await;
+    let during = s.sender.send(&outbound("j/0", "two")).await;
     assert!(
         matches!(during, Err(SendError { class: Class::SlowDown(d), .. }) if d <= Duration::from_millis(200))
     );
@@ -223,13 +222,13 @@ async fn a_refusal_holds_every_send_of_the_account() {
     tokio::time::sleep(Duration::from_millis(210)).await;
     // The retry of a definite refusal is not ambiguous: it goes out and is taken.
     assert_eq!(
-        s.sender.send(&outbound("k/0", "one", 1)).await,
+        s.sender.send(&outbound("k/0", "one")).await,
         Ok(Sent::default())
     );
     assert_eq!(h.sent().len(), 1);
     // A second refusal later starts from the base hold again (the accept reset it).
     h.inject(Endpoint::SendMessage, Fault::ret(-2));
-    let again = s.sender.send(&outbound("j/0", "two", 0)).await;
+    let again = s.sender.send(&outbound("j/0", "two")).await;
     assert!(
         matches!(again, Err(SendError { class: Class::SlowDown(d), .. }) if d == Duration::from_millis(200))
     );
@@ -241,9 +240,9 @@ async fn refusals_in_a_row_double_the_hold_and_never_count_as_delivered() {
     let h = s.fake.handle();
     owner_writes(&s, &h).await;
     let mut holds = Vec::new();
-    for attempt in 0..3 {
+    for _ in 0..3 {
         h.inject(Endpoint::SendMessage, Fault::ret(-2));
-        match s.sender.send(&outbound("k/0", "one", attempt)).await {
+        match s.sender.send(&outbound("k/0", "one")).await {
             Err(SendError {
                 class: Class::SlowDown(d),
                 ..
@@ -278,7 +277,7 @@ async fn a_retry_refused_as_a_repeat_after_a_crash_counts_as_delivered() {
         .expect("first attempt taken");
     // The outbox retries the same item: the platform refuses the reused id.
     assert_eq!(
-        s.sender.send(&outbound("k/0", "one", 1)).await,
+        s.sender.send(&outbound("k/0", "one")).await,
         Ok(Sent::default())
     );
     assert_eq!(h.sent().len(), 1, "sent once");
@@ -290,7 +289,7 @@ async fn a_retry_refused_as_a_repeat_after_a_crash_counts_as_delivered() {
     // And it is remembered: a further retry does not call the platform at all.
     let requests = h.requests_to(Endpoint::SendMessage).len();
     assert_eq!(
-        s.sender.send(&outbound("k/0", "one", 2)).await,
+        s.sender.send(&outbound("k/0", "one")).await,
         Ok(Sent::default())
     );
     assert_eq!(h.requests_to(Endpoint::SendMessage).len(), requests);
@@ -350,7 +349,7 @@ async fn a_restart_keeps_the_refusal_hold() {
     let h = s.fake.handle();
     owner_writes(&s, &h).await;
     h.inject(Endpoint::SendMessage, Fault::ret(-2));
-    let first = s.sender.send(&outbound("k/0", "one", 0)).await;
+    let first = s.sender.send(&outbound("k/0", "one")).await;
     assert!(
         matches!(
             first,
@@ -367,7 +366,7 @@ async fn a_restart_keeps_the_refusal_hold() {
         ..Tuning::default()
     };
     let next = restarted(&s, tuning).await;
-    let during = next.send(&outbound("j/0", "two", 0)).await;
+    let during = next.send(&outbound("j/0", "two")).await;
     assert!(
         matches!(during, Err(SendError { class: Class::SlowDown(d), .. }) if d <= Duration::from_millis(200)),
         "the new run sent into the hold: {during:?}"
@@ -386,14 +385,14 @@ async fn a_restart_keeps_the_pace_of_the_previous_run() {
     let h = s.fake.handle();
     owner_writes(&s, &h).await;
     assert_eq!(
-        s.sender.send(&outbound("k/0", "one", 0)).await,
+        s.sender.send(&outbound("k/0", "one")).await,
         Ok(Sent::default())
     );
     // The next run may not send until a minute after that send.
     let next = restarted(&s, slow).await;
     let paced = tokio::time::timeout(
         Duration::from_millis(200),
-        next.send(&outbound("j/0", "two", 0)),
+        next.send(&outbound("j/0", "two")),
     )
     .await;
     assert!(paced.is_err(), "the new run sent at once");
@@ -406,7 +405,7 @@ async fn a_question_goes_out_as_its_text_with_the_code() {
     let h = s.fake.handle();
     owner_writes(&s, &h).await;
     let text = "Deploy?\nReply Y 7F or N 7F before 14:30";
-    let mut msg = outbound("confirm/q-7/ask/0", text, 0);
+    let mut msg = outbound("confirm/q-7/ask/0", text);
     msg.body = Body::Question(Question {
         id: "q-7".into(),
         text: "Deploy?".into(),
