@@ -54,13 +54,7 @@ async fn a_chat_round_trip_with_an_echo_agent() {
 async fn an_answer_never_waits_for_wechat_to_answer_the_typing_sign() {
     // WeChat answers sends, typing and its ticket only after ten minutes: the answer still
     // reaches it, while the typing sign is still waiting for its ticket.
-    let fake_config = FakeConfig {
-        answer_delay: Duration::from_secs(600),
-        ..FakeConfig::default()
-    };
-    let mut h = Harness::new(fake_config, "").await;
-    h.start().await;
-    h.wait_state(ComponentState::Connected).await;
+    let mut h = connected_with_wechat_answering_after_ten_minutes().await;
     let fake = h.fake.handle();
     fake.push_text(OWNER, "hello");
     let sent = fake.wait_for_sent(1, PATIENCE).await;
@@ -321,13 +315,7 @@ async fn a_restart_mid_send_never_sends_the_item_again() {
     // WeChat takes the answer at once and replies only when the test says; meanwhile a
     // person's `channel set` restarts the account. The new run's sender must wait for the old
     // one's send to be stored rather than take the same item.
-    let fake_config = FakeConfig {
-        answer_delay: Duration::from_secs(600),
-        ..FakeConfig::default()
-    };
-    let mut h = Harness::new(fake_config, "").await;
-    h.start().await;
-    h.wait_state(ComponentState::Connected).await;
+    let mut h = connected_with_wechat_answering_after_ten_minutes().await;
     let fake = h.fake.handle();
     fake.push_text(OWNER, "hello");
     assert!(
@@ -358,4 +346,17 @@ async fn a_restart_mid_send_never_sends_the_item_again() {
     );
     assert_eq!(h.wait_sent(1).await, ["echo: hello"]);
     h.stop().await;
+}
+
+/// A connected daemon whose WeChat carries out sends, typing and its ticket on arrival but
+/// answers them only after ten minutes (or once the test calls `stop_delaying_answers`).
+async fn connected_with_wechat_answering_after_ten_minutes() -> Harness {
+    let fake_config = FakeConfig {
+        answer_delay: Duration::from_secs(600),
+        ..FakeConfig::default()
+    };
+    let mut h = Harness::new(fake_config, "").await;
+    h.start().await;
+    h.wait_state(ComponentState::Connected).await;
+    h
 }

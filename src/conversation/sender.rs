@@ -35,6 +35,10 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
         _ = cancel.cancelled() => return,
     };
     loop {
+        // Between sends is where a cancelled sender ends (every wait below also ends on it).
+        if cancel.is_cancelled() {
+            return;
+        }
         gate.seen();
         let next = match prefetched.take() {
             Some(m) => Ok(Some(m)),
