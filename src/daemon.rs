@@ -516,7 +516,7 @@ async fn serve_until_shutdown(
     }
     let report = core.supervisor.shutdown().await;
     if let Some(conv) = &core.conversation {
-        conv.close().await;
+        conv.close(core.supervisor.stop_grace()).await;
     }
     let _ = tokio::task::spawn_blocking(move || store_guard.close()).await;
     let _ = std::fs::remove_file(&socket);

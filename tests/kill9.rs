@@ -7,9 +7,9 @@ mod process_support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use process_support::bed::{ProcessBed, openai_agent, wechat_login};
+use process_support::bed::{ProcessBed, openai_agent, states, wechat_login};
 use process_support::log_count::LogCount;
-use process_support::{Daemon, sigkill, sigterm, terminate};
+use process_support::{Daemon, exits_cleanly, sigkill, sigterm, terminate};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeConfig, FakeHandle, FakeServer};
@@ -238,19 +238,14 @@ async fn sigterm_mid_send_waits_for_the_answer_so_nothing_goes_twice() {
         bed.p.log()
     );
     fake.stop_delaying_answers();
-    let status = child.wait().expect("wait");
-    assert!(status.success(), "the daemon exited with {status}");
+    exits_cleanly(&mut child);
 
     // The stop stored the send, so the next run has nothing to send again.
-    let db = rusqlite::Connection::open(bed.p.db()).expect("open the store");
-    let states: Vec<(String, i64)> = db
-        .prepare("SELECT state, count(*) FROM outbox GROUP BY state")
-        .expect("prepare")
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows");
-    assert_eq!(states, [("sent".to_string(), 1)], "the outbox");
+    assert_eq!(
+        states(&bed.p.db(), "outbox"),
+        BTreeMap::from([("sent".to_string(), 1)]),
+        "the outbox"
+    );
     let mut child = bed.spawn();
     fake.push_text("owner@im.wechat", "again");
     wait_until(&bed, "the second answer", || fake.sent().len() >= 2).await;

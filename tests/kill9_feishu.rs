@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use process_support::bed::{ProcessBed, feishu_login, openai_agent};
+use process_support::bed::{ProcessBed, feishu_login, openai_agent, states};
 use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 use scv_feishu::fake::{FakeConfig, FakeFeishu, SentRecord};
@@ -418,22 +418,14 @@ async fn sigkill_at_any_moment_loses_nothing_and_sends_nothing_twice() {
     assert_eq!(fake.in_flight(), 0, "events never ACKed");
 
     // And nothing is left that a later run would still send: all journaled once, all finished.
-    let db = rusqlite::Connection::open(bed.db()).expect("open the store");
-    let states = |sql: &str| -> BTreeMap<String, i64> {
-        let mut stmt = db.prepare(sql).expect("prepare");
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .expect("query")
-            .collect::<Result<_, _>>()
-            .expect("rows")
-    };
     let n = asked.len() as i64;
     assert_eq!(
-        states("SELECT state, count(*) FROM inbound_journal GROUP BY state"),
+        states(&bed.db(), "inbound_journal"),
         BTreeMap::from([("done".to_string(), n)]),
         "the journal"
     );
     assert_eq!(
-        states("SELECT state, count(*) FROM outbox GROUP BY state"),
+        states(&bed.db(), "outbox"),
         BTreeMap::from([("sent".to_string(), n)]),
         "the outbox"
     );

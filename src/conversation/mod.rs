@@ -178,11 +178,11 @@ impl Conversation {
         self.quiet.wait()
     }
 
-    /// At shutdown, once every account has detached: waits (bounded) for the sends in flight
-    /// to be answered and marked, so none goes again at the next start; then releases the agent
-    /// backend (child processes, connections).
-    pub async fn close(&self) {
-        self.senders.settle(senders::SETTLE_GRACE).await;
+    /// At shutdown, once every account has detached: waits up to `grace` for the sends in
+    /// flight to be answered and marked, so none goes again at the next start; then releases
+    /// the agent backend (child processes, connections).
+    pub async fn close(&self, grace: std::time::Duration) {
+        self.senders.settle(grace).await;
         self.agent.close().await;
     }
 

@@ -19,10 +19,6 @@ use tokio_util::task::TaskTracker;
 use crate::config::AccountKey;
 use crate::ids::ChatId;
 
-/// How long a stop waits for the sends in flight: the supervisor's own grace per account, so a
-/// stop stays well inside systemd's `TimeoutStopSec=15` (deploy/scv-bridge.service).
-pub(super) const SETTLE_GRACE: Duration = Duration::from_secs(5);
-
 /// A chat's send lane: whoever holds it is the chat's one sender.
 type Lane = Arc<tokio::sync::Mutex<()>>;
 
@@ -97,6 +93,8 @@ mod tests {
     use std::sync::Arc;
     use tokio::sync::Notify;
 
+    const GRACE: Duration = Duration::from_secs(5);
+
     #[tokio::test]
     async fn settle_waits_for_the_send_in_flight() {
         let senders = Arc::new(Senders::default());
@@ -117,7 +115,7 @@ mod tests {
         started.notified().await;
         let settle = tokio::spawn({
             let s = senders.clone();
-            async move { s.settle(SETTLE_GRACE).await }
+            async move { s.settle(GRACE).await }
         });
         answered.notify_one();
         settle.await.expect("settle");
@@ -138,8 +136,8 @@ mod tests {
             std::future::pending::<()>().await;
         });
         let before = tokio::time::Instant::now();
-        senders.settle(SETTLE_GRACE).await;
-        assert_eq!(before.elapsed(), SETTLE_GRACE);
+        senders.settle(GRACE).await;
+        assert_eq!(before.elapsed(), GRACE);
         assert_eq!(senders.in_flight.load(Ordering::SeqCst), 1);
     }
 }

@@ -11,6 +11,7 @@ mod runner;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
@@ -75,6 +76,12 @@ impl Supervisor {
             policy,
             root: CancellationToken::new(),
         }
+    }
+
+    /// How long a stopping account may take; the daemon's stop gives the sends in flight as
+    /// long (`Conversation::close`).
+    pub fn stop_grace(&self) -> Duration {
+        self.policy.stop_grace
     }
 
     /// The health registry the control socket reads.

@@ -3,6 +3,7 @@
 //! as file credentials; the daemon spawned with its environment; and waits on what the fakes
 //! saw, woken by the fakes' changes, that fail with a report instead of hanging.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -118,6 +119,20 @@ impl ProcessBed {
             }
         }
     }
+}
+
+/// How many rows of `table` (in the SQLite store at `db`) are in each `state`.
+pub fn states(db: &Path, table: &str) -> BTreeMap<String, i64> {
+    let db = rusqlite::Connection::open(db).expect("open the store");
+    let mut stmt = db
+        .prepare(&format!(
+            "SELECT state, count(*) FROM {table} GROUP BY state"
+        ))
+        .expect("prepare");
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows")
 }
 
 /// The `[agent]` table of the `openai` backend against `base_url`, its key in `key_env`.

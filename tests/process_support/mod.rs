@@ -83,6 +83,11 @@ pub fn sigterm(child: &Child) {
 /// SIGTERM, then wait for a clean exit.
 pub fn terminate(child: &mut Child) {
     sigterm(child);
+    exits_cleanly(child);
+}
+
+/// Waits for the daemon to exit, and asserts it exited 0.
+pub fn exits_cleanly(child: &mut Child) {
     let status = child.wait().expect("wait");
     assert!(status.success(), "the daemon exited with {status}");
 }

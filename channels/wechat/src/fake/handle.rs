@@ -33,11 +33,7 @@ impl FakeHandle {
     /// Calls to `endpoint` carried out whose answers `answer_delay` still holds back, while the
     /// client waits for them (a client that gave up no longer counts).
     pub fn answers_waiting(&self, endpoint: Endpoint) -> usize {
-        let st = self.shared.lock();
-        st.answers_waiting
-            .iter()
-            .filter(|e| **e == endpoint)
-            .count()
+        self.shared.lock().answers_waiting_for(endpoint)
     }
 
     /// Answers at once from now on (`answer_delay` becomes zero), the answers held back now
@@ -305,10 +301,8 @@ impl FakeHandle {
         n: usize,
         timeout: Duration,
     ) -> bool {
-        self.wait_until(timeout, |s| {
-            s.answers_waiting.iter().filter(|e| **e == endpoint).count() >= n
-        })
-        .await
+        self.wait_until(timeout, |s| s.answers_waiting_for(endpoint) >= n)
+            .await
     }
 
     /// Waits until at least `n` QR codes were issued; false on timeout.

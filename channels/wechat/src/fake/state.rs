@@ -65,6 +65,14 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// Calls to `endpoint` whose held-back answers their clients still wait for.
+    pub(crate) fn answers_waiting_for(&self, endpoint: Endpoint) -> usize {
+        self.answers_waiting
+            .iter()
+            .filter(|e| **e == endpoint)
+            .count()
+    }
+
     pub(crate) fn new(config: FakeConfig, base_url: String) -> State {
         let tokens = config.initial_token.iter().cloned().collect();
         State {
