@@ -35,6 +35,7 @@ impl Agent for InstantAgent {
                 text: req.prompt,
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

@@ -69,6 +69,7 @@ impl Agent for PacedAgent {
                 text,
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

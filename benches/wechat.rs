@@ -40,6 +40,7 @@ impl Agent for InstantAgent {
                 text: format!("ok {}", req.prompt.len()),
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

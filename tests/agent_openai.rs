@@ -133,6 +133,8 @@ async fn streams_the_answer_with_system_prompt_usage_and_key() {
     assert!(r.messages[0].content.starts_with("You are Scv."));
     assert!(r.messages[0].content.contains("WeChat"));
     assert_eq!(convo(&r.messages), [(Role::User, "hi".to_string())]);
+    // What the agent keeps of the turn goes with the answer; a caller storing none drops it.
+    drop(out);
     let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
     let u = daily_usage(&store, "wechat:phone", &day)
         .await
@@ -152,6 +154,7 @@ async fn estimates_usage_when_the_server_reports_none() {
     assert_eq!(u.completion_tokens, 3 + 2, "9 ASCII chars and 2 CJK chars");
     assert!(u.prompt_tokens > 0);
     assert_eq!(u.total_tokens, u.prompt_tokens + u.completion_tokens);
+    drop(out);
     let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
     let d = daily_usage(&store, "wechat:phone", &day)
         .await

@@ -75,6 +75,7 @@ impl Agent for TestAgent {
                 text,
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

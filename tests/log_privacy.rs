@@ -435,6 +435,7 @@ impl Agent for Echo {
                 text: format!("echo: {}", req.prompt),
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

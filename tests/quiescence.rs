@@ -45,6 +45,7 @@ impl Agent for GatedAgent {
                 text: ANSWER.to_string(),
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

@@ -38,6 +38,7 @@ impl Agent for StepAgent {
                 text: "all green".into(),
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

@@ -74,6 +74,7 @@ impl Agent for StreamingAgent {
                 text: answer,
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

@@ -20,6 +20,7 @@ pub mod approval;
 pub mod attachment;
 pub mod events;
 pub mod health;
+pub mod keep;
 pub mod key;
 pub mod openai;
 pub mod scv;
@@ -30,6 +31,7 @@ pub use approval::{ApprovalRequest, Approver, Decision};
 pub use attachment::{Attachment, MediaKind};
 pub use events::{TurnEvent, TurnEvents};
 pub use health::{AgentInfo, AgentMonitor, ConfigProblem, DEFAULT_MAX_MESSAGE_BYTES, Fixes};
+pub use keep::{Keep, KeepWrite, made_in as keep_made_in};
 pub use openai::history::{DailyUsage, daily_usage};
 pub use openai::{ChatMessage, OpenAiAgent, OpenAiOptions, Role};
 pub use scv::{ScvAgent, ScvOptions, Transport};
@@ -126,6 +128,8 @@ pub struct TurnOutput {
     /// Files the backend handed back in its own attachment form, as paths it named (relative to
     /// the workspace or absolute); the pipeline checks each is inside the workspace before sending.
     pub files: Vec<PathBuf>,
+    /// What the backend keeps of the turn (its history), stored with the answer.
+    pub keep: Keep,
 }
 
 /// How a turn failed.

@@ -120,6 +120,9 @@ pub(crate) struct ChatRuntime {
     window_wake: Notify,
     /// Cancels the running agent turn (`/stop`).
     current_turn: Mutex<Option<CancellationToken>>,
+    /// The outbox's next item as an answer's own transaction read it, for a sender that would
+    /// otherwise read it again (see [`ChatRuntime::take_handed`]).
+    handed: Mutex<Option<Outbound>>,
 }
 
 /// Keeps an account attached; dropping it stops the account's workers (journaled work stays).
@@ -542,6 +545,7 @@ impl Conversation {
             send_gate: self.quiet.gate(),
             window_wake: Notify::new(),
             current_turn: Mutex::new(None),
+            handed: Mutex::new(None),
         });
         chats.insert(chat.clone(), c.clone());
         tokio::spawn(turns::run(self.clone(), rt.clone(), c.clone()));
@@ -570,6 +574,27 @@ impl ChatRuntime {
     pub(crate) fn wake_send(&self) {
         self.send_gate.kick();
         self.send_wake.notify_one();
+    }
+
+    /// Wakes the sender with the outbox's next item, read in the transaction that queued it:
+    /// saves a parked sender the store call that would read it again (the send's latency).
+    fn hand_send(&self, next: Option<Outbound>) {
+        if let Some(item) = next
+            && let Ok(mut slot) = self.handed.lock()
+        {
+            *slot = Some(item);
+        }
+        self.wake_send();
+    }
+
+    /// The item [`Self::hand_send`] left, if the sender has not yet taken it itself: only one
+    /// newer than every item it took (`taken`, the highest id). The outbox's ids only grow and
+    /// the item was the chat's oldest pending one when it was read, so an item newer than all
+    /// the sender took is still pending and next: a sender that read the outbox after that
+    /// transaction took it then, and this one is dropped as old.
+    fn take_handed(&self, taken: i64) -> Option<Outbound> {
+        let item = self.handed.lock().ok()?.take()?;
+        (item.id > taken).then_some(item)
     }
 }
 

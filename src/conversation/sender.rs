@@ -27,6 +27,8 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     let mut noted = false;
     // Marking an item sent also takes the next one, saving a round trip per message.
     let mut prefetched: Option<super::Outbound> = None;
+    // The highest outbox id this sender took: an item handed by an answer is taken only if newer.
+    let mut taken: i64 = 0;
     let gate = &chat.send_gate;
     let _closing = gate.closing();
     // The account's last run may still be in a send on this chat (see `senders`).
@@ -50,14 +52,21 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             }
         };
         let msg = match next {
-            Ok(Some(m)) => m,
+            Ok(Some(m)) => {
+                taken = taken.max(m.id);
+                m
+            }
             Ok(None) => {
                 if gate.kicked() {
                     continue;
                 }
                 gate.park();
                 tokio::select! {
-                    _ = chat.send_wake.notified() => { gate.unpark(); continue }
+                    _ = chat.send_wake.notified() => {
+                        gate.unpark();
+                        prefetched = chat.take_handed(taken);
+                        continue
+                    }
                     _ = cancel.cancelled() => return,
                 }
             }

@@ -211,14 +211,21 @@ async fn turn(
         *cur = None;
     }
     if rt.cancel.is_cancelled() {
+        // The message is asked again at the next start; what the agent keeps of it goes then.
+        if let Ok(out) = &result {
+            out.keep.forget();
+        }
         typing.clear().await;
         return TurnEnd::Shutdown;
     }
     conv.agent_monitor.record(result.as_ref().map(|_| ()));
     let mut files = Vec::new();
+    // What the agent keeps of the turn commits with its answer (or not at all).
+    let mut keep = None;
     let mut text = match result {
         Ok(out) => {
             conv.stats.answered(&m.account);
+            keep = out.keep.take();
             files = out.files;
             out.text
         }
@@ -274,13 +281,22 @@ async fn turn(
                 kind: OutboundKind::Reply,
             })
             .collect();
+        let queued = !items.is_empty();
+        if let Some(keep) = keep {
+            crate::agent::keep_made_in(t, keep)?;
+        }
         journal::enqueue(t, &a, &items)?;
         journal::finish(t, &a, &id)?;
-        ask.next(t)
+        // Read here, the sender need not read it again (`ChatRuntime::hand_send`).
+        let first = match queued {
+            true => journal::next_outbound(t, &a, &chat_id)?,
+            false => None,
+        };
+        Ok((ask.next(t)?, first))
     });
     let end = match store.await {
-        Ok(next) => {
-            chat.wake_send();
+        Ok((next, first)) => {
+            chat.hand_send(first);
             TurnEnd::Done(next)
         }
         Err(e) => {

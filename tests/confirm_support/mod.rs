@@ -68,6 +68,7 @@ impl Agent for EchoAgent {
                 text: format!("echo: {}", req.prompt),
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

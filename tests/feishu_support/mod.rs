@@ -105,6 +105,7 @@ impl Agent for TestAgent {
                 text: format!("echo: {}", req.prompt),
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

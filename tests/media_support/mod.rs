@@ -62,6 +62,7 @@ impl Agent for ScriptedAgent {
                 text,
                 usage: None,
                 files,
+                ..Default::default()
             })
         })
     }

@@ -119,6 +119,7 @@ impl Agent for PartsAgent {
                 text: self.text.clone(),
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

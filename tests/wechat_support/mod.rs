@@ -79,6 +79,7 @@ impl Agent for EchoAgent {
                 text,
                 usage: None,
                 files: Vec::new(),
+                ..Default::default()
             })
         })
     }

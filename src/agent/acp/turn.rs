@@ -166,6 +166,7 @@ async fn drive(
         text,
         usage: usage(&result),
         files: Vec::new(),
+        ..Default::default()
     })
 }
 

@@ -2,7 +2,7 @@
 
 use rusqlite::params;
 
-use crate::agent::{SessionKey, Usage};
+use crate::agent::{KeepWrite, SessionKey, Usage};
 use crate::store::{Store, StoreError};
 
 /// One answered exchange: the user's text and the model's answer.
@@ -86,43 +86,47 @@ pub async fn load(
 }
 
 /// Appends an exchange, then deletes what no longer fits `limits`; records the turn's usage.
-/// A short call, run (while the writer sleeps) or queued at once: it commits ahead of every
-/// store call made after it, awaited or not, and the answer's call after it need not queue.
+/// Returned as a write for the transaction that stores the turn's answer ([`crate::agent::Keep`]).
 pub fn append(
-    store: &Store,
     session: &SessionKey,
     exchange: Exchange,
     limits: HistoryLimits,
     usage: Usage,
-) -> impl std::future::Future<Output = Result<(), StoreError>> + Send + 'static {
+) -> KeepWrite {
     let (account, chat) = (session.account.to_string(), session.chat.to_string());
     let now = chrono::Utc::now();
     let day = now.format("%Y-%m-%d").to_string();
-    store.call_short(move |t| {
-            t.prepare_cached(
-                "INSERT INTO agent_history (account, chat, turn, user_text, assistant_text, at_unix)
+    Box::new(move |t| {
+        t.prepare_cached(
+            "INSERT INTO agent_history (account, chat, turn, user_text, assistant_text, at_unix)
                  SELECT ?1, ?2, COALESCE(MAX(turn), 0) + 1, ?3, ?4, ?5 FROM agent_history
                  WHERE account = ?1 AND chat = ?2",
-            )?
-            .execute(params![account, chat, exchange.user, exchange.assistant, now.timestamp()])?;
-            let sizes = {
-                let mut st = t.prepare_cached(
+        )?
+        .execute(params![
+            account,
+            chat,
+            exchange.user,
+            exchange.assistant,
+            now.timestamp()
+        ])?;
+        let sizes = {
+            let mut st = t.prepare_cached(
                     "SELECT turn, length(CAST(user_text AS BLOB)) + length(CAST(assistant_text AS BLOB))
                      FROM agent_history WHERE account = ?1 AND chat = ?2 ORDER BY turn DESC",
                 )?;
-                let rows = st.query_map(params![account, chat], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-                })?;
-                rows.collect::<rusqlite::Result<Vec<_>>>()?
-            };
-            if let Some(cut) = first_dropped(&sizes, limits) {
-                t.prepare_cached(
-                    "DELETE FROM agent_history WHERE account = ?1 AND chat = ?2 AND turn <= ?3",
-                )?
-                .execute(params![account, chat, cut])?;
-            }
-            record_usage(t, &account, &day, usage)
-        })
+            let rows = st.query_map(params![account, chat], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        if let Some(cut) = first_dropped(&sizes, limits) {
+            t.prepare_cached(
+                "DELETE FROM agent_history WHERE account = ?1 AND chat = ?2 AND turn <= ?3",
+            )?
+            .execute(params![account, chat, cut])?;
+        }
+        record_usage(t, &account, &day, usage)
+    })
 }
 
 /// The newest turn number that must go, given (turn, bytes) newest first.

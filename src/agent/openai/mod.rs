@@ -15,7 +15,7 @@ use tracing::{debug, info, warn};
 
 use super::health::{AgentInfo, Fixes};
 use super::{
-    Agent, AgentError, AgentErrorKind, SessionKey, TurnEvents, TurnOutput, TurnRequest, Usage,
+    Agent, AgentError, AgentErrorKind, Keep, SessionKey, TurnEvents, TurnOutput, TurnRequest, Usage,
 };
 use crate::config::AgentConfig;
 use crate::store::Store;
@@ -226,19 +226,13 @@ impl OpenAiAgent {
                         user: prompt,
                         assistant: text.clone(),
                     };
-                    // Not waited for: it is run or queued now, and the answer's own store call
-                    // comes after it, so the history commits no later than the answer.
-                    let stored = history::append(&self.store, &req.session, exchange, keep, usage);
-                    let session = req.session.clone();
-                    tokio::spawn(async move {
-                        if let Err(e) = stored.await {
-                            warn!(session = %session.parent(), error = %e, "could not store the chat history");
-                        }
-                    });
+                    // Stored with the answer, in its transaction.
+                    let write = history::append(&req.session, exchange, keep, usage);
                     return Ok(TurnOutput {
                         text,
                         usage: Some(usage),
                         files: Vec::new(),
+                        keep: Keep::new(self.store.clone(), write),
                     });
                 }
                 Err(CallError::ContextLength) if !trimmed && !past.is_empty() => {

@@ -140,6 +140,7 @@ impl ScvAgent {
                         text,
                         usage,
                         files: Vec::new(),
+                        ..Default::default()
                     }));
                 }
                 Event::TurnFailed { turn_id, message } if ours(&turn_id) => {
