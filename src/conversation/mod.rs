@@ -10,6 +10,7 @@
 
 pub mod body;
 mod cap;
+mod chat;
 mod chunk;
 mod commands;
 mod depth;
@@ -31,7 +32,7 @@ mod typing;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::ids::{ChatId, DeliveryState, OutboxKey, PlatformMsgId, SenderId};
@@ -53,6 +54,7 @@ use crate::agent::{Agent, AgentMonitor, Approver};
 use crate::config::AccountKey;
 use crate::policy::Decision;
 use crate::store::{Store, StoreError};
+use chat::ChatRuntime;
 use journal::{Entry, FastRoute, JournalState};
 
 /// The most messages one journal write may hold and still run as a short store call (on the
@@ -103,26 +105,6 @@ struct AccountRuntime {
     run: String,
     cancel: CancellationToken,
     chats: Mutex<HashMap<ChatId, Arc<ChatRuntime>>>,
-}
-
-/// One chat's wake-ups and its running turn.
-pub(crate) struct ChatRuntime {
-    chat: ChatId,
-    /// A new message waits in the journal.
-    turn_wake: Notify,
-    /// The turn worker's share of the quiescence count.
-    turn_gate: quiet::Gate,
-    /// A new item waits in the outbox.
-    send_wake: Notify,
-    /// The sender's share of the quiescence count.
-    send_gate: quiet::Gate,
-    /// The peer wrote: a closed send window may have opened.
-    window_wake: Notify,
-    /// Cancels the running agent turn (`/stop`).
-    current_turn: Mutex<Option<CancellationToken>>,
-    /// The outbox's next item as an answer's own transaction read it, for a sender that would
-    /// otherwise read it again (see [`ChatRuntime::take_handed`]).
-    handed: Mutex<Option<Outbound>>,
 }
 
 /// Keeps an account attached; dropping it stops the account's workers (journaled work stays).
@@ -537,16 +519,7 @@ impl Conversation {
         if let Some(c) = chats.get(chat) {
             return c.clone();
         }
-        let c = Arc::new(ChatRuntime {
-            chat: chat.clone(),
-            turn_wake: Notify::new(),
-            turn_gate: self.quiet.gate(),
-            send_wake: Notify::new(),
-            send_gate: self.quiet.gate(),
-            window_wake: Notify::new(),
-            current_turn: Mutex::new(None),
-            handed: Mutex::new(None),
-        });
+        let c = Arc::new(ChatRuntime::new(chat.clone(), &self.quiet));
         chats.insert(chat.clone(), c.clone());
         tokio::spawn(turns::run(self.clone(), rt.clone(), c.clone()));
         self.senders
@@ -560,41 +533,6 @@ impl Conversation {
             commands::handle_fast(self, rt, m, route).await;
             drop(busy);
         });
-    }
-}
-
-impl ChatRuntime {
-    /// Wakes the turn worker: a new message waits in the journal.
-    pub(crate) fn wake_turn(&self) {
-        self.turn_gate.kick();
-        self.turn_wake.notify_one();
-    }
-
-    /// Wakes the sender: a new item waits in the outbox.
-    pub(crate) fn wake_send(&self) {
-        self.send_gate.kick();
-        self.send_wake.notify_one();
-    }
-
-    /// Wakes the sender with the outbox's next item, read in the transaction that queued it:
-    /// saves a parked sender the store call that would read it again (the send's latency).
-    fn hand_send(&self, next: Option<Outbound>) {
-        if let Some(item) = next
-            && let Ok(mut slot) = self.handed.lock()
-        {
-            *slot = Some(item);
-        }
-        self.wake_send();
-    }
-
-    /// The item [`Self::hand_send`] left, if the sender has not yet taken it itself: only one
-    /// newer than every item it took (`taken`, the highest id). The outbox's ids only grow and
-    /// the item was the chat's oldest pending one when it was read, so an item newer than all
-    /// the sender took is still pending and next: a sender that read the outbox after that
-    /// transaction took it then, and this one is dropped as old.
-    fn take_handed(&self, taken: i64) -> Option<Outbound> {
-        let item = self.handed.lock().ok()?.take()?;
-        (item.id > taken).then_some(item)
     }
 }
 
