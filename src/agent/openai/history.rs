@@ -109,36 +109,27 @@ pub fn append(
             exchange.assistant,
             now.timestamp()
         ])?;
-        let sizes = {
-            let mut st = t.prepare_cached(
-                    "SELECT turn, length(CAST(user_text AS BLOB)) + length(CAST(assistant_text AS BLOB))
-                     FROM agent_history WHERE account = ?1 AND chat = ?2 ORDER BY turn DESC",
-                )?;
-            let rows = st.query_map(params![account, chat], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-            })?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()?
-        };
-        if let Some(cut) = first_dropped(&sizes, limits) {
-            t.prepare_cached(
-                "DELETE FROM agent_history WHERE account = ?1 AND chat = ?2 AND turn <= ?3",
-            )?
-            .execute(params![account, chat, cut])?;
-        }
+        // One statement, in SQLite: the newest turn past either bound, and all before it, go.
+        // (It read every row's size into Rust and deleted in a second statement, on the
+        // answer's path; the window runs newest first, as `fitting` counts.)
+        t.prepare_cached(
+            "DELETE FROM agent_history WHERE account = ?1 AND chat = ?2 AND turn <= (
+               SELECT turn FROM (
+                 SELECT turn, ROW_NUMBER() OVER newest AS n,
+                   SUM(length(CAST(user_text AS BLOB)) + length(CAST(assistant_text AS BLOB)))
+                     OVER newest AS bytes
+                 FROM agent_history WHERE account = ?1 AND chat = ?2
+                 WINDOW newest AS (ORDER BY turn DESC))
+               WHERE n > ?3 OR bytes > ?4 ORDER BY turn DESC LIMIT 1)",
+        )?
+        .execute(params![
+            account,
+            chat,
+            i64::try_from(limits.max_turns).unwrap_or(i64::MAX),
+            i64::try_from(limits.max_bytes).unwrap_or(i64::MAX)
+        ])?;
         record_usage(t, &account, &day, usage)
     })
-}
-
-/// The newest turn number that must go, given (turn, bytes) newest first.
-fn first_dropped(sizes: &[(i64, i64)], limits: HistoryLimits) -> Option<i64> {
-    let mut bytes = 0usize;
-    for (i, (turn, size)) in sizes.iter().enumerate() {
-        bytes += usize::try_from(*size).unwrap_or(usize::MAX);
-        if i >= limits.max_turns || bytes > limits.max_bytes {
-            return Some(*turn);
-        }
-    }
-    None
 }
 
 fn record_usage(
@@ -228,6 +219,8 @@ pub async fn daily_usage(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{AccountKey, Channel};
+    use crate::conversation::ChatId;
 
     fn ex(n: usize, size: usize) -> Exchange {
         Exchange {
@@ -256,18 +249,60 @@ mod tests {
         );
     }
 
-    #[test]
-    fn first_dropped_counts_newest_first() {
-        let limits = HistoryLimits {
+    /// The stored rows of `c1` after `exchanges` are appended under `limits`, oldest first.
+    async fn kept(exchanges: &[Exchange], limits: HistoryLimits) -> Vec<String> {
+        let (store, _guard) = Store::open_in_memory().expect("store");
+        let session = SessionKey {
+            account: AccountKey::new(Channel::Wechat, "a"),
+            chat: ChatId::new("c1"),
+        };
+        for e in exchanges {
+            let write = append(&session, e.clone(), limits, Usage::default());
+            store.call(move |t| write(t)).await.expect("append");
+        }
+        let all = HistoryLimits {
+            max_turns: usize::MAX,
+            max_bytes: usize::MAX,
+        };
+        let rows = load(&store, &session, all).await.expect("load");
+        rows.into_iter().map(|e| e.user).collect()
+    }
+
+    #[tokio::test]
+    async fn append_trims_the_store_by_turns_then_bytes_newest_first() {
+        let h: Vec<_> = (0..5).map(|n| ex(n, 10)).collect();
+        let turns = HistoryLimits {
             max_turns: 2,
             max_bytes: 100,
         };
-        assert_eq!(first_dropped(&[(3, 10), (2, 10)], limits), None);
-        assert_eq!(first_dropped(&[(3, 10), (2, 10), (1, 10)], limits), Some(1));
+        assert_eq!(kept(&h, turns).await, ["3", "4"]);
         let bytes = HistoryLimits {
             max_turns: 9,
-            max_bytes: 15,
+            max_bytes: 25,
         };
-        assert_eq!(first_dropped(&[(3, 10), (2, 10), (1, 10)], bytes), Some(2));
+        assert_eq!(kept(&h, bytes).await, ["3", "4"]);
+        let roomy = HistoryLimits {
+            max_turns: 9,
+            max_bytes: 50,
+        };
+        assert_eq!(kept(&h, roomy).await, ["0", "1", "2", "3", "4"]);
+        // Counted in bytes, not characters: "你好" is 6 bytes.
+        let wide = [
+            ex(0, 4),
+            Exchange {
+                user: "你好".into(),
+                assistant: "x".into(),
+            },
+        ];
+        let seven = HistoryLimits {
+            max_turns: 9,
+            max_bytes: 7,
+        };
+        assert_eq!(kept(&wide, seven).await, ["你好"]);
+        let big = [ex(0, 5), ex(1, 30)];
+        assert!(
+            kept(&big, bytes).await.is_empty(),
+            "a too-large exchange is not kept"
+        );
     }
 }
