@@ -62,8 +62,14 @@ async fn an_answer_never_waits_for_wechat_to_answer_the_typing_sign() {
         sent.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
         ["echo: hello"]
     );
-    // The sign went out beside the turn and was still waiting for its ticket: the client had
-    // not given up on it (its timeout is what an answer waiting for the sign would have waited).
+    // The sign goes out beside the turn (after the send, which it lets go first) and waits
+    // for its ticket: the client does not give up on it (its timeout is what an answer
+    // waiting for the sign would have waited).
+    assert!(
+        fake.wait_for_answers_waiting(Endpoint::GetConfig, 1, PATIENCE)
+            .await,
+        "the sign asked for its ticket"
+    );
     assert_eq!(fake.answers_waiting(Endpoint::GetConfig), 1);
     assert!(fake.typing().is_empty(), "no sign was shown yet");
     // The send's answer is still held too: let it come, or the stop waits out its grace.
