@@ -62,9 +62,9 @@ async fn an_answer_never_waits_for_wechat_to_answer_the_typing_sign() {
         sent.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
         ["echo: hello"]
     );
-    // The sign goes out beside the turn (after the send, which it lets go first) and waits
-    // for its ticket: the client does not give up on it (its timeout is what an answer
-    // waiting for the sign would have waited).
+    // The sign goes out beside the turn (nothing orders it against the send) and waits for
+    // its ticket: the client does not give up on it (its timeout is what an answer waiting
+    // for the sign would have waited).
     assert!(
         fake.wait_for_answers_waiting(Endpoint::GetConfig, 1, PATIENCE)
             .await,

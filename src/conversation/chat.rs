@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::{Outbound, quiet};
+use super::{Outbound, lock, quiet};
 use crate::ids::ChatId;
 
 /// One chat's wake-ups and its running turn.
@@ -60,10 +60,8 @@ impl ChatRuntime {
     /// Wakes the sender with the outbox's next item, read in the transaction that queued it:
     /// saves a parked sender the store call that would read it again (the send's latency).
     pub(super) fn hand_send(&self, next: Option<Outbound>) {
-        if let Some(item) = next
-            && let Ok(mut slot) = self.handed.lock()
-        {
-            *slot = Some(item);
+        if let Some(item) = next {
+            *lock(&self.handed) = Some(item);
         }
         self.wake_send();
     }
@@ -74,7 +72,7 @@ impl ChatRuntime {
     /// the sender took is still pending and next: a sender that read the outbox after that
     /// transaction took it then, and this one is dropped as old.
     pub(super) fn take_handed(&self, taken: i64) -> Option<Outbound> {
-        let item = self.handed.lock().ok()?.take()?;
+        let item = lock(&self.handed).take()?;
         (item.id > taken).then_some(item)
     }
 }

@@ -109,9 +109,8 @@ pub fn append(
             exchange.assistant,
             now.timestamp()
         ])?;
-        // One statement, in SQLite: the newest turn past either bound, and all before it, go.
-        // (It read every row's size into Rust and deleted in a second statement, on the
-        // answer's path; the window runs newest first, as `fitting` counts.)
+        // One statement on the answer's path: the newest turn past either bound, and all
+        // before it, go. The window runs newest first, as `fitting` counts.
         t.prepare_cached(
             "DELETE FROM agent_history WHERE account = ?1 AND chat = ?2 AND turn <= (
                SELECT turn FROM (
@@ -258,7 +257,7 @@ mod tests {
         };
         for e in exchanges {
             let write = append(&session, e.clone(), limits, Usage::default());
-            store.call(move |t| write(t)).await.expect("append");
+            store.call(write).await.expect("append");
         }
         let all = HistoryLimits {
             max_turns: usize::MAX,
