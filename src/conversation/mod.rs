@@ -24,6 +24,7 @@ mod outbox;
 mod quiet;
 mod sender;
 mod senders;
+mod spawner;
 mod stats;
 mod stream;
 mod turns;
@@ -93,6 +94,8 @@ pub struct Conversation {
     quiet: quiet::Quiet,
     /// Every chat's sender, so a stop waits for the sends in flight.
     senders: senders::Senders,
+    /// Runs the pipeline's tasks on the runtime that built it (see `spawner`).
+    spawner: spawner::Spawner,
 }
 
 /// One attached account: its link and its chats' workers.
@@ -148,6 +151,7 @@ impl Conversation {
             stats: Stats::default(),
             quiet: quiet::Quiet::default(),
             senders: senders::Senders::default(),
+            spawner: spawner::Spawner::default(),
         })
     }
 
@@ -262,7 +266,7 @@ impl Conversation {
         }
         let me = self.clone();
         let busy = self.quiet.hold();
-        tokio::spawn(async move {
+        self.spawner.spawn(async move {
             me.resume(rt).await;
             drop(busy);
         });
@@ -521,16 +525,20 @@ impl Conversation {
         }
         let c = Arc::new(ChatRuntime::new(chat.clone(), &self.quiet));
         chats.insert(chat.clone(), c.clone());
-        tokio::spawn(turns::run(self.clone(), rt.clone(), c.clone()));
-        self.senders
-            .spawn(sender::run(self.clone(), rt.clone(), c.clone()));
+        self.spawner
+            .spawn(turns::run(self.clone(), rt.clone(), c.clone()));
+        self.senders.spawn(
+            &self.spawner,
+            sender::run(self.clone(), rt.clone(), c.clone()),
+        );
         c
     }
 
     fn spawn_fast(self: Arc<Self>, rt: Arc<AccountRuntime>, m: Inbound, route: Option<FastRoute>) {
         let busy = self.quiet.hold();
-        tokio::spawn(async move {
-            commands::handle_fast(self, rt, m, route).await;
+        let me = self.clone();
+        self.spawner.spawn(async move {
+            commands::handle_fast(me, rt, m, route).await;
             drop(busy);
         });
     }

@@ -42,9 +42,13 @@ impl Drop for Sending<'_> {
 }
 
 impl Senders {
-    /// Runs a chat's sender in the group.
-    pub(super) fn spawn(&self, sender: impl Future<Output = ()> + Send + 'static) {
-        self.tasks.spawn(sender);
+    /// Runs a chat's sender in the group, on the pipeline's runtime.
+    pub(super) fn spawn(
+        &self,
+        spawner: &super::spawner::Spawner,
+        sender: impl Future<Output = ()> + Send + 'static,
+    ) {
+        spawner.track(&self.tasks, sender);
     }
 
     /// Waits until no other sender of this chat runs; the lane is the caller's until the guard
@@ -90,6 +94,7 @@ impl Senders {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::spawner::Spawner;
     use std::sync::Arc;
     use tokio::sync::Notify;
 
@@ -106,7 +111,7 @@ mod tests {
             started.clone(),
             stored.clone(),
         );
-        senders.spawn(async move {
+        senders.spawn(&Spawner::default(), async move {
             let _sending = s.sending();
             st.notify_one();
             a.notified().await;
@@ -131,7 +136,7 @@ mod tests {
     async fn a_send_that_never_ends_holds_the_stop_for_the_grace_only() {
         let senders = Arc::new(Senders::default());
         let s = senders.clone();
-        senders.spawn(async move {
+        senders.spawn(&Spawner::default(), async move {
             let _sending = s.sending();
             std::future::pending::<()>().await;
         });

@@ -13,7 +13,8 @@
 //! In callback mode (`mode = "webhook"`) a listener takes the events instead (`webhook`); both
 //! transports hand the session the same `delivery` items.
 //!
-//! Layout: `session` (per-run event handling), `inbound` (event → `Inbound`), `sender`
+//! Layout: `session` (per-run event handling), `ingest` (the thread the long connection and
+//! the session run on), `inbound` (event → `Inbound`), `sender`
 //! (`ChatSender` and the error table), `pairing` (one-time owner codes), `cards` (yes/no clicks),
 //! `confirm` (the confirm service as the click handler), `media` (received media as references,
 //! fetched through the resource endpoint), `media_send` (workspace files uploaded and sent),
@@ -25,6 +26,7 @@ mod confirm;
 mod delivery;
 mod failure;
 mod inbound;
+mod ingest;
 mod markdown;
 mod media;
 mod media_send;
@@ -167,11 +169,17 @@ impl FeishuComponent {
                 let listen = self.settings.webhook_listen.as_deref();
                 webhook::run(&mut session, config, listen, &self.spec.key, cancel).await
             }
-            None => Self::run_socket(&mut session, client, &account, cancel).await,
+            None => {
+                ingest::on_own_thread(async move {
+                    Self::run_socket(&mut session, client, &account, cancel).await
+                })
+                .await?
+            }
         }
     }
 
-    /// Keeps the long connection open and hands its deliveries to the session.
+    /// Keeps the long connection open and hands its deliveries to the session (on the ingest
+    /// thread, `ingest`).
     async fn run_socket(
         session: &mut Session,
         client: Client,
