@@ -298,7 +298,7 @@ impl Conversation {
                     self.chat(&rt, &chat);
                 }
                 for p in fast {
-                    self.clone().spawn_fast(rt.clone(), p.inbound, p.route);
+                    self.spawn_fast(rt.clone(), p.inbound, p.route);
                 }
             }
             Err(e) => {
@@ -440,7 +440,7 @@ impl Conversation {
         chat.window_wake.notify_waiters();
         match e.state {
             JournalState::New => chat.wake_turn(),
-            JournalState::Fast => self.clone().spawn_fast(rt, m.clone(), e.route),
+            JournalState::Fast => self.spawn_fast(rt, m.clone(), e.route),
             _ => {}
         }
     }
@@ -534,7 +534,7 @@ impl Conversation {
         c
     }
 
-    fn spawn_fast(self: Arc<Self>, rt: Arc<AccountRuntime>, m: Inbound, route: Option<FastRoute>) {
+    fn spawn_fast(self: &Arc<Self>, rt: Arc<AccountRuntime>, m: Inbound, route: Option<FastRoute>) {
         let busy = self.quiet.hold();
         let me = self.clone();
         self.spawner.spawn(async move {
