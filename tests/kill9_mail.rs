@@ -413,8 +413,10 @@ async fn sigkill_during_mail_triage_loses_nothing_and_reports_nothing_twice() {
     })
     .await;
     sigkill(&mut child);
-    bed.wait_until("the dead poll released", || ilink.polls_in_flight() == 0)
-        .await;
+    assert!(
+        ilink.connections_closed(PATIENCE).await,
+        "the fake never closed the dead daemon's connections"
+    );
     eprintln!("baseline run: {:?}", started.elapsed());
 
     // Per kill: the mail whose decision may be in flight (the last one asked, still claimed).
@@ -489,12 +491,13 @@ async fn sigkill_during_mail_triage_loses_nothing_and_reports_nothing_twice() {
             ilink.sent().len() - sends,
         );
         in_flight.extend(flight);
-        // A poll the dead daemon left open could still take the owner's next message (and lose
-        // it with the connection) until iLink notices the hang-up: that window is iLink's.
-        bed.wait_until(&format!("round {round}: the dead poll released"), || {
-            ilink.polls_in_flight() == 0
-        })
-        .await;
+        // A poll the dead daemon left open, or wrote just before it died, could still take the
+        // owner's next message (and lose it with the connection) until iLink has read and closed
+        // every socket of the dead daemon: that window is iLink's.
+        assert!(
+            ilink.connections_closed(PATIENCE).await,
+            "round {round}: the fake never closed the dead daemon's connections"
+        );
     }
 
     // A last clean run with fresh mail drains everything.

@@ -51,6 +51,13 @@ impl FakeHandle {
             .load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// Waits (up to `timeout`) until the fake has read and closed every connection opened
+    /// before the call; false if it has not. After a client is killed, true means no request it
+    /// wrote can still reach a handler and take messages meant for the next client.
+    pub async fn connections_closed(&self, timeout: Duration) -> bool {
+        super::conns::closed(&self.shared, timeout).await
+    }
+
     /// The base URL clients should use.
     pub fn base_url(&self) -> String {
         self.shared.lock().base_url.clone()

@@ -32,6 +32,7 @@
 //! ```
 
 mod cdn;
+mod conns;
 mod handle;
 mod http;
 mod qr;
@@ -118,6 +119,10 @@ pub(crate) struct Shared {
     prefix: String,
     /// `getupdates` requests whose handler is still running (held, or answering).
     polls_in_flight: std::sync::atomic::AtomicUsize,
+    /// Client connections the server has open (see `conns`).
+    connections: std::sync::atomic::AtomicUsize,
+    /// Where the server listens (`conns` connects to it to flush the accept queue).
+    addr: SocketAddr,
     /// Lets the answers `answer_delay` holds back go at once.
     release: tokio::sync::Notify,
 }
@@ -159,12 +164,18 @@ impl FakeServer {
             changed: watch::channel(0).0,
             shutdown: watch::channel(false).0,
             polls_in_flight: std::sync::atomic::AtomicUsize::new(0),
+            connections: std::sync::atomic::AtomicUsize::new(0),
+            addr,
             release: tokio::sync::Notify::new(),
         });
         let app = axum::Router::new()
             .fallback(http::handle)
             .with_state(shared.clone());
         let mut stop = shared.shutdown.subscribe();
+        let listener = conns::Counted {
+            listener,
+            shared: shared.clone(),
+        };
         let task = tokio::spawn(async move {
             let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
                 let _ = stop.wait_for(|down| *down).await;

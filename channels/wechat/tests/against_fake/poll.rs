@@ -333,3 +333,53 @@ async fn a_poll_the_client_gave_up_on_consumes_nothing() {
         Some("after the timeout")
     );
 }
+
+/// A client killed right after writing a poll leaves the request and its hang-up in a socket the
+/// fake has not even accepted yet, so nothing counts it in flight. Once the fake reports that
+/// every earlier connection is closed, that request was read (and dropped with its hang-up), and
+/// the next message goes to the next client instead of to the dead one.
+#[tokio::test]
+async fn a_poll_a_dead_client_wrote_is_gone_once_its_connections_are_closed() {
+    let (_fake, handle, client) = start().await;
+    let token = handle.bot_token().expect("a token");
+    let url = url::Url::parse(&handle.base_url()).expect("base URL");
+    let addr = format!(
+        "{}:{}",
+        url.host_str().expect("host"),
+        url.port().expect("port")
+    );
+    let body =
+        json!({"get_updates_buf": "", "base_info": {"channel_version": "1.0.0"}}).to_string();
+    let request = format!(
+        "POST {}ilink/bot/getupdates HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nAuthorizationType: ilink_bot_token\r\nX-WECHAT-UIN: {}\r\n\
+         Authorization: Bearer {}\r\n\r\n{body}",
+        url.path(),
+        body.len(),
+        scv_wechat::headers::random_uin(),
+        token.expose(),
+    );
+    // Blocking on purpose: the kernel completes the connection and takes the bytes while this
+    // (single-threaded) test holds the runtime, so the fake has accepted nothing yet.
+    {
+        use std::io::Write;
+        let mut dead = std::net::TcpStream::connect(&addr).expect("connects");
+        dead.write_all(request.as_bytes()).expect("writes");
+    }
+    assert_eq!(handle.polls_in_flight(), 0, "not read yet");
+    assert!(
+        handle.connections_closed(PROMPTLY).await,
+        "the fake never closed the dead client's connection"
+    );
+    assert_eq!(
+        handle.requests_to(Endpoint::GetUpdates).len(),
+        1,
+        "the dead client's poll was read"
+    );
+    handle.push_text(USER, "for the living");
+    let next = client.get_updates("").await.expect("poll");
+    assert_eq!(
+        next.messages.first().and_then(|m| m.text()),
+        Some("for the living")
+    );
+}
