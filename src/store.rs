@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicU64;
 use std::thread::JoinHandle;
 
 use futures_util::future::Either;
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use tokio::sync::oneshot;
 
@@ -160,6 +161,10 @@ impl Store {
         // NORMAL with WAL: a commit survives a process crash (kill -9); only power loss can undo the last one.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // One plan per statement whatever its parameters: without it SQLite marks a cached
+        // `... ORDER BY ... LIMIT 1` statement (a chat's next journal row, its next outbox item)
+        // to be compiled again each time a parameter changes, which was each message's steps.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // Every hot statement stays compiled: rusqlite keeps 16 by default, fewer than one
         // message's path uses, so they evicted each other and were parsed again per call.

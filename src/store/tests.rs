@@ -34,6 +34,32 @@ async fn state_round_trips_and_survives_reopen() {
     assert_eq!(store.integrity_check().await.expect("check"), "ok");
 }
 
+/// A message's steps read "the chat's next row" with `ORDER BY ... LIMIT 1` and new parameters
+/// each time; SQLite would otherwise compile such a cached statement again at every change of
+/// its parameters (the plan may depend on them), a parse and plan on every step of every message.
+#[tokio::test]
+async fn a_cached_statement_is_not_compiled_again_when_its_parameters_change() {
+    let (store, _g) = Store::open_in_memory().expect("open");
+    let mut recompiled = 0;
+    for i in 0..5 {
+        recompiled = store
+            .call_short(move |t| {
+                let mut st = t.prepare_cached(
+                    "SELECT id FROM outbox WHERE account = ?1 AND chat = ?2 AND state = 'pending'
+                     ORDER BY id LIMIT 1",
+                )?;
+                st.query_row(["wechat:a".to_string(), format!("chat{i}")], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .optional()?;
+                Ok(st.get_status(rusqlite::StatementStatus::RePrepare))
+            })
+            .await
+            .expect("read");
+    }
+    assert_eq!(recompiled, 0, "compiled again on a change of parameters");
+}
+
 #[tokio::test]
 async fn a_failing_call_undoes_only_its_own_writes() {
     let (store, _g) = Store::open_in_memory().expect("open");

@@ -36,7 +36,9 @@ pub fn remembered(
     Ok(lang.as_deref().and_then(Lang::parse))
 }
 
-/// Remembers `lang` for the chat, so a restart keeps it.
+/// Remembers `lang` for the chat, so a restart keeps it. Nearly every message names its chat's
+/// language again; an unchanged one writes nothing, so the turn's read of its next message
+/// stays a read.
 pub fn remember(
     t: &Transaction<'_>,
     account: &AccountKey,
@@ -45,7 +47,8 @@ pub fn remember(
 ) -> rusqlite::Result<()> {
     t.prepare_cached(
         "INSERT INTO chat_language (account, chat, lang) VALUES (?1, ?2, ?3)
-         ON CONFLICT (account, chat) DO UPDATE SET lang = excluded.lang",
+         ON CONFLICT (account, chat) DO UPDATE SET lang = excluded.lang
+         WHERE lang IS NOT excluded.lang",
     )?
     .execute([
         account.to_string(),
@@ -73,5 +76,33 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(detect(text), want, "{text:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn the_same_language_again_writes_nothing() {
+        let (store, _g) = crate::store::Store::open_in_memory().expect("store");
+        let changes = store
+            .call(|t| {
+                let (a, c) = (
+                    AccountKey::new(crate::config::Channel::Wechat, "a"),
+                    ChatId::new("c"),
+                );
+                let mut changes = Vec::new();
+                for lang in [Lang::En, Lang::En, Lang::ZhCn] {
+                    remember(t, &a, &c, lang)?;
+                    changes.push((t.changes(), remembered(t, &a, &c)?));
+                }
+                Ok(changes)
+            })
+            .await
+            .expect("store");
+        assert_eq!(
+            changes,
+            [
+                (1, Some(Lang::En)),
+                (0, Some(Lang::En)),
+                (1, Some(Lang::ZhCn))
+            ]
+        );
     }
 }
