@@ -21,6 +21,7 @@ use crate::config::AgentConfig;
 use crate::store::Store;
 use crate::words::Lang;
 
+mod body;
 pub mod history;
 mod options;
 mod response;
@@ -297,16 +298,15 @@ impl OpenAiAgent {
         parts: Option<&serde_json::Value>,
         events: &TurnEvents,
     ) -> Result<(String, Usage), CallError> {
-        let body = serde_json::json!({
-            "model": self.opts.model,
-            "messages": vision::messages_json(messages, parts),
-            "stream": true,
-            "stream_options": {"include_usage": true},
-        });
+        let body = body::request_body(&self.opts.model, messages, parts);
         let mut attempt = 0u32;
         loop {
             attempt += 1;
-            let mut rb = self.client.post(&self.url).json(&body);
+            let mut rb = self
+                .client
+                .post(&self.url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
             if let Some(key) = &self.opts.api_key {
                 rb = rb.bearer_auth(key.expose());
             }

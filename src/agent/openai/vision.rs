@@ -10,7 +10,6 @@ use base64::Engine;
 use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
 
-use super::ChatMessage;
 use super::shrink::{self, ShrinkError};
 use crate::agent::{Attachment, MediaKind};
 use crate::store::{Store, StoreError};
@@ -129,15 +128,6 @@ pub(super) fn user_content(
     }
     parts.insert(0, json!({"type": "text", "text": text}));
     (text, Some(Value::Array(parts)))
-}
-
-/// `messages` as JSON, the last one's content replaced by `parts` when there are parts.
-pub(super) fn messages_json(messages: &[ChatMessage], parts: Option<&Value>) -> Value {
-    let mut v = serde_json::to_value(messages).unwrap_or_else(|_| Value::Array(Vec::new()));
-    if let (Some(parts), Some(last)) = (parts, v.as_array_mut().and_then(|a| a.last_mut())) {
-        last["content"] = parts.clone();
-    }
-    v
 }
 
 /// Whether a 400's body says the model does not take images (wording varies by server: OpenAI,

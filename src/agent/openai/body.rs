@@ -1,0 +1,129 @@
+//! The chat-completions request's body, serialized once per turn straight from the messages.
+//!
+//! It was built as a `serde_json::Value` (every message copied into a tree, then the tree
+//! written out by reqwest at each attempt); writing the borrowed messages directly skips the
+//! tree, and the bytes are shared by the attempts of a retry.
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
+use serde_json::Value;
+
+use super::{ChatMessage, Role};
+
+/// What `POST /chat/completions` carries: the model, the messages, and a stream with usage.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Messages<'a>,
+    stream: bool,
+    stream_options: StreamOptions,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// The messages, the last one's content replaced by `parts` (text and images) when there are.
+struct Messages<'a> {
+    messages: &'a [ChatMessage],
+    parts: Option<&'a Value>,
+}
+
+/// The last message with its content parts in place of its text.
+#[derive(Serialize)]
+struct WithParts<'a> {
+    role: Role,
+    content: &'a Value,
+}
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.messages.len()))?;
+        let last = self.messages.len().saturating_sub(1);
+        for (i, m) in self.messages.iter().enumerate() {
+            match self.parts {
+                Some(content) if i == last => seq.serialize_element(&WithParts {
+                    role: m.role,
+                    content,
+                })?,
+                _ => seq.serialize_element(m)?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// The body for `model` and `messages` (the last one's content replaced by `parts`), as JSON.
+pub(super) fn request_body(model: &str, messages: &[ChatMessage], parts: Option<&Value>) -> Bytes {
+    let body = Body {
+        model,
+        messages: Messages { messages, parts },
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+    };
+    let mut out =
+        Vec::with_capacity(256 + messages.iter().map(|m| m.content.len() + 32).sum::<usize>());
+    // Only a map with non-string keys or a failing writer makes serde_json fail; a `Vec` does
+    // not fail and every key here is a field name.
+    if serde_json::to_writer(&mut out, &body).is_err() {
+        out.clear();
+    }
+    Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn messages() -> Vec<ChatMessage> {
+        vec![
+            ChatMessage::new(Role::System, "be brief"),
+            ChatMessage::new(Role::User, "你好 \"quoted\"\n"),
+            ChatMessage::new(Role::Assistant, "hi"),
+            ChatMessage::new(Role::User, "look"),
+        ]
+    }
+
+    #[test]
+    fn the_body_is_the_model_the_messages_and_a_stream_with_usage() {
+        let m = messages();
+        let got: Value = serde_json::from_slice(&request_body("gpt", &m, None)).expect("json");
+        assert_eq!(
+            got,
+            json!({
+                "model": "gpt",
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "你好 \"quoted\"\n"},
+                    {"role": "assistant", "content": "hi"},
+                    {"role": "user", "content": "look"},
+                ],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+            })
+        );
+    }
+
+    #[test]
+    fn parts_replace_only_the_last_messages_content() {
+        let m = messages();
+        let parts = json!([{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]);
+        let got: Value =
+            serde_json::from_slice(&request_body("gpt", &m, Some(&parts))).expect("json");
+        assert_eq!(
+            got["messages"][3],
+            json!({"role": "user", "content": parts})
+        );
+        assert_eq!(
+            got["messages"][2],
+            json!({"role": "assistant", "content": "hi"})
+        );
+        assert_eq!(got["messages"].as_array().map(Vec::len), Some(4));
+    }
+}
