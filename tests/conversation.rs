@@ -1,181 +1,19 @@
 //! The conversation pipeline end to end with an in-memory chat platform and in-process agents.
 
-use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::memory::MemoryChannel;
-use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
-use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
+use scv_bridge::agent::AgentErrorKind;
 use scv_bridge::conversation::*;
 use scv_bridge::failure::{Code, general};
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
-use scv_bridge::store::{Store, StoreGuard};
-use scv_bridge::supervisor::{Capabilities, HealthCell, HealthHandle};
 use tokio::sync::{Notify, watch};
-use tokio_util::sync::CancellationToken;
 
-/// An agent that answers `echo: <prompt>`, records every request, and can be switched off.
-#[derive(Default)]
-struct TestAgent {
-    requests: Mutex<Vec<TurnRequest>>,
-    calls: watch::Sender<u32>,
-    down: Mutex<Option<AgentErrorKind>>,
-    /// When set, turns wait for this before answering.
-    gate: Mutex<Option<Arc<Notify>>>,
-    answer: Mutex<Option<String>>,
-    resets: AtomicU32,
-}
-
-impl TestAgent {
-    fn new() -> Arc<Self> {
-        Arc::new(TestAgent::default())
-    }
-    fn prompts(&self) -> Vec<String> {
-        self.requests
-            .lock()
-            .expect("lock")
-            .iter()
-            .map(|r| r.prompt.clone())
-            .collect()
-    }
-    async fn wait_calls(&self, n: u32) {
-        let _ = self.calls.subscribe().wait_for(|c| *c >= n).await;
-    }
-}
-
-impl Agent for TestAgent {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async move {
-            self.requests.lock().expect("lock").push(req.clone());
-            self.calls.send_modify(|c| *c += 1);
-            if let Some(kind) = *self.down.lock().expect("lock") {
-                return Err(AgentError::new(kind, "connection refused"));
-            }
-            let gate = self.gate.lock().expect("lock").clone();
-            if let Some(g) = gate {
-                tokio::select! {
-                    _ = g.notified() => {}
-                    _ = cancel.cancelled() => return Err(AgentError::new(AgentErrorKind::Cancelled, "cancelled")),
-                }
-            }
-            let text = self
-                .answer
-                .lock()
-                .expect("lock")
-                .clone()
-                .unwrap_or_else(|| format!("echo: {}", req.prompt));
-            Ok(TurnOutput {
-                text,
-                usage: None,
-                files: Vec::new(),
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        self.resets.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async { Ok(()) })
-    }
-}
-
-const OWNER: &str = "owner@im.wechat";
-
-fn account() -> AccountKey {
-    AccountKey::new(Channel::Wechat, "phone")
-}
-
-fn link(
-    channel: &Arc<MemoryChannel>,
-    senders: Senders,
-    tools: RemoteTools,
-    purpose: Purpose,
-) -> AccountLink {
-    let spec = AccountSpec {
-        key: account(),
-        enabled: true,
-        workspace: None,
-        senders,
-        remote_tools: tools,
-        approvals: Default::default(),
-        purpose,
-        language: Default::default(),
-        media: Default::default(),
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
-    };
-    AccountLink {
-        account: account(),
-        senders,
-        remote_tools: tools,
-        approvals: Default::default(),
-        purpose,
-        owner: Some(SenderId::new(OWNER)),
-        workspace: None,
-        media: Default::default(),
-        channel_label: "WeChat",
-        language: Default::default(),
-        capabilities: Capabilities {
-            typing: true,
-            ..Capabilities::default()
-        },
-        health: HealthHandle::new(HealthCell::new(&spec)),
-        sender: channel.clone(),
-    }
-}
-
-fn msg(id: &str, from: &str, text: &str) -> Inbound {
-    Inbound {
-        account: account(),
-        chat: ChatId::new(from),
-        sender: SenderId::new(from),
-        msg_id: PlatformMsgId::new(id),
-        text: text.to_string(),
-        at_unix_ms: 1,
-        reply: ReplyContext(format!("ctx-{id}")),
-        media: Vec::new(),
-    }
-}
-
-fn open(path: &Path) -> (Store, StoreGuard) {
-    Store::open(path).expect("store")
-}
-
-struct Setup {
-    conv: Arc<Conversation>,
-    health: HealthHandle,
-    channel: Arc<MemoryChannel>,
-    agent: Arc<TestAgent>,
-    _attachment: Attachment,
-    _dir: tempfile::TempDir,
-    _guard: StoreGuard,
-}
-
-fn setup(senders: Senders, tools: RemoteTools, purpose: Purpose) -> Setup {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (store, guard) = open(&dir.path().join("s.db"));
-    let agent = TestAgent::new();
-    let conv = Conversation::new(store, agent.clone());
-    let channel = MemoryChannel::new(2000, Duration::ZERO);
-    let l = link(&channel, senders, tools, purpose);
-    let health = l.health.clone();
-    let attachment = conv.attach(l);
-    Setup {
-        conv,
-        health,
-        channel,
-        agent,
-        _attachment: attachment,
-        _dir: dir,
-        _guard: guard,
-    }
-}
+mod conversation_support;
+use conversation_support::*;
 
 #[tokio::test]
 async fn the_owner_gets_an_answer_with_reply_context() {

@@ -18,6 +18,7 @@ pub(crate) struct Bed {
 }
 
 impl Bed {
+    /// Starts Dovecot, the fake iLink and the fake model (which triages by subject marker).
     pub(crate) async fn new() -> Bed {
         let imap = MailServer::start(&["--user", "test:secret"]);
         let wechat = FakeServer::start().await.expect("fake ilink");
@@ -79,14 +80,17 @@ impl Bed {
         }
     }
 
+    /// The fake iLink's handle.
     pub(crate) fn ilink(&self) -> FakeHandle {
         self.wechat.handle()
     }
 
+    /// Starts the real binary on the bed.
     pub(crate) fn spawn(&self) -> Daemon {
         self.p.spawn()
     }
 
+    /// What the daemons logged so far.
     pub(crate) fn log(&self) -> String {
         self.p.log()
     }
@@ -162,6 +166,7 @@ impl Bed {
             .collect()
     }
 
+    /// The texts iLink accepted, in order.
     pub(crate) fn sent(&self) -> Vec<String> {
         self.ilink().sent().into_iter().map(|s| s.text).collect()
     }
@@ -222,6 +227,7 @@ impl Bed {
             .and_then(|c| c.mail)
     }
 
+    /// What a failing assertion prints: the model's requests, the sends, the refusals, the log's tail.
     pub(crate) fn report(&self) -> String {
         format!(
             "model asked: {:?}\nsent: {:#?}\nrejected: {:?}\nlog tail:\n{}",
