@@ -65,14 +65,10 @@ pub(super) fn request_body(model: &str, messages: &[ChatMessage], parts: Option<
             include_usage: true,
         },
     };
-    let mut out =
-        Vec::with_capacity(256 + messages.iter().map(|m| m.content.len() + 32).sum::<usize>());
-    // Only a map with non-string keys or a failing writer makes serde_json fail; a `Vec` does
-    // not fail and every key here is a field name.
-    if serde_json::to_writer(&mut out, &body).is_err() {
-        out.clear();
-    }
-    Bytes::from(out)
+    // serde_json fails only on a map with non-string keys or a failing writer: neither here.
+    serde_json::to_vec(&body)
+        .map(Bytes::from)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
