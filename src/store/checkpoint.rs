@@ -4,7 +4,16 @@
 //! thread, and costs milliseconds (it syncs the database file): every call queued behind that
 //! commit waits for it. Measured in `benches/pipeline.rs`, it was the whole p99 of the pipeline's
 //! added latency. A PASSIVE checkpoint on its own connection runs beside the writer instead; it
-//! is woken by commits and lets them accumulate briefly, so an idle daemon never wakes.
+//! is woken by commits and lets them accumulate, so an idle daemon never wakes.
+//!
+//! Even beside the writer a copy is not free: its fsyncs (tens of milliseconds here, ext4 on a
+//! virtual disk) held the writer's own WAL writes up now and then while they ran, so a message
+//! committed during one took 1-3 ms instead of 0.4 (`benches/pipeline.rs`, one message at a
+//! time: the slow ones came in spells, one per copy). So a copy waits for a pause in the
+//! commits ([`QUIET`]), which a chat has between a message and its answer, and only under
+//! commits that never pause for that long does it go ahead after [`AT_MOST`]. That is also how
+//! long a power loss can undo commits (with `synchronous = NORMAL` the WAL is synced by the
+//! copy), against a fixed 200 ms before: shorter when traffic pauses, longer when it does not.
 //!
 //! A PASSIVE checkpoint never empties the log while the writer keeps appending to it, so under
 //! writes that never pause (a long first mail scan, a burst, steady traffic) the WAL grew
@@ -15,15 +24,17 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-/// How long commits accumulate before one checkpoint copies them all.
-const COALESCE: Duration = Duration::from_millis(200);
+/// How long no commit must come before a copy starts.
+const QUIET: Duration = Duration::from_millis(50);
+/// How long after the first commit a copy starts at the latest, pause or not.
+const AT_MOST: Duration = Duration::from_secs(1);
 /// WAL frames (pages) above which the log is restarted: 16 MiB of 4 KiB pages, a few thousand
 /// messages' steps.
 const RESTART_ABOVE: i64 = 4_096;
@@ -49,14 +60,39 @@ pub(super) struct Notices {
     tx: SyncSender<()>,
     /// Set by the commit that sent the wake-up, cleared by the checkpointer as it copies.
     pending: Arc<AtomicBool>,
+    /// Commits so far, which the waiting checkpointer reads to see whether they paused.
+    count: Arc<AtomicU64>,
 }
 
 impl Notices {
     /// Says there is something to copy; wakes the checkpointer only if nothing is pending.
     pub fn committed(&self) {
+        self.count.fetch_add(1, Ordering::Relaxed);
         if !self.pending.swap(true, Ordering::AcqRel) {
             let _ = self.tx.try_send(());
         }
+    }
+}
+
+/// The wait between a wake-up and its copy: until commits pause for [`QUIET`], or [`AT_MOST`]
+/// after the wake-up.
+struct Spell {
+    /// When the first commit woke the checkpointer.
+    woken: Instant,
+    /// The commit count at the last look.
+    seen: u64,
+}
+
+impl Spell {
+    /// How long to wait before looking again, or `None` to copy now, given the time and the
+    /// commit count at this look.
+    fn next(&mut self, now: Instant, count: u64) -> Option<Duration> {
+        let left = AT_MOST.saturating_sub(now.saturating_duration_since(self.woken));
+        if left.is_zero() || count == self.seen {
+            return None;
+        }
+        self.seen = count;
+        Some(QUIET.min(left))
     }
 }
 
@@ -80,27 +116,39 @@ pub(super) fn start(path: &Path, restart: Arc<AtomicBool>) -> Option<Checkpointe
     }
     let (tx, rx) = mpsc::sync_channel(1);
     let pending = Arc::new(AtomicBool::new(false));
-    let cleared = pending.clone();
+    let count = Arc::new(AtomicU64::new(0));
+    let (cleared, counted) = (pending.clone(), count.clone());
     let thread = std::thread::Builder::new()
         .name("scv-store-checkpoint".into())
-        .spawn(move || run(&conn, &rx, &cleared, &restart))
+        .spawn(move || run(&conn, &rx, &cleared, &counted, &restart))
         .ok()?;
     Some(Checkpointer {
-        commits: Notices { tx, pending },
+        commits: Notices { tx, pending, count },
         thread,
     })
 }
 
-fn run(conn: &Connection, commits: &Receiver<()>, pending: &AtomicBool, restart: &AtomicBool) {
+fn run(
+    conn: &Connection,
+    commits: &Receiver<()>,
+    pending: &AtomicBool,
+    count: &AtomicU64,
+    restart: &AtomicBool,
+) {
     while commits.recv().is_ok() {
-        let until = Instant::now() + COALESCE;
-        loop {
-            match commits.recv_timeout(until.saturating_duration_since(Instant::now())) {
-                Ok(()) => continue,
-                Err(RecvTimeoutError::Timeout) => break,
+        let mut spell = Spell {
+            woken: Instant::now(),
+            seen: count.load(Ordering::Relaxed),
+        };
+        let mut wait = Some(QUIET);
+        while let Some(d) = wait {
+            // Only the writer's end going away ends this wait early (the wake-up's slot stays
+            // empty until the copy clears `pending`).
+            if let Err(RecvTimeoutError::Disconnected) = commits.recv_timeout(d) {
                 // The writer stopped; its own last checkpoint truncates the WAL.
-                Err(RecvTimeoutError::Disconnected) => return,
+                return;
             }
+            wait = spell.next(Instant::now(), count.load(Ordering::Relaxed));
         }
         // Cleared before the copy: a commit from now on wakes the next round.
         pending.store(false, Ordering::Release);
@@ -145,5 +193,40 @@ pub(super) fn restart_log(conn: &Connection) -> Restart {
             tracing::warn!(error = %e, "store: cannot restart the log; asked again after the next copy");
             Restart::Failed
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_waits_for_a_pause_in_the_commits_and_no_longer_than_at_most() {
+        let woken = Instant::now();
+        let ms = |n: u64| woken + Duration::from_millis(n);
+        // Commits keep coming: it looks again after each quiet interval.
+        let mut busy = Spell { woken, seen: 1 };
+        assert_eq!(busy.next(ms(50), 9), Some(QUIET));
+        assert_eq!(busy.next(ms(100), 30), Some(QUIET));
+        // No commit since the last look: the pause has come.
+        assert_eq!(busy.next(ms(150), 30), None);
+
+        // Commits that never pause: the last wait ends at AT_MOST, then it copies anyway.
+        // As `run` does: wait first, then look (a commit came during every wait).
+        let mut steady = Spell { woken, seen: 0 };
+        let (mut now, mut waits, mut copied) = (woken, vec![QUIET], false);
+        for count in 1..1_000 {
+            now += waits[waits.len() - 1];
+            match steady.next(now, count) {
+                Some(d) => waits.push(d),
+                None => {
+                    copied = true;
+                    break;
+                }
+            }
+        }
+        assert!(copied, "never copied: waits {waits:?}");
+        assert_eq!(now, woken + AT_MOST, "waits: {waits:?}");
+        assert!(waits.iter().all(|d| *d <= QUIET), "waits: {waits:?}");
     }
 }
