@@ -175,8 +175,9 @@ impl Store {
         let checkpointer = (path != Path::new(":memory:"))
             .then(|| checkpoint::start(&path, restart.clone()))
             .flatten();
-        if checkpointer.is_some() {
+        if let Some(c) = &checkpointer {
             conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+            c.commits.watch(&mut conn)?;
         }
         // When the log restarts, its file is cut back to this (else it keeps its largest size).
         conn.pragma_update(None, "journal_size_limit", checkpoint::WAL_KEPT_BYTES)?;

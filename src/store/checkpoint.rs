@@ -11,9 +11,12 @@
 //! committed during one took 1-3 ms instead of 0.4 (`benches/pipeline.rs`, one message at a
 //! time: the slow ones came in spells, one per copy). So a copy waits for a pause in the
 //! commits ([`QUIET`]), which a chat has between a message and its answer, and only under
-//! commits that never pause for that long does it go ahead after [`AT_MOST`]. That is also how
-//! long a power loss can undo commits (with `synchronous = NORMAL` the WAL is synced by the
-//! copy), against a fixed 200 ms before: shorter when traffic pauses, longer when it does not.
+//! commits that never pause for that long does it go ahead, once the log holds
+//! [`COPY_ABOVE`] frames or [`AT_MOST`] after the first commit, whichever comes first (the
+//! writer's WAL hook counts the frames: waiting the whole second under a full load let the log
+//! grow to 394 MiB). That is also how long a power loss can undo commits (with `synchronous =
+//! NORMAL` the WAL is synced by the copy), against a fixed 200 ms before: shorter when traffic
+//! pauses, up to a second when it does not.
 //!
 //! A PASSIVE checkpoint never empties the log while the writer keeps appending to it, so under
 //! writes that never pause (a long first mail scan, a burst, steady traffic) the WAL grew
@@ -22,19 +25,26 @@
 //! between two transactions (`writer.rs`), on its own connection, so it waits for no lock and
 //! copies only what came since. `journal_size_limit` keeps the file at the size it reached.
 
+use std::os::raw::c_int;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
+use rusqlite::hooks::Wal;
 
 /// How long no commit must come before a copy starts.
 const QUIET: Duration = Duration::from_millis(50);
 /// How long after the first commit a copy starts at the latest, pause or not.
 const AT_MOST: Duration = Duration::from_secs(1);
+/// WAL frames (pages) at which a copy starts without waiting for a pause or [`AT_MOST`]: 64 MiB,
+/// about what the log reached under a full load with a copy every 200 ms. At 16 MiB a copy
+/// (and the restart after it) came every half second of one message at a time, and the
+/// pipeline's p99 was back above 1 ms.
+const COPY_ABOVE: i64 = 4 * RESTART_ABOVE;
 /// WAL frames (pages) above which the log is restarted: 16 MiB of 4 KiB pages, a few thousand
 /// messages' steps.
 const RESTART_ABOVE: i64 = 4_096;
@@ -62,6 +72,8 @@ pub(super) struct Notices {
     pending: Arc<AtomicBool>,
     /// Commits so far, which the waiting checkpointer reads to see whether they paused.
     count: Arc<AtomicU64>,
+    /// Frames in the log after the last commit, as the writer's WAL hook reports them.
+    frames: Arc<AtomicI64>,
 }
 
 impl Notices {
@@ -71,6 +83,16 @@ impl Notices {
         if !self.pending.swap(true, Ordering::AcqRel) {
             let _ = self.tx.try_send(());
         }
+    }
+
+    /// Has the writer's connection report its log's length after each commit. Set after
+    /// `wal_autocheckpoint`, which replaces the connection's WAL hook.
+    pub fn watch(&self, conn: &mut Connection) -> rusqlite::Result<()> {
+        let frames = self.frames.clone();
+        conn.wal_hook(Some(move |_: &mut Wal, pages: c_int| {
+            frames.store(i64::from(pages), Ordering::Relaxed);
+            Ok(())
+        }))
     }
 }
 
@@ -84,11 +106,11 @@ struct Spell {
 }
 
 impl Spell {
-    /// How long to wait before looking again, or `None` to copy now, given the time and the
-    /// commit count at this look.
-    fn next(&mut self, now: Instant, count: u64) -> Option<Duration> {
+    /// How long to wait before looking again, or `None` to copy now, given the time, the
+    /// commit count and the log's length in frames at this look.
+    fn next(&mut self, now: Instant, count: u64, frames: i64) -> Option<Duration> {
         let left = AT_MOST.saturating_sub(now.saturating_duration_since(self.woken));
-        if left.is_zero() || count == self.seen {
+        if left.is_zero() || count == self.seen || frames >= COPY_ABOVE {
             return None;
         }
         self.seen = count;
@@ -117,24 +139,40 @@ pub(super) fn start(path: &Path, restart: Arc<AtomicBool>) -> Option<Checkpointe
     let (tx, rx) = mpsc::sync_channel(1);
     let pending = Arc::new(AtomicBool::new(false));
     let count = Arc::new(AtomicU64::new(0));
-    let (cleared, counted) = (pending.clone(), count.clone());
+    let frames = Arc::new(AtomicI64::new(0));
+    let seen = Seen {
+        pending: pending.clone(),
+        count: count.clone(),
+        frames: frames.clone(),
+    };
     let thread = std::thread::Builder::new()
         .name("scv-store-checkpoint".into())
-        .spawn(move || run(&conn, &rx, &cleared, &counted, &restart))
+        .spawn(move || run(&conn, &rx, &seen, &restart))
         .ok()?;
     Some(Checkpointer {
-        commits: Notices { tx, pending, count },
+        commits: Notices {
+            tx,
+            pending,
+            count,
+            frames,
+        },
         thread,
     })
 }
 
-fn run(
-    conn: &Connection,
-    commits: &Receiver<()>,
-    pending: &AtomicBool,
-    count: &AtomicU64,
-    restart: &AtomicBool,
-) {
+/// The checkpointer's side of [`Notices`].
+struct Seen {
+    pending: Arc<AtomicBool>,
+    count: Arc<AtomicU64>,
+    frames: Arc<AtomicI64>,
+}
+
+fn run(conn: &Connection, commits: &Receiver<()>, seen: &Seen, restart: &AtomicBool) {
+    let Seen {
+        pending,
+        count,
+        frames,
+    } = seen;
     while commits.recv().is_ok() {
         let mut spell = Spell {
             woken: Instant::now(),
@@ -148,7 +186,11 @@ fn run(
                 // The writer stopped; its own last checkpoint truncates the WAL.
                 return;
             }
-            wait = spell.next(Instant::now(), count.load(Ordering::Relaxed));
+            let at = (
+                count.load(Ordering::Relaxed),
+                frames.load(Ordering::Relaxed),
+            );
+            wait = spell.next(Instant::now(), at.0, at.1);
         }
         // Cleared before the copy: a commit from now on wakes the next round.
         pending.store(false, Ordering::Release);
@@ -201,15 +243,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_writers_hook_reports_how_long_the_log_is_after_each_commit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut conn = Connection::open(dir.path().join("t.db")).expect("open");
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
+            .expect("wal");
+        let (tx, _rx) = mpsc::sync_channel(1);
+        let notices = Notices {
+            tx,
+            pending: Arc::new(AtomicBool::new(false)),
+            count: Arc::new(AtomicU64::new(0)),
+            frames: Arc::new(AtomicI64::new(0)),
+        };
+        notices.watch(&mut conn).expect("hook");
+        conn.execute_batch("CREATE TABLE t (v BLOB)")
+            .expect("table");
+        let first = notices.frames.load(Ordering::Relaxed);
+        assert!(first > 0, "no frames after the first commit");
+        conn.execute("INSERT INTO t VALUES (zeroblob(40000))", [])
+            .expect("insert");
+        let after = notices.frames.load(Ordering::Relaxed);
+        assert!(
+            after >= first + 9,
+            "a 40 kB row adds 10 pages: {first} -> {after}"
+        );
+    }
+
+    #[test]
     fn a_copy_waits_for_a_pause_in_the_commits_and_no_longer_than_at_most() {
         let woken = Instant::now();
         let ms = |n: u64| woken + Duration::from_millis(n);
         // Commits keep coming: it looks again after each quiet interval.
         let mut busy = Spell { woken, seen: 1 };
-        assert_eq!(busy.next(ms(50), 9), Some(QUIET));
-        assert_eq!(busy.next(ms(100), 30), Some(QUIET));
+        assert_eq!(busy.next(ms(50), 9, 40), Some(QUIET));
+        assert_eq!(busy.next(ms(100), 30, 120), Some(QUIET));
         // No commit since the last look: the pause has come.
-        assert_eq!(busy.next(ms(150), 30), None);
+        assert_eq!(busy.next(ms(150), 30, 120), None);
+        // Commits that fill the log copy it without waiting for a pause or the second.
+        let mut full = Spell { woken, seen: 1 };
+        assert_eq!(full.next(ms(50), 9, COPY_ABOVE - 1), Some(QUIET));
+        assert_eq!(full.next(ms(100), 30, COPY_ABOVE), None);
 
         // Commits that never pause: the last wait ends at AT_MOST, then it copies anyway.
         // As `run` does: wait first, then look (a commit came during every wait).
@@ -217,7 +290,7 @@ mod tests {
         let (mut now, mut waits, mut copied) = (woken, vec![QUIET], false);
         for count in 1..1_000 {
             now += waits[waits.len() - 1];
-            match steady.next(now, count) {
+            match steady.next(now, count, 10) {
                 Some(d) => waits.push(d),
                 None => {
                     copied = true;
