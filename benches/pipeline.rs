@@ -204,9 +204,11 @@ async fn run() {
     }
     lat.sort();
     println!(
-        "added latency, one message at a time (accept -> platform send, 2000 messages): p50 {:.2} ms, p99 {:.2} ms",
+        "added latency, one message at a time (accept -> platform send, 2000 messages): p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms, max {:.2} ms",
         percentile(&lat, 0.5).as_secs_f64() * 1e3,
-        percentile(&lat, 0.99).as_secs_f64() * 1e3
+        percentile(&lat, 0.99).as_secs_f64() * 1e3,
+        percentile(&lat, 0.999).as_secs_f64() * 1e3,
+        lat.last().copied().unwrap_or_default().as_secs_f64() * 1e3
     );
     let c = store.counters();
     println!(

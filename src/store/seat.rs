@@ -35,6 +35,13 @@ impl Open {
             c.committed();
         }
     }
+
+    /// Tells the checkpointer the log starts over (until the next commit reports its length).
+    pub fn restarted(&self) {
+        if let Some(c) = &self.checkpoints {
+            c.restarted();
+        }
+    }
 }
 
 /// The connection and what says whether it may be used here.
