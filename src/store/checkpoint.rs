@@ -77,19 +77,26 @@ pub(super) struct Checkpointer {
 pub(super) struct Notices {
     /// The wake-up (its one slot full means one is already on its way).
     tx: SyncSender<()>,
+    /// What the writer tells and the checkpointer reads.
+    shared: Arc<Shared>,
+}
+
+/// The commits as both threads see them.
+#[derive(Default)]
+struct Shared {
     /// Set by the commit that sent the wake-up, cleared by the checkpointer as it copies.
-    pending: Arc<AtomicBool>,
+    pending: AtomicBool,
     /// Commits so far, which the waiting checkpointer reads to see whether they paused.
-    count: Arc<AtomicU64>,
+    count: AtomicU64,
     /// Frames in the log after the last commit, as the writer's WAL hook reports them.
-    frames: Arc<AtomicI64>,
+    frames: AtomicI64,
 }
 
 impl Notices {
     /// Says there is something to copy; wakes the checkpointer only if nothing is pending.
     pub fn committed(&self) {
-        self.count.fetch_add(1, Ordering::Relaxed);
-        if !self.pending.swap(true, Ordering::AcqRel) {
+        self.shared.count.fetch_add(1, Ordering::Relaxed);
+        if !self.shared.pending.swap(true, Ordering::AcqRel) {
             let _ = self.tx.try_send(());
         }
     }
@@ -97,15 +104,15 @@ impl Notices {
     /// The writer restarted the log: its length is no longer what the last commit reported, so
     /// the next wake-up does not copy at once for a log that is long no more.
     pub fn restarted(&self) {
-        self.frames.store(0, Ordering::Relaxed);
+        self.shared.frames.store(0, Ordering::Relaxed);
     }
 
     /// Has the writer's connection report its log's length after each commit. Set after
     /// `wal_autocheckpoint`, which replaces the connection's WAL hook.
     pub fn watch(&self, conn: &mut Connection) -> rusqlite::Result<()> {
-        let frames = self.frames.clone();
+        let shared = self.shared.clone();
         conn.wal_hook(Some(move |_: &mut Wal, pages: c_int| {
-            frames.store(i64::from(pages), Ordering::Relaxed);
+            shared.frames.store(i64::from(pages), Ordering::Relaxed);
             Ok(())
         }))
     }
@@ -152,38 +159,20 @@ pub(super) fn start(path: &Path, restart: Arc<AtomicBool>) -> Option<Checkpointe
         return None;
     }
     let (tx, rx) = mpsc::sync_channel(1);
-    let pending = Arc::new(AtomicBool::new(false));
-    let count = Arc::new(AtomicU64::new(0));
-    let frames = Arc::new(AtomicI64::new(0));
-    let seen = Seen {
-        pending: pending.clone(),
-        count: count.clone(),
-        frames: frames.clone(),
-    };
+    let shared = Arc::new(Shared::default());
+    let seen = shared.clone();
     let thread = std::thread::Builder::new()
         .name("scv-store-checkpoint".into())
         .spawn(move || run(&conn, &rx, &seen, &restart))
         .ok()?;
     Some(Checkpointer {
-        commits: Notices {
-            tx,
-            pending,
-            count,
-            frames,
-        },
+        commits: Notices { tx, shared },
         thread,
     })
 }
 
-/// The checkpointer's side of [`Notices`].
-struct Seen {
-    pending: Arc<AtomicBool>,
-    count: Arc<AtomicU64>,
-    frames: Arc<AtomicI64>,
-}
-
-fn run(conn: &Connection, commits: &Receiver<()>, seen: &Seen, restart: &AtomicBool) {
-    let Seen {
+fn run(conn: &Connection, commits: &Receiver<()>, seen: &Shared, restart: &AtomicBool) {
+    let Shared {
         pending,
         count,
         frames,
@@ -201,11 +190,11 @@ fn run(conn: &Connection, commits: &Receiver<()>, seen: &Seen, restart: &AtomicB
                 // The writer stopped; its own last checkpoint truncates the WAL.
                 return;
             }
-            let at = (
+            let (n, log) = (
                 count.load(Ordering::Relaxed),
                 frames.load(Ordering::Relaxed),
             );
-            wait = spell.next(Instant::now(), at.0, at.1);
+            wait = spell.next(Instant::now(), n, log);
         }
         // Cleared before the copy: a commit from now on wakes the next round.
         pending.store(false, Ordering::Release);
@@ -302,34 +291,36 @@ pub(super) fn restart_log(conn: &Connection) -> Restart {
 mod tests {
     use super::*;
 
+    /// Notices with no checkpointer behind them (the wake-up's receiver is dropped).
+    fn notices() -> Notices {
+        Notices {
+            tx: mpsc::sync_channel(1).0,
+            shared: Arc::default(),
+        }
+    }
+
     #[test]
     fn the_writers_hook_reports_how_long_the_log_is_after_each_commit() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut conn = Connection::open(dir.path().join("t.db")).expect("open");
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
             .expect("wal");
-        let (tx, _rx) = mpsc::sync_channel(1);
-        let notices = Notices {
-            tx,
-            pending: Arc::new(AtomicBool::new(false)),
-            count: Arc::new(AtomicU64::new(0)),
-            frames: Arc::new(AtomicI64::new(0)),
-        };
+        let notices = notices();
         notices.watch(&mut conn).expect("hook");
         conn.execute_batch("CREATE TABLE t (v BLOB)")
             .expect("table");
-        let first = notices.frames.load(Ordering::Relaxed);
+        let first = notices.shared.frames.load(Ordering::Relaxed);
         assert!(first > 0, "no frames after the first commit");
         conn.execute("INSERT INTO t VALUES (zeroblob(40000))", [])
             .expect("insert");
-        let after = notices.frames.load(Ordering::Relaxed);
+        let after = notices.shared.frames.load(Ordering::Relaxed);
         assert!(
             after >= first + 9,
             "a 40 kB row adds 10 pages: {first} -> {after}"
         );
         // A restarted log is short again, whatever the last commit before it reported.
         notices.restarted();
-        assert_eq!(notices.frames.load(Ordering::Relaxed), 0);
+        assert_eq!(notices.shared.frames.load(Ordering::Relaxed), 0);
     }
 
     /// A scripted checkpoint: each call answers the next (log, copied) pair and counts itself.
@@ -392,14 +383,7 @@ mod tests {
                  CREATE TABLE t (v BLOB);",
             )
             .expect("wal");
-        let frames = Arc::new(AtomicI64::new(0));
-        let (tx, _rx) = mpsc::sync_channel(1);
-        let notices = Notices {
-            tx,
-            pending: Arc::new(AtomicBool::new(false)),
-            count: Arc::new(AtomicU64::new(0)),
-            frames: frames.clone(),
-        };
+        let notices = notices();
         notices.watch(&mut writer).expect("hook");
         for _ in 0..20 {
             writer
@@ -407,7 +391,8 @@ mod tests {
                 .expect("insert");
         }
         let reader = Connection::open(&path).expect("open");
-        let log = copy(&reader, &frames).expect("copy");
+        let frames = &notices.shared.frames;
+        let log = copy(&reader, frames).expect("copy");
         assert_eq!(log, frames.load(Ordering::Relaxed));
         let (left, copied): (i64, i64) = reader
             .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {

@@ -152,12 +152,12 @@ pub(super) fn run(seat: &Seat, inbox: Inbox, counters: &Counters) {
         };
         let mut held = seat.hold();
         let Some(open) = held.as_mut() else { break };
+        // A reader in the way is not waited for: the checkpointer asks again.
         if seat.take_restart()
             && super::checkpoint::restart_log(&open.conn) == super::checkpoint::Restart::Done
         {
             open.restarted();
         }
-        // (A reader in the way is not waited for: the checkpointer asks again.)
         let conn = &mut open.conn;
         let mut committed = commit_urgent(conn, &inbox, counters);
         match first {
