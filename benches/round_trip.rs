@@ -169,8 +169,10 @@ async fn histogram_from_metrics(addr: std::net::SocketAddr) -> Option<(f64, f64,
 struct Figures {
     inbound: Vec<Duration>,
     outbound: Vec<Duration>,
+    /// Empty unless the run watched the journal.
     window: Vec<Duration>,
-    /// p50 and p99 bounds (ms) and the sample count of the metrics page's commit histogram.
+    /// p50 and p99 bounds (ms) and the sample count of the metrics page's commit histogram, in a
+    /// run that watched the journal.
     histogram: Option<(f64, f64, u64)>,
 }
 
