@@ -252,9 +252,18 @@ impl HealthCell {
     }
 
     /// Brings `restarts_last_hour` up to date when restarts have aged out of the hour.
+    ///
+    /// Every status runs this for every account: one that shows no restart in the hour has none
+    /// to age out (only [`Self::record_restart`] adds one, and it publishes the count), so it is
+    /// answered from the snapshot alone. Taking the window's lock and the clock for each of
+    /// 1,000 accounts was about 6% of a status round trip's samples (`perf`, `--bench daemon`).
     fn refresh_recent_restarts(&self) {
+        let shown = self.snapshot.load().restarts_last_hour;
+        if shown.is_none_or(|r| r == 0) {
+            return;
+        }
         let recent = self.recent_restarts() as u64;
-        if self.get().restarts_last_hour.is_some_and(|r| r != recent) {
+        if shown != Some(recent) {
             self.update(|h| h.restarts_last_hour = Some(recent));
         }
     }

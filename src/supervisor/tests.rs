@@ -443,3 +443,24 @@ fn notes_are_published_apart_from_the_run_error() {
     assert_eq!(h.error.as_deref(), Some("3 waiting"));
     assert_eq!(h.notes.len(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn status_shows_restarts_ageing_out_of_the_hour() {
+    let registry = HealthRegistry::default();
+    let cell = HealthCell::new(&desired("a", true).spec);
+    registry.insert("a".into(), cell.clone());
+    let shown = |r: &HealthRegistry| r.snapshot()[0].restarts_last_hour;
+    assert_eq!(shown(&registry), None, "no restart yet");
+    cell.record_restart();
+    tokio::time::advance(Duration::from_secs(1800)).await;
+    cell.record_restart();
+    assert_eq!(shown(&registry), Some(2));
+    tokio::time::advance(Duration::from_secs(1801)).await;
+    assert_eq!(shown(&registry), Some(1), "the first is past the hour");
+    tokio::time::advance(Duration::from_secs(1800)).await;
+    assert_eq!(shown(&registry), Some(0), "both are past the hour");
+    assert!(
+        registry.snapshot_json()[0].contains("\"restarts_last_hour\":0"),
+        "the wire JSON follows"
+    );
+}
