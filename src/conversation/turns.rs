@@ -296,7 +296,14 @@ async fn turn(
     });
     let end = match store.await {
         Ok((next, first)) => {
+            let handed = first.is_some();
             chat.hand_send(first);
+            if handed && typing.pending() {
+                // The sender, just woken on this thread, goes first: clearing the typing sign
+                // sends a request of its own, and polled here it left ahead of the answer
+                // (measured: about 0.05 ms of the answer's way to the platform).
+                tokio::task::yield_now().await;
+            }
             TurnEnd::Done(next)
         }
         Err(e) => {

@@ -23,6 +23,11 @@ pub(super) struct Typing {
 }
 
 impl Typing {
+    /// Whether [`Typing::clear`] has a sign to clear (a request to send).
+    pub fn pending(&self) -> bool {
+        self.rest.is_some()
+    }
+
     /// Lets the sign in flight land (a sign cut short, a Feishu reaction added with its id
     /// unknown, could not be cleared), then clears it.
     pub async fn clear(self) {
