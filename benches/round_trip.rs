@@ -2,7 +2,9 @@
 //! against the fake iLink server, the real OpenAI backend against the fake model, both on
 //! loopback. Inbound: from the message's poll response (the fake answers a held poll the moment
 //! a message is pushed) to the model request's arrival. Outbound: from the model request's
-//! arrival (the fake answers at once) to `sendmessage` arriving at the fake.
+//! arrival (the fake answers at once) to `sendmessage` arriving at the fake, and beside it from
+//! the model's answer (the fake handing its stream's last piece to its HTTP server) to the same
+//! arrival: the first also counts the fake model reading the request and streaming its answer.
 //!
 //! The durability window: from the poll response to the message's journal row being readable
 //! from another connection (what a restart after kill -9 would read); the real iLink server
@@ -168,7 +170,10 @@ async fn histogram_from_metrics(addr: std::net::SocketAddr) -> Option<(f64, f64,
 /// What one run measured.
 struct Figures {
     inbound: Vec<Duration>,
+    /// From the model request's arrival.
     outbound: Vec<Duration>,
+    /// From the model's answer handed over (its stream's last piece).
+    answered: Vec<Duration>,
     /// Empty unless the run watched the journal.
     window: Vec<Duration>,
     /// p50 and p99 bounds (ms) and the sample count of the metrics page's commit histogram, in a
@@ -276,6 +281,7 @@ async fn run(
     let requests = model.requests();
     let mut inbound = Vec::new();
     let mut outbound = Vec::new();
+    let mut answered = Vec::new();
     for (id, text) in &pushed {
         let Some(out_at) = handed.get(id) else {
             continue;
@@ -289,6 +295,9 @@ async fn run(
         inbound.push(req.at.into_std().saturating_duration_since(*out_at));
         if let Some(s) = sent_at.get(&format!("echo: {text}")) {
             outbound.push(s.saturating_duration_since(req.at.into_std()));
+            if let Some(a) = req.answered {
+                answered.push(s.saturating_duration_since(a.into_std()));
+            }
         }
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -310,6 +319,7 @@ async fn run(
     Figures {
         inbound,
         outbound,
+        answered,
         window,
         histogram,
     }
@@ -340,12 +350,14 @@ fn main() {
         for (rounds, chats, arrivals, distance, name) in phases {
             let mut f = run(rounds, chats, arrivals, distance, false).await;
             println!(
-                "{name}, {} messages, from the poll response: to the model request p50 {:.3} ms p99 {:.3} ms; model request -> sendmessage p50 {:.3} ms p99 {:.3} ms",
+                "{name}, {} messages, from the poll response: to the model request p50 {:.3} ms p99 {:.3} ms; model request -> sendmessage p50 {:.3} ms p99 {:.3} ms (from the model's answer p50 {:.3} ms p99 {:.3} ms)",
                 f.inbound.len(),
                 pct(&mut f.inbound, 0.5),
                 pct(&mut f.inbound, 0.99),
                 pct(&mut f.outbound, 0.5),
                 pct(&mut f.outbound, 0.99),
+                pct(&mut f.answered, 0.5),
+                pct(&mut f.answered, 0.99),
             );
         }
         // The durability window, with the watcher on (its own runs: it slows the round trip).

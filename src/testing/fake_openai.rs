@@ -176,6 +176,9 @@ pub struct RecordedRequest {
     pub authorization: Option<String>,
     /// When it arrived (tokio time, so paused-clock tests can measure waits).
     pub at: tokio::time::Instant,
+    /// When the fake handed its answer's last piece to its HTTP server (a stream's `[DONE]`,
+    /// a whole answer once built): where the model's part ends. `None` until then.
+    pub answered: Option<tokio::time::Instant>,
 }
 
 /// Decides the reply to a request when the script is empty; `None` falls back to the echo.
@@ -407,6 +410,7 @@ async fn completions(
                 .and_then(|h| h.to_str().ok())
                 .map(str::to_string),
             at: tokio::time::Instant::now(),
+            answered: None,
         })
     });
     let mut limit = shared.answer_limit.subscribe();
@@ -423,7 +427,11 @@ async fn completions(
             pieces: split3(&format!("echo: {last_user}")),
             usage: Some((10, 5)),
         });
-    match reply {
+    let done = Answered {
+        shared: shared.clone(),
+        index,
+    };
+    let response = match reply {
         Reply::Status {
             status,
             retry_after,
@@ -446,7 +454,28 @@ async fn completions(
             .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
         Reply::Stream { pieces, usage } if !stream => whole_answer(&pieces.concat(), usage),
         Reply::Slow { first, rest, .. } if !stream => whole_answer(&(first + &rest), None),
-        reply => sse(reply),
+        reply => return sse(reply, done),
+    };
+    done.stamp();
+    response
+}
+
+/// Stamps a recorded request's `answered` once its answer is handed over.
+struct Answered {
+    shared: Arc<Shared>,
+    index: usize,
+}
+
+impl Answered {
+    fn stamp(self) {
+        let at = tokio::time::Instant::now();
+        // Not a new request: nobody waiting for requests is woken.
+        self.shared.requests.send_if_modified(|r| {
+            if let Some(q) = r.get_mut(self.index) {
+                q.answered = Some(at);
+            }
+            false
+        });
     }
 }
 
@@ -472,7 +501,7 @@ fn delta(content: &str) -> String {
 }
 
 /// Streams a reply as server-sent events from a task, so stalls do not block the handler.
-fn sse(reply: Reply) -> Response {
+fn sse(reply: Reply, done: Answered) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(16);
     tokio::spawn(async move {
         let send = |s: String| {
@@ -514,7 +543,9 @@ fn sse(reply: Reply) -> Response {
             tail.push_str(&format!("data: {v}\n\n"));
         }
         tail.push_str("data: [DONE]\n\n");
-        send(tail).await;
+        if send(tail).await {
+            done.stamp();
+        }
     });
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
