@@ -22,6 +22,7 @@ mod files;
 mod schema;
 mod seat;
 mod state;
+mod trim;
 mod writer;
 
 /// Compiled statements kept by the writer's connection (there are about 40 in the code).
@@ -179,7 +180,8 @@ impl Store {
             conn.pragma_update(None, "wal_autocheckpoint", 0)?;
             c.commits.watch(&mut conn)?;
         }
-        // When the log restarts, its file is cut back to this (else it keeps its largest size).
+        // When the log restarts, its file is cut back to this: the size a busy log reaches, so
+        // no commit pays for a cut; the checkpointer cuts it to nothing when commits pause.
         conn.pragma_update(None, "journal_size_limit", checkpoint::WAL_KEPT_BYTES)?;
         let (checkpoints, checkpoint_thread) = match checkpointer {
             Some(c) => (Some(c.commits), Some(c.thread)),

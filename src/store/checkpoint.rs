@@ -27,8 +27,10 @@
 //! wait, so before asking for it the checkpointer copies again what was committed during its
 //! own copy (a few rounds, [`copy`]), which leaves the restart a few commits' frames. A
 //! restart stalled the writer 8-31 ms before and 1.5-7 ms after; the pipeline bench's p99.9 of
-//! one message at a time fell from 12-18 ms to 4-5.5 ms. `journal_size_limit` cuts the file
-//! back to what a restart needs.
+//! one message at a time fell from 12-18 ms to 4-5.5 ms. The log's file keeps its size
+//! under load (`journal_size_limit` is that size) and is cut to nothing once the commits pause
+//! (`trim.rs`): SQLite's own cut, in the first commit after each restart, stalled the writer
+//! 20-30 ms.
 
 use std::os::raw::c_int;
 use std::path::Path;
@@ -56,12 +58,17 @@ const CATCH_UP_ROUNDS: usize = 4;
 const CAUGHT_UP: i64 = 64;
 /// WAL frames (pages) above which the log is restarted: 16 MiB of 4 KiB pages, a few thousand
 /// messages' steps.
-const RESTART_ABOVE: i64 = 4_096;
-/// What the WAL file is cut back to when the log restarts, in bytes (`journal_size_limit`): as
-/// much as a log grows before it restarts, so a commit overwrites pages the file already has
-/// (writing past its end allocates blocks and pages, which the pipeline's profile showed). A
-/// frame is a 4 KiB page and its 24-byte header; 256 frames are slack for the copy's lag.
-pub(super) const WAL_KEPT_BYTES: i64 = (RESTART_ABOVE + 256) * 4_120;
+pub(super) const RESTART_ABOVE: i64 = 4_096;
+/// What the WAL file is cut back to when the log restarts, in bytes (`journal_size_limit`):
+/// about as much as a log grows under a full load before it restarts (twice [`COPY_ABOVE`]
+/// frames, 130 MiB; the pipeline bench's full load grew it past 111 MiB), so a busy log's
+/// commits overwrite pages the file already has (writing past its end allocates blocks and
+/// pages, which the pipeline's profile showed) and a commit pays at most for cutting what
+/// passed this. A frame is a 4 KiB page and its 24-byte header. The checkpointer cuts the file
+/// to nothing once the commits pause ([`super::trim`]).
+pub(super) const WAL_KEPT_BYTES: i64 = (2 * COPY_ABOVE + 256) * 4_120;
+/// How long the checkpointer's connection waits for the writer's lock.
+const WAITS: Duration = Duration::from_secs(5);
 
 /// A running checkpointer: tell it about commits through `commits`; it stops when that is dropped.
 pub(super) struct Checkpointer {
@@ -144,6 +151,11 @@ impl Spell {
 /// be restarted; `None` (keep SQLite's automatic checkpoints) when it cannot open its own
 /// connection or thread.
 pub(super) fn start(path: &Path, restart: Arc<AtomicBool>) -> Option<Checkpointer> {
+    let wal = {
+        let mut p = path.as_os_str().to_owned();
+        p.push("-wal");
+        std::path::PathBuf::from(p)
+    };
     let conn = match Connection::open(path) {
         Ok(c) => c,
         Err(e) => {
@@ -151,7 +163,7 @@ pub(super) fn start(path: &Path, restart: Arc<AtomicBool>) -> Option<Checkpointe
             return None;
         }
     };
-    if conn.busy_timeout(Duration::from_secs(5)).is_err()
+    if conn.busy_timeout(WAITS).is_err()
         || conn
             .pragma_update(None, "journal_size_limit", WAL_KEPT_BYTES)
             .is_err()
@@ -163,7 +175,7 @@ pub(super) fn start(path: &Path, restart: Arc<AtomicBool>) -> Option<Checkpointe
     let seen = shared.clone();
     let thread = std::thread::Builder::new()
         .name("scv-store-checkpoint".into())
-        .spawn(move || run(&conn, &rx, &seen, &restart))
+        .spawn(move || run(&conn, &wal, &rx, &seen, &restart))
         .ok()?;
     Some(Checkpointer {
         commits: Notices { tx, shared },
@@ -171,7 +183,7 @@ pub(super) fn start(path: &Path, restart: Arc<AtomicBool>) -> Option<Checkpointe
     })
 }
 
-fn run(conn: &Connection, commits: &Receiver<()>, seen: &Shared, restart: &AtomicBool) {
+fn run(conn: &Connection, wal: &Path, commits: &Receiver<()>, seen: &Shared, restart: &AtomicBool) {
     let Shared {
         pending,
         count,
@@ -196,9 +208,15 @@ fn run(conn: &Connection, commits: &Receiver<()>, seen: &Shared, restart: &Atomi
             );
             wait = spell.next(Instant::now(), n, log);
         }
+        // No commit came during the last wait (one that comes now makes the cut give up).
+        let quiet = count.load(Ordering::Relaxed) == spell.seen;
         // Cleared before the copy: a commit from now on wakes the next round.
         pending.store(false, Ordering::Release);
+        let file = std::fs::metadata(wal).map_or(0, |m| m.len());
         match copy(conn, frames) {
+            Ok(_) if super::trim::wanted(quiet, file) && super::trim::trim(conn, WAITS) => {
+                frames.store(0, Ordering::Relaxed)
+            }
             Ok(log) if log > RESTART_ABOVE => restart.store(true, Ordering::Release),
             Ok(_) => {}
             Err(e) => {

@@ -1,0 +1,115 @@
+//! Giving back the disk a burst took: the log's file is cut to nothing once the commits pause.
+//!
+//! Cutting a large file is what costs here (an `ftruncate` of about 100 MiB of WAL took 20-30 ms
+//! on this machine). SQLite cuts a restarted log's file back to `journal_size_limit` itself, in
+//! the first commit after the restart, on the writer: under a full load that was one commit
+//! every 0.5-1 s, and every call queued behind it, waiting 20-30 ms (`strace -f` of the pipeline
+//! bench: the writer's `ftruncate` of the WAL to the limit; its one-at-a-time phase's max was
+//! 24-34 ms). So the limit is now the file's size under a full load ([`super::checkpoint`]'s
+//! `WAL_KEPT_BYTES`), which a busy log reuses without cutting, and the checkpointer cuts the file
+//! when the commits have paused, where no call is waiting for the writer.
+
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::checkpoint::RESTART_ABOVE;
+
+/// A paused log's file larger than this (bytes) is cut: about what a log holds when it is
+/// restarted under load ([`RESTART_ABOVE`] frames of 4,120 bytes and 256 more as slack), so
+/// ordinary traffic, whose log never grows that far, never pays for a cut.
+pub(super) const TRIM_ABOVE: u64 = ((RESTART_ABOVE + 256) * 4_120) as u64;
+
+/// Whether the log's file should be cut after a copy: the copy followed a pause in the commits
+/// (`quiet`) and the file is larger than [`TRIM_ABOVE`].
+pub(super) fn wanted(quiet: bool, file_bytes: u64) -> bool {
+    quiet && file_bytes > TRIM_ABOVE
+}
+
+/// Copies what is left of the log and cuts its file to nothing, on the checkpointer's
+/// connection; true when it did. It waits for nobody: a writer in a transaction or a reader
+/// holding a snapshot in the log makes it give up at once (the next pause tries again). A
+/// commit that starts during the cut waits for it, on its busy handler.
+pub(super) fn trim(conn: &Connection, waits: Duration) -> bool {
+    if conn.busy_timeout(Duration::ZERO).is_err() {
+        return false;
+    }
+    let busy = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+        r.get::<_, i64>(0)
+    });
+    if let Err(e) = conn.busy_timeout(waits) {
+        tracing::warn!(error = %e, "store: cannot restore the checkpointer's wait for the writer");
+    }
+    match busy {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => {
+            tracing::warn!(error = %e, "store: cannot cut the log's file; tried again at the next pause");
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_large_file_is_cut_and_only_in_a_pause() {
+        assert!(wanted(true, TRIM_ABOVE + 1));
+        assert!(!wanted(true, TRIM_ABOVE), "an ordinary log's file is kept");
+        assert!(
+            !wanted(false, 100 * TRIM_ABOVE),
+            "never while commits go on"
+        );
+    }
+
+    #[test]
+    fn the_file_is_cut_unless_someone_is_in_the_way() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.db");
+        let wal = dir.path().join("t.db-wal");
+        let wal_bytes = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+        let writer = Connection::open(&path).expect("open");
+        writer
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+                 CREATE TABLE t (b BLOB); INSERT INTO t VALUES (zeroblob(400000));",
+            )
+            .expect("a log of a hundred pages");
+        let grown = wal_bytes();
+        assert!(grown > 400_000, "the log holds the rows: {grown} bytes");
+        let checkpointer = Connection::open(&path).expect("open");
+        let waits = Duration::from_millis(5_000);
+        checkpointer.busy_timeout(waits).expect("timeout");
+
+        // A writer in a transaction: given up at once, the file left as it was.
+        writer
+            .execute_batch("BEGIN IMMEDIATE; INSERT INTO t VALUES (1);")
+            .expect("a transaction");
+        assert!(!trim(&checkpointer, waits));
+        writer.execute_batch("COMMIT").expect("commit");
+        // A reader holding a snapshot in the log: the same.
+        let reader = Connection::open(&path).expect("reader");
+        reader
+            .execute_batch("BEGIN; SELECT COUNT(*) FROM t;")
+            .expect("a read snapshot");
+        assert!(!trim(&checkpointer, waits));
+        assert!(wal_bytes() >= grown, "nothing was cut while in the way");
+        let timeout: i64 = checkpointer
+            .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
+            .expect("pragma");
+        assert_eq!(timeout, 5_000, "the checkpointer's own waits are as before");
+        reader.execute_batch("COMMIT").expect("end the snapshot");
+
+        assert!(trim(&checkpointer, waits));
+        assert_eq!(wal_bytes(), 0, "the log's file is cut to nothing");
+        let rows: i64 = reader
+            .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
+            .expect("read");
+        assert_eq!(rows, 2, "every commit is in the database");
+        writer
+            .execute("INSERT INTO t VALUES (2)", [])
+            .expect("the writer goes on");
+    }
+}
