@@ -504,18 +504,25 @@ async fn a_short_call_after_close_is_refused() {
     assert!(matches!(late, Err(StoreError::Closed)), "{late:?}");
 }
 
+/// A connection to a new WAL database at `path` that never checkpoints by itself, whose log
+/// holds one row of `bytes` zeros in table `t` (`b BLOB`).
+pub(super) fn writer_with_log(path: &std::path::Path, bytes: usize) -> Connection {
+    let writer = Connection::open(path).expect("open");
+    writer
+        .execute_batch(&format!(
+            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE t (b BLOB); INSERT INTO t VALUES (zeroblob({bytes}));"
+        ))
+        .expect("a log");
+    writer
+}
+
 #[test]
 fn the_log_restarts_between_transactions_and_never_waits_for_a_reader() {
     use checkpoint::{Restart, restart_log};
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("state.db");
-    let writer = Connection::open(&path).expect("open");
-    writer
-        .execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
-             CREATE TABLE t (b BLOB); INSERT INTO t VALUES (zeroblob(40000));",
-        )
-        .expect("a log of a few pages");
+    let writer = writer_with_log(&path, 40_000);
     writer.busy_timeout(BUSY_TIMEOUT).expect("timeout");
     // `sqlite3` holding a snapshot in the log: the restart is refused at once, not waited for.
     let reader = Connection::open(&path).expect("reader");
@@ -542,53 +549,4 @@ fn the_log_restarts_between_transactions_and_never_waits_for_a_reader() {
         log <= 3,
         "the log restarted: {log} frames ({copied} copied)"
     );
-}
-
-#[tokio::test]
-async fn a_log_grown_by_a_burst_is_cut_to_nothing_once_the_commits_pause() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (store, guard) = Store::open(&dir.path().join("state.db")).expect("open");
-    let wal = dir.path().join("state.db-wal");
-    let wal_bytes = || std::fs::metadata(&wal).map_or(0, |m| m.len());
-    // The cut's write to the log's file wakes the wait below (inotify), not a clock.
-    let (tx, mut written) = tokio::sync::watch::channel(0u64);
-    let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
-        if e.is_ok() {
-            tx.send_modify(|n| *n += 1);
-        }
-    })
-    .expect("an inotify watcher");
-    // A burst's worth of log in one commit: past the size an ordinary log reaches.
-    store
-        .call(|t| {
-            t.execute_batch("CREATE TABLE burst (b BLOB)")?;
-            let mut st = t.prepare("INSERT INTO burst VALUES (zeroblob(4000))")?;
-            for _ in 0..5_000 {
-                st.execute([])?;
-            }
-            Ok(())
-        })
-        .await
-        .expect("the burst");
-    let grown = wal_bytes();
-    assert!(grown > trim::TRIM_ABOVE, "the log grew to {grown} bytes");
-    notify::Watcher::watch(&mut watcher, &wal, notify::RecursiveMode::NonRecursive)
-        .expect("watch the log's file");
-    let cut = async {
-        while wal_bytes() > 0 {
-            written.changed().await.expect("the watcher lives");
-        }
-    };
-    if tokio::time::timeout(std::time::Duration::from_secs(10), cut)
-        .await
-        .is_err()
-    {
-        panic!("the log's file is still {} bytes", wal_bytes());
-    }
-    let rows: i64 = store
-        .call(|t| t.query_row("SELECT COUNT(*) FROM burst", [], |r| r.get(0)))
-        .await
-        .expect("count");
-    assert_eq!(rows, 5_000, "every row is in the database");
-    guard.close();
 }

@@ -70,13 +70,7 @@ mod tests {
         let path = dir.path().join("t.db");
         let wal = dir.path().join("t.db-wal");
         let wal_bytes = || std::fs::metadata(&wal).map_or(0, |m| m.len());
-        let writer = Connection::open(&path).expect("open");
-        writer
-            .execute_batch(
-                "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
-                 CREATE TABLE t (b BLOB); INSERT INTO t VALUES (zeroblob(400000));",
-            )
-            .expect("a log of a hundred pages");
+        let writer = crate::store::tests::writer_with_log(&path, 400_000);
         let grown = wal_bytes();
         assert!(grown > 400_000, "the log holds the rows: {grown} bytes");
         let checkpointer = Connection::open(&path).expect("open");
@@ -111,5 +105,54 @@ mod tests {
         writer
             .execute("INSERT INTO t VALUES (2)", [])
             .expect("the writer goes on");
+    }
+
+    #[tokio::test]
+    async fn a_log_grown_by_a_burst_is_cut_to_nothing_once_the_commits_pause() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, guard) = crate::store::Store::open(&dir.path().join("state.db")).expect("open");
+        let wal = dir.path().join("state.db-wal");
+        let wal_bytes = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+        // The cut's write to the log's file wakes the wait below (inotify), not a clock.
+        let (tx, mut written) = tokio::sync::watch::channel(0u64);
+        let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+            if e.is_ok() {
+                tx.send_modify(|n| *n += 1);
+            }
+        })
+        .expect("an inotify watcher");
+        // A burst's worth of log in one commit: past the size an ordinary log reaches.
+        store
+            .call(|t| {
+                t.execute_batch("CREATE TABLE burst (b BLOB)")?;
+                let mut st = t.prepare("INSERT INTO burst VALUES (zeroblob(4000))")?;
+                for _ in 0..5_000 {
+                    st.execute([])?;
+                }
+                Ok(())
+            })
+            .await
+            .expect("the burst");
+        let grown = wal_bytes();
+        assert!(grown > TRIM_ABOVE, "the log grew to {grown} bytes");
+        notify::Watcher::watch(&mut watcher, &wal, notify::RecursiveMode::NonRecursive)
+            .expect("watch the log's file");
+        let cut = async {
+            while wal_bytes() > 0 {
+                written.changed().await.expect("the watcher lives");
+            }
+        };
+        if tokio::time::timeout(std::time::Duration::from_secs(10), cut)
+            .await
+            .is_err()
+        {
+            panic!("the log's file is still {} bytes", wal_bytes());
+        }
+        let rows: i64 = store
+            .call(|t| t.query_row("SELECT COUNT(*) FROM burst", [], |r| r.get(0)))
+            .await
+            .expect("count");
+        assert_eq!(rows, 5_000, "every row is in the database");
+        guard.close();
     }
 }
