@@ -301,7 +301,8 @@ async fn turn(
             if handed && typing.pending() {
                 // The sender, just woken on this thread, goes first: clearing the typing sign
                 // sends a request of its own, and polled here it left ahead of the answer
-                // (measured: about 0.05 ms of the answer's way to the platform).
+                // (`benches/round_trip.rs`, 20 chats busy: the answer's way to the platform
+                // p50 0.40-0.51 ms before, 0.34-0.37 after).
                 tokio::task::yield_now().await;
             }
             TurnEnd::Done(next)

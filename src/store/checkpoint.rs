@@ -58,7 +58,10 @@ const CATCH_UP_ROUNDS: usize = 4;
 const CAUGHT_UP: i64 = 64;
 /// WAL frames (pages) above which the log is restarted: 16 MiB of 4 KiB pages, a few thousand
 /// messages' steps.
-pub(super) const RESTART_ABOVE: i64 = 4_096;
+const RESTART_ABOVE: i64 = 4_096;
+// The cut's threshold is a restarted log's size; it is written out there so `trim.rs` needs
+// nothing from here.
+const _: () = assert!(super::trim::TRIM_ABOVE == ((RESTART_ABOVE + 256) * 4_120) as u64);
 /// What the WAL file is cut back to when the log restarts, in bytes (`journal_size_limit`):
 /// about as much as a log grows under a full load before it restarts (twice [`COPY_ABOVE`]
 /// frames, 130 MiB; the pipeline bench's full load grew it past 111 MiB), so a busy log's

@@ -13,12 +13,11 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::checkpoint::RESTART_ABOVE;
-
 /// A paused log's file larger than this (bytes) is cut: about what a log holds when it is
-/// restarted under load ([`RESTART_ABOVE`] frames of 4,120 bytes and 256 more as slack), so
-/// ordinary traffic, whose log never grows that far, never pays for a cut.
-pub(super) const TRIM_ABOVE: u64 = ((RESTART_ABOVE + 256) * 4_120) as u64;
+/// restarted under load (the checkpointer's 4,096 frames of 4,120 bytes and 256 more as slack;
+/// `checkpoint.rs` checks the two agree when it compiles), so ordinary traffic, whose log never
+/// grows that far, never pays for a cut.
+pub(super) const TRIM_ABOVE: u64 = (4_096 + 256) * 4_120;
 
 /// Whether the log's file should be cut after a copy: the copy followed a pause in the commits
 /// (`quiet`) and the file is larger than [`TRIM_ABOVE`].
