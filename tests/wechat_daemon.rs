@@ -108,6 +108,13 @@ async fn a_restart_resumes_from_the_saved_cursor_losing_and_repeating_nothing() 
     let fake = h.fake.handle();
     fake.push_text(OWNER, "one");
     assert_eq!(h.wait_sent(1).await, ["echo: one"]);
+    // Stopped while its next poll, carrying the cursor past "one", is held (that poll may leave
+    // after the answer: the turn goes first).
+    assert!(
+        fake.wait_for_requests(Endpoint::GetUpdates, 2, PATIENCE)
+            .await,
+        "no second poll"
+    );
     h.stop().await;
     let polls_before = fake.requests_to(Endpoint::GetUpdates).len();
     let last_cursor = fake

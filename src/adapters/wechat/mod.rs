@@ -317,6 +317,11 @@ impl WechatComponent {
             })
             .await
             .map_err(|e| ComponentError::transient(general::STORE, e.to_string()))?;
+        if !updates.messages.is_empty() {
+            // The chats' turn workers, just woken on this thread, go first: the next poll is
+            // held by the server anyway, and sent from here it left ahead of the model request.
+            tokio::task::yield_now().await;
+        }
         Ok(())
     }
 
