@@ -211,7 +211,8 @@ fn run(conn: &Connection, wal: &Path, commits: &Receiver<()>, seen: &Shared, res
             );
             wait = spell.next(Instant::now(), n, log);
         }
-        // No commit came during the last wait (one that comes now makes the cut give up).
+        // No commit came during the last wait (a transaction under way when the cut starts
+        // makes it give up).
         let quiet = count.load(Ordering::Relaxed) == spell.seen;
         // Cleared before the copy: a commit from now on wakes the next round.
         pending.store(false, Ordering::Release);
