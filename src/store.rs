@@ -30,6 +30,19 @@ const STATEMENT_CACHE: usize = 128;
 /// How long a call on the writer thread waits for another process's write lock.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Runs `pragma` (a blocking `wal_checkpoint` mode) on `conn` without waiting for anyone in its
+/// way, then gives the connection back its usual wait ([`BUSY_TIMEOUT`]); `Ok(false)` when a
+/// writer or a reader was in the way. The writer's log restart and the checkpointer's cut both
+/// go this way, so neither ever holds the other up.
+fn checkpoint_at_once(conn: &Connection, pragma: &str) -> rusqlite::Result<bool> {
+    conn.busy_timeout(std::time::Duration::ZERO)?;
+    let busy = conn.query_row(pragma, [], |r| r.get::<_, i64>(0));
+    if let Err(e) = conn.busy_timeout(BUSY_TIMEOUT) {
+        tracing::warn!(error = %e, "store: cannot give a connection back its wait for the lock");
+    }
+    Ok(busy? == 0)
+}
+
 pub use schema::versions as schema_versions;
 pub(crate) use state::within as state_within;
 pub use state::{AccountState, StateError, StateTxn};

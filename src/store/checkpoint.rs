@@ -70,8 +70,6 @@ const _: () = assert!(super::trim::TRIM_ABOVE == ((RESTART_ABOVE + 256) * 4_120)
 /// passed this. A frame is a 4 KiB page and its 24-byte header. The checkpointer cuts the file
 /// to nothing once the commits pause ([`super::trim`]).
 pub(super) const WAL_KEPT_BYTES: i64 = (2 * COPY_ABOVE + 256) * 4_120;
-/// How long the checkpointer's connection waits for the writer's lock.
-const WAITS: Duration = Duration::from_secs(5);
 
 /// A running checkpointer: tell it about commits through `commits`; it stops when that is dropped.
 pub(super) struct Checkpointer {
@@ -154,11 +152,7 @@ impl Spell {
 /// be restarted; `None` (keep SQLite's automatic checkpoints) when it cannot open its own
 /// connection or thread.
 pub(super) fn start(path: &Path, restart: Arc<AtomicBool>) -> Option<Checkpointer> {
-    let wal = {
-        let mut p = path.as_os_str().to_owned();
-        p.push("-wal");
-        std::path::PathBuf::from(p)
-    };
+    let wal = super::files::companion(path, "-wal");
     let conn = match Connection::open(path) {
         Ok(c) => c,
         Err(e) => {
@@ -166,7 +160,7 @@ pub(super) fn start(path: &Path, restart: Arc<AtomicBool>) -> Option<Checkpointe
             return None;
         }
     };
-    if conn.busy_timeout(WAITS).is_err()
+    if conn.busy_timeout(super::BUSY_TIMEOUT).is_err()
         || conn
             .pragma_update(None, "journal_size_limit", WAL_KEPT_BYTES)
             .is_err()
@@ -218,7 +212,7 @@ fn run(conn: &Connection, wal: &Path, commits: &Receiver<()>, seen: &Shared, res
         pending.store(false, Ordering::Release);
         let file = std::fs::metadata(wal).map_or(0, |m| m.len());
         match copy(conn, frames) {
-            Ok(_) if super::trim::wanted(quiet, file) && super::trim::trim(conn, WAITS) => {
+            Ok(_) if super::trim::wanted(quiet, file) && super::trim::trim(conn) => {
                 frames.store(0, Ordering::Relaxed)
             }
             Ok(log) if log > RESTART_ABOVE => restart.store(true, Ordering::Release),
@@ -292,16 +286,9 @@ pub(super) enum Restart {
 /// checkpointer mid-copy, a `sqlite3` session holding a snapshot): it is asked again after the
 /// next copy instead, so a reader can never hold the writer up.
 pub(super) fn restart_log(conn: &Connection) -> Restart {
-    if conn.busy_timeout(Duration::ZERO).is_err() {
-        return Restart::Failed;
-    }
-    let restarted = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0));
-    if let Err(e) = conn.busy_timeout(super::BUSY_TIMEOUT) {
-        tracing::warn!(error = %e, "store: cannot restore the writer's wait for other processes");
-    }
-    match restarted {
-        Ok(0) => Restart::Done,
-        Ok(_) => Restart::ReaderInTheWay,
+    match super::checkpoint_at_once(conn, "PRAGMA wal_checkpoint(RESTART)") {
+        Ok(true) => Restart::Done,
+        Ok(false) => Restart::ReaderInTheWay,
         Err(e) => {
             tracing::warn!(error = %e, "store: cannot restart the log; asked again after the next copy");
             Restart::Failed

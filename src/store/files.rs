@@ -27,14 +27,19 @@ pub(super) fn prepare(path: &Path) -> io::Result<()> {
 /// them 0644 (SQLite keeps an existing file's mode).
 pub(super) fn tighten_companions(path: &Path) -> io::Result<()> {
     for suffix in ["-wal", "-shm"] {
-        let mut name = path.as_os_str().to_owned();
-        name.push(suffix);
-        match tighten(&PathBuf::from(name)) {
+        match tighten(&companion(path, suffix)) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             other => other?,
         }
     }
     Ok(())
+}
+
+/// The file SQLite keeps beside the database at `path` (`suffix`: `-wal` or `-shm`).
+pub(super) fn companion(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
 }
 
 /// Sets `path` to 0600 unless it already allows no more than that.

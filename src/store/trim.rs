@@ -9,8 +9,6 @@
 //! `WAL_KEPT_BYTES`), which a busy log reuses without cutting, and the checkpointer cuts the file
 //! when the commits have paused, where no call is waiting for the writer.
 
-use std::time::Duration;
-
 use rusqlite::Connection;
 
 /// A paused log's file larger than this (bytes) is cut: about what a log holds when it is
@@ -29,24 +27,11 @@ pub(super) fn wanted(quiet: bool, file_bytes: u64) -> bool {
 /// connection; true when it did. It waits for nobody: a writer in a transaction or a reader
 /// holding a snapshot in the log makes it give up at once (the next pause tries again). A
 /// commit that starts during the cut waits for it, on its busy handler.
-pub(super) fn trim(conn: &Connection, waits: Duration) -> bool {
-    if conn.busy_timeout(Duration::ZERO).is_err() {
-        return false;
-    }
-    let busy = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-        r.get::<_, i64>(0)
-    });
-    if let Err(e) = conn.busy_timeout(waits) {
-        tracing::warn!(error = %e, "store: cannot restore the checkpointer's wait for the writer");
-    }
-    match busy {
-        Ok(0) => true,
-        Ok(_) => false,
-        Err(e) => {
-            tracing::warn!(error = %e, "store: cannot cut the log's file; tried again at the next pause");
-            false
-        }
-    }
+pub(super) fn trim(conn: &Connection) -> bool {
+    super::checkpoint_at_once(conn, "PRAGMA wal_checkpoint(TRUNCATE)").unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "store: cannot cut the log's file; tried again at the next pause");
+        false
+    })
 }
 
 #[cfg(test)]
@@ -73,21 +58,22 @@ mod tests {
         let grown = wal_bytes();
         assert!(grown > 400_000, "the log holds the rows: {grown} bytes");
         let checkpointer = Connection::open(&path).expect("open");
-        let waits = Duration::from_millis(5_000);
-        checkpointer.busy_timeout(waits).expect("timeout");
+        checkpointer
+            .busy_timeout(crate::store::BUSY_TIMEOUT)
+            .expect("timeout");
 
         // A writer in a transaction: given up at once, the file left as it was.
         writer
             .execute_batch("BEGIN IMMEDIATE; INSERT INTO t VALUES (1);")
             .expect("a transaction");
-        assert!(!trim(&checkpointer, waits));
+        assert!(!trim(&checkpointer));
         writer.execute_batch("COMMIT").expect("commit");
         // A reader holding a snapshot in the log: the same.
         let reader = Connection::open(&path).expect("reader");
         reader
             .execute_batch("BEGIN; SELECT COUNT(*) FROM t;")
             .expect("a read snapshot");
-        assert!(!trim(&checkpointer, waits));
+        assert!(!trim(&checkpointer));
         assert!(wal_bytes() >= grown, "nothing was cut while in the way");
         let timeout: i64 = checkpointer
             .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
@@ -95,7 +81,7 @@ mod tests {
         assert_eq!(timeout, 5_000, "the checkpointer's own waits are as before");
         reader.execute_batch("COMMIT").expect("end the snapshot");
 
-        assert!(trim(&checkpointer, waits));
+        assert!(trim(&checkpointer));
         assert_eq!(wal_bytes(), 0, "the log's file is cut to nothing");
         let rows: i64 = reader
             .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
