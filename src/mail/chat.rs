@@ -18,15 +18,13 @@ use crate::conversation::{
     AccountLink, ChatId, Conversation, Inbound, MAIL_ACCOUNTS_START, MailChatHandler,
 };
 use crate::mail::triage::db::{self, PendingReply};
-
-const HELP: &str = "Mail chat: /digest sends what is waiting now; /reply N <text> answers item N of \
-the last digest (you confirm before it is sent).";
+use crate::words::{self, Lang, MailChat};
 
 /// How the owner confirms a drafted reply. Today a stored pending reply answered with a plain
 /// yes or no in the mail chat; a confirm question can implement this later.
 pub trait ReplyConfirmation: Send + Sync + 'static {
-    /// The question put to the owner.
-    fn question(&self, recipient: &str, body: &str) -> String;
+    /// The question put to the owner, in `lang`.
+    fn question(&self, recipient: &str, body: &str, lang: Lang) -> String;
 
     /// The owner's answer: yes, no, or `None` when the text is not an answer.
     fn answer(&self, text: &str) -> Option<bool>;
@@ -36,8 +34,13 @@ pub trait ReplyConfirmation: Send + Sync + 'static {
 pub struct TextConfirmation;
 
 impl ReplyConfirmation for TextConfirmation {
-    fn question(&self, recipient: &str, body: &str) -> String {
-        format!("Send this reply to {recipient}? (yes/no)\n\n{body}")
+    fn question(&self, recipient: &str, body: &str, lang: Lang) -> String {
+        MailChat::Question {
+            recipient: recipient.to_string(),
+            body: body.to_string(),
+        }
+        .text(lang)
+        .into_owned()
     }
 
     fn answer(&self, text: &str) -> Option<bool> {
@@ -161,14 +164,29 @@ impl MailChatRouter {
 
     async fn answer(&self, link: &AccountLink, msg: &Inbound) -> String {
         let accounts = self.wait_reporting_to(link).await;
+        let lang = chat_lang(&accounts, link, msg).await;
         if accounts.is_empty() {
-            return "No mail account reports to this chat.".to_string();
+            return MailChat::NoAccount.text(lang).into_owned();
         }
+        match self.answer_in(&accounts, link, msg, lang).await {
+            Answer::Said(m) => m.text(lang).into_owned(),
+            Answer::Text(t) => t,
+            Answer::Nothing => String::new(),
+        }
+    }
+
+    async fn answer_in(
+        &self,
+        accounts: &[Arc<Account>],
+        link: &AccountLink,
+        msg: &Inbound,
+        lang: Lang,
+    ) -> Answer {
         let chat = msg.chat.as_str().to_string();
         let text = msg.text.trim();
         // A pending reply waits for yes/no first.
         if let Some(yes) = self.confirm.answer(text) {
-            for a in &accounts {
+            for a in accounts {
                 let (id, c) = (a.id.clone(), chat.clone());
                 if let Ok(Some(p)) = a.ctx.store.call(move |t| db::pending(t, &id, &c)).await {
                     let answer = if yes {
@@ -180,45 +198,45 @@ impl MailChatRouter {
                             .store
                             .call(move |t| db::finish_pending(t, &id, &c, None, now))
                             .await;
-                        "Not sent.".to_string()
+                        MailChat::NotSent
                     };
-                    self.refresh_pending(&accounts, &link.account, &chat).await;
-                    return answer;
+                    self.refresh_pending(accounts, &link.account, &chat).await;
+                    return Answer::Said(answer);
                 }
             }
-            return "No reply is waiting for confirmation.".to_string();
+            return Answer::Said(MailChat::NoReplyWaiting);
         }
         let lower = text.to_lowercase();
         if lower == "/digest" {
             let mut sent = false;
-            for a in &accounts {
+            for a in accounts {
                 // The digest loop refreshes the counters and watches the delivery.
                 a.wake.notify_one();
                 match a.flush(true).await {
                     Ok(Flush::Sent) => sent = true,
-                    Ok(Flush::CapReached) => {
-                        return "Today's digest limit is reached; the rest comes tomorrow."
-                            .to_string();
-                    }
+                    Ok(Flush::CapReached) => return Answer::Said(MailChat::DigestCap),
                     Ok(_) => {}
                     Err(e) => tracing::warn!(account = %a.id, error = %e, "cannot build a digest"),
                 }
             }
             return if sent {
-                String::new()
+                Answer::Nothing
             } else {
-                "Nothing new.".to_string()
+                Answer::Said(MailChat::NothingNew)
             };
         }
         if lower.starts_with("/reply") {
             let answer = match parse_reply(text) {
-                Some((n, body)) => draft(self.confirm.as_ref(), &accounts, &chat, n, body).await,
-                None => "Usage: /reply N <text>".to_string(),
+                Some((n, body)) => match draft(accounts, &chat, n, body).await {
+                    Ok(recipient) => Answer::Text(self.confirm.question(&recipient, body, lang)),
+                    Err(said) => Answer::Said(said),
+                },
+                None => Answer::Said(MailChat::ReplyUsage),
             };
-            self.refresh_pending(&accounts, &link.account, &chat).await;
+            self.refresh_pending(accounts, &link.account, &chat).await;
             return answer;
         }
-        HELP.to_string()
+        Answer::Said(MailChat::Help)
     }
 }
 
@@ -256,6 +274,49 @@ impl MailChatHandler for MailChatRouter {
     }
 }
 
+/// What the mail chat answers one message with.
+enum Answer {
+    /// One of the catalogue's answers.
+    Said(MailChat),
+    /// The confirmation's question, already in the chat's language.
+    Text(String),
+    /// Nothing (the digest itself is the answer).
+    Nothing,
+}
+
+/// The language to answer in: a mail account's fixed `language` (as its digests use), else the
+/// chat account's, else what the message shows (remembered for the chat, as the conversation
+/// does; a `/reply`'s text counts), else the chat's remembered language, else English.
+async fn chat_lang(accounts: &[Arc<Account>], link: &AccountLink, msg: &Inbound) -> Lang {
+    let fixed = accounts.iter().find_map(|a| a.language.fixed());
+    if let Some(lang) = fixed.or_else(|| link.language.fixed()) {
+        return lang;
+    }
+    let seen = match parse_reply(&msg.text) {
+        Some((_, body)) => words::detect(body),
+        None => words::detect(&msg.text),
+    };
+    let Some(a) = accounts.first() else {
+        return seen.unwrap_or_default();
+    };
+    let (account, chat) = (link.account.clone(), msg.chat.clone());
+    let chosen = a
+        .ctx
+        .store
+        .call(move |t| match seen {
+            Some(lang) => words::remember(t, &account, &chat, lang).map(|()| Some(lang)),
+            None => words::remembered(t, &account, &chat),
+        })
+        .await;
+    match chosen {
+        Ok(lang) => lang.unwrap_or_default(),
+        Err(e) => {
+            tracing::warn!(account = %link.account, error = %e, "cannot read or keep a chat's language");
+            seen.unwrap_or_default()
+        }
+    }
+}
+
 /// `/digest`, or `/reply` alone or followed by anything after a space or line break.
 fn is_mail_command(text: &str) -> bool {
     let t = text.trim().to_lowercase();
@@ -272,14 +333,14 @@ fn parse_reply(text: &str) -> Option<(u32, &str)> {
     (!body.is_empty()).then_some((n.parse().ok()?, body))
 }
 
-/// Finds item `n` of the newest digest in this chat, fetches the original and stores a draft.
+/// Finds item `n` of the newest digest in this chat, fetches the original and stores a draft;
+/// returns who the reply goes to.
 async fn draft(
-    confirm: &dyn ReplyConfirmation,
     accounts: &[Arc<Account>],
     chat: &str,
     n: u32,
     body: &str,
-) -> String {
+) -> Result<String, MailChat> {
     let mut newest: Option<(i64, i64, &Arc<Account>)> = None;
     for a in accounts {
         let (id, to) = (
@@ -300,7 +361,7 @@ async fn draft(
         }
     }
     let Some((digest, _, a)) = newest else {
-        return "No digest has been sent yet.".to_string();
+        return Err(MailChat::NoDigestYet);
     };
     let Ok(Some((place, uid))) = a
         .ctx
@@ -308,13 +369,13 @@ async fn draft(
         .call(move |t| db::digest_item(t, digest, n))
         .await
     else {
-        return format!("The last digest has no item {n}.");
+        return Err(MailChat::NoItem { n });
     };
     let Some(password) = password(a).await else {
-        return "The mail account is not logged in.".to_string();
+        return Err(MailChat::NotLoggedIn);
     };
     if a.smtp_settings(password.clone()).is_none() {
-        return "Replies are off for this account (no smtp_host).".to_string();
+        return Err(MailChat::RepliesOff);
     }
     let original = async {
         let mut imap = ImapSession::connect(&a.imap_settings(password)).await?;
@@ -330,14 +391,22 @@ async fn draft(
     .await;
     let original = match original {
         Ok(Some(item)) => item,
-        Ok(None) => return "That mail is no longer in the mailbox.".to_string(),
-        Err(e) => return format!("Could not fetch that mail ({}); try again later.", e.code()),
+        Ok(None) => return Err(MailChat::MailGone),
+        Err(e) => {
+            return Err(MailChat::FetchFailed {
+                code: e.code().to_string(),
+            });
+        }
     };
     let from = MailAddress::new(None, &a.own_address().await);
     let built = reply_to(&original, from, body).and_then(|m| build_message(&m));
     let built = match built {
         Ok(b) => b,
-        Err(e) => return format!("Could not draft the reply ({}).", e.code()),
+        Err(e) => {
+            return Err(MailChat::DraftFailed {
+                code: e.code().to_string(),
+            });
+        }
     };
     let recipient = built.envelope_to.join(", ");
     let pending = PendingReply {
@@ -353,9 +422,9 @@ async fn draft(
         .await
         .is_err()
     {
-        return "Could not store the draft; try again.".to_string();
+        return Err(MailChat::DraftNotStored);
     }
-    confirm.question(&recipient, body)
+    Ok(recipient)
 }
 
 async fn password(a: &Account) -> Option<scv_mail::Password> {
@@ -370,12 +439,12 @@ async fn password(a: &Account) -> Option<scv_mail::Password> {
 }
 
 /// Sends a confirmed reply over SMTP, saves it to Sent when the server has one, forgets it.
-async fn send_pending(a: &Account, chat: &str, p: PendingReply) -> String {
+async fn send_pending(a: &Account, chat: &str, p: PendingReply) -> MailChat {
     let Some(password) = password(a).await else {
-        return "The mail account is not logged in.".to_string();
+        return MailChat::NotLoggedIn;
     };
     let Some(smtp) = a.smtp_settings(password.clone()) else {
-        return "Replies are off for this account (no smtp_host).".to_string();
+        return MailChat::RepliesOff;
     };
     let message = BuiltMessage {
         message_id: p.message_id.clone(),
@@ -406,21 +475,25 @@ async fn send_pending(a: &Account, chat: &str, p: PendingReply) -> String {
             }
             .await;
             match saved {
-                Ok(Some(_)) => "Sent (saved to Sent).".to_string(),
-                Ok(None) => "Sent.".to_string(),
-                Err(e) => format!("Sent, but not saved to Sent ({}).", e.code()),
+                Ok(Some(_)) => MailChat::SentSaved,
+                Ok(None) => MailChat::Sent,
+                Err(e) => MailChat::SentNotSaved {
+                    code: e.code().to_string(),
+                },
             }
         }
-        Err(e) if e.classify() == ErrorClass::Transient => {
-            format!("Not sent yet ({}); answer yes again to retry.", e.code())
-        }
+        Err(e) if e.classify() == ErrorClass::Transient => MailChat::NotSentYet {
+            code: e.code().to_string(),
+        },
         Err(e) => {
             let _ = a
                 .ctx
                 .store
                 .call(move |t| db::finish_pending(t, &id, &c, None, now))
                 .await;
-            format!("The server refused the reply ({}).", e.code())
+            MailChat::Refused {
+                code: e.code().to_string(),
+            }
         }
     }
 }

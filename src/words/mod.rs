@@ -5,12 +5,14 @@ mod catalogue;
 mod choose;
 mod confirm;
 mod digest;
+mod mail;
 mod size;
 
 pub use catalogue::{FileRefused, MediaSkip, Msg};
 pub use choose::{detect, remember, remembered};
 pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};
 pub use digest::Digest;
+pub use mail::MailChat;
 pub use size::human_size;
 
 use serde::Deserialize;
@@ -89,7 +91,11 @@ mod tests {
             let (en, zh) = (m.text(Lang::En), m.text(Lang::ZhCn));
             (format!("{m:?}"), en.into_owned(), zh.into_owned())
         });
-        chat.chain(asks).chain(digests).collect()
+        let mail = mail::tests::every().into_iter().map(|m| {
+            let (en, zh) = (m.text(Lang::En), m.text(Lang::ZhCn));
+            (format!("{m:?}"), en.into_owned(), zh.into_owned())
+        });
+        chat.chain(asks).chain(digests).chain(mail).collect()
     }
 
     #[test]
