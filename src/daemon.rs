@@ -306,33 +306,12 @@ pub fn confirm_and_pipeline(
 }
 
 /// `/status`'s second line for a pipeline built before the daemon: the bridge summary of
-/// `registry` (the one [`start_with`] hands its `wire`) when asked.
-pub fn status_line(registry: &Arc<HealthRegistry>) -> Arc<dyn Fn() -> String + Send + Sync> {
+/// `registry` (the one [`start_with`] hands its `wire`) when asked, in the chat's language.
+pub fn status_line(
+    registry: &Arc<HealthRegistry>,
+) -> Arc<dyn Fn() -> crate::words::Bridge + Send + Sync> {
     let registry = registry.clone();
-    Arc::new(move || bridge_summary(&registry.snapshot()))
-}
-
-/// One line about the whole bridge: how many accounts are connected, and which are not.
-pub fn bridge_summary(components: &[crate::protocol::ComponentHealth]) -> String {
-    use crate::protocol::ComponentState;
-    let enabled: Vec<_> = components.iter().filter(|c| c.enabled).collect();
-    let connected = enabled
-        .iter()
-        .filter(|c| c.state == ComponentState::Connected)
-        .count();
-    let mut line = format!(
-        "bridge: {connected} of {} accounts connected",
-        enabled.len()
-    );
-    let troubled: Vec<String> = enabled
-        .iter()
-        .filter(|c| c.state != ComponentState::Connected)
-        .map(|c| format!("{} {}", c.id, c.state.as_str()))
-        .collect();
-    if !troubled.is_empty() {
-        line.push_str(&format!(" ({})", troubled.join(", ")));
-    }
-    line
+    Arc::new(move || crate::words::Bridge::of(&registry.snapshot()))
 }
 
 /// Why the daemon could not start.

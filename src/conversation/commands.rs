@@ -160,7 +160,7 @@ async fn run_command(conv: &Conversation, rt: &AccountRuntime, m: &Inbound, cmd:
                 .filter(|_| h.state != ComponentState::Connected);
             Msg::Status {
                 id: h.id.to_string(),
-                state: h.state.as_str(),
+                state: h.state,
                 error,
                 bridge: conv.status_line(),
             }

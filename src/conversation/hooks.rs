@@ -91,6 +91,6 @@ pub struct Hooks {
     pub approver: Option<Arc<dyn Approver>>,
     /// Learns what the platform said about items as they go out (confirm questions).
     pub deliveries: Option<Arc<dyn DeliveryObserver>>,
-    /// What `/status` reports about the whole bridge (its second line); "bridge: running" without.
-    pub status_line: Option<Arc<dyn Fn() -> String + Send + Sync>>,
+    /// What `/status` reports about the whole bridge (its second line); `Bridge::Running` without.
+    pub status_line: Option<Arc<dyn Fn() -> crate::words::Bridge + Send + Sync>>,
 }

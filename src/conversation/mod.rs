@@ -241,11 +241,11 @@ impl Conversation {
     }
 
     /// What `/status` reports about the whole bridge (its second line).
-    fn status_line(&self) -> String {
+    fn status_line(&self) -> crate::words::Bridge {
         self.hooks
             .status_line
             .as_ref()
-            .map_or_else(|| "bridge: running".to_string(), |f| f())
+            .map_or(crate::words::Bridge::Running, |f| f())
     }
 
     /// Attaches a running account: its chats' workers start, and work left by a crash resumes.

@@ -4,6 +4,8 @@
 use std::borrow::Cow;
 
 use super::Lang;
+use super::bridge::{Bridge, state_zh};
+use crate::protocol::ComponentState;
 
 /// A text the bridge writes to a person in a chat.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,12 +27,12 @@ pub enum Msg {
     Status {
         /// The account (`wechat:home`).
         id: String,
-        /// The state's English name (`connected`, `disconnected`, ...).
-        state: &'static str,
+        /// The account's state.
+        state: ComponentState,
         /// The account's error, when it is not connected.
         error: Option<String>,
-        /// The whole bridge's line, as the daemon gives it (the operator's words, English).
-        bridge: String,
+        /// The whole bridge's line.
+        bridge: Bridge,
     },
     /// The agent is down; the owner's message is kept.
     AgentDown {
@@ -154,10 +156,13 @@ impl Msg {
                 state,
                 error,
                 bridge,
-            } => match error {
-                Some(e) => format!("{id}: {state} ({e})\n{bridge}").into(),
-                None => format!("{id}: {state}\n{bridge}").into(),
-            },
+            } => {
+                let (state, bridge) = (state.as_str(), bridge.text(Lang::En));
+                match error {
+                    Some(e) => format!("{id}: {state} ({e})\n{bridge}").into(),
+                    None => format!("{id}: {state}\n{bridge}").into(),
+                }
+            }
             Msg::AgentDown { reason } => format!(
                 "The agent is not answering: {reason}. Your message is kept and will be answered when it is back."
             )
@@ -220,10 +225,10 @@ impl Msg {
                 error,
                 bridge,
             } => {
-                let state = state_zh(state);
+                let (state, bridge) = (state_zh(*state), bridge.text(Lang::ZhCn));
                 match error {
-                    Some(e) => format!("账号 {id}：{state}（{e}）\n桥接：{bridge}").into(),
-                    None => format!("账号 {id}：{state}\n桥接：{bridge}").into(),
+                    Some(e) => format!("账号 {id}：{state}（{e}）\n{bridge}").into(),
+                    None => format!("账号 {id}：{state}\n{bridge}").into(),
                 }
             }
             Msg::AgentDown { reason } => {
@@ -264,22 +269,6 @@ impl Msg {
     }
 }
 
-/// A component state's Chinese name; an unknown name is left as it is.
-fn state_zh(state: &str) -> &str {
-    match state {
-        "disabled" => "已停用",
-        "starting" => "启动中",
-        "connected" => "已连接",
-        "disconnected" => "已断开",
-        "backoff" => "等待重连",
-        "stopping" => "正在停止",
-        "stopped" => "已停止",
-        "failed" => "出错",
-        "unknown" => "未知",
-        other => other,
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -296,15 +285,23 @@ pub(crate) mod tests {
             },
             Msg::Status {
                 id: "wechat:home".into(),
-                state: "connected",
+                state: ComponentState::Connected,
                 error: None,
-                bridge: "bridge: 1 of 1 accounts connected".into(),
+                bridge: Bridge::Accounts {
+                    connected: 1,
+                    enabled: 1,
+                    troubled: Vec::new(),
+                },
             },
             Msg::Status {
                 id: "wechat:home".into(),
-                state: "disconnected",
+                state: ComponentState::Disconnected,
                 error: Some("network".into()),
-                bridge: "bridge: 0 of 1 accounts connected".into(),
+                bridge: Bridge::Accounts {
+                    connected: 0,
+                    enabled: 1,
+                    troubled: vec![("wechat:home".into(), ComponentState::Disconnected)],
+                },
             },
             Msg::AgentDown {
                 reason: "HTTP 503".into(),

@@ -1,6 +1,7 @@
 //! Every text the bridge writes to a person in a chat, in English and Simplified Chinese, and
 //! how a chat's language is chosen. The CLI, logs and health notes stay English (operator texts).
 
+mod bridge;
 mod catalogue;
 mod choose;
 mod confirm;
@@ -8,6 +9,7 @@ mod digest;
 mod mail;
 mod size;
 
+pub use bridge::Bridge;
 pub use catalogue::{FileRefused, MediaSkip, Msg};
 pub use choose::{detect, remember, remembered};
 pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};
