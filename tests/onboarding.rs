@@ -407,7 +407,7 @@ fn the_guide_login_feishu_points_to_is_built_in_in_both_languages() {
     let line = scv_bridge::login::feishu::guide_line();
     assert!(line.contains("`scv-bridge guide`"), "{line}");
     for (args, file) in [
-        (&["guide"][..], "docs/setup.md"),
+        (&["guide", "--lang", "en"][..], "docs/setup.md"),
         (&["guide", "--lang", "zh-CN"][..], "docs/setup.zh-CN.md"),
     ] {
         let out = cli(args, "", None);
@@ -415,7 +415,11 @@ fn the_guide_login_feishu_points_to_is_built_in_in_both_languages() {
         let shipped = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
             .expect("guide");
         let printed = String::from_utf8(out.stdout).expect("utf-8");
-        assert_eq!(printed, shipped);
+        // Rendered for a terminal: every heading of the file, without its marks.
+        for heading in shipped.lines().filter(|l| l.starts_with('#')) {
+            let title = heading.trim_start_matches('#').trim().replace("**", "");
+            assert!(printed.contains(&format!("{title}\n")), "{file}: {title}");
+        }
         // What a Feishu app needs, in either language.
         for must in [
             "im:message.p2p_msg:readonly",

@@ -99,9 +99,9 @@ pub enum Command {
     /// Print the channel set-up guide: the Feishu app (scopes, events, card callbacks,
     /// publishing), the WeChat and mail logins, the model key.
     Guide {
-        /// The language.
-        #[arg(long, value_enum, default_value = "en")]
-        lang: GuideLang,
+        /// The language (default: the locale's, from LC_ALL, LC_MESSAGES or LANG).
+        #[arg(long, value_enum)]
+        lang: Option<GuideLang>,
     },
     /// Set up step by step: the agent, its key, the channels and their logins, the configuration
     /// file (0600), a doctor run and the user service. On an existing file it changes only what
@@ -114,8 +114,8 @@ pub enum Command {
 pub enum GuideLang {
     /// English.
     En,
-    /// Simplified Chinese.
-    #[value(name = "zh-CN")]
+    /// Simplified Chinese (also `zh`, `zh_CN`).
+    #[value(name = "zh-CN", aliases = ["zh", "zh_CN", "zh-cn", "zh_cn"])]
     ZhCn,
 }
 

@@ -4,8 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::args::{
-    ChannelAction, Cli, Command, ConfigAction, GuideLang, LoginTarget, PurposeArg, SendersArg,
-    ToolsArg,
+    ChannelAction, Cli, Command, ConfigAction, LoginTarget, PurposeArg, SendersArg, ToolsArg,
 };
 use crate::client;
 use crate::config::{CommandLine, Config, client_socket};
@@ -51,13 +50,8 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Guide { lang } => {
-            print!(
-                "{}",
-                match lang {
-                    GuideLang::En => super::example::GUIDE_EN,
-                    GuideLang::ZhCn => super::example::GUIDE_ZH_CN,
-                }
-            );
+            let lang = super::guide::language(lang, |k| std::env::var(k).ok());
+            print!("{}", super::guide::text(lang));
             Ok(ExitCode::SUCCESS)
         }
         Command::Init(args) => super::init::run(&config_path, *args).await,
