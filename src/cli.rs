@@ -1,7 +1,9 @@
 //! Command-line rendering: the status table (each fix also printed as a command to copy) and
 //! human durations.
 
-use crate::protocol::{AgentHealth, AgentProcesses, ComponentHealth, ComponentState, DaemonStatus};
+use crate::protocol::{
+    AgentHealth, AgentProcesses, AgentState, ComponentHealth, ComponentState, DaemonStatus,
+};
 
 /// "42 s", "3 min", "5 h", "2 d".
 pub fn human_duration(secs: u64) -> String {
@@ -120,11 +122,15 @@ fn agent_line(agent: Option<&AgentHealth>, now: u64) -> String {
     if let Some(m) = &a.model {
         line.push_str(&format!(" ({m})"));
     }
-    line.push_str(&format!(
-        "  {}  last success {}",
-        a.state.as_str(),
-        ago(a.last_success_unix_seconds, now)
-    ));
+    match (a.state, a.last_success_unix_seconds) {
+        // "ok" would claim an answer nobody has seen: nothing has been asked of it yet.
+        (AgentState::Ok, None) => line.push_str("  untested (no answer since the daemon started)"),
+        (state, last) => line.push_str(&format!(
+            "  {}  last success {}",
+            state.as_str(),
+            ago(last, now)
+        )),
+    }
     let mut note = Vec::new();
     if let Some(e) = &a.error {
         note.push(e.clone());
@@ -283,6 +289,30 @@ mod tests {
         );
         status.components.clear();
         assert!(status_table(&status, 1000).ends_with("fix: start it\n"));
+        if let Some(a) = status.agent.as_mut() {
+            (a.state, a.last_success_unix_seconds) = (crate::protocol::AgentState::Ok, None);
+            (a.error, a.action) = (None, None);
+        }
+        assert_eq!(
+            status_table(&status, 1000).lines().last(),
+            Some("agent: openai (qwen2.5:7b)  untested (no answer since the daemon started)"),
+            "ok before any answer is untested"
+        );
+        if let Some(a) = status.agent.as_mut() {
+            a.last_success_unix_seconds = Some(1000 - 60);
+        }
+        assert_eq!(
+            status_table(&status, 1000).lines().last(),
+            Some("agent: openai (qwen2.5:7b)  ok  last success 1 min ago")
+        );
+        if let Some(a) = status.agent.as_mut() {
+            (a.state, a.last_success_unix_seconds) =
+                (crate::protocol::AgentState::Failing, Some(820));
+            (a.error, a.action) = (
+                Some("the agent is unavailable (503 after 3 attempts)".into()),
+                Some("start it".into()),
+            );
+        }
         if let Some(a) = status.agent.as_mut() {
             a.processes = Some(AgentProcesses {
                 running: 1,

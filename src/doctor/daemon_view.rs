@@ -56,7 +56,11 @@ fn agent(a: &AgentHealth) -> Check {
             .unwrap_or_else(|| "fix what the error names, then restart the daemon".to_string())
     };
     match a.state {
-        AgentState::Ok => Check::pass(format!("{name}: the daemon reports it answering")),
+        // Never "answering": the endpoint check beside this one may find it unreachable now.
+        AgentState::Ok => Check::pass(match a.last_success_unix_seconds {
+            Some(_) => format!("{name}: the daemon reports its last turn answered"),
+            None => format!("{name}: untested (the daemon has had no answer from it yet)"),
+        }),
         AgentState::NotConfigured => Check::fail(
             format!("{name}: the daemon reports it not configured: {error}"),
             fix(),
@@ -107,6 +111,25 @@ fn account(h: &ComponentHealth, now: u64, commands: &CommandLine) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_agent_that_never_answered_is_untested_and_none_is_called_answering() {
+        let mut a = AgentHealth {
+            backend: "openai".into(),
+            model: None,
+            state: AgentState::Ok,
+            last_success_unix_seconds: None,
+            error: None,
+            action: None,
+            processes: None,
+        };
+        let c = agent(&a);
+        assert!(c.fix.is_none() && c.what.contains("untested"), "{c:?}");
+        a.last_success_unix_seconds = Some(1);
+        for c in [c, agent(&a)] {
+            assert!(!c.what.contains("answering"), "{c:?}");
+        }
+    }
 
     #[test]
     fn failed_and_long_backoff_fail_with_the_daemons_fix() {
