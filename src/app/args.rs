@@ -133,7 +133,7 @@ pub enum LoginTarget {
     Wechat {
         #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
         account: String,
-        /// The iLink endpoint to log in against.
+        /// The iLink endpoint to log in against (default: the account's base_url, else iLink's).
         #[arg(long)]
         base_url: Option<String>,
     },

@@ -12,7 +12,7 @@ use scv_wechat::login::{LoginEvent, LoginOptions, LoginOutcome, LoginUi, run_log
 use scv_wechat::types::DEFAULT_BASE_URL;
 use scv_wechat::{BotToken, Client, LoginCredentials, render_qr_terminal};
 
-use crate::config::{AccountKey, Channel, Config};
+use crate::config::{AccountKey, Channel, ChannelSettings, Config};
 use crate::secrets::Credentials;
 
 /// Runs the login flow for `account` in the terminal; the error is for people.
@@ -53,11 +53,17 @@ pub async fn run_with(
         .map(|t| BotToken::new(t.expose()))
         .into_iter()
         .collect();
-    let base = args.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL);
-    let client = Client::new(base, None).map_err(|e| e.to_string())?;
+    let base = base_url(config, &key, args);
+    let client = Client::new(&base, None).map_err(|e| {
+        format!("cannot log in against {base}: {e}; correct base_url in [wechat.{account}]")
+    })?;
     let outcome = run_login(&client, &recent, options, ui)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| {
+            format!(
+                "the WeChat login against {base} failed: {e}; check this machine's network to that host, or correct base_url in [wechat.{account}] (or --base-url)"
+            )
+        })?;
     let creds = match outcome {
         LoginOutcome::Confirmed(c) => c,
         LoginOutcome::AlreadyBound if previous.is_some() => {
@@ -97,6 +103,22 @@ pub async fn run_with(
     }
     lines.push(super::notify_daemon(config).await);
     Ok(lines.join("\n"))
+}
+
+/// Where to log in: `--base-url`, else the account's configured `base_url` (the host its
+/// daemon polls, so the fix `status` prints logs in where the account lives), else iLink's.
+fn base_url(config: &Config, key: &AccountKey, args: &super::LoginArgs) -> String {
+    let configured = config
+        .accounts
+        .get(key)
+        .and_then(|spec| match &spec.settings {
+            ChannelSettings::Wechat(w) => w.base_url.clone(),
+            _ => None,
+        });
+    args.base_url
+        .clone()
+        .or(configured)
+        .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
 }
 
 /// The credential entry of a login: every field, saved as one (a second login replaces it).
