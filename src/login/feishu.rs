@@ -76,7 +76,8 @@ pub async fn run(config: &Config, account: &str, args: &super::LoginArgs) -> Res
         "Verified: bot \"{}\" ({}); credentials stored for {key}.",
         out.bot_name, out.bot_open_id
     );
-    println!("{}", super::notify_daemon(config).await);
+    let (daemon, line) = super::tell_daemon(config).await;
+    println!("{line}");
     let Some(code) = out.code else {
         println!("The owner comes from `owner` in the configuration; nothing to pair.");
         return Ok(());
@@ -87,6 +88,16 @@ pub async fn run(config: &Config, account: &str, args: &super::LoginArgs) -> Res
     );
     if let Some(o) = &out.previous_owner {
         println!("The current owner ({o}) stays the owner until someone pairs with this code.");
+    }
+    if !daemon {
+        // Only a running daemon receives what is sent to the bot: waiting here would wait for
+        // a code nobody can receive. The daemon reads the stored code when it starts.
+        println!(
+            "Start the daemon first (`{}`, or the user service): only a running daemon receives the code. Then send it to the bot; `{}` shows the owner once paired.",
+            crate::config::CommandLine::for_config(&config.path).command("run"),
+            crate::config::CommandLine::for_config(&config.path).command("status"),
+        );
+        return Ok(());
     }
     println!("Waiting for it (Ctrl-C stops waiting; the code stays valid).");
     match wait_for_pairing(&store, &key).await {

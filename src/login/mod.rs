@@ -34,18 +34,31 @@ pub async fn credential_store(config: &Config) -> Result<CredentialStore, String
 ///
 /// Returns a line for people: picked up, or no daemon running.
 pub async fn notify_daemon(config: &Config) -> String {
+    tell_daemon(config).await.1
+}
+
+/// [`notify_daemon`], and whether a daemon answered (only a running daemon hears the platform,
+/// so a login that waits for something sent to the bot must know).
+pub async fn tell_daemon(config: &Config) -> (bool, String) {
     let commands = crate::config::CommandLine::for_config(&config.path);
     match client::request(&config.socket, DaemonCommand::Reload).await {
-        Ok(_) => "the running daemon picked up the new credentials".to_string(),
-        Err(client::ClientError::NotRunning(_)) => {
+        Ok(_) => (
+            true,
+            "the running daemon picked up the new credentials".to_string(),
+        ),
+        Err(client::ClientError::NotRunning(_)) => (
+            false,
             format!(
                 "no daemon is running; start it with `{}`",
                 commands.command("run")
-            )
-        }
-        Err(e) => format!(
-            "the daemon did not reload: {e}; run `{}`",
-            commands.command("reload")
+            ),
+        ),
+        Err(e) => (
+            false,
+            format!(
+                "the daemon did not reload: {e}; run `{}`",
+                commands.command("reload")
+            ),
         ),
     }
 }
