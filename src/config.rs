@@ -203,6 +203,14 @@ impl Config {
         if self.metrics_listen != new.metrics_listen {
             changed.push("metrics_listen");
         }
+        // The agent (and mail triage's model) is built once, at start; a reload that took the
+        // rest and said "nothing changed" would leave the old agent answering unseen. The key
+        // `login agent` stored is not part of the file, so it is not compared.
+        let (mut old_agent, mut new_agent) = (self.agent.clone(), new.agent.clone());
+        (old_agent.stored_api_key, new_agent.stored_api_key) = (None, None);
+        if old_agent != new_agent {
+            changed.push("[agent]");
+        }
         changed
     }
 }
