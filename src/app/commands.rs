@@ -46,12 +46,12 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
         Command::Config {
             action: ConfigAction::Example,
         } => {
-            print!("{}", super::example::EXAMPLE);
+            super::complete::print_text(super::example::EXAMPLE)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Guide { lang } => {
             let lang = super::guide::language(lang, |k| std::env::var(k).ok());
-            print!("{}", super::guide::text(lang));
+            super::complete::print_text(&super::guide::text(lang))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Init(args) => super::init::run(&config_path, *args).await,

@@ -34,14 +34,28 @@ pub fn registration(shell: &str, out: &mut dyn Write) -> Result<(), String> {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "scv-bridge".into());
-    completer
-        .write_registration(VAR, "scv-bridge", "scv-bridge", &exe, out)
-        .map_err(|e| format!("cannot write the completions: {e}"))
+    let written = completer.write_registration(VAR, "scv-bridge", "scv-bridge", &exe, out);
+    quiet_pipe(written).map_err(|e| format!("cannot write the completions: {e}"))
+}
+
+/// A write whose reader went away (`... | head`) is done, not failed: the reader has what it
+/// wanted, and a shell pipeline should not print an error for it.
+pub fn quiet_pipe(written: std::io::Result<()>) -> std::io::Result<()> {
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Prints `text` on stdout, quietly done when the reader has gone (see [`quiet_pipe`]).
+pub fn print_text(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    quiet_pipe(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+        .map_err(|e| format!("cannot write to stdout: {e}"))
 }
 
 /// `scv-bridge man`: the manual page (roff), built from the same flags as `--help`.
 pub fn man_page(out: &mut dyn Write) -> Result<(), String> {
-    clap_mangen::Man::new(Cli::command())
-        .render(out)
+    quiet_pipe(clap_mangen::Man::new(Cli::command()).render(out))
         .map_err(|e| format!("cannot write the manual page: {e}"))
 }
