@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::journal::{self, FastRoute};
 use super::message::Inbound;
-use super::{AccountRuntime, Conversation};
+use super::{AccountRuntime, AnswerClaim, Conversation};
 use crate::agent::SessionKey;
 use crate::policy::Decision;
 use crate::protocol::ComponentState;
@@ -68,7 +68,9 @@ pub(super) async fn handle_fast(
         // Journaled by a release that did not store the route: decide it now, as it did.
         if decision == Decision::MailChat {
             Some(FastRoute::MailChat)
-        } else if answers.is_some_and(|a| a.wants(&m.account, &m.chat, from_owner, &m.text)) {
+        } else if answers
+            .is_some_and(|a| a.claim(&m.account, &m.chat, from_owner, &m.text) != AnswerClaim::None)
+        {
             Some(FastRoute::Answer)
         } else if parse(&m.text).is_some() && from_owner {
             Some(FastRoute::Command)
@@ -76,8 +78,11 @@ pub(super) async fn handle_fast(
             None
         }
     });
+    let route = super::which::settle(&conv, &m, from_owner, route);
     let command = parse(&m.text).filter(|_| from_owner);
-    if route == Some(FastRoute::MailChat) {
+    if route == Some(FastRoute::Which) {
+        super::which::ask(&conv, &rt, &m).await;
+    } else if route == Some(FastRoute::MailChat) {
         match conv.mail_chat_handler(MAIL_ACCOUNTS_START).await {
             Some(h) => h.handle(l, m.clone()).await,
             None => {

@@ -29,6 +29,7 @@ mod stats;
 mod stream;
 mod turns;
 mod typing;
+mod which;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -41,8 +42,8 @@ pub use body::Body;
 pub use chunk::split;
 pub(crate) use commands::MAIL_ACCOUNTS_START;
 pub use hooks::{
-    AnswerInterceptor, ButtonAnswers, ButtonPress, DeliveryObserver, Hooks, MailChatHandler,
-    PressOutcome,
+    AnswerClaim, AnswerInterceptor, ButtonAnswers, ButtonPress, DeliveryObserver, Hooks,
+    MailChatHandler, PressOutcome,
 };
 pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
 pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
@@ -392,11 +393,13 @@ impl Conversation {
             }
             Decision::MailChat => fast(FastRoute::MailChat),
             Decision::Answer { tools } => {
-                if answer.is_some_and(|a| a.wants(&m.account, &m.chat, is_owner, &m.text)) {
-                    fast(FastRoute::Answer)
-                } else if is_owner && self.for_mail(&m) {
-                    // Digests reported to an ordinary chat: their commands never reach the agent.
-                    fast(FastRoute::MailChat)
+                let claim = answer.map_or(AnswerClaim::None, |a| {
+                    a.claim(&m.account, &m.chat, is_owner, &m.text)
+                });
+                // Digests reported to an ordinary chat: their commands never reach the agent.
+                let mail = is_owner && self.for_mail(&m);
+                if let Some(route) = claim.route(mail) {
+                    fast(route)
                 } else if commands::parse(&m.text).is_some() {
                     if is_owner {
                         fast(FastRoute::Command)
