@@ -117,6 +117,30 @@ async fn a_duplicate_delivery_is_answered_once() {
     s.channel.wait_sent(2).await;
     assert_eq!(s.channel.texts(OWNER), ["echo: once", "echo: twice"]);
     assert_eq!(s.agent.prompts(), ["once", "twice"]);
+    assert_eq!(s.conv.stats().get(&account(), "dropped_duplicate"), 2);
+}
+
+// Paused clock: the wait for mail accounts to start passes without real waiting.
+#[tokio::test(start_paused = true)]
+async fn a_mail_command_with_no_mail_account_is_answered_not_swallowed() {
+    let s = setup(Senders::Owner, RemoteTools::None, Purpose::Mail);
+    s.conv
+        .accept(vec![msg("d1", OWNER, "/digest")])
+        .await
+        .expect("accept");
+    s.channel.wait_sent(1).await;
+    let texts = s.channel.texts(OWNER);
+    assert!(
+        texts[0].starts_with("No mail account reports to this chat"),
+        "{texts:?}"
+    );
+    assert_eq!(
+        s.conv
+            .stats()
+            .get(&account(), "dropped_mail_chat_unhandled"),
+        1
+    );
+    assert!(s.agent.prompts().is_empty());
 }
 
 #[tokio::test]

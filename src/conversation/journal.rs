@@ -85,6 +85,9 @@ pub struct Entry {
     pub tools: bool,
     /// For a `fast` message: which handler it goes to.
     pub route: Option<FastRoute>,
+    /// For a `dropped` message: why (the `messages_dropped{reason}` label), counted once it is
+    /// journaled for the first time.
+    pub dropped: Option<&'static str>,
 }
 
 /// Journals `entries`, skipping any already journaled; returns the indexes of the new ones.

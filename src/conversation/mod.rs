@@ -189,6 +189,14 @@ impl Conversation {
         &self.stats
     }
 
+    /// Counts a message not answered, and shows the account's counts in its status.
+    pub(crate) fn count_drop(&self, account: &AccountKey, reason: &str) {
+        self.stats.dropped(account, reason);
+        if let Some(rt) = self.runtime(account) {
+            rt.link.health.set_dropped(self.stats.dropped_of(account));
+        }
+    }
+
     /// Sets who handles the owner's messages in `purpose = "mail"` chats (the mail triage).
     pub fn set_mail_chat_handler(&self, h: Arc<dyn MailChatHandler>) {
         let mut waiting = lock(&self.mail_waiting);
@@ -363,8 +371,15 @@ impl Conversation {
         } else {
             self.store.call_urgent(write).await?
         };
+        let mut was_fresh = vec![false; entries.len()];
         for i in &fresh {
+            was_fresh[*i] = true;
             self.route(&entries[*i]);
+        }
+        // A message journaled before (a redelivery with the same id) is a provable copy: it is
+        // not answered again, and counted.
+        for (e, _) in entries.iter().zip(&was_fresh).filter(|(_, f)| !**f) {
+            self.count_drop(&e.inbound.account, "duplicate");
         }
         Ok(Accepted {
             new: fresh.len(),
@@ -381,14 +396,16 @@ impl Conversation {
                 state: JournalState::New,
                 tools: false,
                 route: None,
+                dropped: None,
             };
         };
         let (decision, is_owner) = rt.link.decide(&m.sender);
         let answer = self.answers();
         let fast = |route| (JournalState::Fast, false, Some(route));
+        let mut dropped = None;
         let (state, tools, route) = match decision {
             Decision::Drop(reason) => {
-                self.stats.dropped(&m.account, reason.as_str());
+                dropped = Some(reason.as_str());
                 (JournalState::Dropped, false, None)
             }
             Decision::MailChat => fast(FastRoute::MailChat),
@@ -404,7 +421,7 @@ impl Conversation {
                     if is_owner {
                         fast(FastRoute::Command)
                     } else {
-                        self.stats.dropped(&m.account, "command_not_owner");
+                        dropped = Some("command_not_owner");
                         (JournalState::Dropped, false, None)
                     }
                 } else {
@@ -417,6 +434,7 @@ impl Conversation {
             state,
             tools,
             route,
+            dropped,
         }
     }
 
@@ -432,12 +450,13 @@ impl Conversation {
     fn route(self: &Arc<Self>, e: &Entry) {
         let m = &e.inbound;
         self.stats.received(&m.account);
+        if e.state == JournalState::Dropped {
+            self.count_drop(&m.account, e.dropped.unwrap_or("policy"));
+            return;
+        }
         let Some(rt) = self.runtime(&m.account) else {
             return;
         };
-        if e.state == JournalState::Dropped {
-            return;
-        }
         let chat = self.chat(&rt, &m.chat);
         chat.send_gate.kick_peer();
         chat.window_wake.notify_waiters();

@@ -362,6 +362,11 @@ impl HealthHandle {
         );
     }
 
+    /// Replaces the counts of messages not answered, by reason (the pipeline's, for status).
+    pub fn set_dropped(&self, dropped: std::collections::BTreeMap<String, u64>) {
+        self.cell.update(|h| h.dropped = dropped.clone());
+    }
+
     /// The current snapshot.
     pub fn get(&self) -> Arc<ComponentHealth> {
         self.cell.get()

@@ -14,6 +14,9 @@ pub enum Msg {
     Stopped,
     /// `/stop` with nothing running.
     NothingRunning,
+    /// A mail command (or a drafted reply's yes/no) in a chat no mail account reports to, or
+    /// before the mail accounts started: it was not handled.
+    MailChatNotReady,
     /// `/new` reset the conversation.
     FreshConversation,
     /// `/new` failed; `error` says why.
@@ -145,6 +148,9 @@ impl Msg {
                 .into(),
             Msg::Stopped => "Stopped.".into(),
             Msg::NothingRunning => "Nothing is running.".into(),
+            Msg::MailChatNotReady => "No mail account reports to this chat (or none has started yet), so this was not \
+handled. Check `scv-bridge status` and the mail account's report_to, then send it again."
+                .into(),
             Msg::FreshConversation => "Started a fresh conversation.".into(),
             Msg::FreshFailed { error } => {
                 format!("Could not start a fresh conversation: {error}").into()
@@ -212,6 +218,9 @@ impl Msg {
             Msg::Help => "可用命令：/new 开始新对话，/stop 停止当前回答，/status 查看桥接状态，/help 显示本帮助。".into(),
             Msg::Stopped => "已停止。".into(),
             Msg::NothingRunning => "当前没有正在进行的回答。".into(),
+            Msg::MailChatNotReady => "没有邮件账号向这个聊天汇报（或尚未启动），所以这条消息没有处理。请用 `scv-bridge status` \
+查看，并检查邮件账号的 report_to，然后再发一次。"
+                .into(),
             Msg::FreshConversation => "已开始新对话。".into(),
             Msg::FreshFailed { error } => format!("无法开始新对话：{error}").into(),
             Msg::Status {
@@ -290,6 +299,7 @@ pub(crate) mod tests {
             Msg::Help,
             Msg::Stopped,
             Msg::NothingRunning,
+            Msg::MailChatNotReady,
             Msg::FreshConversation,
             Msg::FreshFailed {
                 error: "timeout".into(),
