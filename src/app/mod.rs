@@ -7,6 +7,7 @@ mod commands;
 mod complete;
 mod compose;
 pub mod example;
+mod hangup;
 pub mod init;
 
 pub use args::{
