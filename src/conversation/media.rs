@@ -22,7 +22,7 @@ use crate::agent::{Attachment, MediaKind};
 use crate::failure::general;
 use crate::media::{self, human_size, inbox, names, outbound};
 use crate::supervisor::unix_now;
-use crate::words::{FileRefused, Lang, MediaSkip, Msg};
+use crate::words::{FileRefused, ItemSize, Lang, MediaSkip, Msg};
 
 /// When this process first attached an account: a partial download last written before it
 /// was left by an earlier run.
@@ -212,13 +212,14 @@ async fn fetch_one(
     let Some(workspace) = rt.link.workspace.as_deref() else {
         return Err(MediaSkip::NoWorkspace);
     };
-    let too_large = |size: u64| MediaSkip::TooLarge {
-        size: human_size(size),
+    let too_large = |size: ItemSize| MediaSkip::TooLarge {
+        size,
         max: human_size(limits.max_item_bytes),
         key: limits.item_key(&a),
     };
     if let Some(size) = item.size.filter(|s| *s > limits.max_item_bytes) {
-        return Err(refuse(conv, &a, &id, idx, too_large(size)).await);
+        let declared = too_large(ItemSize::Declared(human_size(size)));
+        return Err(refuse(conv, &a, &id, idx, declared).await);
     }
     let used = inbox::usage(workspace);
     let room = limits.max_workspace_bytes.saturating_sub(used);
@@ -270,8 +271,15 @@ async fn fetch_one(
             Ok(path)
         }
         Err(e) => {
-            let skip = if e.code == general::MEDIA_TOO_LARGE {
-                too_large(item.size.unwrap_or(max.saturating_add(1)))
+            // More than `max` arrived: the real size is unknown (a declared size under the
+            // limit was wrong), and when the inbox's room was the smaller bound, it is full.
+            let skip = if e.code == general::MEDIA_TOO_LARGE && max < limits.max_item_bytes {
+                MediaSkip::WorkspaceFull {
+                    max: human_size(limits.max_workspace_bytes),
+                    key: limits.workspace_key(&a),
+                }
+            } else if e.code == general::MEDIA_TOO_LARGE {
+                too_large(ItemSize::MoreThan(human_size(max)))
             } else {
                 MediaSkip::Failed { error: e.message }
             };
@@ -327,7 +335,16 @@ async fn refuse(
 ) -> MediaSkip {
     let note = match &why {
         MediaSkip::Failed { error } => error.clone(),
-        MediaSkip::TooLarge { size, max, .. } => format!("{size}, over the {max} limit"),
+        MediaSkip::TooLarge {
+            size: ItemSize::Declared(size),
+            max,
+            ..
+        } => format!("{size}, over the {max} limit"),
+        MediaSkip::TooLarge {
+            size: ItemSize::MoreThan(read),
+            max,
+            ..
+        } => format!("larger than the {max} limit: the download stopped after {read}"),
         MediaSkip::WorkspaceFull { max, .. } => format!("the workspace inbox is full ({max})"),
         MediaSkip::NoWorkspace => "no workspace".to_string(),
     };

@@ -79,13 +79,22 @@ pub enum Msg {
     },
 }
 
+/// How large a refused item is known to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ItemSize {
+    /// The size the message declared (`150.0 MiB`), over the limit before any download.
+    Declared(String),
+    /// Unknown: the download stopped once more than the limit (`2.0 MiB`) had arrived.
+    MoreThan(String),
+}
+
 /// Why a received item was not saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MediaSkip {
     /// Larger than `[media] max_item_mb` (or the account's own cap).
     TooLarge {
-        /// Its size (`150.0 MiB`).
-        size: String,
+        /// Its size as known: declared (`150.0 MiB`), or only that more than the limit arrived.
+        size: ItemSize,
         /// The limit.
         max: String,
         /// Where the limit is set (`[media] max_item_mb`).
@@ -188,9 +197,18 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
             }
             Msg::MediaNotSaved { item, why } => {
                 let why = match why {
-                    MediaSkip::TooLarge { size, max, key } => {
-                        format!("it is {size}, over the {max} limit (`{key}`)")
-                    }
+                    MediaSkip::TooLarge {
+                        size: ItemSize::Declared(size),
+                        max,
+                        key,
+                    } => format!("it is {size}, over the {max} limit (`{key}`)"),
+                    MediaSkip::TooLarge {
+                        size: ItemSize::MoreThan(read),
+                        max,
+                        key,
+                    } => format!(
+                        "it is larger than the {max} limit (`{key}`): the download stopped after {read}"
+                    ),
                     MediaSkip::WorkspaceFull { max, key } => format!(
                         "the workspace inbox is full ({max}, `{key}`); delete old files in `inbox/`"
                     ),
@@ -249,9 +267,16 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
             Msg::Paired => "配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。".into(),
             Msg::MediaNotSaved { item, why } => {
                 let why = match why {
-                    MediaSkip::TooLarge { size, max, key } => {
-                        format!("文件大小 {size}，超过 {max} 的上限（`{key}`）")
-                    }
+                    MediaSkip::TooLarge {
+                        size: ItemSize::Declared(size),
+                        max,
+                        key,
+                    } => format!("文件大小 {size}，超过 {max} 的上限（`{key}`）"),
+                    MediaSkip::TooLarge {
+                        size: ItemSize::MoreThan(read),
+                        max,
+                        key,
+                    } => format!("文件超过 {max} 的上限（`{key}`），下载在 {read} 后停止"),
                     MediaSkip::WorkspaceFull { max, key } => format!(
                         "工作区收件箱已满（{max}，`{key}`），请删除 `inbox/` 中的旧文件"
                     ),
@@ -331,7 +356,15 @@ pub(crate) mod tests {
             Msg::MediaNotSaved {
                 item: "photo.jpg".into(),
                 why: MediaSkip::TooLarge {
-                    size: "150.0 MiB".into(),
+                    size: ItemSize::Declared("150.0 MiB".into()),
+                    max: "100.0 MiB".into(),
+                    key: "[media] max_item_mb".into(),
+                },
+            },
+            Msg::MediaNotSaved {
+                item: "photo.jpg".into(),
+                why: MediaSkip::TooLarge {
+                    size: ItemSize::MoreThan("100.0 MiB".into()),
                     max: "100.0 MiB".into(),
                     key: "[media] max_item_mb".into(),
                 },

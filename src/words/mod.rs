@@ -7,7 +7,7 @@ mod confirm;
 mod digest;
 mod size;
 
-pub use catalogue::{FileRefused, MediaSkip, Msg};
+pub use catalogue::{FileRefused, ItemSize, MediaSkip, Msg};
 pub use choose::{detect, remember, remembered};
 pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};
 pub use digest::Digest;
