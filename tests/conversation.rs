@@ -507,3 +507,42 @@ async fn a_mail_chat_message_waits_for_the_mail_accounts_to_start() {
         .expect("the recorder is alive");
     assert_eq!(*rec.0.borrow(), ["/digest"]);
 }
+
+// Paused clock: the pipeline's "still downloading" moment passes without waiting for real.
+#[tokio::test(start_paused = true)]
+async fn a_slow_download_is_explained_in_the_chat_once_then_answered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _guard) = open(&dir.path().join("s.db"));
+    let agent = TestAgent::new();
+    let conv = Conversation::new(store, agent.clone());
+    let channel = scv_bridge::adapters::memory::MemoryChannel::new(2000, Duration::ZERO);
+    let mut l = link(&channel, Senders::Owner, RemoteTools::None, Purpose::Chat);
+    std::fs::create_dir_all(dir.path().join("ws")).expect("workspace");
+    l.workspace = Some(dir.path().join("ws"));
+    let _attachment = conv.attach(l);
+    channel.hold_media();
+    let mut m = msg("p1", OWNER, "[file: slow.pdf]");
+    m.media = vec![MediaRef {
+        kind: scv_bridge::agent::MediaKind::File,
+        name: Some("slow.pdf".into()),
+        size: None,
+        transcript: None,
+        locator: serde_json::Value::Null,
+    }];
+    conv.accept(vec![m]).await.expect("accept");
+    channel.wait_sent(1).await;
+    assert!(
+        channel.texts(OWNER)[0].starts_with("Still downloading what you sent (1 item)"),
+        "{:?}",
+        channel.texts(OWNER)
+    );
+    assert!(agent.prompts().is_empty(), "the turn waits for its media");
+    channel.release_media();
+    channel.wait_sent(2).await;
+    assert!(
+        channel.texts(OWNER)[1].starts_with("echo: [file: slow.pdf]"),
+        "{:?}",
+        channel.texts(OWNER)
+    );
+    assert_eq!(channel.texts(OWNER).len(), 2, "the note is said once");
+}

@@ -95,8 +95,37 @@ enum Record {
     Refused(String),
 }
 
-/// Fetches (or finds, after a crash) every media item of `p`'s message.
+/// How long the media of a message may take before the chat is told its message waits for
+/// them: a slow transfer holds the chat's next messages too, and the owner should know why.
+pub(super) const STILL_DOWNLOADING_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Fetches (or finds, after a crash) every media item of `p`'s message; when that takes longer
+/// than [`STILL_DOWNLOADING_AFTER`], tells the chat once (keyed by the message, so a rerun
+/// after a crash does not say it twice).
 pub(super) async fn prepare(
+    conv: &Arc<Conversation>,
+    rt: &Arc<AccountRuntime>,
+    p: &Pending,
+    lang: Lang,
+) -> Prepared {
+    let work = fetch_all(conv, rt, p, lang);
+    tokio::pin!(work);
+    tokio::select! {
+        done = &mut work => return done,
+        _ = tokio::time::sleep(STILL_DOWNLOADING_AFTER) => {}
+    }
+    let m = &p.inbound;
+    let text = Msg::StillDownloading {
+        items: m.media.len(),
+    }
+    .text(lang);
+    if let Err(e) = conv.reply_text(rt, m, "downloading", &text).await {
+        tracing::warn!(account = %m.account, error = %e, "cannot queue the note that media is still downloading");
+    }
+    work.await
+}
+
+async fn fetch_all(
     conv: &Arc<Conversation>,
     rt: &Arc<AccountRuntime>,
     p: &Pending,

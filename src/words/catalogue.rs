@@ -14,6 +14,12 @@ pub enum Msg {
     Stopped,
     /// `/stop` with nothing running.
     NothingRunning,
+    /// The media of the owner's message are still downloading: the answer (and the chat's
+    /// next messages) wait for them.
+    StillDownloading {
+        /// How many items the message carries.
+        items: usize,
+    },
     /// A mail command (or a drafted reply's yes/no) in a chat no mail account reports to, or
     /// before the mail accounts started: it was not handled.
     MailChatNotReady,
@@ -157,6 +163,12 @@ impl Msg {
                 .into(),
             Msg::Stopped => "Stopped.".into(),
             Msg::NothingRunning => "Nothing is running.".into(),
+            Msg::StillDownloading { items } => format!(
+                "Still downloading what you sent ({items} item{}); the answer comes once it is in \
+(a download that stops sending is given up).",
+                if *items == 1 { "" } else { "s" }
+            )
+            .into(),
             Msg::MailChatNotReady => "No mail account reports to this chat (or none has started yet), so this was not \
 handled. Check `scv-bridge status` and the mail account's report_to, then send it again."
                 .into(),
@@ -236,6 +248,9 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
             Msg::Help => "可用命令：/new 开始新对话，/stop 停止当前回答，/status 查看桥接状态，/help 显示本帮助。".into(),
             Msg::Stopped => "已停止。".into(),
             Msg::NothingRunning => "当前没有正在进行的回答。".into(),
+            Msg::StillDownloading { items } => {
+                format!("仍在下载你发来的内容（{items} 项）；下载完成后再回答（停止传输的下载会被放弃）。").into()
+            }
             Msg::MailChatNotReady => "没有邮件账号向这个聊天汇报（或尚未启动），所以这条消息没有处理。请用 `scv-bridge status` \
 查看，并检查邮件账号的 report_to，然后再发一次。"
                 .into(),
@@ -325,6 +340,7 @@ pub(crate) mod tests {
             Msg::Stopped,
             Msg::NothingRunning,
             Msg::MailChatNotReady,
+            Msg::StillDownloading { items: 2 },
             Msg::FreshConversation,
             Msg::FreshFailed {
                 error: "timeout".into(),
