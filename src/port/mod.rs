@@ -189,6 +189,13 @@ impl AccountPort {
         out
     }
 
+    /// Counts a message the adapter decided not to pass on, by `reason` (a stable snake_case
+    /// code such as `redelivered_copy`): metrics show it as `messages_dropped{reason}`. Every
+    /// such decision is counted, so nothing the platform delivered vanishes without a trace.
+    pub fn dropped(&self, reason: &str) {
+        self.conversation.stats().dropped(&self.spec.key, reason);
+    }
+
     /// Queues a message the adapter writes on its own (the pairing announcement), idempotent by
     /// `key`.
     pub async fn announce(

@@ -52,7 +52,8 @@ pub struct Tuning {
     pub slow_down_base: Duration,
     /// The longest hold (WeChat's throttle lasts up to about an hour).
     pub slow_down_cap: Duration,
-    /// Same sender and same content within this window is a redelivered copy.
+    /// A message without a creation time whose sender and content match one seen less than
+    /// this long ago is a redelivered copy (messages with one are matched on it instead).
     pub copy_window: Duration,
     /// How long `notifystop` may take at shutdown; well inside the supervisor's stop grace.
     pub notify_stop_timeout: Duration,
@@ -68,7 +69,7 @@ impl Default for Tuning {
             slow_down_base: scv_wechat::classify::SEND_SLOW_DOWN,
             slow_down_cap: Duration::from_secs(3600),
             // Copies come 1–5 s apart (spec §7); a person repeating themselves takes longer.
-            copy_window: Duration::from_secs(30),
+            copy_window: Duration::from_secs(5),
             notify_stop_timeout: Duration::from_secs(2),
             poll_margin: scv_wechat::client::DEFAULT_POLL_MARGIN,
         }
@@ -280,6 +281,9 @@ impl WechatComponent {
     ) -> Result<(), ComponentError> {
         if updates.undecodable > 0 {
             tracing::warn!(account = %self.spec.key, count = updates.undecodable, "skipped messages that do not decode");
+            for _ in 0..updates.undecodable {
+                self.port.dropped("undecodable");
+            }
         }
         let now = tokio::time::Instant::now();
         let now_ms = peers.now_ms();
@@ -288,10 +292,13 @@ impl WechatComponent {
         for m in &updates.messages {
             // Our own echoes (if the server sends them) and other bots are never answered.
             if m.is_from_bot() || m.from_user_id.is_empty() {
+                self.port.dropped("bot_echo");
                 continue;
             }
-            if copies.is_copy(m, now) {
-                tracing::debug!(account = %self.spec.key, "dropped a redelivered copy with a new id");
+            // The one place a user's message is dropped: a copy the filter can prove.
+            if let Some(copy) = copies.check(m, now) {
+                tracing::debug!(account = %self.spec.key, ?copy, "dropped a redelivered copy with a new id");
+                self.port.dropped(copy.reason());
                 continue;
             }
             if let Some(token) = m.context_token.as_ref().filter(|t| !t.is_empty()) {
