@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::health::RUN_NOTES;
 use super::*;
 use crate::config::{AccountSpec, Channel, ChannelSettings, WechatSettings};
 use crate::failure::general;
@@ -108,4 +109,46 @@ async fn after_any_number_of_outages_the_platform_being_back_is_noticed_within_f
         cell.get().restarts >= 15,
         "each outage dropped a connected run"
     );
+}
+
+/// Every note source's lifetime: a run's own notes (account, sends, agent, store) end with
+/// the run that set them and are never written back by an older run; the notes of services
+/// outside the runs (confirm, login) last until their owner clears them.
+#[test]
+fn each_note_source_lives_as_long_as_its_owner() {
+    let spec = desired().into_values().next().expect("spec").spec;
+    let cell = HealthCell::new(&spec);
+    let first = HealthHandle::for_run(cell.clone());
+    for source in RUN_NOTES {
+        first.note(source, Some(format!("{source:?} trouble")));
+    }
+    let service = HealthHandle::new(cell.clone());
+    service.note(NoteSource::Confirm, Some("a question waits".into()));
+    cell.set_note(NoteSource::Login, Some("same bot twice".into()));
+    let shown =
+        |c: &HealthCell| -> Vec<NoteSource> { c.get().notes.iter().map(|n| n.source).collect() };
+    assert_eq!(shown(&cell).len(), 6);
+
+    // The next run starts: what the last run's parts said is gone; the services' notes stay.
+    let second = HealthHandle::for_run(cell.clone());
+    assert_eq!(shown(&cell), [NoteSource::Confirm, NoteSource::Login]);
+    // A part of the old run that had not ended yet cannot bring its note back.
+    first.note(
+        NoteSource::Sends,
+        Some("sends failing: HTTP 502; 1 waiting".into()),
+    );
+    assert_eq!(cell.note_of(NoteSource::Sends), None);
+    // The new run's own notes come and go with their cause.
+    second.note(
+        NoteSource::Sends,
+        Some("sends failing: HTTP 502; 1 waiting".into()),
+    );
+    assert!(cell.note_of(NoteSource::Sends).is_some());
+    second.note(NoteSource::Sends, None);
+    assert_eq!(cell.note_of(NoteSource::Sends), None);
+    // The services clear theirs when their cause ends, whatever the runs did.
+    service.note(NoteSource::Confirm, None);
+    cell.set_note(NoteSource::Login, None);
+    assert_eq!(shown(&cell), Vec::<NoteSource>::new());
+    assert_eq!(cell.get().error, None);
 }

@@ -88,7 +88,7 @@ pub async fn run_account(
         cell.set_state(ComponentState::Starting);
         let connects_before = cell.connects();
         let child = cancel.child_token();
-        let handle = HealthHandle::new(cell.clone());
+        let handle = HealthHandle::for_run(cell.clone());
         let mut task = tokio::spawn(component.clone().run(handle, child.clone()));
         let ended = tokio::select! {
             r = &mut task => r,
