@@ -7,11 +7,13 @@
 
 pub(crate) mod evidence;
 mod login;
+mod store_pause;
 mod unavailable;
 
 use std::sync::Arc;
 
 pub use login::{LoginError, StoredLogin, login_hint};
+pub use store_pause::StorePause;
 pub use unavailable::unavailable;
 
 use crate::config::AccountSpec;
