@@ -230,8 +230,11 @@ impl WechatComponent {
         let mut cursor = state::load_cursor(&store, &login.bot_id)
             .await
             .map_err(|e| ComponentError::transient(general::STORE, e.to_string()))?;
-        let mut copies = Copies::new(self.tuning.copy_window);
-        let pause = StorePause::new(&health);
+        let mut intake = Intake {
+            copies: Copies::new(self.tuning.copy_window),
+            pause: StorePause::new(&health),
+            cancel: cancel.clone(),
+        };
         loop {
             let polled = tokio::select! {
                 biased;
@@ -243,12 +246,10 @@ impl WechatComponent {
             let stored = self
                 .take_batch(
                     &peers,
-                    &mut copies,
+                    &mut intake,
                     &updates,
                     moved.as_deref(),
                     &login.bot_id,
-                    &pause,
-                    &cancel,
                 )
                 .await;
             if !stored {
@@ -285,12 +286,10 @@ impl WechatComponent {
     async fn take_batch(
         &self,
         peers: &Peers,
-        copies: &mut Copies,
+        intake: &mut Intake,
         updates: &scv_wechat::Updates,
         new_cursor: Option<&str>,
         bot_id: &str,
-        pause: &StorePause,
-        cancel: &CancellationToken,
     ) -> bool {
         if updates.undecodable > 0 {
             tracing::warn!(account = %self.spec.key, count = updates.undecodable, "skipped messages that do not decode");
@@ -309,7 +308,7 @@ impl WechatComponent {
                 continue;
             }
             // The one place a user's message is dropped: a copy the filter can prove.
-            if let Some(copy) = copies.check(m, now) {
+            if let Some(copy) = intake.copies.check(m, now) {
                 tracing::debug!(account = %self.spec.key, ?copy, "dropped a redelivered copy with a new id");
                 self.port.dropped(copy.reason());
                 continue;
@@ -331,7 +330,10 @@ impl WechatComponent {
             cursor: Arc::new(new_cursor.map(|c| (bot_id.to_string(), c.to_string()))),
             now_ms,
         };
-        if !self.store_batch(updates, &held, pause, cancel).await {
+        if !self
+            .store_batch(updates, &held, &intake.pause, &intake.cancel)
+            .await
+        {
             return false;
         }
         if !updates.messages.is_empty() {
@@ -386,6 +388,14 @@ impl WechatComponent {
     fn error(&self, e: &scv_wechat::Error) -> ComponentError {
         failure::failure(e, &self.spec.key)
     }
+}
+
+/// What one run keeps between polls to take a batch in: the copy filter, whether the journal
+/// is failing, and the run's cancel (a held batch's retries end on it).
+struct Intake {
+    copies: Copies,
+    pause: StorePause,
+    cancel: CancellationToken,
 }
 
 /// A filtered batch the journal has yet to store: which of the poll's messages to keep, the
