@@ -317,6 +317,8 @@ pub enum NoteSource {
     Confirm,
     /// The stored login (e.g. the same bot logged in to from another account).
     Login,
+    /// The state store (e.g. the disk is full, so no new input is taken).
+    Store,
     /// A source this client does not know (a newer daemon).
     #[serde(other)]
     Unknown,

@@ -83,6 +83,14 @@ pub enum Msg {
         /// Why.
         why: FileRefused,
     },
+    /// The state store cannot commit, so the account takes no new input until it can (the
+    /// account's status note; `error` is the store's own words when the disk is not full).
+    StorePaused {
+        /// Whether the disk (or the database) is full.
+        disk_full: bool,
+        /// What the store said.
+        error: String,
+    },
 }
 
 /// How large a refused item is known to be.
@@ -240,6 +248,13 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
                 };
                 format!("(Could not send {path}: {why}.)").into()
             }
+            Msg::StorePaused {
+                disk_full: true, ..
+            } => "store: disk full; not reading new messages until space is freed".into(),
+            Msg::StorePaused { error, .. } => format!(
+                "store: cannot write ({error}); not reading new messages until it can"
+            )
+            .into(),
         }
     }
 
@@ -308,6 +323,12 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
                     FileRefused::Failed { error } => error.clone(),
                 };
                 format!("（无法发送 {path}：{why}。）").into()
+            }
+            Msg::StorePaused {
+                disk_full: true, ..
+            } => "存储：磁盘已满；腾出空间之前不再读取新消息".into(),
+            Msg::StorePaused { error, .. } => {
+                format!("存储：无法写入（{error}）；恢复写入之前不再读取新消息").into()
             }
         }
     }
@@ -388,6 +409,14 @@ pub(crate) mod tests {
             Msg::FileNotSent {
                 path: "../x".into(),
                 why: FileRefused::Outside,
+            },
+            Msg::StorePaused {
+                disk_full: true,
+                error: "database or disk is full".into(),
+            },
+            Msg::StorePaused {
+                disk_full: false,
+                error: "disk I/O error".into(),
             },
         ]
     }

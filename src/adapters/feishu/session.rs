@@ -15,7 +15,7 @@ use super::pairing::{Attempt, OWNER_FIELD, Pairing};
 use super::sender::FeishuSender;
 use crate::config::AccountKey;
 use crate::conversation::{Attachment, Inbound};
-use crate::port::{AccountPort, LinkParts};
+use crate::port::{AccountPort, LinkParts, StorePause};
 use crate::secrets::Credentials;
 use crate::supervisor::{HealthHandle, NoteSource, unix_now};
 
@@ -59,6 +59,8 @@ pub(super) struct Session {
     recent: Arc<Mutex<RecentIds>>,
     /// Permits for events whose commit is pending (one each).
     in_flight: Arc<Semaphore>,
+    /// Whether journal writes fail (status says so; events are answered 500 meanwhile).
+    pause: StorePause,
     clicks: Arc<ClickCache>,
     cards: Option<Arc<dyn CardAnswerHandler>>,
 }
@@ -84,6 +86,7 @@ impl Session {
             setup,
             sender,
             attachment,
+            pause: StorePause::new(&health),
             health,
             note: None,
             connected: false,
@@ -202,8 +205,9 @@ impl Session {
         let port = self.port.clone();
         let mut commit = Box::pin(async move { port.accept(batch).await });
         let (account, recent) = (self.account.clone(), self.recent.clone());
+        let pause = self.pause.clone();
         let answer = move |stored: Result<_, _>| {
-            answer_after_commit(&account, &recent, stored, rest);
+            answer_after_commit(&account, &recent, &pause, stored, rest);
             drop(permit);
         };
         // The first poll classifies the batch and queues its write in the store's urgent lane,
@@ -340,15 +344,19 @@ impl Session {
     }
 }
 
-/// ACKs each event of a committed batch and remembers its id; a failed commit ACKs 500.
+/// ACKs each event of a committed batch and remembers its id; a failed commit ACKs 500 (so
+/// Feishu pushes it again: while the journal cannot commit, nothing is taken) and says so in
+/// status until a commit succeeds.
 fn answer_after_commit(
     account: &AccountKey,
     recent: &Mutex<RecentIds>,
+    pause: &StorePause,
     stored: Result<crate::conversation::Accepted, crate::store::StoreError>,
     events: Vec<(Reply, String)>,
 ) {
     match stored {
         Ok(_) => {
+            pause.committed(account);
             let mut recent = recent.lock().ok();
             for (reply, event_id) in events {
                 reply.send(AckResponse::Ok);
@@ -358,7 +366,8 @@ fn answer_after_commit(
             }
         }
         Err(e) => {
-            tracing::error!(account = %account, error = %e, "cannot journal events; asking Feishu to re-push");
+            pause.failed(account, &e);
+            tracing::warn!(account = %account, error = %e, "cannot journal events; asking Feishu to re-push");
             for (reply, _) in events {
                 reply.send(AckResponse::Failed);
             }
