@@ -195,7 +195,7 @@ impl AccountPort {
     /// code such as `redelivered_copy`): metrics show it as `messages_dropped{reason}`. Every
     /// such decision is counted, so nothing the platform delivered vanishes without a trace.
     pub fn dropped(&self, reason: &str) {
-        self.conversation.stats().dropped(&self.spec.key, reason);
+        self.conversation.count_drop(&self.spec.key, reason);
     }
 
     /// Queues a message the adapter writes on its own (the pairing announcement), idempotent by

@@ -147,6 +147,7 @@ impl Session {
                 Err(e) => {
                     // Unreadable: ACK it anyway, or it is re-pushed for ever.
                     tracing::warn!(account = %self.account, error = %e, "ignoring an unreadable event");
+                    self.port.dropped("undecodable");
                     d.reply.send(AckResponse::Ok);
                     continue;
                 }
@@ -158,6 +159,9 @@ impl Session {
                 .as_deref()
                 .is_some_and(|a| a != self.setup.app_id);
             if foreign || self.seen(&event_id) {
+                // Another app's event, or one this run already journaled (a re-push).
+                self.port
+                    .dropped(if foreign { "foreign_app" } else { "duplicate" });
                 d.reply.send(AckResponse::Ok);
                 continue;
             }
@@ -167,6 +171,7 @@ impl Session {
                     match to_inbound(&self.account, &m, &self.setup.bot_open_id, now_ms) {
                         Err(skip) => {
                             tracing::debug!(account = %self.account, reason = skip.as_str(), "message not for the bot");
+                            self.port.dropped(skip.as_str());
                             d.reply.send(AckResponse::Ok);
                             self.remember(event_id);
                         }
