@@ -143,13 +143,13 @@ pub async fn bind(path: &Path) -> Result<UnixListener, BindError> {
     Ok(listener)
 }
 
-/// Clients waiting to be accepted, at most.
-///
-/// The accept queue is first in, first out: behind the system's usual 4,096, a flood of
-/// connections made `status` wait 100 ms for its turn (`cargo bench --bench daemon -- flood`).
-/// With 16 a newcomer waits for 16 accepts at most; clients that find the queue full wait in
-/// line to enter it (see `client`).
-const BACKLOG: libc::c_int = 16;
+/// Clients waiting to be accepted, at most: a usual queue (tokio's own default), so clients
+/// that connect without waiting (scripts with non-blocking sockets, a burst of `status`
+/// calls while the accept loop is busy) are not refused with `EAGAIN`. A queue of 16 did
+/// that under ordinary churn. A flood is bounded by the connection cap (`Limits`), which
+/// closes the longest-silent client for each newcomer, so `status` still gets its turn; the
+/// bundled client still waits in line if the queue is ever full (see `client`).
+const BACKLOG: libc::c_int = 1024;
 
 /// Sets the listening socket's accept queue to [`BACKLOG`] (listening again only resizes it).
 fn shorten_backlog(listener: &UnixListener) -> std::io::Result<()> {

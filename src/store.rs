@@ -18,6 +18,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use tokio::sync::oneshot;
 
 mod checkpoint;
+mod faults;
 mod files;
 mod schema;
 mod seat;
@@ -82,6 +83,8 @@ pub struct Store {
     seat: Arc<seat::Seat>,
     path: PathBuf,
     counters: Arc<Counters>,
+    /// Failures a test turned on (nothing without the `testing` feature).
+    faults: faults::Faults,
 }
 
 /// How much work the writer thread has done.
@@ -217,6 +220,7 @@ impl Store {
             seat,
             path,
             counters,
+            faults: faults::Faults::default(),
         };
         let guard = StoreGuard {
             thread: Some(thread),
@@ -229,6 +233,12 @@ impl Store {
     /// Commits and calls so far (for benchmarks and metrics).
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// Makes every journal write fail as on a full disk until called with `false` (tests).
+    #[cfg(feature = "testing")]
+    pub fn fail_journal_as_full(&self, on: bool) {
+        self.faults.set_journal_full(on);
     }
 
     /// The database file.
@@ -286,6 +296,7 @@ impl Store {
         R: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
     {
+        let f = self.faults.wrap(f, urgent);
         match self.seat.run_here(f, &self.counters) {
             Ok(done) => Either::Left(std::future::ready(done)),
             Err(f) => Either::Right(self.queue_now(f, urgent)),
@@ -344,6 +355,7 @@ impl Store {
         R: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> rusqlite::Result<R> + Send + 'static,
     {
+        let f = self.faults.wrap(f, urgent);
         let (tx, rx) = oneshot::channel::<Result<R, StoreError>>();
         let job: writer::Job = Box::new(move |t| {
             let result = writer::run_in_savepoint(t, f);

@@ -137,3 +137,73 @@ fn a_bad_config_is_reported_with_file_line_and_key() {
         "{err}"
     );
 }
+
+/// Reads the daemon's log until a line contains `what`; everything read so far.
+fn read_until(log: &mut impl BufRead, what: &str, seen: &mut String) {
+    loop {
+        let mut line = String::new();
+        assert!(
+            log.read_line(&mut line).expect("read log") > 0,
+            "daemon exited before {what:?}: {seen}"
+        );
+        seen.push_str(&line);
+        if line.contains(what) {
+            return;
+        }
+    }
+}
+
+#[test]
+fn sighup_reloads_the_file_and_the_daemon_keeps_running() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = example_in(dir.path());
+    let mut daemon = Command::new(BIN)
+        .arg("--config")
+        .arg(&config)
+        .arg("run")
+        .env("RUST_LOG", "info")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn daemon");
+    let mut log = BufReader::new(daemon.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    read_until(&mut log, "scv-bridge is running", &mut seen);
+
+    // A new account in the file, then a hangup: the daemon reloads instead of dying.
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str("\n[wechat.added]\n");
+    std::fs::write(&config, text).expect("write");
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(daemon.id() as i32, libc::SIGHUP) };
+    read_until(&mut log, "configuration reloaded", &mut seen);
+    assert!(seen.contains("SIGHUP received"), "{seen}");
+    assert!(
+        daemon.try_wait().expect("try_wait").is_none(),
+        "the daemon ended"
+    );
+    let out = cli(&config, &["status"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("wechat:added"),
+        "the reload added the account:\n{table}"
+    );
+
+    // A file that does not parse: the reload is refused, and the daemon still runs.
+    std::fs::write(&config, "[feishu.work]\nsenders = \"all\"\n").expect("write");
+    // SAFETY: as above.
+    unsafe { libc::kill(daemon.id() as i32, libc::SIGHUP) };
+    read_until(&mut log, "was refused", &mut seen);
+    assert!(
+        daemon.try_wait().expect("try_wait").is_none(),
+        "the daemon ended"
+    );
+    // SAFETY: as above.
+    unsafe { libc::kill(daemon.id() as i32, libc::SIGTERM) };
+    assert!(daemon.wait().expect("wait").success());
+}

@@ -85,6 +85,23 @@ fn closed(s: &UnixStream) -> bool {
     matches!(s.try_read(&mut buf), Ok(0))
 }
 
+/// Clients that connect without waiting are queued, not refused, while the daemon is busy
+/// elsewhere: nothing accepts here, as when the accept loop is behind.
+#[tokio::test]
+async fn a_burst_of_clients_is_queued_not_refused_while_the_accept_loop_is_behind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("run").join("c.sock");
+    let _listener = control::bind(&socket).await.expect("bind");
+    let mut held = Vec::new();
+    for i in 0..200 {
+        match UnixStream::connect(&socket).await {
+            Ok(s) => held.push(s),
+            Err(e) => panic!("client {i} was refused: {e}"),
+        }
+    }
+    assert_eq!(held.len(), 200);
+}
+
 #[tokio::test(start_paused = true)]
 async fn status_answers_while_the_cap_is_held_and_the_longest_silent_make_room() {
     let dir = tempfile::tempdir().expect("tempdir");

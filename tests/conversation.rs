@@ -117,6 +117,30 @@ async fn a_duplicate_delivery_is_answered_once() {
     s.channel.wait_sent(2).await;
     assert_eq!(s.channel.texts(OWNER), ["echo: once", "echo: twice"]);
     assert_eq!(s.agent.prompts(), ["once", "twice"]);
+    assert_eq!(s.conv.stats().get(&account(), "dropped_duplicate"), 2);
+}
+
+// Paused clock: the wait for mail accounts to start passes without real waiting.
+#[tokio::test(start_paused = true)]
+async fn a_mail_command_with_no_mail_account_is_answered_not_swallowed() {
+    let s = setup(Senders::Owner, RemoteTools::None, Purpose::Mail);
+    s.conv
+        .accept(vec![msg("d1", OWNER, "/digest")])
+        .await
+        .expect("accept");
+    s.channel.wait_sent(1).await;
+    let texts = s.channel.texts(OWNER);
+    assert!(
+        texts[0].starts_with("No mail account reports to this chat"),
+        "{texts:?}"
+    );
+    assert_eq!(
+        s.conv
+            .stats()
+            .get(&account(), "dropped_mail_chat_unhandled"),
+        1
+    );
+    assert!(s.agent.prompts().is_empty());
 }
 
 #[tokio::test]
@@ -482,4 +506,43 @@ async fn a_mail_chat_message_waits_for_the_mail_accounts_to_start() {
         .expect("handled once the handler is set")
         .expect("the recorder is alive");
     assert_eq!(*rec.0.borrow(), ["/digest"]);
+}
+
+// Paused clock: the pipeline's "still downloading" moment passes without waiting for real.
+#[tokio::test(start_paused = true)]
+async fn a_slow_download_is_explained_in_the_chat_once_then_answered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _guard) = open(&dir.path().join("s.db"));
+    let agent = TestAgent::new();
+    let conv = Conversation::new(store, agent.clone());
+    let channel = scv_bridge::adapters::memory::MemoryChannel::new(2000, Duration::ZERO);
+    let mut l = link(&channel, Senders::Owner, RemoteTools::None, Purpose::Chat);
+    std::fs::create_dir_all(dir.path().join("ws")).expect("workspace");
+    l.workspace = Some(dir.path().join("ws"));
+    let _attachment = conv.attach(l);
+    channel.hold_media();
+    let mut m = msg("p1", OWNER, "[file: slow.pdf]");
+    m.media = vec![MediaRef {
+        kind: scv_bridge::agent::MediaKind::File,
+        name: Some("slow.pdf".into()),
+        size: None,
+        transcript: None,
+        locator: serde_json::Value::Null,
+    }];
+    conv.accept(vec![m]).await.expect("accept");
+    channel.wait_sent(1).await;
+    assert!(
+        channel.texts(OWNER)[0].starts_with("Still downloading what you sent (1 item)"),
+        "{:?}",
+        channel.texts(OWNER)
+    );
+    assert!(agent.prompts().is_empty(), "the turn waits for its media");
+    channel.release_media();
+    channel.wait_sent(2).await;
+    assert!(
+        channel.texts(OWNER)[1].starts_with("echo: [file: slow.pdf]"),
+        "{:?}",
+        channel.texts(OWNER)
+    );
+    assert_eq!(channel.texts(OWNER).len(), 2, "the note is said once");
 }

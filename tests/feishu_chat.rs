@@ -144,6 +144,16 @@ async fn group_mentions_are_answered_in_thread_others_ignored() {
     assert_eq!(sent[0].chat_id, "oc_team");
     assert_eq!(text_of(&sent[0].content), "echo: status?");
     assert_eq!(h.agent.turns(), 1);
+    // The message the bot was not meant to see is counted, and shows in status.
+    let status: DaemonStatus = client::request(&h.daemon.socket, DaemonCommand::Status)
+        .await
+        .expect("status");
+    let work = &status.components[0];
+    assert_eq!(
+        work.dropped.get("group_without_mention"),
+        Some(&1),
+        "{work:?}"
+    );
     h.stop().await;
 }
 

@@ -115,7 +115,19 @@ async fn callbacks_are_journaled_before_the_200_and_a_retry_is_answered_once() {
 
 /// Signature headers for `body` with the test key.
 fn sign(body: &str) -> Vec<(String, String)> {
-    let (ts, nonce) = ("1700000000".to_string(), "n0nce".to_string());
+    sign_at(body, now_unix())
+}
+
+/// This machine's clock, in seconds.
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Signature headers for `body` stamped at `ts`.
+fn sign_at(body: &str, ts: i64) -> Vec<(String, String)> {
+    let (ts, nonce) = (ts.to_string(), "n0nce".to_string());
     let sig = scv_feishu::webhook::signature(&ts, &nonce, &key(), body.as_bytes());
     vec![
         (scv_feishu::webhook::HEADER_TIMESTAMP.into(), ts),
@@ -154,6 +166,19 @@ async fn forged_unsigned_and_wrong_token_callbacks_never_reach_the_agent() {
         .fake
         .p2p_text_callback(OWNER, "wrong token", Some(&key()), "other-token");
     assert_eq!(deliver(&url, &wrong_token).await.0, 401);
+    // Correctly signed, an hour or a day ago: a replay, refused.
+    let old = h
+        .fake
+        .p2p_text_callback(OWNER, "replayed", Some(&key()), TOKEN);
+    let body = String::from_utf8(old.body.clone()).expect("utf-8");
+    for age in [3600, 86_400] {
+        let headers = sign_at(&body, now_unix() - age);
+        assert_eq!(
+            post(&url, &headers, old.body.clone()).await.0,
+            401,
+            "{age} s old"
+        );
+    }
 
     h.settle().await;
     assert_eq!(h.agent.turns(), 0, "a refused callback reached the agent");

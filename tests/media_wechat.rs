@@ -209,12 +209,22 @@ async fn oversized_and_malformed_media_give_a_clear_note_and_no_panic() {
     let cut = file_item_raw(cut, key.base64_of_hex(), "cut.pdf", None);
     let huge = file_item(&h, "huge.bin", b"tiny", Some("99999999999999".into()));
     let big = file_item(&h, "big.bin", &vec![0u8; 1_200_000], None);
+    // Declared small, really over the cap: the note says what arrived, not the declared size.
+    let liar = file_item(&h, "liar.bin", &vec![0u8; 1_200_000], Some("1000".into()));
     h.push_items(
         OWNER,
-        vec![MessageItem::text("four files"), wrong, cut, huge, big],
+        vec![MessageItem::text("five files"), wrong, cut, huge, big, liar],
     );
     let sent = bed.wait_sent(1).await;
     let reply = &sent[0];
+    assert!(
+        reply.contains("(liar.bin was not passed to the agent: it is larger than the 1.0 MiB limit (`[media] max_item_mb`): the download stopped after 1.0 MiB.)"),
+        "{reply}"
+    );
+    assert!(
+        !reply.contains("1000 B"),
+        "the declared size is not the size: {reply}"
+    );
     for name in ["wrong.pdf", "cut.pdf", "huge.bin", "big.bin"] {
         assert!(
             reply.contains(&format!("({name} was not passed to the agent: ")),

@@ -80,6 +80,28 @@ async fn owner_answered_through_openai_and_strangers_never_reach_it() {
     ch.wait_sent(2).await;
     assert_eq!(ch.texts(OWNER), ["echo: hello", "echo: again"]);
     assert_eq!(fake.requests().len(), 2);
+    // The stranger's redelivery is a copy too, and its drop is not counted twice.
+    conv.accept(vec![msg("wechat:phone", "s1", "stranger", "hi")])
+        .await
+        .expect("accept");
+    // Every message not answered shows by reason in `status --json`, as on the metrics page.
+    let status =
+        scv_bridge::client::request(&d.socket, scv_bridge::protocol::DaemonCommand::Status)
+            .await
+            .expect("status");
+    let phone = status
+        .components
+        .iter()
+        .find(|c| c.id == "wechat:phone")
+        .expect("the account");
+    let dropped: Vec<(&str, u64)> = phone
+        .dropped
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    assert_eq!(dropped, [("duplicate", 2), ("not_owner", 1)]);
+    let json = serde_json::to_value(phone).expect("json");
+    assert_eq!(json["dropped"]["not_owner"], 1, "{json}");
     d.stop().await;
 }
 

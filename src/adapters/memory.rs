@@ -31,6 +31,9 @@ pub struct MemoryChannel {
     updates: Mutex<Vec<MemoryUpdate>>,
     update_script: Mutex<VecDeque<SendError>>,
     update_count: watch::Sender<usize>,
+    /// Media fetches: `None` refuses them (a platform without media), `Some(false)` holds them
+    /// (a slow transfer), `Some(true)` writes each item as the bytes `media`.
+    media: watch::Sender<Option<bool>>,
 }
 
 impl MemoryChannel {
@@ -48,7 +51,18 @@ impl MemoryChannel {
             updates: Mutex::new(Vec::new()),
             update_script: Mutex::new(VecDeque::new()),
             update_count: watch::channel(0).0,
+            media: watch::channel(None).0,
         })
+    }
+
+    /// Media fetches wait until [`MemoryChannel::release_media`] (a transfer that is slow).
+    pub fn hold_media(&self) {
+        self.media.send_replace(Some(false));
+    }
+
+    /// Media fetches (held ones too) write the bytes `media` and succeed.
+    pub fn release_media(&self) {
+        self.media.send_replace(Some(true));
     }
 
     /// Makes the next updates fail with these errors, in order.
@@ -155,6 +169,29 @@ impl ChatSender for MemoryChannel {
                 self.update_count.send_replace(u.len());
             }
             Ok(())
+        })
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        _media: &'a crate::conversation::MediaRef,
+        _reply: &'a ReplyContext,
+        dest: &'a std::path::Path,
+        _max_bytes: u64,
+    ) -> BoxFuture<'a, Result<u64, SendError>> {
+        Box::pin(async move {
+            let mut media = self.media.subscribe();
+            let served = media.wait_for(|m| *m != Some(false)).await.map(|m| *m);
+            if served.ok().flatten() != Some(true) {
+                return Err(SendError::rejected(
+                    crate::failure::general::MEDIA_UNSUPPORTED,
+                    "this platform cannot download media",
+                ));
+            }
+            tokio::fs::write(dest, b"media").await.map_err(|e| {
+                SendError::rejected(crate::failure::general::MEDIA_UNSUPPORTED, e.to_string())
+            })?;
+            Ok(5)
         })
     }
 

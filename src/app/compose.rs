@@ -13,8 +13,10 @@ use crate::secrets::CredentialStore;
 use crate::store::Store;
 use crate::supervisor::{ComponentFactory, HealthRegistry, LifecyclePolicy};
 
-/// `scv-bridge run`: builds the daemon from the file and runs it until SIGTERM or SIGINT.
+/// `scv-bridge run`: builds the daemon from the file and runs it until SIGTERM or SIGINT;
+/// SIGHUP reloads the file.
 pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
+    let hangups = super::hangup::listen();
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
     let mut agent_config = config.agent.clone();
     let timezone = config.timezone;
@@ -52,6 +54,9 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let daemon = crate::daemon::start_with(config, wire, LifecyclePolicy::default())
         .await
         .map_err(|e| e.to_string())?;
+    if let Some(h) = hangups {
+        tokio::spawn(super::hangup::reload_on_hangup(h, daemon.core.clone()));
+    }
     let shutdown = daemon.shutdown.clone();
     tokio::spawn(async move {
         wait_for_signal().await;

@@ -8,6 +8,7 @@ mod complete;
 mod compose;
 pub mod example;
 mod guide;
+mod hangup;
 pub mod init;
 
 pub use args::{

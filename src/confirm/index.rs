@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::db::Row;
 use super::parse::{self, TextAnswer};
 use crate::config::AccountKey;
+use crate::conversation::AnswerClaim;
 use crate::protocol::ConfirmState;
 
 /// A question nobody asks about for this long is withdrawn.
@@ -126,15 +127,38 @@ impl Index {
             .find(|c| !used.contains(&c.as_str()))
     }
 
-    /// Whether `answer` in this chat is meant for a question here (the sync check before journaling).
-    pub fn claims(&self, account: &AccountKey, chat: &str, a: &TextAnswer, now_ms: u64) -> bool {
-        self.in_chat(account, chat).any(|q| match &a.code {
-            Some(code) => &q.row.code == code,
-            None => {
-                q.row.state == ConfirmState::Pending
-                    || q.row.closed_ms.is_some_and(|c| now_ms < c + RECENT_MS)
+    /// Whether `answer` in this chat is meant for a question here (the sync check before
+    /// journaling): one it names by code or a pending one is `Open`; a bare answer that only a
+    /// question closed less than [`RECENT_MS`] ago would take is `Closed`, which an open
+    /// mail-reply draft in the same chat takes first.
+    pub fn claims(
+        &self,
+        account: &AccountKey,
+        chat: &str,
+        a: &TextAnswer,
+        now_ms: u64,
+    ) -> AnswerClaim {
+        let mut claim = AnswerClaim::None;
+        for q in self.in_chat(account, chat) {
+            match &a.code {
+                Some(code) if &q.row.code == code => return AnswerClaim::Open,
+                Some(_) => {}
+                None if q.row.state == ConfirmState::Pending => return AnswerClaim::Open,
+                None if q.row.closed_ms.is_some_and(|c| now_ms < c + RECENT_MS) => {
+                    claim = AnswerClaim::Closed;
+                }
+                None => {}
             }
-        })
+        }
+        claim
+    }
+
+    /// The pending questions of a chat as `(code, question)`, oldest first.
+    pub fn pending_in(&self, account: &AccountKey, chat: &str) -> Vec<(String, String)> {
+        self.in_chat(account, chat)
+            .filter(|q| q.row.state == ConfirmState::Pending)
+            .map(|q| (q.row.code.clone(), q.row.question.clone()))
+            .collect()
     }
 
     /// The question a text answer is for.
@@ -279,10 +303,11 @@ mod tests {
         i.put(q(1, "o", "7F", ConfirmState::Pending));
         i.put(q(2, "other", "3K", ConfirmState::Pending));
         assert_eq!(i.target(&acc(), "o", &ans(None), 0), Target::One(1));
-        assert!(i.claims(&acc(), "o", &ans(None), 0));
-        assert!(!i.claims(&acc(), "nobody", &ans(None), 0));
-        assert!(
-            !i.claims(&acc(), "o", &ans(Some("3K")), 0),
+        assert_eq!(i.claims(&acc(), "o", &ans(None), 0), AnswerClaim::Open);
+        assert_eq!(i.claims(&acc(), "nobody", &ans(None), 0), AnswerClaim::None);
+        assert_eq!(
+            i.claims(&acc(), "o", &ans(Some("3K")), 0),
+            AnswerClaim::None,
             "a code of another chat"
         );
     }
@@ -293,10 +318,16 @@ mod tests {
         let mut asked = q(1, "ou_owner", "7F", ConfirmState::Pending);
         asked.row.platform_chat = Some("oc_p2p".into());
         i.put(asked);
-        assert!(i.claims(&acc(), "oc_p2p", &ans(None), 0));
-        assert!(i.claims(&acc(), "ou_owner", &ans(None), 0));
+        assert_eq!(i.claims(&acc(), "oc_p2p", &ans(None), 0), AnswerClaim::Open);
+        assert_eq!(
+            i.claims(&acc(), "ou_owner", &ans(None), 0),
+            AnswerClaim::Open
+        );
         assert_eq!(i.target(&acc(), "oc_p2p", &ans(None), 0), Target::One(1));
-        assert!(!i.claims(&acc(), "oc_group", &ans(None), 0));
+        assert_eq!(
+            i.claims(&acc(), "oc_group", &ans(None), 0),
+            AnswerClaim::None
+        );
     }
 
     #[test]
@@ -315,9 +346,25 @@ mod tests {
     fn a_bare_answer_soon_after_closing_is_claimed_later_it_is_not() {
         let mut i = Index::default();
         i.put(q(1, "o", "7F", ConfirmState::Yes));
-        assert!(i.claims(&acc(), "o", &ans(None), 10_000 + RECENT_MS - 1));
-        assert!(!i.claims(&acc(), "o", &ans(None), 10_000 + RECENT_MS));
-        assert!(i.claims(&acc(), "o", &ans(Some("7F")), 10_000 + RECENT_MS));
+        assert_eq!(
+            i.claims(&acc(), "o", &ans(None), 10_000 + RECENT_MS - 1),
+            AnswerClaim::Closed
+        );
+        assert_eq!(
+            i.claims(&acc(), "o", &ans(None), 10_000 + RECENT_MS),
+            AnswerClaim::None
+        );
+        assert_eq!(
+            i.claims(&acc(), "o", &ans(Some("7F")), 10_000 + RECENT_MS),
+            AnswerClaim::Open
+        );
+        // A pending question beside a closed one makes a bare answer open.
+        i.put(q(2, "o", "3K", ConfirmState::Pending));
+        assert_eq!(i.claims(&acc(), "o", &ans(None), 10_000), AnswerClaim::Open);
+        assert_eq!(
+            i.pending_in(&acc(), "o"),
+            vec![("3K".to_string(), "question 2".to_string())]
+        );
         assert_eq!(
             i.free_code(&acc(), "o", parse::code_count() - 1),
             Some(parse::code_at(parse::code_count() - 1))

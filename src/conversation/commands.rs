@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::journal::{self, FastRoute};
 use super::message::Inbound;
-use super::{AccountRuntime, Conversation};
+use super::{AccountRuntime, AnswerClaim, Conversation};
 use crate::agent::SessionKey;
 use crate::policy::Decision;
 use crate::protocol::ComponentState;
@@ -68,7 +68,9 @@ pub(super) async fn handle_fast(
         // Journaled by a release that did not store the route: decide it now, as it did.
         if decision == Decision::MailChat {
             Some(FastRoute::MailChat)
-        } else if answers.is_some_and(|a| a.wants(&m.account, &m.chat, from_owner, &m.text)) {
+        } else if answers
+            .is_some_and(|a| a.claim(&m.account, &m.chat, from_owner, &m.text) != AnswerClaim::None)
+        {
             Some(FastRoute::Answer)
         } else if parse(&m.text).is_some() && from_owner {
             Some(FastRoute::Command)
@@ -76,12 +78,22 @@ pub(super) async fn handle_fast(
             None
         }
     });
+    let route = super::which::settle(&conv, &m, from_owner, route);
     let command = parse(&m.text).filter(|_| from_owner);
-    if route == Some(FastRoute::MailChat) {
+    if route == Some(FastRoute::Which) {
+        super::which::ask(&conv, &rt, &m).await;
+    } else if route == Some(FastRoute::MailChat) {
         match conv.mail_chat_handler(MAIL_ACCOUNTS_START).await {
             Some(h) => h.handle(l, m.clone()).await,
             None => {
-                tracing::warn!(account = %l.account, "a mail chat message arrived but no mail account reports here")
+                // The owner wrote for the mail accounts and none is there to take it: say so.
+                tracing::warn!(account = %l.account, "a mail chat message arrived but no mail account reports here");
+                conv.count_drop(&m.account, "mail_chat_unhandled");
+                let lang = super::lang::of_chat(&conv, &rt, &m).await;
+                let text = Msg::MailChatNotReady.text(lang);
+                if let Err(e) = conv.reply_text(&rt, &m, "mail", &text).await {
+                    tracing::error!(account = %m.account, error = %e, "cannot queue the note that the mail chat is not ready");
+                }
             }
         }
     } else if let (Some(FastRoute::Answer), Some(a)) = (route, answers) {
@@ -95,8 +107,9 @@ pub(super) async fn handle_fast(
             tracing::error!(account = %m.account, error = %e, "cannot queue a command's answer");
             return;
         }
-    } else if matches!(decision, Decision::Drop(_)) {
+    } else if let Decision::Drop(reason) = decision {
         // The policy changed since it was journaled (reattached with other settings): drop it.
+        conv.count_drop(&m.account, reason.as_str());
     } else {
         // Journaled as fast by a release that did not store the route, and no longer fast (its
         // question closed meanwhile), or a command whose sender is no longer the owner: the

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
+use super::journal::FastRoute;
 use super::link::{AccountLink, Sent};
 use super::message::Inbound;
 use crate::agent::Approver;
@@ -26,11 +27,50 @@ pub trait MailChatHandler: Send + Sync + 'static {
     }
 }
 
+/// How an answer interceptor claims a message. What is open wins over what closed: the
+/// pipeline gives a bare answer to an open mail-reply draft before a closed question's
+/// "already answered", and asks which when two open things could take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerClaim {
+    /// Not an answer it takes.
+    None,
+    /// An answer to an open question: one naming its code, or a bare one with questions pending.
+    Open,
+    /// A bare answer only a question closed a moment ago would take ("already answered").
+    Closed,
+}
+
+impl AnswerClaim {
+    /// The fast route of an owner's message, from this claim and whether the mail accounts
+    /// reporting to the chat claim it (a command, or a bare yes/no while a drafted reply waits):
+    /// an open question and an open draft both wanting a bare answer ask which; otherwise what is
+    /// open takes it, and a closed question only what nothing open wants. `None`: neither.
+    pub fn route(self, mail: bool) -> Option<FastRoute> {
+        match (self, mail) {
+            (AnswerClaim::Open, true) => Some(FastRoute::Which),
+            (AnswerClaim::Open, false) => Some(FastRoute::Answer),
+            (AnswerClaim::Closed | AnswerClaim::None, true) => Some(FastRoute::MailChat),
+            (AnswerClaim::Closed, false) => Some(FastRoute::Answer),
+            (AnswerClaim::None, false) => None,
+        }
+    }
+}
+
 /// Claims messages that answer a pending question, so they bypass the agent and its queue.
 pub trait AnswerInterceptor: Send + Sync + 'static {
-    /// Whether this text is an answer it will handle. Sync and cheap (in memory): it runs for
-    /// every inbound message before journaling.
-    fn wants(&self, account: &AccountKey, chat: &ChatId, from_owner: bool, text: &str) -> bool;
+    /// Whether this text is an answer it will handle, and to what. Sync and cheap (in memory):
+    /// it runs for every inbound message before journaling.
+    fn claim(
+        &self,
+        account: &AccountKey,
+        chat: &ChatId,
+        from_owner: bool,
+        text: &str,
+    ) -> AnswerClaim;
+
+    /// The open questions of a chat as `(code, question)`, for asking which one a bare answer
+    /// is for.
+    fn open_questions(&self, account: &AccountKey, chat: &ChatId) -> Vec<(String, String)>;
 
     /// Handles a claimed message (at most once per message id; again after a crash).
     fn handle<'a>(&'a self, link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()>;
@@ -93,4 +133,26 @@ pub struct Hooks {
     pub deliveries: Option<Arc<dyn DeliveryObserver>>,
     /// What `/status` reports about the whole bridge (its second line); `Bridge::Running` without.
     pub status_line: Option<Arc<dyn Fn() -> crate::words::Bridge + Send + Sync>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_open_takes_a_bare_answer_before_what_closed() {
+        use AnswerClaim as C;
+        use FastRoute as R;
+        let table = [
+            (C::Open, true, Some(R::Which)),
+            (C::Open, false, Some(R::Answer)),
+            (C::Closed, true, Some(R::MailChat)),
+            (C::Closed, false, Some(R::Answer)),
+            (C::None, true, Some(R::MailChat)),
+            (C::None, false, None),
+        ];
+        for (claim, mail, route) in table {
+            assert_eq!(claim.route(mail), route, "{claim:?} mail={mail}");
+        }
+    }
 }

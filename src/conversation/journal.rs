@@ -48,6 +48,9 @@ pub enum FastRoute {
     Command,
     /// The owner's message in a mail chat.
     MailChat,
+    /// A bare yes/no that an open question and an open mail-reply draft both wait for: the
+    /// bridge asks which.
+    Which,
 }
 
 impl FastRoute {
@@ -56,6 +59,7 @@ impl FastRoute {
             FastRoute::Answer => "answer",
             FastRoute::Command => "command",
             FastRoute::MailChat => "mail_chat",
+            FastRoute::Which => "which",
         }
     }
 
@@ -65,6 +69,7 @@ impl FastRoute {
             "answer" => Some(FastRoute::Answer),
             "command" => Some(FastRoute::Command),
             "mail_chat" => Some(FastRoute::MailChat),
+            "which" => Some(FastRoute::Which),
             _ => None,
         }
     }
@@ -80,6 +85,9 @@ pub struct Entry {
     pub tools: bool,
     /// For a `fast` message: which handler it goes to.
     pub route: Option<FastRoute>,
+    /// For a `dropped` message: why (the `messages_dropped{reason}` label), counted once it is
+    /// journaled for the first time.
+    pub dropped: Option<&'static str>,
 }
 
 /// Journals `entries`, skipping any already journaled; returns the indexes of the new ones.

@@ -22,7 +22,7 @@ use crate::agent::{Attachment, MediaKind};
 use crate::failure::general;
 use crate::media::{self, human_size, inbox, names, outbound};
 use crate::supervisor::unix_now;
-use crate::words::{FileRefused, Lang, MediaSkip, Msg};
+use crate::words::{FileRefused, ItemSize, Lang, MediaSkip, Msg};
 
 /// When this process first attached an account: a partial download last written before it
 /// was left by an earlier run.
@@ -95,8 +95,37 @@ enum Record {
     Refused(String),
 }
 
-/// Fetches (or finds, after a crash) every media item of `p`'s message.
+/// How long the media of a message may take before the chat is told its message waits for
+/// them: a slow transfer holds the chat's next messages too, and the owner should know why.
+pub(super) const STILL_DOWNLOADING_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Fetches (or finds, after a crash) every media item of `p`'s message; when that takes longer
+/// than [`STILL_DOWNLOADING_AFTER`], tells the chat once (keyed by the message, so a rerun
+/// after a crash does not say it twice).
 pub(super) async fn prepare(
+    conv: &Arc<Conversation>,
+    rt: &Arc<AccountRuntime>,
+    p: &Pending,
+    lang: Lang,
+) -> Prepared {
+    let work = fetch_all(conv, rt, p, lang);
+    tokio::pin!(work);
+    tokio::select! {
+        done = &mut work => return done,
+        _ = tokio::time::sleep(STILL_DOWNLOADING_AFTER) => {}
+    }
+    let m = &p.inbound;
+    let text = Msg::StillDownloading {
+        items: m.media.len(),
+    }
+    .text(lang);
+    if let Err(e) = conv.reply_text(rt, m, "downloading", &text).await {
+        tracing::warn!(account = %m.account, error = %e, "cannot queue the note that media is still downloading");
+    }
+    work.await
+}
+
+async fn fetch_all(
     conv: &Arc<Conversation>,
     rt: &Arc<AccountRuntime>,
     p: &Pending,
@@ -212,13 +241,14 @@ async fn fetch_one(
     let Some(workspace) = rt.link.workspace.as_deref() else {
         return Err(MediaSkip::NoWorkspace);
     };
-    let too_large = |size: u64| MediaSkip::TooLarge {
-        size: human_size(size),
+    let too_large = |size: ItemSize| MediaSkip::TooLarge {
+        size,
         max: human_size(limits.max_item_bytes),
         key: limits.item_key(&a),
     };
     if let Some(size) = item.size.filter(|s| *s > limits.max_item_bytes) {
-        return Err(refuse(conv, &a, &id, idx, too_large(size)).await);
+        let declared = too_large(ItemSize::Declared(human_size(size)));
+        return Err(refuse(conv, &a, &id, idx, declared).await);
     }
     let used = inbox::usage(workspace);
     let room = limits.max_workspace_bytes.saturating_sub(used);
@@ -270,8 +300,15 @@ async fn fetch_one(
             Ok(path)
         }
         Err(e) => {
-            let skip = if e.code == general::MEDIA_TOO_LARGE {
-                too_large(item.size.unwrap_or(max.saturating_add(1)))
+            // More than `max` arrived: the real size is unknown (a declared size under the
+            // limit was wrong), and when the inbox's room was the smaller bound, it is full.
+            let skip = if e.code == general::MEDIA_TOO_LARGE && max < limits.max_item_bytes {
+                MediaSkip::WorkspaceFull {
+                    max: human_size(limits.max_workspace_bytes),
+                    key: limits.workspace_key(&a),
+                }
+            } else if e.code == general::MEDIA_TOO_LARGE {
+                too_large(ItemSize::MoreThan(human_size(max)))
             } else {
                 MediaSkip::Failed { error: e.message }
             };
@@ -327,7 +364,16 @@ async fn refuse(
 ) -> MediaSkip {
     let note = match &why {
         MediaSkip::Failed { error } => error.clone(),
-        MediaSkip::TooLarge { size, max, .. } => format!("{size}, over the {max} limit"),
+        MediaSkip::TooLarge {
+            size: ItemSize::Declared(size),
+            max,
+            ..
+        } => format!("{size}, over the {max} limit"),
+        MediaSkip::TooLarge {
+            size: ItemSize::MoreThan(read),
+            max,
+            ..
+        } => format!("larger than the {max} limit: the download stopped after {read}"),
         MediaSkip::WorkspaceFull { max, .. } => format!("the workspace inbox is full ({max})"),
         MediaSkip::NoWorkspace => "no workspace".to_string(),
     };

@@ -29,6 +29,7 @@ mod stats;
 mod stream;
 mod turns;
 mod typing;
+mod which;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -41,8 +42,8 @@ pub use body::Body;
 pub use chunk::split;
 pub(crate) use commands::MAIL_ACCOUNTS_START;
 pub use hooks::{
-    AnswerInterceptor, ButtonAnswers, ButtonPress, DeliveryObserver, Hooks, MailChatHandler,
-    PressOutcome,
+    AnswerClaim, AnswerInterceptor, ButtonAnswers, ButtonPress, DeliveryObserver, Hooks,
+    MailChatHandler, PressOutcome,
 };
 pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
 pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
@@ -186,6 +187,14 @@ impl Conversation {
     /// Counters of what happened (received, dropped by reason, answered, sent, failures).
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// Counts a message not answered, and shows the account's counts in its status.
+    pub(crate) fn count_drop(&self, account: &AccountKey, reason: &str) {
+        self.stats.dropped(account, reason);
+        if let Some(rt) = self.runtime(account) {
+            rt.link.health.set_dropped(self.stats.dropped_of(account));
+        }
     }
 
     /// Sets who handles the owner's messages in `purpose = "mail"` chats (the mail triage).
@@ -362,8 +371,15 @@ impl Conversation {
         } else {
             self.store.call_urgent(write).await?
         };
+        let mut was_fresh = vec![false; entries.len()];
         for i in &fresh {
+            was_fresh[*i] = true;
             self.route(&entries[*i]);
+        }
+        // A message journaled before (a redelivery with the same id) is a provable copy: it is
+        // not answered again, and counted.
+        for (e, _) in entries.iter().zip(&was_fresh).filter(|(_, f)| !**f) {
+            self.count_drop(&e.inbound.account, "duplicate");
         }
         Ok(Accepted {
             new: fresh.len(),
@@ -380,28 +396,32 @@ impl Conversation {
                 state: JournalState::New,
                 tools: false,
                 route: None,
+                dropped: None,
             };
         };
         let (decision, is_owner) = rt.link.decide(&m.sender);
         let answer = self.answers();
         let fast = |route| (JournalState::Fast, false, Some(route));
+        let mut dropped = None;
         let (state, tools, route) = match decision {
             Decision::Drop(reason) => {
-                self.stats.dropped(&m.account, reason.as_str());
+                dropped = Some(reason.as_str());
                 (JournalState::Dropped, false, None)
             }
             Decision::MailChat => fast(FastRoute::MailChat),
             Decision::Answer { tools } => {
-                if answer.is_some_and(|a| a.wants(&m.account, &m.chat, is_owner, &m.text)) {
-                    fast(FastRoute::Answer)
-                } else if is_owner && self.for_mail(&m) {
-                    // Digests reported to an ordinary chat: their commands never reach the agent.
-                    fast(FastRoute::MailChat)
+                let claim = answer.map_or(AnswerClaim::None, |a| {
+                    a.claim(&m.account, &m.chat, is_owner, &m.text)
+                });
+                // Digests reported to an ordinary chat: their commands never reach the agent.
+                let mail = is_owner && self.for_mail(&m);
+                if let Some(route) = claim.route(mail) {
+                    fast(route)
                 } else if commands::parse(&m.text).is_some() {
                     if is_owner {
                         fast(FastRoute::Command)
                     } else {
-                        self.stats.dropped(&m.account, "command_not_owner");
+                        dropped = Some("command_not_owner");
                         (JournalState::Dropped, false, None)
                     }
                 } else {
@@ -414,6 +434,7 @@ impl Conversation {
             state,
             tools,
             route,
+            dropped,
         }
     }
 
@@ -429,12 +450,13 @@ impl Conversation {
     fn route(self: &Arc<Self>, e: &Entry) {
         let m = &e.inbound;
         self.stats.received(&m.account);
+        if e.state == JournalState::Dropped {
+            self.count_drop(&m.account, e.dropped.unwrap_or("policy"));
+            return;
+        }
         let Some(rt) = self.runtime(&m.account) else {
             return;
         };
-        if e.state == JournalState::Dropped {
-            return;
-        }
         let chat = self.chat(&rt, &m.chat);
         chat.send_gate.kick_peer();
         chat.window_wake.notify_waiters();

@@ -48,6 +48,18 @@ impl Stats {
             .unwrap_or(0)
     }
 
+    /// One account's drops by reason (`not_owner` -> 2), for its status.
+    pub fn dropped_of(&self, account: &AccountKey) -> BTreeMap<String, u64> {
+        let Ok(c) = self.counts.lock() else {
+            return BTreeMap::new();
+        };
+        let key = account.to_string();
+        c.range((key.clone(), "dropped_".to_string())..)
+            .take_while(|((a, n), _)| *a == key && n.starts_with("dropped_"))
+            .map(|((_, n), v)| (n["dropped_".len()..].to_string(), *v))
+            .collect()
+    }
+
     /// Every counter, for metrics.
     pub fn snapshot(&self) -> Vec<(String, String, u64)> {
         self.counts

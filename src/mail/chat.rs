@@ -184,8 +184,17 @@ impl MailChatRouter {
     ) -> Answer {
         let chat = msg.chat.as_str().to_string();
         let text = msg.text.trim();
-        // A pending reply waits for yes/no first.
-        if let Some(yes) = self.confirm.answer(text) {
+        // A pending reply waits for yes/no first: bare, or as `/reply yes` (what the bridge
+        // asks for when a confirm question in the chat waits for a yes/no too).
+        let after_reply = text
+            .get(..6)
+            .filter(|p| p.eq_ignore_ascii_case("/reply"))
+            .map(|_| text[6..].trim());
+        let yes_no = self
+            .confirm
+            .answer(text)
+            .or_else(|| after_reply.and_then(|rest| self.confirm.answer(rest)));
+        if let Some(yes) = yes_no {
             for a in accounts {
                 let (id, c) = (a.id.clone(), chat.clone());
                 if let Ok(Some(p)) = a.ctx.store.call(move |t| db::pending(t, &id, &c)).await {

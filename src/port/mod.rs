@@ -7,11 +7,13 @@
 
 pub(crate) mod evidence;
 mod login;
+mod store_pause;
 mod unavailable;
 
 use std::sync::Arc;
 
 pub use login::{LoginError, StoredLogin, login_hint};
+pub use store_pause::StorePause;
 pub use unavailable::unavailable;
 
 use crate::config::AccountSpec;
@@ -187,6 +189,13 @@ impl AccountPort {
             .await;
         crate::telemetry::journal_commit(&self.spec.key.to_string(), arrived.elapsed());
         out
+    }
+
+    /// Counts a message the adapter decided not to pass on, by `reason` (a stable snake_case
+    /// code such as `redelivered_copy`): metrics show it as `messages_dropped{reason}`. Every
+    /// such decision is counted, so nothing the platform delivered vanishes without a trace.
+    pub fn dropped(&self, reason: &str) {
+        self.conversation.count_drop(&self.spec.key, reason);
     }
 
     /// Queues a message the adapter writes on its own (the pairing announcement), idempotent by

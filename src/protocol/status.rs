@@ -251,6 +251,11 @@ pub struct ComponentHealth {
     /// people ("remote_tools: owner (set at run time; the file says none)"); omitted when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
+    /// Extension: messages this account received and did not answer since the daemon started,
+    /// by reason (`not_owner`, `duplicate`, `redelivered_copy`, ...; the same reasons as the
+    /// metrics page's `messages_dropped`); omitted when none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub dropped: std::collections::BTreeMap<String, u64>,
 }
 
 impl ComponentHealth {
@@ -283,6 +288,7 @@ impl ComponentHealth {
             command: None,
             notes: Vec::new(),
             overrides: Vec::new(),
+            dropped: Default::default(),
         }
     }
 }
@@ -311,6 +317,8 @@ pub enum NoteSource {
     Confirm,
     /// The stored login (e.g. the same bot logged in to from another account).
     Login,
+    /// The state store (e.g. the disk is full, so no new input is taken).
+    Store,
     /// A source this client does not know (a newer daemon).
     #[serde(other)]
     Unknown,

@@ -78,6 +78,8 @@ pub struct HealthCell {
     lines: Mutex<Lines>,
     /// How many times the account became connected; the lifecycle compares it across one run.
     connects: std::sync::atomic::AtomicU64,
+    /// The number of the account's current run (see [`HealthHandle::for_run`]).
+    run: std::sync::atomic::AtomicU64,
     changed: watch::Sender<u64>,
 }
 
@@ -105,6 +107,7 @@ impl HealthCell {
             restart_window: Mutex::new(RestartWindow::new(RESTART_WINDOW)),
             lines: Mutex::new(Lines::default()),
             connects: std::sync::atomic::AtomicU64::new(0),
+            run: std::sync::atomic::AtomicU64::new(0),
             changed: watch::channel(0).0,
         })
     }
@@ -293,16 +296,55 @@ impl HealthCell {
     }
 }
 
+/// The notes a run's own parts keep (the adapter's `Account`, the pipeline's `Sends` and
+/// `Agent`, the adapter's `Store`): each run says afresh what is true, so a new run starts
+/// without them. `Confirm` and `Login` belong to services outside the runs, which clear them.
+pub const RUN_NOTES: [NoteSource; 4] = [
+    NoteSource::Account,
+    NoteSource::Sends,
+    NoteSource::Agent,
+    NoteSource::Store,
+];
+
 /// What a component uses to report its health; clones share the cell.
 #[derive(Clone)]
 pub struct HealthHandle {
     cell: Arc<HealthCell>,
+    /// The run this handle was made for; `None` for a service outside the runs.
+    run: Option<u64>,
 }
 
 impl HealthHandle {
-    /// A handle onto `cell`.
+    /// A handle onto `cell` for a service outside the account's runs (the confirm questions).
     pub fn new(cell: Arc<HealthCell>) -> Self {
-        HealthHandle { cell }
+        HealthHandle { cell, run: None }
+    }
+
+    /// The handle of a new run of the account (the lifecycle makes one per run): the notes of
+    /// the run's own parts ([`RUN_NOTES`]) are cleared, since the parts that set them (the last
+    /// run's adapter and chat workers) are gone, and a note written later through an older
+    /// run's handle (a task that had not ended yet) is ignored. So a note never outlives its
+    /// cause by outliving the run that saw it.
+    pub fn for_run(cell: Arc<HealthCell>) -> Self {
+        let run = cell.run.fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1;
+        cell.edit_lines(
+            |_| {},
+            |l| {
+                for source in RUN_NOTES {
+                    l.notes.remove(&source);
+                }
+            },
+        );
+        HealthHandle {
+            cell,
+            run: Some(run),
+        }
+    }
+
+    /// Whether this handle belongs to a run that has been replaced.
+    fn stale(&self) -> bool {
+        self.run
+            .is_some_and(|r| r != self.cell.run.load(std::sync::atomic::Ordering::Acquire))
     }
 
     /// The platform answered (a completed poll, a pong, an event): connected, run error cleared.
@@ -332,7 +374,15 @@ impl HealthHandle {
     ///
     /// Each `source` owns its note; `None` clears only that one.
     pub fn note(&self, source: NoteSource, message: Option<String>) {
+        if self.stale() {
+            return;
+        }
         self.cell.set_note(source, message);
+    }
+
+    /// The note `source` has set on the account, if any.
+    pub fn note_of(&self, source: NoteSource) -> Option<String> {
+        self.cell.note_of(source)
     }
 
     /// The bot's and the owner's platform ids; the effective tool grant follows the owner.
@@ -360,6 +410,11 @@ impl HealthHandle {
             seen_today = counts.seen_today,
             "mail counters published"
         );
+    }
+
+    /// Replaces the counts of messages not answered, by reason (the pipeline's, for status).
+    pub fn set_dropped(&self, dropped: std::collections::BTreeMap<String, u64>) {
+        self.cell.update(|h| h.dropped = dropped.clone());
     }
 
     /// The current snapshot.

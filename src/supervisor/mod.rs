@@ -201,4 +201,6 @@ async fn stop_all(accounts: Vec<(AccountKey, Running)>) -> Vec<(AccountKey, Stop
 }
 
 #[cfg(test)]
+mod pace_tests;
+#[cfg(test)]
 mod tests;

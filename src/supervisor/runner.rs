@@ -3,8 +3,10 @@
 //! Only what a person must fix (rejected credentials, bad configuration: `Fatal`) ends in
 //! `failed`. Every transient failure is retried for ever: attempts that never connected only
 //! grow the backoff; runs that connected and then dropped count toward the restart budget, and
-//! a spent budget holds retries at the backoff cap instead of giving up, so an account always
-//! comes back within the cap once its platform heals.
+//! a spent budget holds retries at the cap instead of giving up. Once the account has connected
+//! (since it was started with its present settings), retries wait at most the short reconnect
+//! cap, so a platform coming back is noticed within it whatever happened before; the long cap
+//! is for an account that has never connected (a wrong host, a platform down since the start).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,8 +23,11 @@ use crate::protocol::ComponentState;
 /// The knobs of every account's lifecycle.
 #[derive(Clone)]
 pub struct LifecyclePolicy {
-    /// Restart delays.
+    /// Restart delays of an account that has not connected since it started.
     pub backoff: BackoffPolicy,
+    /// The longest delay once the account has connected: outages end on the platform's
+    /// schedule, and this bounds how late the account notices.
+    pub reconnect_cap: Duration,
     /// Connected this long resets the backoff.
     pub healthy_after: Duration,
     /// More restarts of a connected account than this within the last hour hold its retries
@@ -38,10 +43,26 @@ impl Default for LifecyclePolicy {
     fn default() -> Self {
         LifecyclePolicy {
             backoff: BackoffPolicy::default(),
+            reconnect_cap: Duration::from_secs(10),
             healthy_after: Duration::from_secs(60),
             budget_max: 10,
             stop_grace: Duration::from_secs(5),
             jitter: Arc::new(super::backoff::random_jitter),
+        }
+    }
+}
+
+impl LifecyclePolicy {
+    /// The backoff curve for the next retry: capped at [`Self::reconnect_cap`] once the account
+    /// has connected (the platform was reachable; it will be again soon), else the full curve.
+    pub fn backoff_for(&self, has_connected: bool) -> BackoffPolicy {
+        if has_connected {
+            BackoffPolicy {
+                base: self.backoff.base,
+                cap: self.backoff.cap.min(self.reconnect_cap),
+            }
+        } else {
+            self.backoff
         }
     }
 }
@@ -67,7 +88,7 @@ pub async fn run_account(
         cell.set_state(ComponentState::Starting);
         let connects_before = cell.connects();
         let child = cancel.child_token();
-        let handle = HealthHandle::new(cell.clone());
+        let handle = HealthHandle::for_run(cell.clone());
         let mut task = tokio::spawn(component.clone().run(handle, child.clone()));
         let ended = tokio::select! {
             r = &mut task => r,
@@ -94,12 +115,13 @@ pub async fn run_account(
         // the backoff. A run that connected and then dropped is a restart and spends budget.
         let had_connected = cell.connects() > connects_before;
         let within_budget = !had_connected || cell.record_restart() <= policy.budget_max;
+        let backoff = policy.backoff_for(cell.connects() > 0);
         // Everything but a slow-down backs off: `Transient`, and `Rejected` or `WindowClosed`
         // should a run end with one (they describe one request; the run is simply retried).
         let mut delay = match err.class {
             Class::SlowDown(d) => d,
             _ => {
-                let d = policy.backoff.delay(attempt, (policy.jitter)());
+                let d = backoff.delay(attempt, (policy.jitter)());
                 attempt = attempt.saturating_add(1);
                 d
             }
@@ -108,12 +130,12 @@ pub async fn run_account(
             err.message.clone()
         } else {
             // Connects and drops over and over: slow down to the cap, but never give up.
-            delay = delay.max(policy.backoff.cap);
+            delay = delay.max(backoff.cap);
             let recent = cell.recent_restarts();
             tracing::warn!(account = %cell.get().id, recent, "restart budget spent; retries wait the backoff cap");
             format!(
                 "{recent} failures in the last hour, so retries wait {}; last error: {}",
-                human_secs(policy.backoff.cap),
+                human_secs(backoff.cap),
                 err.message
             )
         };

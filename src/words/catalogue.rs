@@ -16,6 +16,15 @@ pub enum Msg {
     Stopped,
     /// `/stop` with nothing running.
     NothingRunning,
+    /// The media of the owner's message are still downloading: the answer (and the chat's
+    /// next messages) wait for them.
+    StillDownloading {
+        /// How many items the message carries.
+        items: usize,
+    },
+    /// A mail command (or a drafted reply's yes/no) in a chat no mail account reports to, or
+    /// before the mail accounts started: it was not handled.
+    MailChatNotReady,
     /// `/new` reset the conversation.
     FreshConversation,
     /// `/new` failed; `error` says why.
@@ -76,6 +85,23 @@ pub enum Msg {
         /// Why.
         why: FileRefused,
     },
+    /// The state store cannot commit, so the account takes no new input until it can (the
+    /// account's status note; `error` is the store's own words when the disk is not full).
+    StorePaused {
+        /// Whether the disk (or the database) is full.
+        disk_full: bool,
+        /// What the store said.
+        error: String,
+    },
+}
+
+/// How large a refused item is known to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ItemSize {
+    /// The size the message declared (`150.0 MiB`), over the limit before any download.
+    Declared(String),
+    /// Unknown: the download stopped once more than the limit (`2.0 MiB`) had arrived.
+    MoreThan(String),
 }
 
 /// Why a received item was not saved.
@@ -83,8 +109,8 @@ pub enum Msg {
 pub enum MediaSkip {
     /// Larger than `[media] max_item_mb` (or the account's own cap).
     TooLarge {
-        /// Its size (`150.0 MiB`).
-        size: String,
+        /// Its size as known: declared (`150.0 MiB`), or only that more than the limit arrived.
+        size: ItemSize,
         /// The limit.
         max: String,
         /// Where the limit is set (`[media] max_item_mb`).
@@ -147,6 +173,15 @@ impl Msg {
                 .into(),
             Msg::Stopped => "Stopped.".into(),
             Msg::NothingRunning => "Nothing is running.".into(),
+            Msg::StillDownloading { items } => format!(
+                "Still downloading what you sent ({items} item{}); the answer comes once it is in \
+(a download that stops sending is given up).",
+                if *items == 1 { "" } else { "s" }
+            )
+            .into(),
+            Msg::MailChatNotReady => "No mail account reports to this chat (or none has started yet), so this was not \
+handled. Check `scv-bridge status` and the mail account's report_to, then send it again."
+                .into(),
             Msg::FreshConversation => "Started a fresh conversation.".into(),
             Msg::FreshFailed { error } => {
                 format!("Could not start a fresh conversation: {error}").into()
@@ -187,9 +222,18 @@ impl Msg {
             }
             Msg::MediaNotSaved { item, why } => {
                 let why = match why {
-                    MediaSkip::TooLarge { size, max, key } => {
-                        format!("it is {size}, over the {max} limit (`{key}`)")
-                    }
+                    MediaSkip::TooLarge {
+                        size: ItemSize::Declared(size),
+                        max,
+                        key,
+                    } => format!("it is {size}, over the {max} limit (`{key}`)"),
+                    MediaSkip::TooLarge {
+                        size: ItemSize::MoreThan(read),
+                        max,
+                        key,
+                    } => format!(
+                        "it is larger than the {max} limit (`{key}`): the download stopped after {read}"
+                    ),
                     MediaSkip::WorkspaceFull { max, key } => format!(
                         "the workspace inbox is full ({max}, `{key}`); delete old files in `inbox/`"
                     ),
@@ -209,6 +253,13 @@ impl Msg {
                 };
                 format!("(Could not send {path}: {why}.)").into()
             }
+            Msg::StorePaused {
+                disk_full: true, ..
+            } => "store: disk full; not reading new messages until space is freed".into(),
+            Msg::StorePaused { error, .. } => format!(
+                "store: cannot write ({error}); not reading new messages until it can"
+            )
+            .into(),
         }
     }
 
@@ -217,6 +268,12 @@ impl Msg {
             Msg::Help => "可用命令：/new 开始新对话，/stop 停止当前回答，/status 查看桥接状态，/help 显示本帮助。".into(),
             Msg::Stopped => "已停止。".into(),
             Msg::NothingRunning => "当前没有正在进行的回答。".into(),
+            Msg::StillDownloading { items } => {
+                format!("仍在下载你发来的内容（{items} 项）；下载完成后再回答（停止传输的下载会被放弃）。").into()
+            }
+            Msg::MailChatNotReady => "没有邮件账号向这个聊天汇报（或尚未启动），所以这条消息没有处理。请用 `scv-bridge status` \
+查看，并检查邮件账号的 report_to，然后再发一次。"
+                .into(),
             Msg::FreshConversation => "已开始新对话。".into(),
             Msg::FreshFailed { error } => format!("无法开始新对话：{error}").into(),
             Msg::Status {
@@ -245,9 +302,16 @@ impl Msg {
             Msg::Paired => "配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。".into(),
             Msg::MediaNotSaved { item, why } => {
                 let why = match why {
-                    MediaSkip::TooLarge { size, max, key } => {
-                        format!("文件大小 {size}，超过 {max} 的上限（`{key}`）")
-                    }
+                    MediaSkip::TooLarge {
+                        size: ItemSize::Declared(size),
+                        max,
+                        key,
+                    } => format!("文件大小 {size}，超过 {max} 的上限（`{key}`）"),
+                    MediaSkip::TooLarge {
+                        size: ItemSize::MoreThan(read),
+                        max,
+                        key,
+                    } => format!("文件超过 {max} 的上限（`{key}`），下载在 {read} 后停止"),
                     MediaSkip::WorkspaceFull { max, key } => format!(
                         "工作区收件箱已满（{max}，`{key}`），请删除 `inbox/` 中的旧文件"
                     ),
@@ -265,6 +329,12 @@ impl Msg {
                 };
                 format!("（无法发送 {path}：{why}。）").into()
             }
+            Msg::StorePaused {
+                disk_full: true, ..
+            } => "存储：磁盘已满；腾出空间之前不再读取新消息".into(),
+            Msg::StorePaused { error, .. } => {
+                format!("存储：无法写入（{error}）；恢复写入之前不再读取新消息").into()
+            }
         }
     }
 }
@@ -279,6 +349,8 @@ pub(crate) mod tests {
             Msg::Help,
             Msg::Stopped,
             Msg::NothingRunning,
+            Msg::MailChatNotReady,
+            Msg::StillDownloading { items: 2 },
             Msg::FreshConversation,
             Msg::FreshFailed {
                 error: "timeout".into(),
@@ -318,7 +390,15 @@ pub(crate) mod tests {
             Msg::MediaNotSaved {
                 item: "photo.jpg".into(),
                 why: MediaSkip::TooLarge {
-                    size: "150.0 MiB".into(),
+                    size: ItemSize::Declared("150.0 MiB".into()),
+                    max: "100.0 MiB".into(),
+                    key: "[media] max_item_mb".into(),
+                },
+            },
+            Msg::MediaNotSaved {
+                item: "photo.jpg".into(),
+                why: MediaSkip::TooLarge {
+                    size: ItemSize::MoreThan("100.0 MiB".into()),
                     max: "100.0 MiB".into(),
                     key: "[media] max_item_mb".into(),
                 },
@@ -326,6 +406,14 @@ pub(crate) mod tests {
             Msg::FileNotSent {
                 path: "../x".into(),
                 why: FileRefused::Outside,
+            },
+            Msg::StorePaused {
+                disk_full: true,
+                error: "database or disk is full".into(),
+            },
+            Msg::StorePaused {
+                disk_full: false,
+                error: "disk I/O error".into(),
             },
         ]
     }

@@ -56,6 +56,11 @@ pub enum Ask {
         /// The waiting questions.
         pending: Vec<(String, String)>,
     },
+    /// The reply to a bare yes/no that open questions and a drafted mail reply both wait for.
+    WhichWithMail {
+        /// The waiting questions.
+        pending: Vec<(String, String)>,
+    },
     /// The notice when a question closes.
     Closed {
         /// How it closed.
@@ -163,6 +168,13 @@ impl Ask {
                     pending.len()
                 )
             }
+            Ask::WhichWithMail { pending } => {
+                let (list, first) = listed(pending);
+                format!(
+                    "Which one? A mail reply waits to be sent, and a question too: {list}. \
+                     For the mail reply send /reply yes or /reply no; for the question Y {first} or N {first}."
+                )
+            }
             Ask::Closed {
                 state,
                 question,
@@ -237,6 +249,13 @@ impl Ask {
                 format!(
                     "要回答哪个问题？有 {} 个问题在等待：{list}。请带上编号回复，例如 Y {first} 或 N {first}。",
                     pending.len()
+                )
+            }
+            Ask::WhichWithMail { pending } => {
+                let (list, first) = listed(pending);
+                format!(
+                    "要回答哪一个？有一封邮件回复在等待发送，还有问题在等待：{list}。\
+                     邮件回复请发 /reply 是 或 /reply 否；问题请回复 Y {first} 或 N {first}。"
                 )
             }
             Ask::Closed {
@@ -324,6 +343,9 @@ pub(crate) mod tests {
                     ("7F".into(), "Deploy?".into()),
                     ("8A".into(), "Restart?".into()),
                 ],
+            },
+            Ask::WhichWithMail {
+                pending: vec![("7F".into(), "Deploy?".into())],
             },
             Ask::Tool {
                 tool: "cargo test".into(),

@@ -10,7 +10,7 @@ mod mail;
 mod size;
 
 pub use bridge::Bridge;
-pub use catalogue::{FileRefused, MediaSkip, Msg};
+pub use catalogue::{FileRefused, ItemSize, MediaSkip, Msg};
 pub use choose::{detect, remember, remembered};
 pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};
 pub use digest::Digest;

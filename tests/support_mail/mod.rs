@@ -132,6 +132,8 @@ pub struct Harness {
     /// Builds the agent behind the chat over the daemon's store (by default one that is
     /// never reachable).
     pub agent: AgentMaker,
+    /// Run the confirm service as the daemon does, asking in the chat (`notify`).
+    pub with_confirm: bool,
     attachment: Option<Attachment>,
 }
 
@@ -165,6 +167,7 @@ impl Harness {
             conv: None,
             chat_purpose: Purpose::Mail,
             agent: Arc::new(|_| Arc::new(NoAgent)),
+            with_confirm: false,
             attachment: None,
         }
     }
@@ -172,7 +175,7 @@ impl Harness {
     fn config(&self) -> Config {
         let d = self.dir.path();
         let text = format!(
-            "state_dir = \"{state}\"\nsocket = \"{sock}\"\ncredentials = \"file\"\ntimezone = \"Asia/Shanghai\"\n\
+            "state_dir = \"{state}\"\nsocket = \"{sock}\"\ncredentials = \"file\"\ntimezone = \"Asia/Shanghai\"\n{notify}\
              [agent]\nbase_url = \"{model}\"\nmodel = \"fake\"\n\
              [wechat.chat]\npurpose = \"{purpose}\"\n\
              [mail.box]\nimap_host = \"127.0.0.1\"\nimap_port = {imap}\ntls = \"none\"\nusername = \"test\"\n\
@@ -183,6 +186,11 @@ impl Harness {
             imap = self.server.var("IMAP_PORT"),
             smtp = self.server.var("SMTP_PORT"),
             extra = self.extra,
+            notify = if self.with_confirm {
+                "notify = \"wechat:chat\"\n"
+            } else {
+                ""
+            },
             purpose = match self.chat_purpose {
                 Purpose::Mail => "mail",
                 _ => "chat",
@@ -225,21 +233,39 @@ impl Harness {
             stop_grace: Duration::from_secs(3),
             ..LifecyclePolicy::default()
         };
-        let d = daemon::start(
+        let (with_confirm, clock) = (self.with_confirm, self.clock.clone());
+        let d = daemon::start_with(
             config,
-            move |creds, store| {
-                let conv = Conversation::new(store.clone(), chat_agent(store));
+            move |creds, store, registry| {
+                let (confirm, conv) = if with_confirm {
+                    let (c, conv) = daemon::confirm_and_pipeline(
+                        store,
+                        creds,
+                        clock,
+                        registry,
+                        chat_agent(store),
+                    );
+                    (Some(c), conv)
+                } else {
+                    (None, Conversation::new(store.clone(), chat_agent(store)))
+                };
                 *s2.lock().expect("slot") = Some(conv.clone());
-                Arc::new(TestFactory {
+                let factory: Arc<dyn ComponentFactory> = Arc::new(TestFactory {
                     platform: PlatformFactory::new(PlatformParts {
                         credentials: creds.clone(),
                         store: store.clone(),
-                        conversation: conv,
+                        conversation: conv.clone(),
                         agent,
                         mail: env,
                     }),
                     fake: FakeFactory::new(),
-                })
+                });
+                daemon::Wiring {
+                    factory,
+                    // Without the confirm service the pipeline stays the test's own, as before.
+                    conversation: confirm.is_some().then_some(conv),
+                    confirm,
+                }
             },
             policy,
         )

@@ -33,6 +33,18 @@ const RESOURCE_UNAUTHORIZED: i64 = 234002;
 
 /// A 100 MB transfer on a slow line takes minutes; the client's 30 s default would cut it.
 const TRANSFER_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+/// How long a download may go without a byte (the answer's head, then each piece) before it is
+/// given up as stalled, so a server that stops sending does not hold the chat for the whole
+/// [`TRANSFER_TIMEOUT`].
+pub const TRANSFER_IDLE: Duration = Duration::from_secs(20);
+
+/// The error of a download that went [`TRANSFER_IDLE`] without a byte.
+fn stalled() -> Error {
+    Error::Network(format!(
+        "the download stalled: no data for {} s",
+        TRANSFER_IDLE.as_secs()
+    ))
+}
 
 /// The `type` query of the resource endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,8 +113,10 @@ impl Client {
                 .request(Method::GET, format!("{}{}", self.base_url(), path))
                 .bearer_auth(token.expose())
                 .timeout(TRANSFER_TIMEOUT)
-                .send()
-                .await?;
+                .send();
+            let resp = tokio::time::timeout(TRANSFER_IDLE, resp)
+                .await
+                .map_err(|_| stalled())??;
             // Success is HTTP 200 with the binary body; every error is a JSON envelope (400/401).
             // A JSON *file* also comes as 200, so the status decides, not the content type.
             if resp.status().as_u16() == 200 {
@@ -350,7 +364,10 @@ async fn stream_to_file(
     let result = async {
         let mut out = tokio::fs::File::create(&part).await.map_err(io)?;
         let mut written: u64 = 0;
-        while let Some(chunk) = resp.chunk().await? {
+        while let Some(chunk) = tokio::time::timeout(TRANSFER_IDLE, resp.chunk())
+            .await
+            .map_err(|_| stalled())??
+        {
             written += chunk.len() as u64;
             // A body longer than it said, or than the limit: stop reading at once.
             if written > limit {

@@ -80,14 +80,18 @@ async fn callback(State(ctx): State<Arc<Ctx>>, headers: HeaderMap, body: Bytes) 
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
     };
-    let request = match handle(&ctx.config, lookup, &body) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let request = match handle(&ctx.config, lookup, &body, now) {
         Ok(r) => r,
         Err(e) => {
             tracing::warn!(error = %e, "refused a callback request");
             let status = match e {
                 WebhookError::BadSignature
                 | WebhookError::MissingSignature
-                | WebhookError::BadToken => StatusCode::UNAUTHORIZED,
+                | WebhookError::BadToken
+                | WebhookError::StaleTimestamp(_) => StatusCode::UNAUTHORIZED,
                 _ => StatusCode::BAD_REQUEST,
             };
             return (status, e.to_string()).into_response();

@@ -2,6 +2,9 @@ use std::collections::HashMap;
 
 use super::*;
 
+/// This machine's clock in the tests, at the signed timestamp.
+const T0: i64 = 1_700_000_000;
+
 fn key() -> Secret {
     Secret::new("encrypt-key-1")
 }
@@ -55,7 +58,7 @@ fn encrypted_event_decrypts() {
     let plain = json!({"schema": "2.0", "header": {"event_id": "e1", "event_type": "x", "token": "vtok"}, "event": {}});
     let body = encrypted_body(&plain);
     let h = signed(&body, None);
-    let got = handle(&config(), lookup(&h), &body).unwrap();
+    let got = handle(&config(), lookup(&h), &body, T0).unwrap();
     let WebhookRequest::Event(bytes) = got else {
         panic!("not an event")
     };
@@ -68,20 +71,42 @@ fn forged_or_missing_signature_is_refused() {
     let body = encrypted_body(&plain);
     let forged = signed(&body, Some("0".repeat(64)));
     assert_eq!(
-        handle(&config(), lookup(&forged), &body),
+        handle(&config(), lookup(&forged), &body, T0),
         Err(WebhookError::BadSignature)
     );
     // A valid signature of other bytes does not cover this body.
     let other = signed(b"{}", None);
     assert_eq!(
-        handle(&config(), lookup(&other), &body),
+        handle(&config(), lookup(&other), &body, T0),
         Err(WebhookError::BadSignature)
     );
     let none = HashMap::new();
     assert_eq!(
-        handle(&config(), lookup(&none), &body),
+        handle(&config(), lookup(&none), &body, T0),
         Err(WebhookError::MissingSignature)
     );
+}
+
+#[test]
+fn a_correctly_signed_request_far_from_now_is_refused_as_a_replay() {
+    let plain = json!({"schema": "2.0", "header": {"event_id": "e1", "event_type": "x", "token": "vtok"}, "event": {}});
+    let body = encrypted_body(&plain);
+    let h = signed(&body, None);
+    let at = |now: i64| handle(&config(), lookup(&h), &body, now);
+    assert!(at(T0 + MAX_CLOCK_SKEW_SECS).is_ok(), "five minutes late");
+    assert!(at(T0 - MAX_CLOCK_SKEW_SECS).is_ok(), "five minutes early");
+    assert_eq!(at(T0 + 3600), Err(WebhookError::StaleTimestamp(3600)));
+    assert_eq!(at(T0 + 86_400), Err(WebhookError::StaleTimestamp(86_400)));
+    assert_eq!(at(T0 - 301), Err(WebhookError::StaleTimestamp(-301)));
+    // A timestamp that is no number is never fresh.
+    let mut garbled = h.clone();
+    garbled.insert("x-lark-request-timestamp".into(), "soon".into());
+    let sig = signature("soon", "n0nce", &key(), &body);
+    garbled.insert("x-lark-signature".into(), sig);
+    assert!(matches!(
+        handle(&config(), lookup(&garbled), &body, T0),
+        Err(WebhookError::StaleTimestamp(_))
+    ));
 }
 
 #[test]
@@ -90,7 +115,7 @@ fn wrong_verification_token_is_refused() {
     let body = encrypted_body(&plain);
     let h = signed(&body, None);
     assert_eq!(
-        handle(&config(), lookup(&h), &body),
+        handle(&config(), lookup(&h), &body, T0),
         Err(WebhookError::BadToken)
     );
 }
@@ -103,7 +128,7 @@ fn url_verification_plain_and_encrypted() {
         encrypt_key: None,
         verification_token: Some(Secret::new("vtok")),
     };
-    let got = handle(&cfg, lookup(&none), plain.to_string().as_bytes()).unwrap();
+    let got = handle(&cfg, lookup(&none), plain.to_string().as_bytes(), T0).unwrap();
     assert_eq!(
         got,
         WebhookRequest::UrlVerification {
@@ -112,7 +137,7 @@ fn url_verification_plain_and_encrypted() {
     );
     assert_eq!(url_verification_response("ch-1"), r#"{"challenge":"ch-1"}"#);
     // Encrypted, and unsigned as the platform sends it.
-    let got = handle(&config(), lookup(&none), &encrypted_body(&plain)).unwrap();
+    let got = handle(&config(), lookup(&none), &encrypted_body(&plain), T0).unwrap();
     assert_eq!(
         got,
         WebhookRequest::UrlVerification {
@@ -133,13 +158,14 @@ fn garbage_is_refused_without_panic() {
             .into_bytes(),
     ];
     for body in cases {
-        assert!(handle(&config(), lookup(&none), &body).is_err());
+        assert!(handle(&config(), lookup(&none), &body, T0).is_err());
     }
     assert_eq!(
         handle(
             &WebhookConfig::default(),
             lookup(&none),
-            br#"{"encrypt":"x"}"#
+            br#"{"encrypt":"x"}"#,
+            T0
         ),
         Err(WebhookError::EncryptionMismatch)
     );

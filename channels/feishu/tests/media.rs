@@ -419,3 +419,76 @@ async fn media_messages_name_uploads_and_are_sent_once_per_uuid() {
         ("file", &b"%PDF"[..])
     );
 }
+
+/// An open platform whose token endpoint answers and whose resource endpoint sends the answer's
+/// head and a first piece, then nothing, on a real socket.
+async fn stalling_platform() -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                loop {
+                    let Ok(n) = s.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    if head.contains("tenant_access_token") {
+                        let body =
+                            r#"{"code":0,"msg":"ok","tenant_access_token":"t-1","expire":7200}"#;
+                        let answer = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        let _ = s.write_all(answer.as_bytes()).await;
+                    } else {
+                        let _ = s
+                            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+                            .await;
+                        let _ = s.write_all(&[7u8; 1000]).await;
+                        // Held open, silent, until the client gives up.
+                        let _ = s.read(&mut buf).await;
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+// Paused clock: the idle timer fires without waiting for real; the 15-minute transfer bound
+// would fire instead if the stall were not noticed.
+#[tokio::test(start_paused = true)]
+async fn a_download_that_stalls_is_given_up_after_the_idle_time() {
+    use scv_feishu::{ClientOptions, Credentials, Domain};
+    let base = stalling_platform().await;
+    let creds = Credentials::new("cli_a", "s");
+    let client = Client::new(ClientOptions::new(Domain::Custom(base), creds)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = tokio::time::Instant::now();
+    let got = client
+        .download_resource(
+            "om_1",
+            "file_1",
+            ResourceType::File,
+            &dir.path().join("f"),
+            1 << 20,
+        )
+        .await;
+    let took = t0.elapsed();
+    assert!(
+        matches!(&got, Err(Error::Network(m)) if m.contains("stalled")),
+        "{got:?}"
+    );
+    assert!(
+        took >= scv_feishu::media::TRANSFER_IDLE && took < std::time::Duration::from_secs(30),
+        "gave up after {took:?}"
+    );
+    assert!(files_in(dir.path()).is_empty(), "no partial file left");
+}

@@ -23,6 +23,10 @@ const UPLOAD_ATTEMPTS: u32 = 3;
 /// How long one download or upload may take (the plugin sets none; an unbounded transfer
 /// could hold a chat forever).
 const TRANSFER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+/// How long a download may go without a byte (the answer's head, then each piece) before it is
+/// given up as stalled: a CDN that accepts the connection and never answers otherwise held
+/// the chat, and the next message behind it, for the whole [`TRANSFER_TIMEOUT`].
+pub const TRANSFER_IDLE: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// Why a media transfer failed.
 #[derive(Debug, thiserror::Error)]
@@ -159,12 +163,16 @@ impl Client {
     /// `max_bytes`, checked against the declared size and MD5; on any error `dest` may hold a
     /// partial file the caller removes.
     pub async fn download_media(&self, d: &MediaDownload, dest: &Path) -> Result<u64, MediaError> {
+        let stalled = || {
+            MediaError::Network(format!(
+                "the download stalled: no data for {} s",
+                TRANSFER_IDLE.as_secs()
+            ))
+        };
         let work = async {
-            let resp = self
-                .http
-                .get(&d.url)
-                .send()
+            let resp = tokio::time::timeout(TRANSFER_IDLE, self.http.get(&d.url).send())
                 .await
+                .map_err(|_| stalled())?
                 .map_err(|e| MediaError::Network(e.without_url().to_string()))?;
             let status = resp.status().as_u16();
             if status != 200 {
@@ -189,7 +197,10 @@ impl Client {
             let (mut received, mut written) = (0u64, 0u64);
             let mut out = Vec::new();
             let mut stream = resp.bytes_stream();
-            while let Some(chunk) = stream.next().await {
+            while let Some(chunk) = tokio::time::timeout(TRANSFER_IDLE, stream.next())
+                .await
+                .map_err(|_| stalled())?
+            {
                 let chunk = chunk.map_err(|e| MediaError::Network(e.without_url().to_string()))?;
                 received += chunk.len() as u64;
                 if received > max_cipher {

@@ -435,12 +435,28 @@ impl Client {
             }
             response.bytes().await.map_err(|e| network(endpoint, e))
         };
-        let bytes = tokio::time::timeout(timeout, call)
-            .await
-            .map_err(|_| Error::Timeout {
-                endpoint,
-                after: timeout,
-            })??;
+        let mut call = std::pin::pin!(call);
+        let bytes = match tokio::time::timeout(timeout, call.as_mut()).await {
+            Ok(done) => done?,
+            // The deadline passed, but an answer may already be in the socket, unread: after a
+            // suspension (SIGSTOP, a laptop lid) the timer and the socket become ready together,
+            // and the timer can win. The server counts a poll's messages as delivered once it
+            // wrote them, so giving up now would lose them. The call gets a last look, timed from
+            // now (the process is running again): only if nothing completes in it is the request
+            // unanswered.
+            Err(_) => match tokio::time::timeout(last_look(timeout), call.as_mut()).await {
+                Ok(done) => {
+                    tracing::debug!(%endpoint, "the answer came as the deadline passed; kept");
+                    done?
+                }
+                Err(_) => {
+                    return Err(Error::Timeout {
+                        endpoint,
+                        after: timeout,
+                    });
+                }
+            },
+        };
         let status: ApiStatus = decode(endpoint, &bytes)?;
         if !status.is_ok() {
             return Err(Error::Api {
@@ -453,6 +469,15 @@ impl Client {
         tracing::trace!(%endpoint, "ilink call ok");
         Ok(bytes)
     }
+}
+
+/// The longest last look at a call whose deadline passed.
+const LAST_LOOK: Duration = Duration::from_secs(2);
+
+/// How long a call whose deadline passed may still complete: long enough for an answer already
+/// received to be read and parsed, short beside the deadline itself.
+fn last_look(timeout: Duration) -> Duration {
+    LAST_LOOK.min(timeout / 4)
 }
 
 /// A fresh, unique `client_id` for one send: `scv-wechat:<epoch ms>-<8 hex>`, the plugin's

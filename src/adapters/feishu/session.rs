@@ -15,7 +15,7 @@ use super::pairing::{Attempt, OWNER_FIELD, Pairing};
 use super::sender::FeishuSender;
 use crate::config::AccountKey;
 use crate::conversation::{Attachment, Inbound};
-use crate::port::{AccountPort, LinkParts};
+use crate::port::{AccountPort, LinkParts, StorePause};
 use crate::secrets::Credentials;
 use crate::supervisor::{HealthHandle, NoteSource, unix_now};
 
@@ -59,6 +59,8 @@ pub(super) struct Session {
     recent: Arc<Mutex<RecentIds>>,
     /// Permits for events whose commit is pending (one each).
     in_flight: Arc<Semaphore>,
+    /// Whether journal writes fail (status says so; events are answered 500 meanwhile).
+    pause: StorePause,
     clicks: Arc<ClickCache>,
     cards: Option<Arc<dyn CardAnswerHandler>>,
 }
@@ -84,6 +86,7 @@ impl Session {
             setup,
             sender,
             attachment,
+            pause: StorePause::new(&health),
             health,
             note: None,
             connected: false,
@@ -144,6 +147,7 @@ impl Session {
                 Err(e) => {
                     // Unreadable: ACK it anyway, or it is re-pushed for ever.
                     tracing::warn!(account = %self.account, error = %e, "ignoring an unreadable event");
+                    self.port.dropped("undecodable");
                     d.reply.send(AckResponse::Ok);
                     continue;
                 }
@@ -155,6 +159,9 @@ impl Session {
                 .as_deref()
                 .is_some_and(|a| a != self.setup.app_id);
             if foreign || self.seen(&event_id) {
+                // Another app's event, or one this run already journaled (a re-push).
+                self.port
+                    .dropped(if foreign { "foreign_app" } else { "duplicate" });
                 d.reply.send(AckResponse::Ok);
                 continue;
             }
@@ -164,6 +171,7 @@ impl Session {
                     match to_inbound(&self.account, &m, &self.setup.bot_open_id, now_ms) {
                         Err(skip) => {
                             tracing::debug!(account = %self.account, reason = skip.as_str(), "message not for the bot");
+                            self.port.dropped(skip.as_str());
                             d.reply.send(AckResponse::Ok);
                             self.remember(event_id);
                         }
@@ -202,8 +210,9 @@ impl Session {
         let port = self.port.clone();
         let mut commit = Box::pin(async move { port.accept(batch).await });
         let (account, recent) = (self.account.clone(), self.recent.clone());
+        let pause = self.pause.clone();
         let answer = move |stored: Result<_, _>| {
-            answer_after_commit(&account, &recent, stored, rest);
+            answer_after_commit(&account, &recent, &pause, stored, rest);
             drop(permit);
         };
         // The first poll classifies the batch and queues its write in the store's urgent lane,
@@ -340,15 +349,19 @@ impl Session {
     }
 }
 
-/// ACKs each event of a committed batch and remembers its id; a failed commit ACKs 500.
+/// ACKs each event of a committed batch and remembers its id; a failed commit ACKs 500 (so
+/// Feishu pushes it again: while the journal cannot commit, nothing is taken) and says so in
+/// status until a commit succeeds.
 fn answer_after_commit(
     account: &AccountKey,
     recent: &Mutex<RecentIds>,
+    pause: &StorePause,
     stored: Result<crate::conversation::Accepted, crate::store::StoreError>,
     events: Vec<(Reply, String)>,
 ) {
     match stored {
         Ok(_) => {
+            pause.committed(account);
             let mut recent = recent.lock().ok();
             for (reply, event_id) in events {
                 reply.send(AckResponse::Ok);
@@ -358,7 +371,8 @@ fn answer_after_commit(
             }
         }
         Err(e) => {
-            tracing::error!(account = %account, error = %e, "cannot journal events; asking Feishu to re-push");
+            pause.failed(account, &e);
+            tracing::warn!(account = %account, error = %e, "cannot journal events; asking Feishu to re-push");
             for (reply, _) in events {
                 reply.send(AckResponse::Failed);
             }

@@ -129,8 +129,30 @@ fn cut(s: &str, max: usize) -> String {
     out
 }
 
-/// Recognises redelivered copies that carry a new message id (spec §7): the same sender and
-/// content within a short window, or the same sender, creation time and content within a day.
+/// Why a message was recognised as a copy of one seen before. Only [`Copies::check`] makes
+/// one, and only from a proof: there is no other way for the adapter to drop a user's message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CopyOf {
+    /// Same sender, same creation time and same content: the same message delivered again.
+    SameOrigin,
+    /// A message without a creation time whose sender and content match one seen less than the
+    /// copy window ago (the only evidence such a message offers).
+    SameContentSoon,
+}
+
+impl CopyOf {
+    /// The reason code a dropped copy is counted under (`messages_dropped{reason}`).
+    pub(super) fn reason(self) -> &'static str {
+        "redelivered_copy"
+    }
+}
+
+/// Recognises redelivered copies that carry a new message id (spec §7). A message with a
+/// creation time is a copy only of one with the same sender, creation time and content (the
+/// spec saw copies 30–50 min later, keeping the original `create_time_ms`): two messages
+/// created at different times are two messages whatever they say. Only a message without a
+/// creation time falls back to sender and content, within a short window that a repeat does
+/// not extend (a person saying "yes" twice is heard twice once the window has passed).
 /// In memory only: the journal's dedupe by message id is the durable one.
 pub(super) struct Copies {
     window: Duration,
@@ -138,7 +160,7 @@ pub(super) struct Copies {
 }
 
 impl Copies {
-    /// A filter treating same-sender same-content messages within `window` as copies.
+    /// A filter whose content-only window (messages without a creation time) is `window`.
     pub(super) fn new(window: Duration) -> Self {
         Copies {
             window,
@@ -146,33 +168,38 @@ impl Copies {
         }
     }
 
-    /// Whether `m` is a copy of a message seen before; remembers it either way.
-    pub(super) fn is_copy(&mut self, m: &WeixinMessage, now: Instant) -> bool {
+    /// Whether `m` is a copy of a message seen before, and why; remembers a new one.
+    pub(super) fn check(&mut self, m: &WeixinMessage, now: Instant) -> Option<CopyOf> {
         if self.seen.len() >= PRUNE_AT {
             self.seen
                 .retain(|_, (at, keep)| now.duration_since(*at) < *keep);
         }
         // Two photos in a row both read "[image]": their media references tell them apart.
         let content = format!("{}\u{0}{}", body(m), media_refs(m));
-        let short = hash(&[m.from_user_id.as_bytes(), content.as_bytes()]);
-        let mut keys = vec![(short, self.window)];
-        if let Some(t) = m.create_time_ms {
-            let origin = hash(&[
-                m.from_user_id.as_bytes(),
-                &t.to_le_bytes(),
-                content.as_bytes(),
-            ]);
-            keys.push((origin, SAME_ORIGIN_WINDOW));
+        let (key, keep, copy) = match m.create_time_ms.filter(|t| *t > 0) {
+            Some(t) => (
+                hash(&[
+                    m.from_user_id.as_bytes(),
+                    &t.to_le_bytes(),
+                    content.as_bytes(),
+                ]),
+                SAME_ORIGIN_WINDOW,
+                CopyOf::SameOrigin,
+            ),
+            None => (
+                hash(&[m.from_user_id.as_bytes(), content.as_bytes()]),
+                self.window,
+                CopyOf::SameContentSoon,
+            ),
+        };
+        if let Some((at, keep)) = self.seen.get(&key)
+            && now.duration_since(*at) < *keep
+        {
+            // Never refreshed: the window runs from the first delivery, not the latest.
+            return Some(copy);
         }
-        let copy = keys.iter().any(|(k, _)| {
-            self.seen
-                .get(k)
-                .is_some_and(|(at, keep)| now.duration_since(*at) < *keep)
-        });
-        for (k, keep) in keys {
-            self.seen.insert(k, (now, keep));
-        }
-        copy
+        self.seen.insert(key, (now, keep));
+        None
     }
 }
 
@@ -257,37 +284,67 @@ mod tests {
         assert_eq!(Reply::parse(&ReplyContext::default()), Reply::default());
     }
 
+    fn text(id: u64, from: &str, created: Option<i64>, text: &str) -> WeixinMessage {
+        let mut m = msg(&format!(
+            r#"{{"message_id":{id},"from_user_id":"{from}","item_list":[{{"type":1,"text_item":{{"text":"{text}"}}}}]}}"#
+        ));
+        m.create_time_ms = created;
+        m
+    }
+
     #[test]
-    fn copies_with_new_ids_are_recognised_within_their_windows() {
-        let mut c = Copies::new(Duration::from_secs(30));
+    fn messages_created_at_different_times_are_never_copies_whatever_they_say() {
+        let mut c = Copies::new(Duration::from_secs(5));
         let t0 = Instant::now();
-        let a = msg(
-            r#"{"message_id":1,"from_user_id":"u","item_list":[{"type":1,"text_item":{"text":"x"}}]}"#,
+        // Six "/digest" three seconds apart: six messages.
+        for i in 0..6u64 {
+            let at = t0 + Duration::from_secs(3 * i);
+            let m = text(i + 1, "u", Some(1_000 + 3_000 * i as i64), "/digest");
+            assert_eq!(c.check(&m, at), None, "message {i}");
+        }
+        // A copy with a new id keeps the creation time: a copy, even 40 min later.
+        let copy = text(99, "u", Some(1_000), "/digest");
+        assert_eq!(
+            c.check(&copy, t0 + Duration::from_secs(2400)),
+            Some(CopyOf::SameOrigin)
         );
-        let mut b = a.clone();
-        b.message_id = Some(2);
-        assert!(!c.is_copy(&a, t0));
-        assert!(c.is_copy(&b, t0 + Duration::from_secs(3)));
-        // Long after the window, the same text is a new message...
-        assert!(!c.is_copy(&b, t0 + Duration::from_secs(120)));
-        // ...unless it carries the same creation time (a late redelivery).
-        let mut d = a.clone();
-        d.create_time_ms = Some(1000);
-        assert!(!c.is_copy(&d, t0 + Duration::from_secs(200)));
-        d.message_id = Some(3);
-        assert!(c.is_copy(&d, t0 + Duration::from_secs(2400)));
-        // Another sender's same text is not a copy.
-        let mut e = a.clone();
-        e.from_user_id = "v".into();
-        assert!(!c.is_copy(&e, t0 + Duration::from_secs(3)));
-        // Two different photos in a row are two messages; the same photo again is a copy.
+        // Same creation time, other text: another message.
+        let other = text(100, "u", Some(1_000), "yes");
+        assert_eq!(c.check(&other, t0 + Duration::from_secs(1)), None);
+        // Another sender's same message is not a copy.
+        let theirs = text(101, "v", Some(1_000), "/digest");
+        assert_eq!(c.check(&theirs, t0 + Duration::from_secs(1)), None);
+    }
+
+    #[test]
+    fn without_a_creation_time_only_a_short_window_that_never_slides_applies() {
+        let mut c = Copies::new(Duration::from_secs(5));
+        let t0 = Instant::now();
+        let yes = |id| text(id, "u", None, "yes");
+        assert_eq!(c.check(&yes(1), t0), None);
+        assert_eq!(
+            c.check(&yes(2), t0 + Duration::from_secs(3)),
+            Some(CopyOf::SameContentSoon)
+        );
+        // The repeat at 3 s did not extend the window: at 6 s "yes" is heard again.
+        assert_eq!(c.check(&yes(3), t0 + Duration::from_secs(6)), None);
+        assert_eq!(CopyOf::SameContentSoon.reason(), "redelivered_copy");
+    }
+
+    #[test]
+    fn different_photos_are_different_messages() {
+        let mut c = Copies::new(Duration::from_secs(5));
+        let t0 = Instant::now();
         let photo = |id: u64, param: &str| {
             msg(&format!(
                 r#"{{"message_id":{id},"from_user_id":"w","item_list":[{{"type":2,"image_item":{{"media":{{"encrypt_query_param":"{param}"}}}}}}]}}"#
             ))
         };
-        assert!(!c.is_copy(&photo(10, "p1"), t0));
-        assert!(!c.is_copy(&photo(11, "p2"), t0 + Duration::from_secs(1)));
-        assert!(c.is_copy(&photo(12, "p2"), t0 + Duration::from_secs(2)));
+        assert_eq!(c.check(&photo(10, "p1"), t0), None);
+        assert_eq!(c.check(&photo(11, "p2"), t0 + Duration::from_secs(1)), None);
+        assert!(
+            c.check(&photo(12, "p2"), t0 + Duration::from_secs(2))
+                .is_some()
+        );
     }
 }

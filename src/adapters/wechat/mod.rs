@@ -32,7 +32,7 @@ pub use sender::{CAPABILITIES, MAX_CHARS, WINDOW_CLOSED, client_id_for};
 
 use crate::config::{AccountSpec, ChannelSettings, WechatSettings};
 use crate::failure::general;
-use crate::port::{AccountPort, LinkParts, LoginError, StoredLogin};
+use crate::port::{AccountPort, LinkParts, LoginError, StorePause, StoredLogin};
 use crate::secrets::Credentials;
 use crate::supervisor::{Capabilities, Component, ComponentError, HealthHandle};
 use inbound::Copies;
@@ -52,7 +52,8 @@ pub struct Tuning {
     pub slow_down_base: Duration,
     /// The longest hold (WeChat's throttle lasts up to about an hour).
     pub slow_down_cap: Duration,
-    /// Same sender and same content within this window is a redelivered copy.
+    /// A message without a creation time whose sender and content match one seen less than
+    /// this long ago is a redelivered copy (messages with one are matched on it instead).
     pub copy_window: Duration,
     /// How long `notifystop` may take at shutdown; well inside the supervisor's stop grace.
     pub notify_stop_timeout: Duration,
@@ -68,7 +69,7 @@ impl Default for Tuning {
             slow_down_base: scv_wechat::classify::SEND_SLOW_DOWN,
             slow_down_cap: Duration::from_secs(3600),
             // Copies come 1–5 s apart (spec §7); a person repeating themselves takes longer.
-            copy_window: Duration::from_secs(30),
+            copy_window: Duration::from_secs(5),
             notify_stop_timeout: Duration::from_secs(2),
             poll_margin: scv_wechat::client::DEFAULT_POLL_MARGIN,
         }
@@ -229,7 +230,11 @@ impl WechatComponent {
         let mut cursor = state::load_cursor(&store, &login.bot_id)
             .await
             .map_err(|e| ComponentError::transient(general::STORE, e.to_string()))?;
-        let mut copies = Copies::new(self.tuning.copy_window);
+        let mut intake = Intake {
+            copies: Copies::new(self.tuning.copy_window),
+            pause: StorePause::new(&health),
+            cancel: cancel.clone(),
+        };
         loop {
             let polled = tokio::select! {
                 biased;
@@ -238,14 +243,18 @@ impl WechatComponent {
             };
             let updates = polled.map_err(|e| self.error(&e))?;
             let moved = (updates.cursor != cursor).then(|| updates.cursor.clone());
-            self.take_batch(
-                &peers,
-                &mut copies,
-                &updates,
-                moved.as_deref(),
-                &login.bot_id,
-            )
-            .await?;
+            let stored = self
+                .take_batch(
+                    &peers,
+                    &mut intake,
+                    &updates,
+                    moved.as_deref(),
+                    &login.bot_id,
+                )
+                .await;
+            if !stored {
+                break;
+            }
             if let Some(next) = moved {
                 cursor = next;
             }
@@ -270,65 +279,132 @@ impl WechatComponent {
     /// Filters a batch, then journals it with each sender's token and the new cursor in one
     /// transaction; returns after the commit. One commit keeps the moment between "the server
     /// counts these as delivered" and "they are stored" as short as it can be.
+    ///
+    /// While the journal cannot commit, the batch is kept and its commit retried (with the
+    /// same cursor) until it succeeds: no poll leaves meanwhile, since the server never replays
+    /// what it handed out. Returns false when cancelled before the batch was stored.
     async fn take_batch(
         &self,
         peers: &Peers,
-        copies: &mut Copies,
+        intake: &mut Intake,
         updates: &scv_wechat::Updates,
         new_cursor: Option<&str>,
         bot_id: &str,
-    ) -> Result<(), ComponentError> {
+    ) -> bool {
         if updates.undecodable > 0 {
             tracing::warn!(account = %self.spec.key, count = updates.undecodable, "skipped messages that do not decode");
+            for _ in 0..updates.undecodable {
+                self.port.dropped("undecodable");
+            }
         }
         let now = tokio::time::Instant::now();
         let now_ms = peers.now_ms();
-        let mut batch = Vec::new();
+        let mut keep = Vec::new();
         let mut seen = Vec::new();
-        for m in &updates.messages {
+        for (i, m) in updates.messages.iter().enumerate() {
             // Our own echoes (if the server sends them) and other bots are never answered.
             if m.is_from_bot() || m.from_user_id.is_empty() {
+                self.port.dropped("bot_echo");
                 continue;
             }
-            if copies.is_copy(m, now) {
-                tracing::debug!(account = %self.spec.key, "dropped a redelivered copy with a new id");
+            // The one place a user's message is dropped: a copy the filter can prove.
+            if let Some(copy) = intake.copies.check(m, now) {
+                tracing::debug!(account = %self.spec.key, ?copy, "dropped a redelivered copy with a new id");
+                self.port.dropped(copy.reason());
                 continue;
             }
             if let Some(token) = m.context_token.as_ref().filter(|t| !t.is_empty()) {
                 // The window runs from when we saw the message: the sender's clock may be off.
                 seen.push((m.from_user_id.clone(), token.clone(), now_ms));
             }
-            batch.push(inbound::to_inbound(&self.spec.key, m, now_ms));
+            keep.push(i);
         }
-        if batch.is_empty() && seen.is_empty() && new_cursor.is_none() {
-            return Ok(());
+        if keep.is_empty() && seen.is_empty() && new_cursor.is_none() {
+            return true;
         }
         // Tokens first, in memory: a pipeline woken by the new message must find the window open.
         peers.remember_inbound(seen.clone());
-        let cursor = new_cursor.map(|c| (bot_id.to_string(), c.to_string()));
-        let arrived = updates.received.unwrap_or_else(std::time::Instant::now);
-        self.port
-            .accept_with(batch, arrived, move |s| {
-                state::store_inbound(s, &seen)?;
-                match &cursor {
-                    Some((bot, c)) => state::save_cursor_in(s, bot, c),
-                    None => Ok(()),
-                }
-            })
+        let held = Held {
+            keep,
+            seen: Arc::new(seen),
+            cursor: Arc::new(new_cursor.map(|c| (bot_id.to_string(), c.to_string()))),
+            now_ms,
+        };
+        if !self
+            .store_batch(updates, &held, &intake.pause, &intake.cancel)
             .await
-            .map_err(|e| ComponentError::transient(general::STORE, e.to_string()))?;
+        {
+            return false;
+        }
         if !updates.messages.is_empty() {
             // The chats' turn workers, just woken on this thread, go first: the next poll is
             // held by the server anyway, and sent from here it left ahead of the model request.
             tokio::task::yield_now().await;
         }
-        Ok(())
+        true
+    }
+
+    /// Journals the held batch with its tokens and cursor, retrying while the journal cannot
+    /// commit (status says so meanwhile); false when cancelled before it was stored.
+    async fn store_batch(
+        &self,
+        updates: &scv_wechat::Updates,
+        held: &Held,
+        pause: &StorePause,
+        cancel: &CancellationToken,
+    ) -> bool {
+        let arrived = updates.received.unwrap_or_else(std::time::Instant::now);
+        let mut attempt = 0;
+        loop {
+            let batch = held
+                .keep
+                .iter()
+                .map(|i| inbound::to_inbound(&self.spec.key, &updates.messages[*i], held.now_ms))
+                .collect();
+            let (seen, cursor) = (held.seen.clone(), held.cursor.clone());
+            let stored = self
+                .port
+                .accept_with(batch, arrived, move |s| {
+                    state::store_inbound(s, &seen)?;
+                    match cursor.as_ref() {
+                        Some((bot, c)) => state::save_cursor_in(s, bot, c),
+                        None => Ok(()),
+                    }
+                })
+                .await;
+            let Err(e) = stored else {
+                pause.committed(&self.spec.key);
+                return true;
+            };
+            pause.failed(&self.spec.key, &e);
+            if pause.wait(attempt, cancel).await {
+                return false;
+            }
+            attempt += 1;
+        }
     }
 
     /// The one place a platform error becomes the supervisor's error: the account's table.
     fn error(&self, e: &scv_wechat::Error) -> ComponentError {
         failure::failure(e, &self.spec.key)
     }
+}
+
+/// What one run keeps between polls to take a batch in: the copy filter, whether the journal
+/// is failing, and the run's cancel (a held batch's retries end on it).
+struct Intake {
+    copies: Copies,
+    pause: StorePause,
+    cancel: CancellationToken,
+}
+
+/// A filtered batch the journal has yet to store: which of the poll's messages to keep, the
+/// senders' tokens and the new cursor (`bot id`, cursor), kept until the commit succeeds.
+struct Held {
+    keep: Vec<usize>,
+    seen: Arc<Vec<(String, String, i64)>>,
+    cursor: Arc<Option<(String, String)>>,
+    now_ms: i64,
 }
 
 /// Why the account shows `disconnected` while long polls go unanswered.

@@ -7,7 +7,7 @@ use super::super::index::{Question, Target};
 use super::super::{parse, text};
 use super::{Answer, AnswerOutcome, Closed, ConfirmError, ConfirmService};
 use crate::config::AccountKey;
-use crate::conversation::{AccountLink, AnswerInterceptor, ChatId, Inbound};
+use crate::conversation::{AccountLink, AnswerClaim, AnswerInterceptor, ChatId, Inbound};
 use crate::protocol::ConfirmState;
 use crate::words::Ask;
 
@@ -122,15 +122,25 @@ impl ConfirmService {
 }
 
 impl AnswerInterceptor for ConfirmService {
-    fn wants(&self, account: &AccountKey, chat: &ChatId, from_owner: bool, text: &str) -> bool {
+    fn claim(
+        &self,
+        account: &AccountKey,
+        chat: &ChatId,
+        from_owner: bool,
+        text: &str,
+    ) -> AnswerClaim {
         if !from_owner {
-            return false;
+            return AnswerClaim::None;
         }
         let Some(a) = parse::parse(text) else {
-            return false;
+            return AnswerClaim::None;
         };
         let now = self.clock.now_ms();
         self.lock().claims(account, chat.as_str(), &a, now)
+    }
+
+    fn open_questions(&self, account: &AccountKey, chat: &ChatId) -> Vec<(String, String)> {
+        self.lock().pending_in(account, chat.as_str())
     }
 
     fn handle<'a>(&'a self, link: &'a AccountLink, msg: Inbound) -> BoxFuture<'a, ()> {

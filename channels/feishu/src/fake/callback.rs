@@ -70,13 +70,15 @@ mod tests {
                     .map(|(_, v)| v.clone())
             }
         };
-        let got = handle(&cfg, lookup(&headers), &body).unwrap();
+        // The fake stamps requests with its own clock, which is this machine's.
+        let now = (super::super::state::now_ms() / 1000) as i64;
+        let got = handle(&cfg, lookup(&headers), &body, now).unwrap();
         assert!(matches!(got, WebhookRequest::Event(_)));
         let mut tampered = body.clone();
         let last = tampered.len() - 3;
         tampered[last] ^= 1;
         assert_eq!(
-            handle(&cfg, lookup(&headers), &tampered),
+            handle(&cfg, lookup(&headers), &tampered, now),
             Err(WebhookError::BadSignature)
         );
     }

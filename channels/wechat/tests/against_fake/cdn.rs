@@ -207,3 +207,53 @@ async fn an_upload_is_verified_by_the_fake_and_retried_only_when_it_may_heal() {
     );
     assert_eq!(h.sent_media().len(), 2);
 }
+
+/// A CDN that sends the answer's head and a first piece, then nothing, on a real socket.
+async fn stalling_cdn() -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                let head = "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n";
+                let _ = s.write_all(head.as_bytes()).await;
+                let _ = s.write_all(&[7u8; 1000]).await;
+                // Held open, silent, until the client gives up.
+                let _ = s.read(&mut buf).await;
+            });
+        }
+    });
+    format!("http://{addr}/download")
+}
+
+// Paused clock: the idle timer fires without waiting for real; the 300 s transfer bound would
+// fire instead if the stall were not noticed.
+#[tokio::test(start_paused = true)]
+async fn a_download_that_stalls_is_given_up_after_the_idle_time_not_the_transfer_bound() {
+    let url = stalling_cdn().await;
+    let client = scv_wechat::Client::new("http://127.0.0.1:9", None).expect("client");
+    let dir = tempfile::tempdir().expect("dir");
+    let d = MediaDownload {
+        url,
+        key: None,
+        max_bytes: 1 << 20,
+        size: None,
+        md5: None,
+    };
+    let t0 = tokio::time::Instant::now();
+    let got = client.download_media(&d, &dir.path().join("a")).await;
+    let took = t0.elapsed();
+    assert!(
+        matches!(&got, Err(MediaError::Network(m)) if m.contains("stalled")),
+        "{got:?}"
+    );
+    assert!(
+        took >= scv_wechat::cdn_client::TRANSFER_IDLE && took < std::time::Duration::from_secs(30),
+        "gave up after {took:?}"
+    );
+}

@@ -383,3 +383,31 @@ async fn a_poll_a_dead_client_wrote_is_gone_once_its_connections_are_closed() {
         Some("for the living")
     );
 }
+
+// The hung-poll watchdog never throws away an answer already on its way: the fake answers at
+// the very instant the client's deadline passes (as when a stopped process resumes with the
+// answer arriving and its timer expired), so the client sees its deadline before it has read
+// the answer. The server counts the messages as delivered once written, so a discarded answer
+// is a lost message.
+#[tokio::test(start_paused = true)]
+async fn an_answer_arriving_as_the_deadline_passes_is_kept() {
+    let config = FakeConfig {
+        hold: Duration::from_secs(3600),
+        ..FakeConfig::default()
+    };
+    let (_fake, handle, client) = start_with(config).await;
+    let client = client.with_poll_margin(Duration::from_secs(1));
+    let deadline = tokio::time::Instant::now() + client.poll_timeout();
+    let answer = tokio::spawn({
+        let handle = handle.clone();
+        async move {
+            tokio::time::sleep_until(deadline).await;
+            handle.push_text(USER, "written while we were stopped");
+        }
+    });
+    let updates = client.get_updates("").await.expect("poll");
+    assert!(!updates.timed_out, "the answer was there: not a timeout");
+    let texts: Vec<_> = updates.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(texts, [Some("written while we were stopped")]);
+    answer.await.expect("joins");
+}
