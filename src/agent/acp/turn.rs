@@ -14,7 +14,8 @@ use tracing::{debug, info};
 
 use super::permission::{self, PermOption};
 use super::rpc::Inbound;
-use super::session::{Proc, failed};
+use super::rpc::RpcError;
+use super::session::{Proc, ended, failed};
 use crate::agent::approval::Decision;
 use crate::agent::{AgentError, AgentErrorKind, MediaKind, TurnOutput, TurnRequest, Usage};
 use crate::words::Msg;
@@ -40,6 +41,9 @@ pub struct Turn<'a> {
     pub approval_timeout: Duration,
     /// Offer "always" when the agent offers it (no account allows it yet: false by default).
     pub offer_always: bool,
+    /// The turn ends when the agent sends nothing for this long (`[agent] timeout_seconds`),
+    /// the time an owner's approval is awaited not counted; `None`: no limit.
+    pub idle: Option<Duration>,
 }
 
 struct Call {
@@ -85,10 +89,14 @@ async fn drive(
     let mut last_status: Option<Instant> = None;
     let mut refused = false;
     let mut grace: Option<Instant> = None;
+    let heard = || t.idle.map(|d| Instant::now() + d);
+    // When the agent's silence ends the turn; moved on by everything it sends.
+    let mut quiet_until = heard();
+    let mut went_quiet = false;
     let result = loop {
         tokio::select! {
             r = &mut prompt => break r,
-            Some(inb) = rx.recv() => match inb {
+            Some(inb) = rx.recv() => { quiet_until = heard(); match inb {
                 Inbound::Update(u) => on_update(&u, req, &mut text, &mut calls, &mut last_status),
                 Inbound::Permission { id, params } => {
                     if grace.is_some() {
@@ -108,8 +116,10 @@ async fn drive(
                         }
                     }
                 }
-            },
+            }},
             Some((key, outcome)) = decided_rx.recv() => {
+                // The owner's time is not the agent's: its silence counts from the answer.
+                quiet_until = heard();
                 // Gone from `asking` when /stop already answered it `cancelled`.
                 if let Some((id, _)) = asking.remove(&key) {
                     refused |= outcome.get("refused").is_some();
@@ -126,12 +136,26 @@ async fn drive(
                 t.proc.rpc.notify("session/cancel", json!({"sessionId": t.sid}));
                 grace = Some(Instant::now() + t.cancel_grace);
             }
+            _ = sleep_until(quiet_until), if quiet_until.is_some() && asking.is_empty() && grace.is_none() => {
+                info!(idle_s = t.idle.unwrap_or_default().as_secs(), "the agent sent nothing for the idle timeout; cancelling its turn");
+                went_quiet = true;
+                t.proc.rpc.notify("session/cancel", json!({"sessionId": t.sid}));
+                grace = Some(Instant::now() + t.cancel_grace);
+            }
             _ = sleep_until(grace), if grace.is_some() => {
                 info!("the agent did not end a cancelled turn in time");
+                if went_quiet {
+                    // Hung for good: the next turn gets a new process.
+                    t.proc.stop();
+                    return Err(silent(t));
+                }
                 return Err(cancelled());
             }
         }
     };
+    if went_quiet {
+        return Err(silent(t));
+    }
     // The reader routes in wire order: every update sent before the prompt's answer is queued.
     while let Ok(inb) = rx.try_recv() {
         match inb {
@@ -139,10 +163,15 @@ async fn drive(
             Inbound::Permission { id, .. } => t.proc.rpc.respond(&id, permission::cancelled()),
         }
     }
-    if result.is_err() && t.proc.rpc.is_closed() {
-        t.proc.tail.settled().await;
-    }
-    let result = result.map_err(|e| failed(t.proc, "during the turn", e))?;
+    let result = match result {
+        Ok(r) => r,
+        Err(RpcError::Closed) => {
+            // The process ended while answering: its last words and exit status first.
+            t.proc.tail.settled().await;
+            return Err(ended(t.proc));
+        }
+        Err(e) => return Err(failed(t.proc, "during the turn", e)),
+    };
     if grace.is_some() {
         return Err(cancelled());
     }
@@ -168,6 +197,17 @@ async fn drive(
         files: Vec::new(),
         ..Default::default()
     })
+}
+
+/// The error of a turn the agent went silent in for the idle timeout.
+fn silent(t: &Turn<'_>) -> AgentError {
+    AgentError::new(
+        AgentErrorKind::Ended,
+        format!(
+            "the agent sent nothing for {} s",
+            t.idle.unwrap_or_default().as_secs()
+        ),
+    )
 }
 
 async fn sleep_until(at: Option<Instant>) {
