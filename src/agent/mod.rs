@@ -16,6 +16,7 @@ use crate::ids::ChatId;
 use crate::store::Store;
 
 pub mod acp;
+pub mod answer;
 pub mod approval;
 pub mod attachment;
 pub mod events;
@@ -27,6 +28,7 @@ pub mod scv;
 mod unconfigured;
 
 pub use acp::{AcpAgent, AcpOptions};
+pub use answer::{Answer, AnswerCap, DEFAULT_MAX_ANSWER_BYTES};
 pub use approval::{ApprovalRequest, Approver, Decision};
 pub use attachment::{Attachment, MediaKind};
 pub use events::{TurnEvent, TurnEvents};

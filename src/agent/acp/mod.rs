@@ -62,6 +62,8 @@ pub struct AcpOptions {
     pub max_message_bytes: usize,
     /// A turn ends when the agent sends nothing for this long (`[agent] timeout_seconds`).
     pub idle_timeout: Option<Duration>,
+    /// The most bytes of an answer put into the chat (`[agent] max_answer_kib`).
+    pub max_answer_bytes: usize,
 }
 
 impl AcpOptions {
@@ -79,6 +81,7 @@ impl AcpOptions {
             offer_always: true,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             idle_timeout: None,
+            max_answer_bytes: crate::agent::DEFAULT_MAX_ANSWER_BYTES,
         }
     }
 
@@ -111,6 +114,7 @@ impl AcpOptions {
         };
         let mut o = AcpOptions::new(Arc::new(launcher));
         o.max_message_bytes = max_message_bytes(cfg);
+        o.max_answer_bytes = crate::agent::answer::max_answer_bytes(cfg);
         o.idle_timeout = cfg
             .timeout_seconds
             .filter(|s| *s > 0)
@@ -332,6 +336,7 @@ impl AcpAgent {
             approval_timeout: self.opts.approval_timeout,
             offer_always: self.opts.offer_always,
             idle: self.opts.idle_timeout,
+            max_answer: self.opts.max_answer_bytes,
         };
         let mut out = turn::run(t, &req, cancel).await?;
         if let Some(n) = note {

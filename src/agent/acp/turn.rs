@@ -17,7 +17,9 @@ use super::rpc::Inbound;
 use super::rpc::RpcError;
 use super::session::{Proc, ended, failed};
 use crate::agent::approval::Decision;
-use crate::agent::{AgentError, AgentErrorKind, MediaKind, TurnOutput, TurnRequest, Usage};
+use crate::agent::{
+    AgentError, AgentErrorKind, Answer, AnswerCap, MediaKind, TurnOutput, TurnRequest, Usage,
+};
 use crate::words::Msg;
 
 /// The shortest gap between two status lines, so a burst of tool calls is not a burst of edits.
@@ -44,6 +46,8 @@ pub struct Turn<'a> {
     /// The turn ends when the agent sends nothing for this long (`[agent] timeout_seconds`),
     /// the time an owner's approval is awaited not counted; `None`: no limit.
     pub idle: Option<Duration>,
+    /// The most bytes of the answer put into the chat; the rest goes to a workspace file.
+    pub max_answer: usize,
 }
 
 struct Call {
@@ -84,7 +88,7 @@ async fn drive(
     let mut asking: HashMap<String, (Value, CancellationToken)> = HashMap::new();
     let asks = CancellationToken::new();
     let _stop_asking = asks.clone().drop_guard();
-    let mut text = String::new();
+    let mut text = AnswerCap::for_turn(req, t.max_answer).start();
     let mut calls: HashMap<String, Call> = HashMap::new();
     let mut last_status: Option<Instant> = None;
     let mut refused = false;
@@ -176,8 +180,10 @@ async fn drive(
         return Err(cancelled());
     }
     let stop = result["stopReason"].as_str().unwrap_or("end_turn");
-    debug!(stop, chars = text.chars().count(), "ACP turn ended");
-    if stop == "cancelled" || (refused && text.trim().is_empty()) {
+    debug!(stop, bytes = text.text().len(), "ACP turn ended");
+    let said = !text.text().trim().is_empty();
+    let (mut text, files) = text.finish();
+    if stop == "cancelled" || (refused && !said) {
         // Codex ends the whole turn on a rejection: say so, not "denied, continuing".
         let note = Msg::AgentStoppedAfterNo.text(req.language).into_owned();
         if !text.is_empty() {
@@ -185,7 +191,7 @@ async fn drive(
         }
         req.events.text(&note);
         text.push_str(&note);
-    } else if stop == "refusal" && text.trim().is_empty() {
+    } else if stop == "refusal" && !said {
         return Err(AgentError::new(
             AgentErrorKind::Failed,
             "the agent refused to answer",
@@ -194,7 +200,7 @@ async fn drive(
     Ok(TurnOutput {
         text,
         usage: usage(&result),
-        files: Vec::new(),
+        files,
         ..Default::default()
     })
 }
@@ -269,7 +275,7 @@ fn ask(
 fn on_update(
     u: &Value,
     req: &TurnRequest,
-    text: &mut String,
+    text: &mut Answer,
     calls: &mut HashMap<String, Call>,
     last_status: &mut Option<Instant>,
 ) {
@@ -278,8 +284,8 @@ fn on_update(
             if u["content"]["type"] == "text"
                 && let Some(piece) = u["content"]["text"].as_str()
             {
-                text.push_str(piece);
-                req.events.text(piece);
+                // Streamed by the answer, up to the chat's cap.
+                text.push(piece);
             }
         }
         "tool_call" | "tool_call_update" => {
