@@ -15,7 +15,7 @@ use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, Wech
 use scv_bridge::conversation::*;
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
 use scv_bridge::store::{Store, StoreGuard};
-use scv_bridge::supervisor::{Capabilities, HealthCell, HealthHandle};
+use scv_bridge::supervisor::{Capabilities, HealthCell, HealthHandle, NoteSource};
 use scv_bridge::testing::fake_acp::FakeAcp;
 use tokio_util::sync::CancellationToken;
 
@@ -162,6 +162,34 @@ async fn a_message_that_ends_the_agent_three_times_is_answered_with_a_note_and_d
         "the agent note went with the message: {:?}",
         b.health.get().error
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_agent_ends_the_turn_with_the_usual_note_and_a_status_error() {
+    let fake = FakeAcp::new();
+    let mut o = AcpOptions::new(Arc::new(fake.clone()));
+    o.idle_timeout = Some(Duration::from_secs(30));
+    let b = bed(Arc::new(AcpAgent::new(o, None)));
+    b.conv
+        .accept(vec![msg("m1", OWNER, "HANG")])
+        .await
+        .expect("accept");
+    let told = b
+        .text_where(OWNER, |t| t.starts_with("The agent is not answering"))
+        .await;
+    assert_eq!(
+        told,
+        "The agent is not answering: the agent sent nothing for 30 s. Your message is kept and \
+         will be answered when it is back."
+    );
+    let notes = b.health.get().notes.clone();
+    assert!(
+        notes.iter().any(|n| n.source == NoteSource::Agent
+            && n.text == "the agent is not answering: the agent sent nothing for 30 s"),
+        "{notes:?}"
+    );
+    // And like any message that stops the agent, it is given up after three tries.
+    b.text_where(OWNER, |t| t.contains("it is dropped")).await;
 }
 
 #[tokio::test(start_paused = true)]
