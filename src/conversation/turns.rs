@@ -66,57 +66,90 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             }
             TurnEnd::Shutdown => return,
             TurnEnd::Unavailable(err) => {
-                let m = &pending.pending.inbound;
-                if err.kind == AgentErrorKind::Ended {
-                    let times = match endings.take() {
-                        Some((id, n)) if id == m.msg_id => n + 1,
-                        _ => 1,
-                    };
-                    if times >= MAX_ENDINGS {
-                        give_up(&conv, &rt, &pending, &err, times).await;
-                        // Its cause went with it: the next message starts with a clean slate.
-                        if outage.take().is_some() {
-                            rt.link.health.note(NoteSource::Agent, None);
-                        }
-                        continue;
-                    }
-                    endings = Some((m.msg_id.clone(), times));
-                }
-                let attempt = outage.map_or(0, |a| a + 1);
-                if outage.is_none() {
-                    tell_owner_once(&conv, &rt, &pending, &err).await;
-                }
-                outage = Some(attempt);
-                rt.link.health.note(
-                    NoteSource::Agent,
-                    Some(format!("the agent is not answering: {}", err.message)),
-                );
-                let delay = err.retry_after.unwrap_or_else(|| {
-                    BackoffPolicy::default().delay(attempt, 0.5 + random_jitter() / 2.0)
-                });
-                tracing::info!(account = %rt.link.account, delay_ms = delay.as_millis() as u64, "agent unavailable; the message is kept and retried");
-                // `/stop` and `/new` find this wait as the chat's running turn and release it.
-                let release = cancel.child_token();
-                set_current(&chat, Some(release.clone()));
-                gate.wait_out();
-                let released = tokio::select! {
-                    _ = tokio::time::sleep(delay) => false,
-                    _ = release.cancelled() => true,
+                let kept = Kept {
+                    conv: &conv,
+                    rt: &rt,
+                    chat: &chat,
+                    next: &pending,
                 };
-                set_current(&chat, None);
-                if cancel.is_cancelled() {
+                if !kept.wait(err, &mut outage, &mut endings).await {
                     return;
-                }
-                gate.unpark();
-                if released {
-                    release_kept(&conv, &rt, &pending).await;
-                    endings = None;
-                    if outage.take().is_some() {
-                        rt.link.health.note(NoteSource::Agent, None);
-                    }
                 }
             }
         }
+    }
+}
+
+/// A message kept for a retry because the agent did not answer it.
+struct Kept<'a> {
+    conv: &'a Arc<Conversation>,
+    rt: &'a Arc<AccountRuntime>,
+    chat: &'a Arc<ChatRuntime>,
+    next: &'a Next,
+}
+
+impl Kept<'_> {
+    /// Gives the message up when it ended the agent too often; else tells the owner (once per
+    /// outage) and waits out the backoff, which `/stop` and `/new` cut short by releasing it.
+    /// False when the account is detaching.
+    async fn wait(
+        &self,
+        err: AgentError,
+        outage: &mut Option<u32>,
+        endings: &mut Option<(crate::ids::PlatformMsgId, u32)>,
+    ) -> bool {
+        let (conv, rt, chat, next) = (self.conv, self.rt, self.chat, self.next);
+        let m = &next.pending.inbound;
+        if err.kind == AgentErrorKind::Ended {
+            let times = match endings.take() {
+                Some((id, n)) if id == m.msg_id => n + 1,
+                _ => 1,
+            };
+            if times >= MAX_ENDINGS {
+                give_up(conv, rt, next, &err, times).await;
+                // Its cause went with it: the next message starts with a clean slate.
+                if outage.take().is_some() {
+                    rt.link.health.note(NoteSource::Agent, None);
+                }
+                return true;
+            }
+            *endings = Some((m.msg_id.clone(), times));
+        }
+        let attempt = outage.map_or(0, |a| a + 1);
+        if outage.is_none() {
+            tell_owner_once(conv, rt, next, &err).await;
+        }
+        *outage = Some(attempt);
+        rt.link.health.note(
+            NoteSource::Agent,
+            Some(format!("the agent is not answering: {}", err.message)),
+        );
+        let delay = err.retry_after.unwrap_or_else(|| {
+            BackoffPolicy::default().delay(attempt, 0.5 + random_jitter() / 2.0)
+        });
+        tracing::info!(account = %rt.link.account, delay_ms = delay.as_millis() as u64, "agent unavailable; the message is kept and retried");
+        // `/stop` and `/new` find this wait as the chat's running turn and release it.
+        let cancel = &rt.cancel;
+        let release = cancel.child_token();
+        set_current(chat, Some(release.clone()));
+        chat.turn_gate.wait_out();
+        let released = tokio::select! {
+            _ = tokio::time::sleep(delay) => false,
+            _ = release.cancelled() => true,
+        };
+        set_current(chat, None);
+        if cancel.is_cancelled() {
+            return false;
+        }
+        chat.turn_gate.unpark();
+        if released {
+            release_kept(conv, rt, next).await;
+            *endings = None;
+            if outage.take().is_some() {
+                rt.link.health.note(NoteSource::Agent, None);
+            }
+        }
+        true
     }
 }
 

@@ -138,6 +138,9 @@ struct Slot {
     last_failure: Option<Instant>,
 }
 
+/// An account's slot, shared by the turns that start or use its process.
+type SharedSlot = Arc<tokio::sync::Mutex<Slot>>;
+
 /// A chat's session as last opened.
 #[derive(Default)]
 struct ChatSlot {
@@ -152,7 +155,7 @@ pub struct AcpAgent {
     opts: AcpOptions,
     store: Option<Store>,
     /// Per account and trust (`true`: the tool-free sessions strangers get).
-    accounts: Mutex<HashMap<(AccountKey, bool), Arc<tokio::sync::Mutex<Slot>>>>,
+    accounts: Mutex<HashMap<(AccountKey, bool), SharedSlot>>,
     chats: Mutex<HashMap<SessionKey, Arc<tokio::sync::Mutex<ChatSlot>>>>,
     generation: AtomicU64,
     live: Mutex<AgentProcesses>,

@@ -179,6 +179,17 @@ async fn drive(
     if grace.is_some() {
         return Err(cancelled());
     }
+    answer(req, &result, text, refused)
+}
+
+/// The turn's output from the prompt's result: the answer, or the note that it stopped after a
+/// refused tool call, or the agent's refusal to answer.
+fn answer(
+    req: &TurnRequest,
+    result: &Value,
+    text: Answer,
+    refused: bool,
+) -> Result<TurnOutput, AgentError> {
     let stop = result["stopReason"].as_str().unwrap_or("end_turn");
     debug!(stop, bytes = text.text().len(), "ACP turn ended");
     let said = !text.text().trim().is_empty();
@@ -199,7 +210,7 @@ async fn drive(
     }
     Ok(TurnOutput {
         text,
-        usage: usage(&result),
+        usage: usage(result),
         files,
         ..Default::default()
     })
