@@ -244,7 +244,8 @@ async fn watch(
 /// supervisor or none). Only the direct child is reached; its own children (codex-acp's native
 /// process) stay in its group, which the next start kills from the record ([`reap_records`]).
 /// The signal follows the THREAD that forked: launches run on the runtime's worker threads,
-/// which live as long as the daemon, never on a blocking-pool thread that may retire.
+/// which live as long as the daemon, never on a blocking-pool thread that may retire (so no
+/// `spawn_blocking` or `block_in_place` may lead here).
 #[cfg(target_os = "linux")]
 fn die_with_parent(cmd: &mut tokio::process::Command) {
     // SAFETY: getpid(2) has no preconditions.
@@ -357,7 +358,9 @@ async fn drain(mut stderr: impl AsyncRead + Unpin, tail: StderrTail) {
         if n == 0 {
             break;
         }
-        // Only kept in memory: stderr may quote conversation text, so it never reaches logs.
+        // Kept in memory, never logged as it comes: only its last lines go to the log, once,
+        // when the process ends unasked (`session.rs`), as the reason it ended. Chat text goes
+        // to the agent over stdin; an agent that echoes it to stderr is the one way it shows.
         tail.push(&buf[..n]);
     }
     tail.end();
