@@ -170,3 +170,102 @@ async fn a_strangers_death_never_touches_the_owners_turn() {
         vec!["wechat-phone", "wechat-phone-guest"]
     );
 }
+
+/// A log sink for one test thread, waking waiters on every write.
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>, Arc<tokio::sync::Notify>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(buf);
+        self.1.notify_waiters();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().expect("lock")).into_owned()
+    }
+
+    /// Waits for a log line holding `what`; a few seconds without one fail the test.
+    async fn until(&self, what: &str) -> String {
+        let wait = async {
+            loop {
+                let woken = self.1.notified();
+                let text = self.text();
+                if text.contains(what) {
+                    return text;
+                }
+                woken.await;
+            }
+        };
+        match tokio::time::timeout(Duration::from_secs(10), wait).await {
+            Ok(t) => t,
+            Err(_) => panic!("no log line with {what:?}:\n{}", self.text()),
+        }
+    }
+}
+
+/// Everything this test binary logs at INFO and above, from every thread.
+fn captured() -> &'static Captured {
+    static CAPTURED: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
+    CAPTURED.get_or_init(|| {
+        let captured = Captured::default();
+        let sink = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .with_writer(move || sink.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+        captured
+    })
+}
+
+/// Answers initialize and session/new, then on the prompt writes to stderr and exits 3.
+const DYING: &str = r#"#!/bin/sh
+read line
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"sh-agent","version":"1"}}}'
+read line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}'
+read line
+echo "fatal: the model went away" >&2
+exit 3
+"#;
+
+#[tokio::test]
+async fn why_the_agent_ended_is_logged_at_info_with_its_stderr_and_no_message_text() {
+    let dir = tempfile::tempdir().expect("dir");
+    let script = dir.path().join("agent.sh");
+    std::fs::write(&script, DYING).expect("script");
+    let launcher = scv_bridge::agent::acp::CommandLauncher {
+        program: "sh".into(),
+        args: vec![script.to_string_lossy().into_owned()],
+        env: Vec::new(),
+        record_dir: None,
+    };
+    let a = AcpAgent::new(AcpOptions::new(Arc::new(launcher)), None);
+    let log = captured();
+    let e = failed(
+        a.turn(req("c1", "PRIVATE-PROMPT-TEXT"), CancellationToken::new())
+            .await,
+    );
+    assert_eq!(e.kind, AgentErrorKind::Ended);
+    // Other tests of this binary log their agents' ends too: this one's exits 3.
+    let text = log.until("reason=it exited: exit status: 3").await;
+    let line = text
+        .lines()
+        .find(|l| l.contains("reason=it exited: exit status: 3"))
+        .expect("the line");
+    assert!(
+        line.contains(" INFO ")
+            && line.contains("the agent process ended")
+            && line.contains("stderr=fatal: the model went away"),
+        "{line}"
+    );
+    assert!(!text.contains("PRIVATE-PROMPT-TEXT"), "{text}");
+}
