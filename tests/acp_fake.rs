@@ -298,14 +298,14 @@ async fn fs_and_unknown_requests_are_answered_method_not_found() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_crash_mid_turn_is_unavailable_with_the_stderr_tail_and_restarts() {
+async fn a_crash_mid_turn_is_an_end_with_the_stderr_tail_and_restarts() {
     let fake = FakeAcp::new();
     let a = agent(&fake, None);
     let err = failed(
         a.turn(req("c1", "CRASH", None), CancellationToken::new())
             .await,
     );
-    assert_eq!(err.kind, AgentErrorKind::Unavailable);
+    assert_eq!(err.kind, AgentErrorKind::Ended);
     assert!(err.message.contains("panic: boom"), "{}", err.message);
     assert_eq!(a.live().last_error.as_deref(), Some(err.message.as_str()));
     // The next turn restarts the agent (after the backoff) and resumes the session by load.

@@ -128,9 +128,10 @@ async fn a_death_mid_turn_fails_with_the_stderr_tail_and_its_group_is_killed() {
         Ok(_) => panic!("answered"),
         Err(e) => e,
     };
-    assert_eq!(err.kind, AgentErrorKind::Unavailable);
+    assert_eq!(err.kind, AgentErrorKind::Ended);
     assert!(
-        err.message.contains("fatal: the model went away"),
+        err.message
+            .contains("(it exited: exit status: 3): fatal: the model went away"),
         "{}",
         err.message
     );

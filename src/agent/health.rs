@@ -134,7 +134,9 @@ impl AgentMonitor {
             ),
             (None, Some((kind, message))) => {
                 let fix = match kind {
-                    AgentErrorKind::Unavailable => &self.info.fixes.unavailable,
+                    AgentErrorKind::Unavailable | AgentErrorKind::Ended => {
+                        &self.info.fixes.unavailable
+                    }
                     AgentErrorKind::Auth => &self.info.fixes.auth,
                     _ => &self.info.fixes.failed,
                 };

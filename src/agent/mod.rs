@@ -16,6 +16,7 @@ use crate::ids::ChatId;
 use crate::store::Store;
 
 pub mod acp;
+pub mod answer;
 pub mod approval;
 pub mod attachment;
 pub mod events;
@@ -27,6 +28,7 @@ pub mod scv;
 mod unconfigured;
 
 pub use acp::{AcpAgent, AcpOptions};
+pub use answer::{Answer, AnswerCap, DEFAULT_MAX_ANSWER_BYTES};
 pub use approval::{ApprovalRequest, Approver, Decision};
 pub use attachment::{Attachment, MediaKind};
 pub use events::{TurnEvent, TurnEvents};
@@ -144,6 +146,11 @@ pub enum AgentErrorKind {
     Cancelled,
     /// This turn failed for a reason retrying will not fix (bad request, the agent's own error).
     Failed,
+    /// The agent stopped while answering this message: its process ended (it exited, or wrote
+    /// a line that cannot be read) or it sent nothing for the idle timeout. Kept and retried like
+    /// `Unavailable`, but the message may be what ends it, so the pipeline gives it up after a
+    /// few such ends instead of blocking the chat behind it.
+    Ended,
 }
 
 /// A failed turn, with a message for people (never the prompt or answer text).
@@ -235,6 +242,10 @@ fn configure(cfg: &AgentConfig, store: Store) -> Result<Arc<dyn Agent>, ConfigPr
         AgentBackend::Acp => {
             // The group records of agent processes live next to the database.
             let state_dir = store.path().parent().map(std::path::Path::to_path_buf);
+            // Before any agent of ours starts: what a killed bridge left running goes now.
+            if let Some(dir) = &state_dir {
+                acp::process::reap_records(dir);
+            }
             let opts = AcpOptions::configure(cfg, state_dir)?;
             Ok(Arc::new(AcpAgent::new(opts, Some(store))))
         }

@@ -87,6 +87,7 @@ pub(crate) const RANGES: &[KeyRange] = &[
         4 * 1024 * 1024,
         "bytes",
     ),
+    range(Scope::Agent, "max_answer_kib", 4, 65_536, "KiB"),
     range(Scope::Agent, "max_image_mb", 1, 100, "MB"),
     range(Scope::Media, "max_item_mb", 1, 1_024, "MB"),
     range(Scope::Media, "max_workspace_mb", 1, 1_048_576, "MB"),

@@ -71,6 +71,9 @@ pub struct AgentConfig {
     /// The most bytes of one chat message handed to the agent; longer ones are cut and the
     /// sender is told. 1024 to 4194304 (4 MiB); default 32768.
     pub max_message_bytes: Option<u64>,
+    /// The most text of one answer put into the chat, in KiB (4 to 65536; default 64); the rest
+    /// goes into a file in the workspace, sent after the answer.
+    pub max_answer_kib: Option<u64>,
     /// Whether the `openai` model sees images: `true` sends photos as image parts, `false` as a
     /// line with the saved path; unset tries images and remembers a refusal.
     pub vision: Option<bool>,

@@ -135,25 +135,33 @@ pub(super) async fn handle_fast(
     }
 }
 
+/// What `/stop` cancels in `m`'s chat: its running turn, or the wait of a message kept for a
+/// retry (see `turns::run`).
+fn running(rt: &AccountRuntime, m: &Inbound) -> Option<tokio_util::sync::CancellationToken> {
+    rt.chats
+        .lock()
+        .ok()
+        .and_then(|c| c.get(&m.chat).cloned())
+        .and_then(|c| c.current_turn.lock().ok().and_then(|t| t.clone()))
+}
+
 async fn run_command(conv: &Conversation, rt: &AccountRuntime, m: &Inbound, cmd: Command) -> Msg {
     match cmd {
         Command::Help => Msg::Help,
-        Command::Stop => {
-            let token = rt
-                .chats
-                .lock()
-                .ok()
-                .and_then(|c| c.get(&m.chat).cloned())
-                .and_then(|c| c.current_turn.lock().ok().and_then(|t| t.clone()));
-            match token {
-                Some(t) => {
-                    t.cancel();
-                    Msg::Stopped
-                }
-                None => Msg::NothingRunning,
+        // The running turn, or a message kept for a retry while the agent is down: released.
+        Command::Stop => match running(rt, m) {
+            Some(t) => {
+                t.cancel();
+                Msg::Stopped
             }
-        }
+            None => Msg::NothingRunning,
+        },
         Command::New => {
+            // A fresh start does not wait behind the old conversation's turn (a hung or dying
+            // agent's would hold the chat for good).
+            if let Some(t) = running(rt, m) {
+                t.cancel();
+            }
             let session = SessionKey {
                 account: m.account.clone(),
                 chat: m.chat.clone(),

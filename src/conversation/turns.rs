@@ -14,10 +14,16 @@ use crate::ids::ChatId;
 use crate::supervisor::{BackoffPolicy, NoteSource, random_jitter};
 use crate::words::{Lang, Msg};
 
+/// How many times a message may end the agent (its process died, or it went silent) before it
+/// is given up: a message that kills the agent every time must not block its chat for ever.
+pub(super) const MAX_ENDINGS: u32 = 3;
+
 /// Runs until the account detaches.
 pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: Arc<ChatRuntime>) {
     let cancel = rt.cancel.clone();
     let mut outage: Option<u32> = None;
+    // The message the agent last stopped on and how often (in memory: a restart counts afresh).
+    let mut endings: Option<(crate::ids::PlatformMsgId, u32)> = None;
     // The call that stores an answer also fetches the next message, saving a round trip per message.
     let mut prefetched: Option<Next> = None;
     let gate = &chat.turn_gate;
@@ -60,26 +66,138 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             }
             TurnEnd::Shutdown => return,
             TurnEnd::Unavailable(err) => {
-                let attempt = outage.map_or(0, |a| a + 1);
-                if outage.is_none() {
-                    tell_owner_once(&conv, &rt, &pending, &err).await;
-                }
-                outage = Some(attempt);
-                rt.link.health.note(
-                    NoteSource::Agent,
-                    Some(format!("the agent is not answering: {}", err.message)),
-                );
-                let delay = err.retry_after.unwrap_or_else(|| {
-                    BackoffPolicy::default().delay(attempt, 0.5 + random_jitter() / 2.0)
-                });
-                tracing::info!(account = %rt.link.account, delay_ms = delay.as_millis() as u64, "agent unavailable; the message is kept and retried");
-                gate.wait_out();
-                tokio::select! {
-                    _ = tokio::time::sleep(delay) => gate.unpark(),
-                    _ = cancel.cancelled() => return,
+                let kept = Kept {
+                    conv: &conv,
+                    rt: &rt,
+                    chat: &chat,
+                    next: &pending,
+                };
+                if !kept.wait(err, &mut outage, &mut endings).await {
+                    return;
                 }
             }
         }
+    }
+}
+
+/// A message kept for a retry because the agent did not answer it.
+struct Kept<'a> {
+    conv: &'a Arc<Conversation>,
+    rt: &'a Arc<AccountRuntime>,
+    chat: &'a Arc<ChatRuntime>,
+    next: &'a Next,
+}
+
+impl Kept<'_> {
+    /// Gives the message up when it ended the agent too often; else tells the owner (once per
+    /// outage) and waits out the backoff, which `/stop` and `/new` cut short by releasing it.
+    /// False when the account is detaching.
+    async fn wait(
+        &self,
+        err: AgentError,
+        outage: &mut Option<u32>,
+        endings: &mut Option<(crate::ids::PlatformMsgId, u32)>,
+    ) -> bool {
+        let (conv, rt, chat, next) = (self.conv, self.rt, self.chat, self.next);
+        let m = &next.pending.inbound;
+        if err.kind == AgentErrorKind::Ended {
+            let times = match endings.take() {
+                Some((id, n)) if id == m.msg_id => n + 1,
+                _ => 1,
+            };
+            if times >= MAX_ENDINGS {
+                give_up(conv, rt, next, &err, times).await;
+                // Its cause went with it: the next message starts with a clean slate.
+                if outage.take().is_some() {
+                    rt.link.health.note(NoteSource::Agent, None);
+                }
+                return true;
+            }
+            *endings = Some((m.msg_id.clone(), times));
+        }
+        let attempt = outage.map_or(0, |a| a + 1);
+        if outage.is_none() {
+            tell_owner_once(conv, rt, next, &err).await;
+        }
+        *outage = Some(attempt);
+        rt.link.health.note(
+            NoteSource::Agent,
+            Some(format!("the agent is not answering: {}", err.message)),
+        );
+        let delay = err.retry_after.unwrap_or_else(|| {
+            BackoffPolicy::default().delay(attempt, 0.5 + random_jitter() / 2.0)
+        });
+        tracing::info!(account = %rt.link.account, delay_ms = delay.as_millis() as u64, "agent unavailable; the message is kept and retried");
+        // `/stop` and `/new` find this wait as the chat's running turn and release it.
+        let cancel = &rt.cancel;
+        let release = cancel.child_token();
+        set_current(chat, Some(release.clone()));
+        chat.turn_gate.wait_out();
+        let released = tokio::select! {
+            _ = tokio::time::sleep(delay) => false,
+            _ = release.cancelled() => true,
+        };
+        set_current(chat, None);
+        if cancel.is_cancelled() {
+            return false;
+        }
+        chat.turn_gate.unpark();
+        if released {
+            release_kept(conv, rt, next).await;
+            *endings = None;
+            if outage.take().is_some() {
+                rt.link.health.note(NoteSource::Agent, None);
+            }
+        }
+        true
+    }
+}
+
+/// Sets (or clears) what `/stop` and `/new` cancel in this chat.
+fn set_current(chat: &ChatRuntime, token: Option<tokio_util::sync::CancellationToken>) {
+    if let Ok(mut cur) = chat.current_turn.lock() {
+        *cur = token;
+    }
+}
+
+/// The message ended the agent `times` times: it is answered with a note saying so (the reason
+/// only in the owner's chat: it may quote the agent's stderr), counted, and marked done.
+async fn give_up(
+    conv: &Arc<Conversation>,
+    rt: &Arc<AccountRuntime>,
+    next: &Next,
+    err: &AgentError,
+    times: u32,
+) {
+    let m = &next.pending.inbound;
+    let owner = rt.link.owner.as_ref().is_some_and(|o| o == &m.sender);
+    tracing::info!(account = %m.account, times, "a message stopped the agent each time it was tried; it is dropped");
+    conv.stats.dropped(&m.account, "agent_ended");
+    let text = Msg::AgentEndedDropped {
+        times,
+        reason: owner.then(|| err.message.clone()),
+    }
+    .text(next.lang);
+    if let Err(e) = conv.reply_text(rt, m, "dropped", &text).await {
+        tracing::error!(account = %m.account, error = %e, "cannot queue the note of a dropped message");
+    }
+    finish(conv, m).await;
+}
+
+/// `/stop` or `/new` released a message kept for a retry: it is counted and marked done (the
+/// command's own answer tells the owner).
+async fn release_kept(conv: &Arc<Conversation>, rt: &Arc<AccountRuntime>, next: &Next) {
+    let m = &next.pending.inbound;
+    tracing::info!(account = %rt.link.account, "the owner released a message kept for a retry");
+    conv.stats.dropped(&m.account, "stopped_by_owner");
+    finish(conv, m).await;
+}
+
+/// Marks `m` done without an answer of its own.
+async fn finish(conv: &Arc<Conversation>, m: &super::Inbound) {
+    let (a, id) = (m.account.clone(), m.msg_id.clone());
+    if let Err(e) = conv.store.call(move |t| journal::finish(t, &a, &id)).await {
+        tracing::error!(account = %m.account, error = %e, "cannot mark a message done");
     }
 }
 
@@ -146,7 +264,8 @@ enum TurnEnd {
     Done(Option<Next>),
     /// The account is detaching: the message stays journaled for the next start.
     Shutdown,
-    /// The agent could not be reached: keep the message and try again later.
+    /// The agent could not be reached, or stopped while answering (`Ended`): keep the message
+    /// and try again later.
     Unavailable(AgentError),
 }
 
@@ -230,7 +349,12 @@ async fn turn(
             out.text
         }
         Err(e) if e.kind == AgentErrorKind::Cancelled => String::new(),
-        Err(e) if matches!(e.kind, AgentErrorKind::Unavailable | AgentErrorKind::Auth) => {
+        Err(e)
+            if matches!(
+                e.kind,
+                AgentErrorKind::Unavailable | AgentErrorKind::Auth | AgentErrorKind::Ended
+            ) =>
+        {
             typing.clear().await;
             return TurnEnd::Unavailable(e);
         }

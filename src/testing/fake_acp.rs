@@ -12,6 +12,12 @@
 //! - `SLOW`: one chunk `partial`, then nothing until `session/cancel` (ends `cancelled`).
 //! - `FS`: asks the client `fs/read_text_file` and `x/unknown` and answers with the error codes.
 //! - `CRASH`: writes `panic: boom` to stderr and closes its stdout mid-turn.
+//! - `GARBAGE`: writes a line that is not UTF-8 mid-turn (and then nothing).
+//! - `LONGLINE:<n>`: writes one line of `n` bytes mid-turn (past a small `max_line`).
+//! - `HANG`: sends nothing and never answers, but ends the turn `cancelled` on `session/cancel`.
+//! - `DEAF`: sends nothing and never answers, `session/cancel` included.
+//! - `BIG:<n>`: answers `n` bytes of text (`0123456789` repeated, a newline every 100) in
+//!   chunks of 4 KiB.
 //! - anything else: a thought (never shown), then `hello ` + `world`, `end_turn`.
 //!
 //! `session/load` replays the session's earlier answers before its result; `session/resume` is
@@ -34,6 +40,8 @@ use crate::agent::approval::{ApprovalRequest, Approver, Decision};
 pub struct FakeAcpLog {
     /// Processes started.
     pub launches: usize,
+    /// The name each process was started for, in order (`wechat-phone`, `wechat-phone-guest`).
+    pub launched: Vec<String>,
     /// Every method the client called or notified, in order.
     pub methods: Vec<String>,
     /// The outcome of every permission request, as the client answered it.
@@ -102,12 +110,15 @@ impl FakeAcp {
 }
 
 impl Launcher for FakeAcp {
-    fn launch(&self, _account: &str) -> std::io::Result<Launched> {
+    fn launch(&self, account: &str) -> std::io::Result<Launched> {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (read, write) = tokio::io::split(ours);
         let tail = StderrTail::default();
         let stop = CancellationToken::new();
-        self.record(|s| s.log.launches += 1);
+        self.record(|s| {
+            s.log.launches += 1;
+            s.log.launched.push(account.to_string());
+        });
         tokio::spawn(serve(self.clone(), theirs, tail.clone(), stop.clone()));
         Ok(Launched {
             read: Box::new(read),
@@ -122,7 +133,14 @@ impl Launcher for FakeAcp {
     }
 }
 
-type Out = mpsc::UnboundedSender<Option<Value>>;
+/// What the fake writes next: a message, raw bytes (a broken line), or its stdout closing.
+enum Write {
+    Json(Value),
+    Raw(Vec<u8>),
+    Crash,
+}
+
+type Out = mpsc::UnboundedSender<Write>;
 
 struct Conn {
     fake: FakeAcp,
@@ -135,7 +153,7 @@ struct Conn {
 
 impl Conn {
     fn send(&self, v: Value) {
-        let _ = self.out.send(Some(v));
+        let _ = self.out.send(Write::Json(v));
     }
 
     fn update(&self, sid: &str, update: Value) {
@@ -166,7 +184,7 @@ async fn serve(
     stop: CancellationToken,
 ) {
     let (read, mut write) = tokio::io::split(stream);
-    let (out, mut rx) = mpsc::unbounded_channel::<Option<Value>>();
+    let (out, mut rx) = mpsc::unbounded_channel::<Write>();
     let conn = Arc::new(Conn {
         fake,
         out,
@@ -176,9 +194,14 @@ async fn serve(
         tail,
     });
     let writer = tokio::spawn(async move {
-        // `None` is a crash: stdout closes at once.
-        while let Some(Some(v)) = rx.recv().await {
-            if write.write_all(format!("{v}\n").as_bytes()).await.is_err() {
+        // A crash closes stdout at once.
+        while let Some(w) = rx.recv().await {
+            let bytes = match w {
+                Write::Json(v) => format!("{v}\n").into_bytes(),
+                Write::Raw(b) => b,
+                Write::Crash => return,
+            };
+            if write.write_all(&bytes).await.is_err() {
                 return;
             }
         }
@@ -211,6 +234,8 @@ async fn serve(
         }
     }
     writer.abort();
+    // The "process" is gone: so is its stderr.
+    conn.tail.end();
 }
 
 async fn handle(c: &Conn, method: &str, msg: Value) {
@@ -378,8 +403,49 @@ async fn turn(
         chunk("about to ");
         c.tail.push(b"thread 'main' panicked\npanic: boom\n");
         c.tail.end();
-        let _ = c.out.send(None);
+        let _ = c.out.send(Write::Crash);
         (None, None)
+    } else if text == "GARBAGE" {
+        chunk("about to ");
+        let _ = c.out.send(Write::Raw(
+            b"{\"jsonrpc\":\"2.0\",\"x\":\"\xff\xfe\"}\n".to_vec(),
+        ));
+        std::future::pending::<()>().await;
+        (None, None)
+    } else if let Some(n) = text.strip_prefix("LONGLINE:") {
+        let n: usize = n.parse().unwrap_or(1 << 20);
+        let mut line = vec![b'x'; n];
+        line.push(b'\n');
+        let _ = c.out.send(Write::Raw(line));
+        std::future::pending::<()>().await;
+        (None, None)
+    } else if text == "HANG" {
+        cancel.cancelled().await;
+        (None, Some("cancelled"))
+    } else if text == "DEAF" {
+        std::future::pending::<()>().await;
+        (None, None)
+    } else if let Some(n) = text.strip_prefix("BIG:") {
+        let n: usize = n.parse().unwrap_or(0);
+        let line: String = "0123456789".repeat(10);
+        let mut left = n;
+        let mut piece = String::new();
+        while left > 0 {
+            let take = left.min(100);
+            piece.push_str(&line[..take]);
+            left -= take;
+            if left > 0 && take == 100 {
+                piece.push('\n');
+                left -= 1;
+            }
+            if piece.len() >= 4096 || left == 0 {
+                chunk(&piece);
+                piece.clear();
+                // Lets the client read as the fake writes, as a real agent's pipe would.
+                tokio::task::yield_now().await;
+            }
+        }
+        (Some(format!("{n} bytes")), Some("end_turn"))
     } else {
         c.update(sid, json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "SECRET THOUGHT"}}));
         chunk("hello ");

@@ -78,6 +78,21 @@ pub enum Msg {
         /// Why.
         why: MediaSkip,
     },
+    /// The agent stopped while answering one message `times` times: the message is given up.
+    AgentEndedDropped {
+        /// How many times it stopped.
+        times: u32,
+        /// Why it stopped the last time (operator words, English); the owner's chat only.
+        reason: Option<String>,
+    },
+    /// The start of an answer longer than `[agent] max_answer_kib`: the rest is in a file.
+    AnswerCut {
+        /// What the chat shows (`64 KiB`).
+        max: String,
+        /// The workspace file holding the rest, sent after the answer; `None`: no workspace,
+        /// the rest is left out.
+        file: Option<String>,
+    },
     /// A file the answer named was not sent.
     FileNotSent {
         /// The path as the answer wrote it.
@@ -216,6 +231,20 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
                 "(The agent could not continue the earlier conversation; this is a fresh one.)"
                     .into()
             }
+            Msg::AgentEndedDropped { times, reason } => {
+                let head = format!("The agent stopped while answering this, {times} times; it is dropped");
+                match reason {
+                    Some(r) => format!("{head}: {r}. Send it again in other words, or /new to start afresh.").into(),
+                    None => format!("{head}. Send it again in other words.").into(),
+                }
+            }
+            Msg::AnswerCut { max, file: Some(f) } => format!(
+                "(The answer is longer than {max}: the rest is in the workspace file {f}, sent after this.)"
+            )
+            .into(),
+            Msg::AnswerCut { max, file: None } => {
+                format!("(The answer was longer than {max}; the rest is left out.)").into()
+            }
             Msg::Paired => {
                 "Paired: you are now the owner of this bot. What you write here goes to the agent."
                     .into()
@@ -299,6 +328,19 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
             }
             Msg::AgentStoppedAfterNo => "已停止：该命令没有执行。请告诉我接下来要怎么做。".into(),
             Msg::AgentSessionLost => "（智能体无法接续之前的对话，这是一段新对话。）".into(),
+            Msg::AgentEndedDropped { times, reason } => {
+                let head = format!("智能体在回答这条消息时停止了 {times} 次，这条消息已放弃");
+                match reason {
+                    Some(r) => format!("{head}：{r}。可以换个说法再发，或发送 /new 开始新对话。").into(),
+                    None => format!("{head}。可以换个说法再发。").into(),
+                }
+            }
+            Msg::AnswerCut { max, file: Some(f) } => {
+                format!("（回答超过 {max}：其余部分在工作区文件 {f} 中，随后作为文件发送。）").into()
+            }
+            Msg::AnswerCut { max, file: None } => {
+                format!("（回答超过 {max}，其余部分已省略。）").into()
+            }
             Msg::Paired => "配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。".into(),
             Msg::MediaNotSaved { item, why } => {
                 let why = match why {
@@ -414,6 +456,24 @@ pub(crate) mod tests {
             Msg::StorePaused {
                 disk_full: false,
                 error: "disk I/O error".into(),
+            },
+            Msg::AgentEndedDropped {
+                times: 3,
+                reason: Some(
+                    "the agent process ended while answering (it exited: exit status: 3)".into(),
+                ),
+            },
+            Msg::AgentEndedDropped {
+                times: 3,
+                reason: None,
+            },
+            Msg::AnswerCut {
+                max: "64 KiB".into(),
+                file: Some("answers/2026-05-01-1a2b.md".into()),
+            },
+            Msg::AnswerCut {
+                max: "64 KiB".into(),
+                file: None,
             },
         ]
     }

@@ -60,6 +60,10 @@ pub struct AcpOptions {
     pub offer_always: bool,
     /// The most bytes of one chat message the pipeline hands over.
     pub max_message_bytes: usize,
+    /// A turn ends when the agent sends nothing for this long (`[agent] timeout_seconds`).
+    pub idle_timeout: Option<Duration>,
+    /// The most bytes of an answer put into the chat (`[agent] max_answer_kib`).
+    pub max_answer_bytes: usize,
 }
 
 impl AcpOptions {
@@ -76,6 +80,8 @@ impl AcpOptions {
             approval_timeout: Duration::from_secs(1830),
             offer_always: true,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            idle_timeout: None,
+            max_answer_bytes: crate::agent::DEFAULT_MAX_ANSWER_BYTES,
         }
     }
 
@@ -108,6 +114,11 @@ impl AcpOptions {
         };
         let mut o = AcpOptions::new(Arc::new(launcher));
         o.max_message_bytes = max_message_bytes(cfg);
+        o.max_answer_bytes = crate::agent::answer::max_answer_bytes(cfg);
+        o.idle_timeout = cfg
+            .timeout_seconds
+            .filter(|s| *s > 0)
+            .map(Duration::from_secs);
         Ok(o)
     }
 
@@ -127,6 +138,9 @@ struct Slot {
     last_failure: Option<Instant>,
 }
 
+/// An account's slot, shared by the turns that start or use its process.
+type SharedSlot = Arc<tokio::sync::Mutex<Slot>>;
+
 /// A chat's session as last opened.
 #[derive(Default)]
 struct ChatSlot {
@@ -140,7 +154,8 @@ struct ChatSlot {
 pub struct AcpAgent {
     opts: AcpOptions,
     store: Option<Store>,
-    accounts: Mutex<HashMap<AccountKey, Arc<tokio::sync::Mutex<Slot>>>>,
+    /// Per account and trust (`true`: the tool-free sessions strangers get).
+    accounts: Mutex<HashMap<(AccountKey, bool), SharedSlot>>,
     chats: Mutex<HashMap<SessionKey, Arc<tokio::sync::Mutex<ChatSlot>>>>,
     generation: AtomicU64,
     live: Mutex<AgentProcesses>,
@@ -170,7 +185,7 @@ impl AcpAgent {
             .values()
             .filter(|s| {
                 s.try_lock()
-                    .map(|s| s.proc.as_ref().is_some_and(|p| !p.rpc.is_closed()))
+                    .map(|s| s.proc.as_ref().is_some_and(|p| p.alive()))
                     .unwrap_or(true)
             })
             .count() as u64;
@@ -190,15 +205,16 @@ impl AcpAgent {
     async fn process(
         &self,
         account: &AccountKey,
+        no_tools: bool,
         cancel: &CancellationToken,
     ) -> Result<Arc<Proc>, AgentError> {
         let slot = lock(&self.accounts)
-            .entry(account.clone())
+            .entry((account.clone(), no_tools))
             .or_default()
             .clone();
         let mut s = slot.lock().await;
         if let Some(p) = &s.proc {
-            if !p.rpc.is_closed() {
+            if p.alive() {
                 return Ok(p.clone());
             }
             s.proc = None;
@@ -215,7 +231,10 @@ impl AcpAgent {
                 _ = cancel.cancelled() => return Err(turn::cancelled()),
             }
         }
-        let name = account.to_string().replace(':', "-");
+        let mut name = account.to_string().replace(':', "-");
+        if no_tools {
+            name.push_str("-guest");
+        }
         let launched = self.opts.launcher.launch(&name).map_err(|e| {
             AgentError::new(
                 AgentErrorKind::Unavailable,
@@ -252,8 +271,10 @@ impl AcpAgent {
         }
     }
 
-    async fn succeeded(&self, account: &AccountKey) {
-        let slot = lock(&self.accounts).get(account).cloned();
+    async fn succeeded(&self, account: &AccountKey, no_tools: bool) {
+        let slot = lock(&self.accounts)
+            .get(&(account.clone(), no_tools))
+            .cloned();
         if let Some(slot) = slot {
             slot.lock().await.failures = 0;
         }
@@ -272,8 +293,8 @@ impl AcpAgent {
             c = chat.lock() => c,
             _ = cancel.cancelled() => return Err(turn::cancelled()),
         };
-        let proc = self.process(&req.session.account, cancel).await?;
         let no_tools = req.no_tools;
+        let proc = self.process(&req.session.account, no_tools, cancel).await?;
         let current = cs
             .open
             .as_ref()
@@ -317,6 +338,8 @@ impl AcpAgent {
             cancel_grace: self.opts.cancel_grace,
             approval_timeout: self.opts.approval_timeout,
             offer_always: self.opts.offer_always,
+            idle: self.opts.idle_timeout,
+            max_answer: self.opts.max_answer_bytes,
         };
         let mut out = turn::run(t, &req, cancel).await?;
         if let Some(n) = note {
@@ -333,10 +356,10 @@ impl Agent for AcpAgent {
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
         Box::pin(async move {
-            let account = req.session.account.clone();
+            let (account, no_tools) = (req.session.account.clone(), req.no_tools);
             let out = self.run(req, &cancel).await;
             match &out {
-                Ok(_) => self.succeeded(&account).await,
+                Ok(_) => self.succeeded(&account, no_tools).await,
                 Err(e) => {
                     info!(kind = ?e.kind, error = %e, "acp turn failed");
                     self.note_error(e);
@@ -357,8 +380,10 @@ impl Agent for AcpAgent {
                 .or_default()
                 .clone();
             let mut cs = chat.lock().await;
-            if let Some((id, generation, _)) = cs.open.take() {
-                let slot = lock(&self.accounts).get(&session.account).cloned();
+            if let Some((id, generation, no_tools)) = cs.open.take() {
+                let slot = lock(&self.accounts)
+                    .get(&(session.account.clone(), no_tools))
+                    .cloned();
                 let proc = match slot {
                     Some(s) => s.lock().await.proc.clone(),
                     None => None,

@@ -8,7 +8,6 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
@@ -17,28 +16,55 @@ use tracing::{debug, info, warn};
 /// How much of the agent's stderr is kept for the message of a failed turn.
 pub const TAIL_BYTES: usize = 2048;
 
-/// The last bytes the agent wrote to stderr, for the message when it dies.
+/// The last bytes the agent wrote to stderr and how its process ended, for the message and the
+/// log line when it dies.
 #[derive(Clone, Default)]
-pub struct StderrTail(
-    Arc<Mutex<VecDeque<u8>>>,
-    Arc<tokio::sync::Notify>,
-    Arc<AtomicBool>,
-);
+pub struct StderrTail(Arc<(Mutex<TailState>, tokio::sync::Notify)>);
+
+#[derive(Default)]
+struct TailState {
+    bytes: VecDeque<u8>,
+    /// Stderr ended: everything it wrote is in `bytes`.
+    ended: bool,
+    /// How the process exited (`exit status 3`), once its launcher saw it.
+    exit: Option<String>,
+    /// The launcher reports the exit (a real process): [`StderrTail::settled`] waits for it.
+    exit_expected: bool,
+}
 
 impl StderrTail {
-    /// Marks the stream ended (everything it wrote is in the tail).
-    pub fn end(&self) {
-        self.2.store(true, Ordering::SeqCst);
-        self.1.notify_waiters();
+    fn state(&self) -> std::sync::MutexGuard<'_, TailState> {
+        self.0.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits (briefly) for the stream to end, so a dead agent's last words are in the tail.
+    /// Marks the stream ended (everything it wrote is in the tail).
+    pub fn end(&self) {
+        self.state().ended = true;
+        self.0.1.notify_waiters();
+    }
+
+    /// Records how the process exited; [`StderrTail::settled`] then waits for it too.
+    pub fn exited(&self, how: String) {
+        self.state().exit = Some(how);
+        self.0.1.notify_waiters();
+    }
+
+    /// How the process exited, when known.
+    pub fn exit(&self) -> Option<String> {
+        self.state().exit.clone()
+    }
+
+    /// Waits (briefly) for the stream to end and the exit to be known, so a dead agent's last
+    /// words and its exit status are in the message.
     pub async fn settled(&self) {
         let wait = async {
             loop {
-                let n = self.1.notified();
-                if self.2.load(Ordering::SeqCst) {
-                    return;
+                let n = self.0.1.notified();
+                {
+                    let s = self.state();
+                    if s.ended && (s.exit.is_some() || !s.exit_expected) {
+                        return;
+                    }
                 }
                 n.await;
             }
@@ -48,16 +74,15 @@ impl StderrTail {
 
     /// Appends bytes, keeping the last [`TAIL_BYTES`].
     pub fn push(&self, bytes: &[u8]) {
-        let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        t.extend(bytes);
-        let over = t.len().saturating_sub(TAIL_BYTES);
-        t.drain(..over);
+        let mut s = self.state();
+        s.bytes.extend(bytes);
+        let over = s.bytes.len().saturating_sub(TAIL_BYTES);
+        s.bytes.drain(..over);
     }
 
     /// The tail's last few lines as one line (ANSI colours removed), empty when nothing came.
     pub fn text(&self) -> String {
-        let t = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let bytes: Vec<u8> = t.iter().copied().collect();
+        let bytes: Vec<u8> = self.state().bytes.iter().copied().collect();
         let text = String::from_utf8_lossy(&bytes);
         let lines: Vec<&str> = text
             .lines()
@@ -131,16 +156,17 @@ impl Launcher for CommandLauncher {
         if let Some(path) = &record {
             kill_stale(path);
         }
-        let mut child = tokio::process::Command::new(&self.program)
-            .args(&self.args)
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.args(&self.args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             // Its own group, so the whole tree can be killed at once.
             .process_group(0)
-            .kill_on_drop(true)
-            .spawn()?;
+            .kill_on_drop(true);
+        die_with_parent(&mut cmd);
+        let mut child = cmd.spawn()?;
         let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -157,9 +183,10 @@ impl Launcher for CommandLauncher {
             warn!(error = %e, "cannot record the agent's process group; a kill -9 of the bridge may leave it running");
         }
         let tail = StderrTail::default();
+        tail.state().exit_expected = true;
         tokio::spawn(drain(stderr, tail.clone()));
         let stop = tokio_util::sync::CancellationToken::new();
-        tokio::spawn(watch(child, pgid, stop.clone()));
+        tokio::spawn(watch(child, pgid, tail.clone(), stop.clone()));
         let guard = GroupGuard {
             pgid,
             record,
@@ -192,15 +219,80 @@ struct GroupGuard {
 async fn watch(
     mut child: tokio::process::Child,
     pgid: i32,
+    tail: StderrTail,
     stop: tokio_util::sync::CancellationToken,
 ) {
     tokio::select! {
-        status = child.wait() => debug!(?status, "agent process exited"),
+        status = child.wait() => {
+            debug!(?status, "agent process exited");
+            if let Ok(status) = status {
+                tail.exited(status.to_string());
+            }
+        }
         _ = stop.cancelled() => {}
     }
     kill_group(pgid);
     // Reaped here, so it never lingers as our zombie.
-    let _ = child.wait().await;
+    if let Ok(status) = child.wait().await
+        && tail.exit().is_none()
+    {
+        tail.exited(status.to_string());
+    }
+}
+
+/// Linux: the agent gets SIGKILL when the bridge dies, however it dies (`kill -9`, a crash, any
+/// supervisor or none). Only the direct child is reached; its own children (codex-acp's native
+/// process) stay in its group, which the next start kills from the record ([`reap_records`]).
+/// The signal follows the THREAD that forked: launches run on the runtime's worker threads,
+/// which live as long as the daemon, never on a blocking-pool thread that may retire (so no
+/// `spawn_blocking` or `block_in_place` may lead here).
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut tokio::process::Command) {
+    // SAFETY: getpid(2) has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    let arm = move || {
+        // SAFETY: between fork and exec only async-signal-safe calls are made: prctl(2) and
+        // getppid(2), and the error is built without allocating.
+        unsafe {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The bridge died before the line above: the signal will never come.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: `arm` only makes the async-signal-safe calls above (see there).
+    unsafe {
+        cmd.pre_exec(arm);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut tokio::process::Command) {}
+
+/// Kills the groups of agents that an earlier run of the bridge left behind (their records in
+/// `dir`); the daemon calls it once at start, before any agent of its own is launched.
+pub fn reap_records(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("acp-") && name.ends_with(".pgid") {
+            kill_stale(&e.path());
+        }
+    }
 }
 
 impl Drop for GroupGuard {
@@ -224,8 +316,12 @@ pub fn kill_group(pgid: i32) {
     }
 }
 
-/// Kills the group a previous bridge recorded, if that group's leader is still the same process
-/// (its start time matches), so a recycled pid is never hit.
+/// Kills the group a previous bridge recorded, unless its id now names someone else's group.
+///
+/// The leader still running with the recorded start time: ours. The leader gone (the
+/// death signal took it) while members remain: ours too, because Linux does not hand a process
+/// group's id to a new process while any member of that group lives. The leader running with
+/// another start time: the id was free once, so that group is not ours and is left alone.
 fn kill_stale(path: &std::path::Path) {
     let Ok(text) = std::fs::read_to_string(path) else {
         return;
@@ -233,7 +329,11 @@ fn kill_stale(path: &std::path::Path) {
     let mut parts = text.split_whitespace();
     let pgid: i32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
     let started: u64 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    if pgid > 1 && started != 0 && start_time(pgid) == Some(started) {
+    let ours = match start_time(pgid) {
+        Some(now) => started != 0 && now == started,
+        None => true,
+    };
+    if pgid > 1 && ours {
         info!(
             pgid,
             "killing an agent process group left by an earlier run"
@@ -258,7 +358,9 @@ async fn drain(mut stderr: impl AsyncRead + Unpin, tail: StderrTail) {
         if n == 0 {
             break;
         }
-        // Only kept in memory: stderr may quote conversation text, so it never reaches logs.
+        // Kept in memory, never logged as it comes: only its last lines go to the log, once,
+        // when the process ends unasked (`session.rs`), as the reason it ended. Chat text goes
+        // to the agent over stdin; an agent that echoes it to stderr is the one way it shows.
         tail.push(&buf[..n]);
     }
     tail.end();
@@ -274,7 +376,7 @@ mod tests {
         t.push(&vec![b'x'; 5000]);
         t.push(b"\n\x1b[31merror\x1b[0m: one\ntwo\nthree\n");
         assert_eq!(t.text(), "error: one | two | three");
-        assert!(t.0.lock().unwrap_or_else(|p| p.into_inner()).len() <= TAIL_BYTES);
+        assert!(t.state().bytes.len() <= TAIL_BYTES);
     }
 
     #[test]

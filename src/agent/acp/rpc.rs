@@ -59,6 +59,8 @@ pub struct Rpc {
     routes: Routes,
     next_id: Arc<AtomicU64>,
     closed: CancellationToken,
+    /// Why the reader stopped, when it was not a plain end of output.
+    why: Arc<Mutex<Option<String>>>,
 }
 
 impl Rpc {
@@ -75,6 +77,7 @@ impl Rpc {
             routes: Arc::default(),
             next_id: Arc::new(AtomicU64::new(0)),
             closed: CancellationToken::new(),
+            why: Arc::default(),
         };
         tokio::spawn(write_lines(write, rx, rpc.closed.clone()));
         tokio::spawn(read_lines(read, max_line, rpc.clone()));
@@ -84,6 +87,12 @@ impl Rpc {
     /// True once the agent's stdout ended or its stdin broke.
     pub fn is_closed(&self) -> bool {
         self.closed.is_cancelled()
+    }
+
+    /// Why the connection ended when the agent's output broke it (a line too long, not UTF-8, a
+    /// read error); `None` while open or after a plain end of output.
+    pub fn broken(&self) -> Option<String> {
+        lock(&self.why).clone()
     }
 
     /// Resolves when the connection ends.
@@ -254,23 +263,21 @@ async fn write_lines(
 
 async fn read_lines(read: impl AsyncRead + Unpin, max_line: usize, rpc: Rpc) {
     let mut frames = FrameReader::new(BufReader::new(read), max_line);
-    loop {
+    let why = loop {
         match frames.next_frame().await {
             Ok(Some(line)) => rpc.dispatch(&line),
-            Ok(None) => break,
+            Ok(None) => break None,
             Err(FrameError::TooLarge { limit }) => {
-                warn!(
-                    limit,
-                    "the agent sent a line longer than the limit; closing"
-                );
-                break;
+                break Some(format!("it wrote a line longer than {limit} bytes"));
             }
-            Err(e) => {
-                debug!(error = %e, "reading from the agent failed");
-                break;
-            }
+            Err(FrameError::NotUtf8) => break Some("it wrote a line that is not UTF-8".into()),
+            Err(FrameError::Io(e)) => break Some(format!("reading its output failed: {e}")),
         }
+    };
+    if let Some(w) = &why {
+        warn!(reason = %w, "the agent's output cannot be read; closing");
     }
+    *lock(&rpc.why) = why;
     // Stdout EOF ends every pending request: dropping their senders answers them `Closed`.
     rpc.close();
 }

@@ -44,21 +44,30 @@ pub struct Proc {
 
 type Guard = std::sync::Arc<std::sync::Mutex<Option<Box<dyn Send + Sync>>>>;
 
-/// The failure of a process that is gone, with the tail of its stderr.
-pub fn gone(tail: &StderrTail, what: &str) -> AgentError {
-    let t = tail.text();
-    let msg = if t.is_empty() {
-        format!("the agent process ended {what}")
-    } else {
-        format!("the agent process ended {what}: {t}")
-    };
-    AgentError::new(AgentErrorKind::Unavailable, msg)
+/// The failure of a process that is gone (not while answering: starting, resuming), with why
+/// and the tail of its stderr: the message stays and is tried again.
+pub fn gone(proc: &Proc, what: &str) -> AgentError {
+    AgentError::new(AgentErrorKind::Unavailable, gone_words(proc, what))
+}
+
+/// The failure of a turn whose agent process ended while answering it: counted against the
+/// message (see [`AgentErrorKind::Ended`]).
+pub fn ended(proc: &Proc) -> AgentError {
+    AgentError::new(AgentErrorKind::Ended, gone_words(proc, "while answering"))
+}
+
+fn gone_words(proc: &Proc, what: &str) -> String {
+    let why = proc.end_reason();
+    match proc.tail.text() {
+        t if t.is_empty() => format!("the agent process ended {what} ({why})"),
+        t => format!("the agent process ended {what} ({why}): {t}"),
+    }
 }
 
 /// A request's failure for people.
 pub fn failed(proc: &Proc, what: &str, e: RpcError) -> AgentError {
     match e {
-        RpcError::Closed => gone(&proc.tail, what),
+        RpcError::Closed => gone(proc, what),
         RpcError::Remote {
             code: -32000,
             message,
@@ -90,12 +99,19 @@ impl Proc {
             guard: std::sync::Arc::new(std::sync::Mutex::new(Some(launched.guard))),
         };
         // Stdout closed: the agent is dead or broken; kill what is left of its group at once
-        // rather than when the next turn notices.
-        let (rpc, guard) = (proc.rpc.clone(), proc.guard.clone());
+        // rather than when the next turn notices, then say why it ended (its stderr may name
+        // files or quote a model's error, never a chat's message: those go over stdin).
+        let (rpc, guard, tail) = (proc.rpc.clone(), proc.guard.clone(), proc.tail.clone());
         tokio::spawn(async move {
             rpc.closed().await;
             let g = guard.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let unasked = g.is_some();
             drop(g);
+            if unasked {
+                tail.settled().await;
+                let why = end_reason(&rpc, &tail);
+                info!(reason = %why, stderr = %tail.text(), generation, "the agent process ended");
+            }
         });
         let params = json!({
             "protocolVersion": 1,
@@ -128,10 +144,34 @@ impl Proc {
 }
 
 impl Proc {
+    /// Why the process ended, in words: what broke its output, else how it exited.
+    pub fn end_reason(&self) -> String {
+        end_reason(&self.rpc, &self.tail)
+    }
+
+    /// Still serving: its output is open and nobody stopped it (a stopped process's output may
+    /// take a moment to close).
+    pub fn alive(&self) -> bool {
+        !self.rpc.is_closed()
+            && self
+                .guard
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some()
+    }
+
     /// Ends the process now (kills its group), even while turns still hold it.
     pub fn stop(&self) {
         let guard = self.guard.lock().unwrap_or_else(|p| p.into_inner()).take();
         drop(guard);
+    }
+}
+
+fn end_reason(rpc: &Rpc, tail: &StderrTail) -> String {
+    match (rpc.broken(), tail.exit()) {
+        (Some(broken), _) => broken,
+        (None, Some(exit)) => format!("it exited: {exit}"),
+        (None, None) => "its output ended".into(),
     }
 }
 
@@ -226,7 +266,7 @@ pub async fn open(
                         lost_earlier: false,
                     });
                 }
-                Err(RpcError::Closed) => return Err(gone(&proc.tail, "while resuming")),
+                Err(RpcError::Closed) => return Err(gone(proc, "while resuming")),
                 Err(RpcError::Remote { code, .. }) => {
                     info!(
                         method,

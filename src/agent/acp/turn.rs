@@ -14,9 +14,12 @@ use tracing::{debug, info};
 
 use super::permission::{self, PermOption};
 use super::rpc::Inbound;
-use super::session::{Proc, failed};
+use super::rpc::RpcError;
+use super::session::{Proc, ended, failed};
 use crate::agent::approval::Decision;
-use crate::agent::{AgentError, AgentErrorKind, MediaKind, TurnOutput, TurnRequest, Usage};
+use crate::agent::{
+    AgentError, AgentErrorKind, Answer, AnswerCap, MediaKind, TurnOutput, TurnRequest, Usage,
+};
 use crate::words::Msg;
 
 /// The shortest gap between two status lines, so a burst of tool calls is not a burst of edits.
@@ -40,6 +43,11 @@ pub struct Turn<'a> {
     pub approval_timeout: Duration,
     /// Offer "always" when the agent offers it (no account allows it yet: false by default).
     pub offer_always: bool,
+    /// The turn ends when the agent sends nothing for this long (`[agent] timeout_seconds`),
+    /// the time an owner's approval is awaited not counted; `None`: no limit.
+    pub idle: Option<Duration>,
+    /// The most bytes of the answer put into the chat; the rest goes to a workspace file.
+    pub max_answer: usize,
 }
 
 struct Call {
@@ -80,15 +88,19 @@ async fn drive(
     let mut asking: HashMap<String, (Value, CancellationToken)> = HashMap::new();
     let asks = CancellationToken::new();
     let _stop_asking = asks.clone().drop_guard();
-    let mut text = String::new();
+    let mut text = AnswerCap::for_turn(req, t.max_answer).start();
     let mut calls: HashMap<String, Call> = HashMap::new();
     let mut last_status: Option<Instant> = None;
     let mut refused = false;
     let mut grace: Option<Instant> = None;
+    let heard = || t.idle.map(|d| Instant::now() + d);
+    // When the agent's silence ends the turn; moved on by everything it sends.
+    let mut quiet_until = heard();
+    let mut went_quiet = false;
     let result = loop {
         tokio::select! {
             r = &mut prompt => break r,
-            Some(inb) = rx.recv() => match inb {
+            Some(inb) = rx.recv() => { quiet_until = heard(); match inb {
                 Inbound::Update(u) => on_update(&u, req, &mut text, &mut calls, &mut last_status),
                 Inbound::Permission { id, params } => {
                     if grace.is_some() {
@@ -108,8 +120,10 @@ async fn drive(
                         }
                     }
                 }
-            },
+            }},
             Some((key, outcome)) = decided_rx.recv() => {
+                // The owner's time is not the agent's: its silence counts from the answer.
+                quiet_until = heard();
                 // Gone from `asking` when /stop already answered it `cancelled`.
                 if let Some((id, _)) = asking.remove(&key) {
                     refused |= outcome.get("refused").is_some();
@@ -126,12 +140,26 @@ async fn drive(
                 t.proc.rpc.notify("session/cancel", json!({"sessionId": t.sid}));
                 grace = Some(Instant::now() + t.cancel_grace);
             }
+            _ = sleep_until(quiet_until), if quiet_until.is_some() && asking.is_empty() && grace.is_none() => {
+                info!(idle_s = t.idle.unwrap_or_default().as_secs(), "the agent sent nothing for the idle timeout; cancelling its turn");
+                went_quiet = true;
+                t.proc.rpc.notify("session/cancel", json!({"sessionId": t.sid}));
+                grace = Some(Instant::now() + t.cancel_grace);
+            }
             _ = sleep_until(grace), if grace.is_some() => {
                 info!("the agent did not end a cancelled turn in time");
+                if went_quiet {
+                    // Hung for good: the next turn gets a new process.
+                    t.proc.stop();
+                    return Err(silent(t));
+                }
                 return Err(cancelled());
             }
         }
     };
+    if went_quiet {
+        return Err(silent(t));
+    }
     // The reader routes in wire order: every update sent before the prompt's answer is queued.
     while let Ok(inb) = rx.try_recv() {
         match inb {
@@ -139,16 +167,34 @@ async fn drive(
             Inbound::Permission { id, .. } => t.proc.rpc.respond(&id, permission::cancelled()),
         }
     }
-    if result.is_err() && t.proc.rpc.is_closed() {
-        t.proc.tail.settled().await;
-    }
-    let result = result.map_err(|e| failed(t.proc, "during the turn", e))?;
+    let result = match result {
+        Ok(r) => r,
+        Err(RpcError::Closed) => {
+            // The process ended while answering: its last words and exit status first.
+            t.proc.tail.settled().await;
+            return Err(ended(t.proc));
+        }
+        Err(e) => return Err(failed(t.proc, "during the turn", e)),
+    };
     if grace.is_some() {
         return Err(cancelled());
     }
+    answer(req, &result, text, refused)
+}
+
+/// The turn's output from the prompt's result: the answer, or the note that it stopped after a
+/// refused tool call, or the agent's refusal to answer.
+fn answer(
+    req: &TurnRequest,
+    result: &Value,
+    text: Answer,
+    refused: bool,
+) -> Result<TurnOutput, AgentError> {
     let stop = result["stopReason"].as_str().unwrap_or("end_turn");
-    debug!(stop, chars = text.chars().count(), "ACP turn ended");
-    if stop == "cancelled" || (refused && text.trim().is_empty()) {
+    debug!(stop, bytes = text.text().len(), "ACP turn ended");
+    let said = !text.text().trim().is_empty();
+    let (mut text, files) = text.finish();
+    if stop == "cancelled" || (refused && !said) {
         // Codex ends the whole turn on a rejection: say so, not "denied, continuing".
         let note = Msg::AgentStoppedAfterNo.text(req.language).into_owned();
         if !text.is_empty() {
@@ -156,7 +202,7 @@ async fn drive(
         }
         req.events.text(&note);
         text.push_str(&note);
-    } else if stop == "refusal" && text.trim().is_empty() {
+    } else if stop == "refusal" && !said {
         return Err(AgentError::new(
             AgentErrorKind::Failed,
             "the agent refused to answer",
@@ -164,10 +210,21 @@ async fn drive(
     }
     Ok(TurnOutput {
         text,
-        usage: usage(&result),
-        files: Vec::new(),
+        usage: usage(result),
+        files,
         ..Default::default()
     })
+}
+
+/// The error of a turn the agent went silent in for the idle timeout.
+fn silent(t: &Turn<'_>) -> AgentError {
+    AgentError::new(
+        AgentErrorKind::Ended,
+        format!(
+            "the agent sent nothing for {} s",
+            t.idle.unwrap_or_default().as_secs()
+        ),
+    )
 }
 
 async fn sleep_until(at: Option<Instant>) {
@@ -229,7 +286,7 @@ fn ask(
 fn on_update(
     u: &Value,
     req: &TurnRequest,
-    text: &mut String,
+    text: &mut Answer,
     calls: &mut HashMap<String, Call>,
     last_status: &mut Option<Instant>,
 ) {
@@ -238,8 +295,8 @@ fn on_update(
             if u["content"]["type"] == "text"
                 && let Some(piece) = u["content"]["text"].as_str()
             {
-                text.push_str(piece);
-                req.events.text(piece);
+                // Streamed by the answer, up to the chat's cap.
+                text.push(piece);
             }
         }
         "tool_call" | "tool_call_update" => {

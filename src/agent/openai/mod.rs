@@ -4,6 +4,7 @@
 //! `stream: true`, assembles the streamed deltas, and stores the exchange only once it is answered,
 //! so a failed turn retried by the pipeline is not remembered twice.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::StreamExt;
@@ -15,7 +16,7 @@ use tracing::{debug, info, warn};
 
 use super::health::{AgentInfo, Fixes};
 use super::{
-    Agent, AgentError, AgentErrorKind, Keep, SessionKey, TurnEvents, TurnOutput, TurnRequest, Usage,
+    Agent, AgentError, AgentErrorKind, AnswerCap, Keep, SessionKey, TurnOutput, TurnRequest, Usage,
 };
 use crate::config::AgentConfig;
 use crate::store::Store;
@@ -68,6 +69,12 @@ impl ChatMessage {
         }
     }
 }
+
+/// The most bytes of a completion nobody reads in a chat (mail triage) kept in memory.
+const MAX_COMPLETION_BYTES: usize = 4 << 20;
+
+/// A completion: the text, the file holding what passed the chat's cap, and the usage.
+type Reply = (String, Vec<PathBuf>, Usage);
 
 /// An OpenAI-compatible chat completions backend with per-chat history in the store.
 pub struct OpenAiAgent {
@@ -125,8 +132,10 @@ impl OpenAiAgent {
     /// One completion of `messages` without history (mail triage), retried like a turn.
     pub async fn complete(&self, messages: &[ChatMessage]) -> Result<(String, Usage), AgentError> {
         let call = async {
-            match self.request(messages, &TurnEvents::none()).await {
-                Ok(r) => Ok(r),
+            // Bounded in memory, never cut in practice: a triage answer is small JSON.
+            let cap = AnswerCap::quiet(MAX_COMPLETION_BYTES);
+            match self.request(messages, &cap).await {
+                Ok((text, _, usage)) => Ok((text, usage)),
                 Err(CallError::Agent(e)) => Err(e),
                 Err(CallError::ContextLength) => Err(AgentError::new(
                     AgentErrorKind::Failed,
@@ -209,11 +218,12 @@ impl OpenAiAgent {
             messages.push(ChatMessage::new(Role::User, prompt.clone()));
             // The deadline covers the model, not the local store, so a paused test clock never
             // jumps to it while the store thread works.
+            let cap = AnswerCap::for_turn(&req, self.opts.max_answer_bytes);
             let answer = self
-                .within_deadline(self.request_with(&messages, parts.as_ref(), &req.events))
+                .within_deadline(self.request_with(&messages, parts.as_ref(), &cap))
                 .await;
             match answer {
-                Ok((text, usage)) => {
+                Ok((text, files, usage)) => {
                     let keep = HistoryLimits {
                         // After a context overflow, keep no more than what fitted.
                         max_turns: if trimmed {
@@ -232,7 +242,7 @@ impl OpenAiAgent {
                     return Ok(TurnOutput {
                         text,
                         usage: Some(usage),
-                        files: Vec::new(),
+                        files,
                         keep: Keep::new(self.store.clone(), write),
                     });
                 }
@@ -283,12 +293,8 @@ impl OpenAiAgent {
     }
 
     /// Sends `messages`, retrying 429 and 5xx a bounded number of times, and assembles the stream.
-    async fn request(
-        &self,
-        messages: &[ChatMessage],
-        events: &TurnEvents,
-    ) -> Result<(String, Usage), CallError> {
-        self.request_with(messages, None, events).await
+    async fn request(&self, messages: &[ChatMessage], cap: &AnswerCap) -> Result<Reply, CallError> {
+        self.request_with(messages, None, cap).await
     }
 
     /// [`Self::request`], the last message's content replaced by `parts` (text and images).
@@ -296,8 +302,8 @@ impl OpenAiAgent {
         &self,
         messages: &[ChatMessage],
         parts: Option<&serde_json::Value>,
-        events: &TurnEvents,
-    ) -> Result<(String, Usage), CallError> {
+        cap: &AnswerCap,
+    ) -> Result<Reply, CallError> {
         let body = body::request_body(&self.opts.model, messages, parts);
         let mut attempt = 0u32;
         loop {
@@ -318,9 +324,9 @@ impl OpenAiAgent {
             })?;
             let status = resp.status();
             if status.is_success() {
-                let (text, usage) = self.read_stream(resp, events).await?;
+                let (text, files, usage) = self.read_stream(resp, cap).await?;
                 let usage = self.usage_or_estimate(usage, messages, &text);
-                return Ok((text, usage));
+                return Ok((text, files, usage));
             }
             if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
                 return Err(AgentError::new(
@@ -383,12 +389,12 @@ impl OpenAiAgent {
     async fn read_stream(
         &self,
         resp: reqwest::Response,
-        events: &TurnEvents,
-    ) -> Result<(String, Option<ServerUsage>), AgentError> {
+        cap: &AnswerCap,
+    ) -> Result<(String, Vec<PathBuf>, Option<ServerUsage>), AgentError> {
         let broken = |what: String| AgentError::new(AgentErrorKind::Unavailable, what);
         let mut stream = resp.bytes_stream();
         let mut parser = SseParser::new();
-        let mut acc = Assembly::streaming(events.clone());
+        let mut acc = Assembly::capped(cap);
         while let Some(chunk) = stream.next().await {
             let chunk = chunk
                 .map_err(|e| broken(format!("the agent's stream broke: {}", without_url(&e))))?;

@@ -43,6 +43,8 @@ pub struct OpenAiOptions {
     pub history: HistoryLimits,
     /// The most bytes of one chat message the pipeline hands over (`[agent] max_message_bytes`).
     pub max_message_bytes: usize,
+    /// The most bytes of an answer put into the chat (`[agent] max_answer_kib`).
+    pub max_answer_bytes: usize,
     /// Whether the model sees images (`[agent] vision`); `None`: try, and remember a refusal.
     pub vision: Option<bool>,
     /// The largest image the model takes inline (`[agent] max_image_mb`); a larger photo is
@@ -67,6 +69,7 @@ impl OpenAiOptions {
             max_retry_wait: Duration::from_secs(30),
             history: HistoryLimits::default(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_answer_bytes: crate::agent::DEFAULT_MAX_ANSWER_BYTES,
             vision: None,
             max_image_bytes: vision::DEFAULT_MAX_IMAGE_BYTES,
         }
@@ -119,6 +122,7 @@ impl OpenAiOptions {
             o.turn_timeout = Some(Duration::from_secs(s));
         }
         o.max_message_bytes = max_message_bytes(cfg);
+        o.max_answer_bytes = crate::agent::answer::max_answer_bytes(cfg);
         o.vision = cfg.vision;
         if let Some(mb) = cfg.max_image_mb {
             o.max_image_bytes = mb * 1024 * 1024;

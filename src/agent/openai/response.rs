@@ -6,7 +6,9 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use tracing::debug;
 
-use crate::agent::{AgentError, AgentErrorKind};
+use std::path::PathBuf;
+
+use crate::agent::{AgentError, AgentErrorKind, Answer, AnswerCap};
 
 /// The most bytes of an error body we read (enough for any JSON error object).
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -20,22 +22,28 @@ pub fn estimate_tokens(text: &str) -> u64 {
 }
 
 /// The text and usage of a stream so far.
-#[derive(Default)]
 pub(super) struct Assembly {
-    text: String,
+    /// The answer, bounded by its cap, reporting each piece that fits as it arrives (silent for
+    /// completions nobody streams, such as mail triage).
+    text: Answer,
     usage: Option<ServerUsage>,
     pub(super) finished: bool,
-    /// Where each piece of answer text is reported as it arrives (silent for completions
-    /// nobody streams, such as mail triage).
-    events: crate::agent::TurnEvents,
+}
+
+impl Default for Assembly {
+    /// Silent, and bounded only in memory.
+    fn default() -> Self {
+        Assembly::capped(&AnswerCap::quiet(super::MAX_COMPLETION_BYTES))
+    }
 }
 
 impl Assembly {
-    /// An assembly that reports each text delta to `events` as it arrives.
-    pub(super) fn streaming(events: crate::agent::TurnEvents) -> Self {
+    /// An assembly of an answer under `cap`.
+    pub(super) fn capped(cap: &AnswerCap) -> Self {
         Assembly {
-            events,
-            ..Assembly::default()
+            text: cap.start(),
+            usage: None,
+            finished: false,
         }
     }
 
@@ -69,8 +77,7 @@ impl Assembly {
         }
         for c in chunk.choices {
             if let Some(t) = c.delta.and_then(|d| d.content) {
-                self.events.text(&t);
-                self.text.push_str(&t);
+                self.text.push(&t);
             }
             if c.finish_reason.is_some() {
                 self.finished = true;
@@ -82,14 +89,17 @@ impl Assembly {
         Ok(false)
     }
 
-    pub(super) fn finish(self) -> Result<(String, Option<ServerUsage>), AgentError> {
-        if self.text.trim().is_empty() {
+    /// The answer (with the line saying where the rest is, when it did not fit), the file
+    /// holding the rest, and the usage.
+    pub(super) fn finish(self) -> Result<(String, Vec<PathBuf>, Option<ServerUsage>), AgentError> {
+        if self.text.text().trim().is_empty() {
             return Err(AgentError::new(
                 AgentErrorKind::Failed,
                 "the agent answered with no text",
             ));
         }
-        Ok((self.text, self.usage))
+        let (text, files) = self.text.finish();
+        Ok((text, files, self.usage))
     }
 }
 
@@ -254,7 +264,8 @@ mod tests {
     #[test]
     fn each_delta_is_reported_as_it_arrives_and_the_whole_text_kept() {
         let (events, mut rx) = crate::agent::TurnEvents::channel();
-        let mut acc = Assembly::streaming(events);
+        let cap = AnswerCap::new(1 << 20, None, crate::words::Lang::En, events);
+        let mut acc = Assembly::capped(&cap);
         for p in [
             r#"{"choices":[{"delta":{"role":"assistant"}}]}"#,
             r#"{"choices":[{"delta":{"content":"你好, "}}]}"#,
@@ -270,7 +281,10 @@ mod tests {
                 crate::agent::TurnEvent::Text("world".into())
             ]
         );
-        assert_eq!(acc.finish().map(|(t, _)| t), Ok("你好, world".to_string()));
+        assert_eq!(
+            acc.finish().map(|(t, _, _)| t),
+            Ok("你好, world".to_string())
+        );
     }
 
     #[test]

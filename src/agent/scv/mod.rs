@@ -50,6 +50,8 @@ pub struct ScvOptions {
     pub cancel_grace: Duration,
     /// The most bytes of one chat message the pipeline hands over (`[agent] max_message_bytes`).
     pub max_message_bytes: usize,
+    /// The most bytes of an answer put into the chat (`[agent] max_answer_kib`).
+    pub max_answer_bytes: usize,
 }
 
 impl ScvOptions {
@@ -64,6 +66,7 @@ impl ScvOptions {
             max_line: 8 << 20,
             cancel_grace: Duration::from_secs(2),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_answer_bytes: crate::agent::DEFAULT_MAX_ANSWER_BYTES,
         }
     }
 
@@ -97,6 +100,7 @@ impl ScvOptions {
             o.turn_timeout = Some(Duration::from_secs(s));
         }
         o.max_message_bytes = max_message_bytes(cfg);
+        o.max_answer_bytes = crate::agent::answer::max_answer_bytes(cfg);
         Ok(o)
     }
 
@@ -273,6 +277,13 @@ impl ScvAgent {
             attachments: &req.attachments,
             deadline: self.opts.turn_timeout.map(|t| Instant::now() + t),
             events: &req.events,
+            // Not streamed (see turn.rs): the cap bounds what is kept and what the chat gets.
+            answer: crate::agent::AnswerCap::new(
+                self.opts.max_answer_bytes,
+                req.workspace.clone(),
+                req.language,
+                crate::agent::TurnEvents::none(),
+            ),
         };
         let ended = self.turn_on(conn, plan, cancel).await;
         if ended.alive {

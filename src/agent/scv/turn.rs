@@ -52,8 +52,9 @@ impl ScvAgent {
         let asking = CancellationToken::new();
         let _withdraw = asking.clone().drop_guard();
         let mut turn: Option<Value> = None;
-        let mut deltas = String::new();
-        let mut completed: Option<String> = None;
+        // Both bounded: what passes the cap goes to a workspace file, never into memory.
+        let mut deltas = plan.answer.start();
+        let mut completed: Option<crate::agent::Answer> = None;
         loop {
             let inc = tokio::select! {
                 biased;
@@ -97,9 +98,11 @@ impl ScvAgent {
                 {
                     turn = Some(turn_id);
                 }
-                Event::Delta { turn_id, content } if ours(&turn_id) => deltas.push_str(&content),
+                Event::Delta { turn_id, content } if ours(&turn_id) => deltas.push(&content),
                 Event::Completed { turn_id, content } if ours(&turn_id) => {
-                    completed = Some(content)
+                    let mut answer = plan.answer.start();
+                    answer.push(&content);
+                    completed = Some(answer);
                 }
                 Event::ApprovalRequested {
                     approval_id,
@@ -129,17 +132,19 @@ impl ScvAgent {
                     }
                 },
                 Event::TurnCompleted { turn_id, usage } if ours(&turn_id) => {
-                    let text = completed.unwrap_or(deltas);
-                    if text.trim().is_empty() {
+                    // The last step's text wins; the deltas (and any file of theirs) go.
+                    let answer = completed.unwrap_or(deltas);
+                    if answer.text().trim().is_empty() {
                         return done(Err(AgentError::new(
                             AgentErrorKind::Failed,
                             "the agent finished the turn without an answer",
                         )));
                     }
+                    let (text, files) = answer.finish();
                     return done(Ok(TurnOutput {
                         text,
                         usage,
-                        files: Vec::new(),
+                        files,
                         ..Default::default()
                     }));
                 }
@@ -248,6 +253,8 @@ pub(super) struct Plan<'a> {
     /// Where the turn's tool steps are reported (as a nameless status: chat users never see
     /// tool calls, agent-protocol.md), so a long turn's silence can be explained.
     pub(super) events: &'a crate::agent::TurnEvents,
+    /// How much of the answer the chat gets; the rest goes to a workspace file.
+    pub(super) answer: crate::agent::AnswerCap,
 }
 
 /// Sends `approval.resolve`.
