@@ -9,7 +9,7 @@ use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::agent::AgentErrorKind;
 use scv_bridge::conversation::*;
 use scv_bridge::failure::{Code, general};
-use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
+use scv_bridge::protocol::{NoteSource, Purpose, RemoteTools, Senders};
 use tokio::sync::{Notify, watch};
 
 mod conversation_support;
@@ -517,6 +517,7 @@ async fn a_slow_download_is_explained_in_the_chat_once_then_answered() {
     let conv = Conversation::new(store, agent.clone());
     let channel = scv_bridge::adapters::memory::MemoryChannel::new(2000, Duration::ZERO);
     let mut l = link(&channel, Senders::Owner, RemoteTools::None, Purpose::Chat);
+    let health = l.health.clone();
     std::fs::create_dir_all(dir.path().join("ws")).expect("workspace");
     l.workspace = Some(dir.path().join("ws"));
     let _attachment = conv.attach(l);
@@ -537,6 +538,13 @@ async fn a_slow_download_is_explained_in_the_chat_once_then_answered() {
         channel.texts(OWNER)
     );
     assert!(agent.prompts().is_empty(), "the turn waits for its media");
+    let cell = health.get();
+    let note = cell.notes.iter().find(|n| n.source == NoteSource::Media);
+    assert!(
+        note.is_some_and(|n| n.text.starts_with("media: 1 item(s) downloading")),
+        "{:?}",
+        cell.notes
+    );
     channel.release_media();
     channel.wait_sent(2).await;
     assert!(
@@ -545,4 +553,12 @@ async fn a_slow_download_is_explained_in_the_chat_once_then_answered() {
         channel.texts(OWNER)
     );
     assert_eq!(channel.texts(OWNER).len(), 2, "the note is said once");
+    assert!(
+        health
+            .get()
+            .notes
+            .iter()
+            .all(|n| n.source != NoteSource::Media),
+        "the status note ends with the download"
+    );
 }

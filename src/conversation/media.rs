@@ -21,6 +21,7 @@ use super::{AccountRuntime, Conversation, MediaRef};
 use crate::agent::{Attachment, MediaKind};
 use crate::failure::general;
 use crate::media::{self, human_size, inbox, names, outbound};
+use crate::protocol::NoteSource;
 use crate::supervisor::unix_now;
 use crate::words::{FileRefused, ItemSize, Lang, MediaSkip, Msg};
 
@@ -122,7 +123,16 @@ pub(super) async fn prepare(
     if let Err(e) = conv.reply_text(rt, m, "downloading", &text).await {
         tracing::warn!(account = %m.account, error = %e, "cannot queue the note that media is still downloading");
     }
-    work.await
+    // Status says it too, for as long as it lasts: the chat's next messages wait behind it.
+    let note = format!(
+        "media: {} item(s) downloading for more than {} s; the chat's next messages wait",
+        m.media.len(),
+        STILL_DOWNLOADING_AFTER.as_secs()
+    );
+    rt.link.health.note(NoteSource::Media, Some(note));
+    let done = work.await;
+    rt.link.health.note(NoteSource::Media, None);
+    done
 }
 
 async fn fetch_all(

@@ -319,6 +319,8 @@ pub enum NoteSource {
     Login,
     /// The state store (e.g. the disk is full, so no new input is taken).
     Store,
+    /// Media the owner sent, downloading for a while (the chat's next messages wait for it).
+    Media,
     /// A source this client does not know (a newer daemon).
     #[serde(other)]
     Unknown,
