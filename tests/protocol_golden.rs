@@ -169,7 +169,7 @@ fn a_failure_travels_as_code_action_command_and_notes_beside_error() {
     assert_eq!(back, h);
     // A source from a newer daemon reads as unknown; an old daemon's health lacks them all.
     let newer: ComponentHealth = serde_json::from_str(
-        r#"{"id":"x:y","state":"connected","notes":[{"source":"media","text":"t"}]}"#,
+        r#"{"id":"x:y","state":"connected","notes":[{"source":"quota","text":"t"}]}"#,
     )
     .expect("parses");
     assert_eq!(newer.notes[0].source, NoteSource::Unknown);
