@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use digest::fingerprint;
 
 mod same_bot;
-pub use same_bot::{SharedBot, shared_bots};
+pub use same_bot::{BotIdentity, SharedBot, shared_bots};
 
 use crate::config::CredentialsMode;
 
@@ -24,6 +24,11 @@ pub const AGENT_KEY_ID: &str = "agent:openai";
 
 /// The field of [`AGENT_KEY_ID`] holding the key.
 pub const API_KEY_FIELD: &str = "api_key";
+
+/// The field of an account's stored login naming its owner (the one person it answers), for
+/// every platform with an owner: written by a login that learns the owner (WeChat's scan) or by
+/// pairing, read by the port, the confirm questions and the mail chat.
+pub const OWNER_FIELD: &str = "owner_id";
 
 pub use crate::secret::Secret;
 
@@ -53,7 +58,14 @@ impl Credentials {
         self.fields.get(name)
     }
 
-    /// Whether no field is set.
+    /// The owner this login names ([`OWNER_FIELD`]), if any.
+    pub fn owner(&self) -> Option<String> {
+        self.get(OWNER_FIELD)
+            .map(|o| o.expose().trim().to_string())
+            .filter(|o| !o.is_empty())
+    }
+
+    /// Whether no field is stored.
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
     }

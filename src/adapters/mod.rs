@@ -1,10 +1,15 @@
-//! WeChat and Feishu, each a platform crate turned into a `Component` over an account port, and the factory that picks one per account (mail is its own area, `crate::mail`).
+//! WeChat and Feishu, each a platform crate turned into a `Component` over an account port;
+//! the platform registry (`platform`, one value per channel, mail's included) and the factory
+//! that builds each account through it (mail is its own area, `crate::mail`).
 
 pub mod feishu;
 mod fences;
 #[cfg(any(test, feature = "testing"))]
 pub mod memory;
+pub mod platform;
 pub mod wechat;
+
+pub use platform::{BuildParts, Platform, platform};
 
 use std::sync::Arc;
 
@@ -55,18 +60,19 @@ impl PlatformParts {
     }
 }
 
-/// Builds the real component for each account.
+/// Builds the real component for each account, through its platform.
 pub struct PlatformFactory {
-    mail: crate::mail::MailParts,
-    ports: Ports,
+    parts: BuildParts,
 }
 
 impl PlatformFactory {
     /// A factory building every account from `parts`.
     pub fn new(parts: PlatformParts) -> Arc<Self> {
         Arc::new(PlatformFactory {
-            ports: parts.ports(),
-            mail: parts.mail_parts(),
+            parts: BuildParts {
+                ports: parts.ports(),
+                mail: parts.mail_parts(),
+            },
         })
     }
 
@@ -77,20 +83,17 @@ impl PlatformFactory {
         answers: Arc<dyn crate::conversation::ButtonAnswers>,
     ) -> Arc<Self> {
         Arc::new(PlatformFactory {
-            ports: parts.ports().with_answers(answers),
-            mail: parts.mail_parts(),
+            parts: BuildParts {
+                ports: parts.ports().with_answers(answers),
+                mail: parts.mail_parts(),
+            },
         })
     }
 }
 
 impl ComponentFactory for PlatformFactory {
-    // A fourth platform is one line here (and its channel crate, adapter folder and login file).
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        match spec.key.channel {
-            Channel::Wechat => wechat::build(self.ports.port(spec)),
-            Channel::Feishu => feishu::build(self.ports.port(spec)),
-            Channel::Mail => crate::mail::build(spec, &self.mail),
-        }
+        platform(spec.key.channel).build(&self.parts, spec)
     }
 }
 
@@ -100,10 +103,5 @@ pub use crate::port::{login_hint, unavailable};
 /// account is offline): the composition root hands this lookup to the confirm service, so the
 /// core reads capabilities and never names a platform.
 pub fn capabilities(channel: Channel) -> crate::supervisor::Capabilities {
-    match channel {
-        Channel::Wechat => wechat::CAPABILITIES,
-        Channel::Feishu => feishu::CAPABILITIES,
-        // A mail account's component declares nothing beyond the default: no chat to ask in.
-        Channel::Mail => crate::supervisor::Capabilities::default(),
-    }
+    platform(channel).capabilities()
 }

@@ -128,7 +128,7 @@ pub async fn resolve(
     Route::To { account, chat }
 }
 
-/// The account's owner id from its stored credentials (`owner_id`).
+/// The account's owner id from its stored credentials.
 pub async fn owner_of(credentials: &CredentialStore, account: &AccountKey) -> Option<String> {
     let (creds, id) = (credentials.clone(), account.to_string());
     tokio::task::spawn_blocking(move || creds.load(&id))
@@ -136,9 +136,7 @@ pub async fn owner_of(credentials: &CredentialStore, account: &AccountKey) -> Op
         .ok()?
         .ok()
         .flatten()?
-        .get("owner_id")
-        .map(|s| s.expose().to_string())
-        .filter(|s| !s.is_empty())
+        .owner()
 }
 
 #[cfg(test)]

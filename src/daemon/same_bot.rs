@@ -27,7 +27,9 @@ impl Core {
         .await
         .unwrap_or_default();
         let commands = CommandLine::for_config(&config.path);
-        let shared = shared_bots(logins.iter().map(|(k, c)| (k, c)));
+        let shared = shared_bots(logins.iter().map(|(k, c)| (k, c)), |k, c| {
+            crate::adapters::platform(k.channel).bot(c)
+        });
         let registry = self.registry();
         for key in config.accounts.keys() {
             let Some(cell) = registry.cell(&key.to_string()) else {

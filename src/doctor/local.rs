@@ -105,10 +105,12 @@ pub(super) fn same_bot(config: &Config, loaded: &Loaded) -> Vec<Check> {
             Some((k.clone(), c.clone()))
         })
         .collect();
-    shared_bots(logins.iter().map(|(k, c)| (k, c)))
-        .iter()
-        .map(|s| Check::fail(s.problem(), s.fix(&commands)))
-        .collect()
+    shared_bots(logins.iter().map(|(k, c)| (k, c)), |k, c| {
+        crate::adapters::platform(k.channel).bot(c)
+    })
+    .iter()
+    .map(|s| Check::fail(s.problem(), s.fix(&commands)))
+    .collect()
 }
 
 /// The key `scv-bridge login agent` stored, when the store could be read and holds one.

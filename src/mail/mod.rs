@@ -11,9 +11,13 @@ mod chat;
 mod crash_points;
 mod failure;
 mod judge;
+mod platform;
 mod report;
 pub mod triage;
 mod watch;
+pub use platform::PLATFORM;
+
+use crate::adapters::Platform as _;
 
 use crash_points::CrashPoint;
 pub use crash_points::TestHooks;
@@ -122,7 +126,7 @@ pub(crate) struct Account {
 /// The component for one mail account.
 pub fn build(spec: &AccountSpec, ctx: &MailParts) -> Arc<dyn Component> {
     let ChannelSettings::Mail(settings) = &spec.settings else {
-        return crate::port::unavailable(ctx.ports.port(spec));
+        return crate::port::unavailable(ctx.ports.port(spec), PLATFORM.label());
     };
     let env = ctx.env.clone();
     let model = env.model.clone().or_else(|| {

@@ -102,9 +102,7 @@ impl Account {
             .ok()?
             .ok()
             .flatten()?
-            .get("owner_id")
-            .map(|o| o.expose().to_string())
-            .filter(|o| !o.is_empty())?;
+            .owner()?;
         Some((report_to, ChatId::new(owner)))
     }
 

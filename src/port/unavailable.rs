@@ -8,18 +8,19 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::AccountPort;
-use crate::config::Channel;
 use crate::failure::{Action, Command, general};
 use crate::supervisor::{Component, ComponentError, HealthHandle};
 
-/// A component for an account whose channel has no adapter in this build.
-pub fn unavailable(port: AccountPort) -> Arc<dyn Component> {
-    Arc::new(Unavailable { port })
+/// A component for an account whose channel (`label`, its platform's name for people) has no
+/// adapter in this build.
+pub fn unavailable(port: AccountPort, label: &'static str) -> Arc<dyn Component> {
+    Arc::new(Unavailable { port, label })
 }
 
 /// An account whose channel has no adapter in this build: it says so truthfully and stays `failed`.
 struct Unavailable {
     port: AccountPort,
+    label: &'static str,
 }
 
 impl Component for Unavailable {
@@ -33,10 +34,7 @@ impl Component for Unavailable {
             let key = &self.port.spec().key;
             Err(ComponentError::fatal(
                 general::CHANNEL_UNAVAILABLE,
-                format!(
-                    "the {} channel is not available in this build",
-                    channel_name(key.channel)
-                ),
+                format!("the {} channel is not available in this build", self.label),
                 Action::Otherwise {
                     first: "upgrade scv-bridge".into(),
                     or: "disable the account with",
@@ -45,13 +43,5 @@ impl Component for Unavailable {
             ))
         }
         .boxed()
-    }
-}
-
-fn channel_name(c: Channel) -> &'static str {
-    match c {
-        Channel::Wechat => "WeChat",
-        Channel::Feishu => "Feishu",
-        Channel::Mail => "mail",
     }
 }

@@ -1,20 +1,31 @@
 //! Two accounts logged in to the same bot: the platform hands each message to one connection
 //! only (WeChat's `getupdates` cursor, Feishu's long connection), so both would miss messages.
-//! Found from the stored logins (WeChat `bot_id`, Feishu `app_id`); said in `doctor`, the
-//! daemon's log and each account's status.
+//! Found from the stored logins through each platform's own reading of them
+//! (`adapters::Platform::bot`); said in `doctor`, the daemon's log and each account's status.
 
 use std::collections::BTreeMap;
 
 use super::Credentials;
 use crate::config::{AccountKey, Channel, CommandLine};
 
+/// The bot a stored login names, as its platform reads it (made by `adapters::Platform::bot`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BotIdentity {
+    /// The platform's name for people ("WeChat").
+    pub platform: &'static str,
+    /// What the platform calls the id ("bot id", "app id").
+    pub called: &'static str,
+    /// The id itself (not a secret).
+    pub id: String,
+}
+
 /// Accounts of one channel that share one bot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SharedBot {
     /// The channel.
     pub channel: Channel,
-    /// The bot's id as the platform names it (a WeChat bot id, a Feishu app id; not a secret).
-    pub bot: String,
+    /// The bot they share.
+    pub bot: BotIdentity,
     /// The accounts, sorted (two or more).
     pub accounts: Vec<AccountKey>,
 }
@@ -22,13 +33,16 @@ pub struct SharedBot {
 impl SharedBot {
     /// What is wrong and why it matters, for people.
     pub fn problem(&self) -> String {
-        let (platform, what) = self.platform();
+        let BotIdentity {
+            platform,
+            called,
+            id,
+        } = &self.bot;
         let names: Vec<String> = self.accounts.iter().map(ToString::to_string).collect();
         format!(
-            "{} are logged in to the same {platform} bot ({what} {}): {platform} gives each \
+            "{} are logged in to the same {platform} bot ({called} {id}): {platform} gives each \
              message to only one of them, so each misses some",
             names.join(" and "),
-            self.bot,
         )
     }
 
@@ -50,29 +64,17 @@ impl SharedBot {
     pub fn warning(&self, commands: &CommandLine) -> String {
         format!("{}; {}", self.problem(), self.fix(commands))
     }
-
-    fn platform(&self) -> (&'static str, &'static str) {
-        match self.channel {
-            Channel::Feishu => ("Feishu", "app id"),
-            _ => ("WeChat", "bot id"),
-        }
-    }
 }
 
-/// The groups of accounts whose stored logins name the same bot.
+/// The groups of accounts whose stored logins name the same bot; `identify` is the platforms'
+/// reading of a login (`None`: a login that names no bot, or a platform without one).
 pub fn shared_bots<'a>(
     logins: impl IntoIterator<Item = (&'a AccountKey, &'a Credentials)>,
+    identify: impl Fn(&AccountKey, &Credentials) -> Option<BotIdentity>,
 ) -> Vec<SharedBot> {
-    let mut by_bot: BTreeMap<(Channel, String), Vec<AccountKey>> = BTreeMap::new();
+    let mut by_bot: BTreeMap<(Channel, BotIdentity), Vec<AccountKey>> = BTreeMap::new();
     for (key, creds) in logins {
-        let field = match key.channel {
-            Channel::Wechat => "bot_id",
-            Channel::Feishu => "app_id",
-            Channel::Mail => continue,
-        };
-        if let Some(bot) = creds.get(field).map(|b| b.expose().trim().to_string())
-            && !bot.is_empty()
-        {
+        if let Some(bot) = identify(key, creds).filter(|b| !b.id.trim().is_empty()) {
             by_bot
                 .entry((key.channel, bot))
                 .or_default()
@@ -101,70 +103,53 @@ mod tests {
         AccountKey::parse(s).expect("key")
     }
 
+    /// A reading of logins like a platform's: the `bot` field names the bot; mail has none.
+    fn identify(k: &AccountKey, c: &Credentials) -> Option<BotIdentity> {
+        let id = c.get("bot")?.expose().to_string();
+        (k.channel != Channel::Mail).then_some(BotIdentity {
+            platform: "WeChat",
+            called: "bot id",
+            id,
+        })
+    }
+
+    fn login(bot: &str) -> Credentials {
+        Credentials::default().with("bot", bot)
+    }
+
     #[test]
-    fn same_bot_id_or_app_id_is_found_and_other_bots_are_not() {
+    fn accounts_of_one_channel_naming_one_bot_are_found_and_others_are_not() {
         let logins = [
-            (
-                key("wechat:a"),
-                Credentials::default().with("bot_id", "b1@im.bot"),
-            ),
-            (
-                key("wechat:b"),
-                Credentials::default().with("bot_id", "b1@im.bot"),
-            ),
-            (
-                key("wechat:c"),
-                Credentials::default().with("bot_id", "b2@im.bot"),
-            ),
-            (
-                key("feishu:x"),
-                Credentials::default().with("app_id", "cli_1"),
-            ),
-            (
-                key("feishu:y"),
-                Credentials::default().with("app_id", "cli_2"),
-            ),
-            (
-                key("mail:m"),
-                Credentials::default().with("bot_id", "b1@im.bot"),
-            ),
+            (key("wechat:a"), login("b1@im.bot")),
+            (key("wechat:b"), login("b1@im.bot")),
+            (key("wechat:c"), login("b2@im.bot")),
+            (key("wechat:d"), login("  ")),
+            (key("wechat:e"), login("  ")),
+            // The same id under another channel is another bot.
+            (key("feishu:x"), login("b1@im.bot")),
+            (key("mail:m"), login("b1@im.bot")),
         ];
-        let found = shared_bots(logins.iter().map(|(k, c)| (k, c)));
+        let found = shared_bots(logins.iter().map(|(k, c)| (k, c)), identify);
         assert_eq!(
             found,
             vec![SharedBot {
                 channel: Channel::Wechat,
-                bot: "b1@im.bot".into(),
+                bot: BotIdentity {
+                    platform: "WeChat",
+                    called: "bot id",
+                    id: "b1@im.bot".into(),
+                },
                 accounts: vec![key("wechat:a"), key("wechat:b")],
             }]
         );
         let w = found[0].warning(&CommandLine::default());
         assert!(
-            w.starts_with("wechat:a and wechat:b are logged in to the same WeChat bot"),
+            w.starts_with(
+                "wechat:a and wechat:b are logged in to the same WeChat bot (bot id b1@im.bot)"
+            ),
             "{w}"
         );
         assert!(w.contains("scv-bridge login wechat b"), "{w}");
         assert!(w.contains("scv-bridge channel disable wechat b"), "{w}");
-    }
-
-    #[test]
-    fn one_feishu_app_in_two_accounts_is_found() {
-        let logins = [
-            (
-                key("feishu:x"),
-                Credentials::default().with("app_id", "cli_1"),
-            ),
-            (
-                key("feishu:y"),
-                Credentials::default().with("app_id", "cli_1"),
-            ),
-        ];
-        let found = shared_bots(logins.iter().map(|(k, c)| (k, c)));
-        assert_eq!(found.len(), 1);
-        assert!(
-            found[0]
-                .warning(&CommandLine::default())
-                .contains("same Feishu bot (app id cli_1)")
-        );
     }
 }

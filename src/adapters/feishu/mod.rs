@@ -31,12 +31,14 @@ mod markdown;
 mod media;
 mod media_send;
 pub(crate) mod pairing;
+mod platform;
 pub mod render;
 mod sender;
 mod session;
 mod stream;
 mod typing;
 mod webhook;
+pub use platform::PLATFORM;
 
 use std::sync::Arc;
 

@@ -14,7 +14,7 @@ pub const CODE_FIELD: &str = "pairing_code";
 /// Credential field holding the code's expiry (Unix seconds).
 pub const EXPIRES_FIELD: &str = "pairing_expires";
 /// Credential field holding the owner's open_id once paired.
-pub const OWNER_FIELD: &str = "owner_id";
+pub use crate::secrets::OWNER_FIELD;
 
 /// How long a code is valid.
 pub const CODE_TTL_SECS: u64 = 600;

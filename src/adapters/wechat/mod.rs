@@ -16,9 +16,11 @@
 mod failure;
 mod inbound;
 mod media;
+mod platform;
 mod render;
 mod sender;
 mod state;
+pub use platform::PLATFORM;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,7 +125,7 @@ impl StoredLogin for Login {
             token: BotToken::new(token),
             bot_id,
             base_url: field("base_url"),
-            owner_id: field("owner_id"),
+            owner_id: field(crate::secrets::OWNER_FIELD),
         })
     }
 }

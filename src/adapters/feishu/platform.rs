@@ -1,0 +1,44 @@
+//! Feishu / Lark as the daemon sees it without running an account (see `adapters::Platform`).
+
+use std::sync::Arc;
+
+use crate::adapters::platform::{BuildParts, Platform};
+use crate::config::{AccountSpec, Channel};
+use crate::secrets::{BotIdentity, Credentials};
+use crate::supervisor::{Capabilities, Component};
+
+/// The stored login's field naming the app (the bot), written by `login feishu`.
+pub(crate) const APP_ID_FIELD: &str = "app_id";
+
+/// Feishu / Lark open-platform bots.
+pub struct Feishu;
+
+/// The Feishu platform.
+pub static PLATFORM: Feishu = Feishu;
+
+impl Platform for Feishu {
+    fn channel(&self) -> Channel {
+        Channel::Feishu
+    }
+
+    fn label(&self) -> &'static str {
+        "Feishu"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        super::CAPABILITIES
+    }
+
+    fn bot(&self, login: &Credentials) -> Option<BotIdentity> {
+        let id = login.get(APP_ID_FIELD)?.expose().trim().to_string();
+        (!id.is_empty()).then_some(BotIdentity {
+            platform: self.label(),
+            called: "app id",
+            id,
+        })
+    }
+
+    fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
+        super::build(parts.ports.port(spec))
+    }
+}

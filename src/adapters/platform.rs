@@ -1,0 +1,100 @@
+//! What a platform is to the daemon: one value per channel, owning the facts about it that the
+//! rest of the bridge needs without running an account (its name for people, what its accounts
+//! can do, how its stored login names its bot) and how an account of it is built.
+//!
+//! Each platform makes its own value (`wechat::PLATFORM`, `feishu::PLATFORM`,
+//! `mail::PLATFORM`); [`platform`] is the one place that maps a [`Channel`] to it. Callers
+//! iterate `Channel::ALL` and ask the value; none matches on a channel themselves, so a new
+//! platform is its folder, its `Channel` variant and one line in [`platform`].
+
+use std::sync::Arc;
+
+use crate::config::{AccountSpec, Channel};
+use crate::port::Ports;
+use crate::secrets::{BotIdentity, Credentials};
+use crate::supervisor::{Capabilities, Component};
+
+/// What accounts are built from: the ports every platform's account is cut from, and (until
+/// mail goes through the port too) the mail area's parts.
+#[derive(Clone)]
+pub struct BuildParts {
+    /// The daemon's ports (store, credentials, pipeline), one cut per account.
+    pub ports: Ports,
+    /// What the mail area is built from.
+    pub mail: crate::mail::MailParts,
+}
+
+/// One platform. Implementations are stateless values; every method is cheap.
+pub trait Platform: Send + Sync + 'static {
+    /// The channel it serves.
+    fn channel(&self) -> Channel;
+
+    /// Its name for people ("WeChat", "Feishu", "mail"); stable, used in texts.
+    fn label(&self) -> &'static str;
+
+    /// What its accounts can do, known without running one (pure: no IO, no locks).
+    fn capabilities(&self) -> Capabilities;
+
+    /// The bot a stored login names, for the same-bot check; `None` for a login that names
+    /// none, or a platform without bots (mail).
+    fn bot(&self, login: &Credentials) -> Option<BotIdentity>;
+
+    /// The component for one account of this platform.
+    fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component>;
+}
+
+/// The platform serving `channel`: the only match on `Channel` above `ids`.
+pub fn platform(channel: Channel) -> &'static dyn Platform {
+    match channel {
+        Channel::Wechat => &super::wechat::PLATFORM,
+        Channel::Feishu => &super::feishu::PLATFORM,
+        Channel::Mail => &crate::mail::PLATFORM,
+    }
+}
+
+/// Every platform, in configuration order.
+pub fn all() -> impl Iterator<Item = &'static dyn Platform> {
+    Channel::ALL.into_iter().map(platform)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_channel_has_its_own_platform() {
+        for c in Channel::ALL {
+            assert_eq!(platform(c).channel(), c);
+        }
+        let labels: Vec<&str> = all().map(|p| p.label()).collect();
+        assert_eq!(labels, ["WeChat", "Feishu", "mail"]);
+    }
+
+    #[test]
+    fn a_login_names_its_bot_only_where_the_platform_has_one() {
+        let both = Credentials::default()
+            .with("bot_id", "b@im.bot")
+            .with("app_id", "cli_1");
+        let bots: Vec<Option<BotIdentity>> = all().map(|p| p.bot(&both)).collect();
+        assert_eq!(
+            bots,
+            [
+                Some(BotIdentity {
+                    platform: "WeChat",
+                    called: "bot id",
+                    id: "b@im.bot".into()
+                }),
+                Some(BotIdentity {
+                    platform: "Feishu",
+                    called: "app id",
+                    id: "cli_1".into()
+                }),
+                None,
+            ]
+        );
+        assert!(
+            all().all(|p| p.bot(&Credentials::default()).is_none()),
+            "an empty login names no bot"
+        );
+    }
+}

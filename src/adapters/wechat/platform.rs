@@ -1,0 +1,44 @@
+//! WeChat as the daemon sees it without running an account (see `adapters::Platform`).
+
+use std::sync::Arc;
+
+use crate::adapters::platform::{BuildParts, Platform};
+use crate::config::{AccountSpec, Channel};
+use crate::secrets::{BotIdentity, Credentials};
+use crate::supervisor::{Capabilities, Component};
+
+/// The stored login's field naming the bot (written by `login wechat` from the scan's answer).
+pub(crate) const BOT_ID_FIELD: &str = "bot_id";
+
+/// WeChat through the iLink bot API.
+pub struct Wechat;
+
+/// The WeChat platform.
+pub static PLATFORM: Wechat = Wechat;
+
+impl Platform for Wechat {
+    fn channel(&self) -> Channel {
+        Channel::Wechat
+    }
+
+    fn label(&self) -> &'static str {
+        "WeChat"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        super::CAPABILITIES
+    }
+
+    fn bot(&self, login: &Credentials) -> Option<BotIdentity> {
+        let id = login.get(BOT_ID_FIELD)?.expose().trim().to_string();
+        (!id.is_empty()).then_some(BotIdentity {
+            platform: self.label(),
+            called: "bot id",
+            id,
+        })
+    }
+
+    fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
+        super::build(parts.ports.port(spec))
+    }
+}

@@ -1,0 +1,38 @@
+//! Mail as the daemon sees it without running an account (see `adapters::Platform`).
+
+use std::sync::Arc;
+
+use crate::adapters::platform::{BuildParts, Platform};
+use crate::config::{AccountSpec, Channel};
+use crate::secrets::{BotIdentity, Credentials};
+use crate::supervisor::{Capabilities, Component};
+
+/// A mailbox over IMAP and SMTP.
+pub struct Mail;
+
+/// The mail platform.
+pub static PLATFORM: Mail = Mail;
+
+impl Platform for Mail {
+    fn channel(&self) -> Channel {
+        Channel::Mail
+    }
+
+    fn label(&self) -> &'static str {
+        "mail"
+    }
+
+    /// Nothing beyond the default: a mailbox is no chat to ask questions in.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    /// A mailbox is no bot: two accounts may read one box (each claims its own mail).
+    fn bot(&self, _login: &Credentials) -> Option<BotIdentity> {
+        None
+    }
+
+    fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
+        super::build(spec, &parts.mail)
+    }
+}
