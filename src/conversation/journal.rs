@@ -396,13 +396,15 @@ pub fn next_outbound(
          WHERE o.account = ?1 AND o.chat = ?2 AND o.state = 'pending' ORDER BY o.id LIMIT 1",
     )?
     .query_row(params![account.to_string(), chat.as_str()], |r| {
+        let key: String = r.get(3)?;
         Ok(Outbound {
             id: r.get(0)?,
             account: account.clone(),
             chat: chat.clone(),
             text: r.get(1)?,
             body: Body::from_stored(r.get::<_, Option<String>>(2)?.as_deref()),
-            idempotency_key: r.get(3)?,
+            finishes: crate::ids::OutboxKey::first_piece_of(&key).map(str::to_string),
+            idempotency_key: key,
             reply: ReplyContext(r.get(4)?),
             kind: parse_kind(&r.get::<_, String>(5)?),
             latest_reply: ReplyContext(r.get(6)?),

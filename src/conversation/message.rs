@@ -120,6 +120,10 @@ pub struct Outbound {
     /// For [`OutboundKind::Update`]: the platform id of the message to replace, when it was sent
     /// and the platform named it (`None`: there is nothing to update; it goes out as new).
     pub target: Option<PlatformMsgId>,
+    /// When this is the first piece of what was queued under a key, that key: a platform that
+    /// showed the text while it was written (`StreamMode::Edit`) finishes that shown message
+    /// with this piece instead of sending it anew. Set by the core; no adapter reads a key.
+    pub finishes: Option<String>,
 }
 
 impl std::fmt::Debug for Outbound {

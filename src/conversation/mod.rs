@@ -50,7 +50,7 @@ pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
 pub use message::{Inbound, MediaRef, Outbound, OutboundKind, ReplyContext};
 pub use outbox::Outbox;
 pub use stats::Stats;
-pub use stream::{StreamMode, first_piece_of};
+pub use stream::StreamMode;
 
 use crate::agent::{Agent, AgentMonitor, Approver};
 use crate::config::AccountKey;

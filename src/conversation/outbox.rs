@@ -11,7 +11,7 @@ use super::journal::{self, Delivery, NewOutbound, NewUpdate};
 use super::message::{OutboundKind, ReplyContext};
 use super::{AccountRuntime, lock};
 use crate::config::AccountKey;
-use crate::ids::{ChatId, DeliveryState};
+use crate::ids::{ChatId, DeliveryState, OutboxKey};
 use crate::store::{Store, StoreError};
 
 /// Characters per piece for an account that is not attached (its sender, which knows the
@@ -85,8 +85,8 @@ impl Outbox {
             chat.clone(),
             text.to_string(),
             body.clone(),
-            format!("{key}/0"),
-            format!("{target}/0"),
+            String::from(OutboxKey::piece(key, 0)),
+            String::from(OutboxKey::piece(target, 0)),
         );
         self.store
             .call(move |t| {
@@ -112,7 +112,7 @@ impl Outbox {
     /// Where the outbox item queued under `key` (piece 0) stands, and what the platform said
     /// about it once sent (its message id, the chat it landed in).
     pub async fn delivery(&self, key: &str) -> Result<Option<Delivery>, StoreError> {
-        let k = format!("{key}/0");
+        let k = String::from(OutboxKey::piece(key, 0));
         self.store.call(move |t| journal::delivery(t, &k)).await
     }
 
@@ -145,7 +145,7 @@ impl Outbox {
                         chat: &chat,
                         text: p,
                         body: if i == 0 { &body } else { &Body::Text },
-                        key: format!("{key}/{i}"),
+                        key: OutboxKey::piece(&key, i).into(),
                         reply: &reply,
                         kind,
                     })

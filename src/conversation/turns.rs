@@ -400,7 +400,7 @@ async fn turn(
                 chat: &chat_id,
                 text: piece,
                 body,
-                key: format!("{key}/{}", first + i),
+                key: crate::ids::OutboxKey::piece(&key, first + i).into(),
                 reply: &reply,
                 kind: OutboundKind::Reply,
             })

@@ -43,6 +43,12 @@ impl OutboxKey {
         OutboxKey(format!("confirm/{q}/ask"))
     }
 
+    /// The question whose message's first piece `piece` is (the piece carrying its card).
+    pub fn question_of_first_piece(piece: &str) -> Option<QuestionId> {
+        let key = Self::first_piece_of(piece)?;
+        QuestionId::parse(key.strip_prefix("confirm/")?.strip_suffix("/ask")?)
+    }
+
     /// The message (or card update) that says how question `q` ended.
     pub fn question_closed(q: QuestionId) -> OutboxKey {
         OutboxKey(format!("confirm/{q}/closed"))
@@ -56,6 +62,50 @@ impl OutboxKey {
     /// The reply to a command in the mail chat, inbound message `msg` of `account`.
     pub fn mail_chat(account: &AccountKey, msg: &PlatformMsgId) -> OutboxKey {
         OutboxKey(format!("mail-chat:{account}/{msg}"))
+    }
+
+    /// Piece `i` of what is queued under `key`: the core splits every text it queues into
+    /// pieces of the platform's size, each its own outbox item (`<key>/<i>`).
+    pub fn piece(key: &str, i: usize) -> OutboxKey {
+        OutboxKey(format!("{key}/{i}"))
+    }
+
+    /// Piece `i` of an answer queued while the agent was still writing it, keeping how far
+    /// the pieces so far reach (`upto` non-blank characters, their FNV-1a `digest`), because
+    /// an item forgets its text once sent: `<key>/<i>.<upto>.<digest>`.
+    pub fn streamed_piece(key: &str, i: usize, upto: usize, digest: u64) -> OutboxKey {
+        OutboxKey(format!("{key}/{i}.{upto}.{digest:016x}"))
+    }
+
+    /// Reads a key [`OutboxKey::streamed_piece`] wrote under `key`: `(i, upto, digest)`.
+    pub fn read_streamed_piece(key: &str, piece: &str) -> Option<(usize, usize, u64)> {
+        let suffix = piece.strip_prefix(key)?.strip_prefix('/')?;
+        let mut it = suffix.split('.');
+        let i = it.next()?.parse().ok()?;
+        let upto = it.next()?.parse().ok()?;
+        let digest = u64::from_str_radix(it.next()?, 16).ok()?;
+        it.next().is_none().then_some((i, upto, digest))
+    }
+
+    /// The stored keys `[lo, hi)` between which every piece of `key` sorts ('0' follows '/').
+    pub fn pieces_range(key: &str) -> (String, String) {
+        (format!("{key}/"), format!("{key}0"))
+    }
+
+    /// The key that `piece` is the first piece of, when it is one (`<key>/0`): what the core
+    /// tells a platform that shows an answer while it is written, whose first piece finishes it.
+    pub fn first_piece_of(piece: &str) -> Option<&str> {
+        piece.strip_suffix("/0")
+    }
+
+    /// A name derived from `key` for a platform's own dedupe (`<key>/<what>`, e.g. the Feishu
+    /// card message of a streamed answer), which never collides with a piece of it.
+    pub fn derived(key: &str, what: &str) -> String {
+        debug_assert!(
+            what.parse::<usize>().is_err(),
+            "a piece index is not a derived name"
+        );
+        format!("{key}/{what}")
     }
 
     /// The stored spelling.
@@ -144,5 +194,28 @@ mod tests {
             assert_eq!(DeliveryState::parse(d.as_str()), Some(d));
         }
         assert_eq!(DeliveryState::parse("lost"), None);
+    }
+
+    #[test]
+    fn pieces_and_streamed_pieces_read_back_and_sort_under_their_key() {
+        let key = "wechat:phone/id:1";
+        assert_eq!(OutboxKey::piece(key, 0).as_str(), "wechat:phone/id:1/0");
+        assert_eq!(OutboxKey::first_piece_of("wechat:phone/id:1/0"), Some(key));
+        assert_eq!(OutboxKey::first_piece_of("wechat:phone/id:1/1"), None);
+        let s = OutboxKey::streamed_piece(key, 3, 250, 0xabc);
+        assert_eq!(
+            OutboxKey::read_streamed_piece(key, s.as_str()),
+            Some((3, 250, 0xabc))
+        );
+        assert_eq!(OutboxKey::read_streamed_piece(key, "other/3.250.abc"), None);
+        assert_eq!(
+            OutboxKey::read_streamed_piece(key, OutboxKey::piece(key, 3).as_str()),
+            None
+        );
+        let (lo, hi) = OutboxKey::pieces_range(key);
+        for k in [OutboxKey::piece(key, 12), s] {
+            assert!(lo.as_str() <= k.as_str() && k.as_str() < hi.as_str(), "{k}");
+        }
+        assert_eq!(OutboxKey::derived(key, "card"), "wechat:phone/id:1/card");
     }
 }

@@ -341,6 +341,7 @@ fn media_item(path: std::path::PathBuf, kind: MediaKind, outbox_key: &str) -> Ou
             name: "chart.png".into(),
         }),
         target: None,
+        finishes: crate::ids::OutboxKey::first_piece_of(outbox_key).map(str::to_string),
     }
 }
 

@@ -11,7 +11,6 @@ use super::address::{receive_id, uuid_for};
 use super::failure::{CARD_INVALID, failure};
 use super::inbound::ReplyRef;
 use super::stream::{CardStreams, Finish};
-use crate::conversation::first_piece_of;
 use crate::conversation::{
     Body, ChatId, ChatSender, Outbound, OutboundKind, PlatformMsgId, SendError, SendLimits, Sent,
     StreamMode,
@@ -101,7 +100,7 @@ impl FeishuSender {
     /// when the answer has no card.
     async fn finish_card(&self, msg: &Outbound) -> Option<Result<Sent, SendError>> {
         let cards = self.cards.as_ref()?;
-        let answer = first_piece_of(&msg.idempotency_key)?;
+        let answer = msg.finishes.as_deref()?;
         if !matches!(msg.body, Body::Text) || !cards.has(answer).await {
             return None;
         }

@@ -363,7 +363,7 @@ impl CardStreams {
         reply: &ReplyContext,
     ) -> Result<(), SendError> {
         let content = MessageContent::card_entity(&c.rec.card_id);
-        let uuid = uuid_for(&format!("{key}/card"));
+        let uuid = uuid_for(&crate::ids::OutboxKey::derived(key, "card"));
         let r = ReplyRef::parse(reply);
         let sent = match (&r.message_id, r.group) {
             (Some(parent), true) => self.client.reply(parent, &content, true, &uuid).await,

@@ -171,12 +171,9 @@ fn closed_key(seq: i64) -> String {
     OutboxKey::question_closed(QuestionId(seq)).into()
 }
 
-/// `confirm/q-7/ask/0` (the first piece of a question message, the one carrying the card) → 7.
+/// The question whose message's first piece (the one carrying the card) `key` is.
 fn asked_in(key: &str) -> Option<i64> {
-    key.strip_prefix("confirm/q-")?
-        .strip_suffix("/ask/0")?
-        .parse()
-        .ok()
+    OutboxKey::question_of_first_piece(key).map(|q| q.0)
 }
 
 #[cfg(test)]
@@ -185,7 +182,13 @@ mod tests {
 
     #[test]
     fn only_the_first_piece_of_a_question_counts() {
-        assert_eq!(asked_in("confirm/q-7/ask/0"), Some(7));
+        let first = OutboxKey::piece(OutboxKey::question(QuestionId(7)).as_str(), 0);
+        assert_eq!(
+            first.as_str(),
+            "confirm/q-7/ask/0",
+            "the stored spelling stays"
+        );
+        assert_eq!(asked_in(first.as_str()), Some(7));
         assert_eq!(asked_in("confirm/q-7/ask/1"), None);
         assert_eq!(asked_in("confirm/q-7/closed/0"), None);
         assert_eq!(asked_in("feishu:work/om_1/0"), None);

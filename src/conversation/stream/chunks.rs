@@ -26,18 +26,15 @@ pub(in crate::conversation) struct Mark {
 }
 
 impl Mark {
-    /// The outbox key suffix of streamed piece `i` of a batch ending at this mark.
-    pub(super) fn key_suffix(&self, i: usize) -> String {
-        format!("{i}.{}.{:016x}", self.upto, self.digest)
+    /// The outbox key of streamed piece `i` of answer `answer`, in a batch ending at this mark.
+    pub(super) fn key(&self, answer: &str, i: usize) -> crate::ids::OutboxKey {
+        crate::ids::OutboxKey::streamed_piece(answer, i, self.upto, self.digest)
     }
 
-    /// Reads a key suffix written by [`Mark::key_suffix`]: the piece's index and the mark.
-    pub(super) fn parse(suffix: &str) -> Option<(usize, Mark)> {
-        let mut it = suffix.split('.');
-        let i = it.next()?.parse().ok()?;
-        let upto = it.next()?.parse().ok()?;
-        let digest = u64::from_str_radix(it.next()?, 16).ok()?;
-        it.next().is_none().then_some((i, Mark { upto, digest }))
+    /// Reads a key written by [`Mark::key`] under `answer`: the piece's index and the mark.
+    pub(super) fn read(answer: &str, key: &str) -> Option<(usize, Mark)> {
+        let (i, upto, digest) = crate::ids::OutboxKey::read_streamed_piece(answer, key)?;
+        Some((i, Mark { upto, digest }))
     }
 
     /// The mark of all of `text`.
@@ -277,9 +274,15 @@ mod tests {
     #[test]
     fn marks_survive_their_key() {
         let m = Mark::of("第一段 text");
-        assert_eq!(Mark::parse(&m.key_suffix(3)), Some((3, m)));
-        assert_eq!(Mark::parse("3"), None, "a final-store piece is no mark");
-        assert_eq!(Mark::parse("progress-0"), None);
+        let answer = "wechat:phone/id:1";
+        assert_eq!(Mark::read(answer, m.key(answer, 3).as_str()), Some((3, m)));
+        let piece = crate::ids::OutboxKey::piece(answer, 3);
+        assert_eq!(
+            Mark::read(answer, piece.as_str()),
+            None,
+            "a final-store piece is no mark"
+        );
+        assert_eq!(Mark::read(answer, "wechat:phone/id:1/progress-0"), None);
     }
 
     #[test]

@@ -50,20 +50,13 @@ pub enum StreamMode {
     },
 }
 
-/// The answer key a streamed message was shown under, when `key` is the outbox key of the
-/// first piece of an answer (`<answer key>/0`): the piece that finishes it
-/// ([`StreamMode::Edit`]).
-pub fn first_piece_of(key: &str) -> Option<&str> {
-    key.strip_suffix("/0")
-}
-
 /// What an earlier run of the same turn streamed before a crash or an outage: how many pieces
 /// it queued under `key` and how far they reach (from their keys, `key/<i>.<upto>.<digest>`).
 /// Read inside the store call that fetches the chat's next message, so a turn starts after one
 /// call, not three.
 pub(super) fn committed_in(t: &rusqlite::Transaction<'_>, key: &str) -> (usize, Option<Mark>) {
     // Every key of this answer sorts between `key/` and `key0` ('0' follows '/').
-    let (lo, hi) = (format!("{key}/"), format!("{key}0"));
+    let (lo, hi) = crate::ids::OutboxKey::pieces_range(key);
     let read = t
         .prepare_cached("SELECT idem_key FROM outbox WHERE idem_key >= ?1 AND idem_key < ?2")
         .and_then(|mut st| {
@@ -73,7 +66,7 @@ pub(super) fn committed_in(t: &rusqlite::Transaction<'_>, key: &str) -> (usize, 
     match read {
         Ok(keys) => keys
             .iter()
-            .filter_map(|k| Mark::parse(k.strip_prefix(&lo)?))
+            .filter_map(|k| Mark::read(key, k))
             .max_by_key(|(i, _)| *i)
             .map_or((0, None), |(i, mark)| (i + 1, Some(mark))),
         Err(e) => {
@@ -252,7 +245,7 @@ impl<'a> Live<'a> {
                         chat: &chat_id,
                         text: p,
                         body: &Body::Text,
-                        key: format!("{key}/{}", mark.key_suffix(first + i)),
+                        key: mark.key(&key, first + i).into(),
                         reply: &reply,
                         kind: OutboundKind::Reply,
                     })

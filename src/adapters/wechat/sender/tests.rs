@@ -67,6 +67,7 @@ fn outbound(key: &str, text: &str) -> Outbound {
         kind: OutboundKind::Reply,
         body: Body::Text,
         target: None,
+        finishes: None,
     }
 }
 
