@@ -24,11 +24,16 @@
 //! - [`doctor`]: `scv-bridge doctor`: every dependency checked, each with its fix.
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: store credentials, tell the daemon.
 //! - [`port`]: what the daemon lends each account: its state, its login, an inbox into the pipeline.
-//! - [`adapters`]: WeChat and Feishu: each platform crate turned into a `Component` over a port.
+//! - [`adapters`]: WeChat and Feishu, each a platform crate turned into a `Component` over a
+//!   port, and the platform registry (`adapters::platform`), one value per channel.
 //! - [`mail`]: the mail area: the IMAP component, triage (rules, model, budget, digests), mail chat.
 //! - [`clock`]: the one clock: wall time in the daemon, paused or hand-moved in tests; a leaf.
 //! - [`failure`]: the one failure type: class, stable code, message and the typed fix.
 //! - [`ids`]: the shared names (platform, account, chat, sender, question, outbox key): a leaf.
+//! - [`media`]: what people send and the agent sends back, kept inside the account's workspace
+//!   (the inbox, safe names, which files an answer may send).
+//! - [`words`]: every text a person reads in a chat, in English and Simplified Chinese.
+//! - [`secret`]: a value that never prints itself and is wiped on drop.
 //! - [`testing`]: test support: a scriptable fake component, fake OpenAI and SCV agent servers
 //!   (never reachable from configuration).
 
@@ -62,3 +67,28 @@ pub mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod words;
+
+#[cfg(test)]
+mod layout_tests {
+    /// The module map above names every module this file declares, so it stays the whole map.
+    #[test]
+    fn the_layout_names_every_module() {
+        let text = include_str!("lib.rs");
+        let (doc, code) = text
+            .split_once("\n\npub mod ")
+            .expect("the map, then the modules");
+        let code = format!("pub mod {code}");
+        let declared: Vec<&str> = code
+            .lines()
+            .filter_map(|l| l.strip_prefix("pub mod "))
+            .filter_map(|l| l.strip_suffix(';'))
+            .collect();
+        assert!(declared.len() > 20, "{declared:?}");
+        for m in declared {
+            assert!(
+                doc.contains(&format!("[`{m}`]")),
+                "`{m}` is missing from the layout in lib.rs"
+            );
+        }
+    }
+}

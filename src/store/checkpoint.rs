@@ -1,36 +1,30 @@
 //! Copying the WAL back into the database beside the writer, not in its way.
 //!
 //! SQLite's automatic checkpoint runs inside whichever commit crosses its threshold, on the writer
-//! thread, and costs milliseconds (it syncs the database file): every call queued behind that
-//! commit waits for it. Measured in `benches/pipeline.rs`, it was the whole p99 of the pipeline's
-//! added latency. A PASSIVE checkpoint on its own connection runs beside the writer instead; it
-//! is woken by commits and lets them accumulate, so an idle daemon never wakes.
+//! thread, and syncs the database file: every call queued behind that commit waits for it. A
+//! PASSIVE checkpoint on its own connection runs beside the writer instead; it is woken by
+//! commits and lets them accumulate, so an idle daemon never wakes.
 //!
-//! Even beside the writer a copy is not free: its fsyncs (tens of milliseconds here, ext4 on a
-//! virtual disk) held the writer's own WAL writes up now and then while they ran, so a message
-//! committed during one took 1-3 ms instead of 0.4 (`benches/pipeline.rs`, one message at a
-//! time: the slow ones came in spells, one per copy). So a copy waits for a pause in the
-//! commits ([`QUIET`]), which a chat has between a message and its answer, and only under
-//! commits that never pause for that long does it go ahead, once the log holds
-//! [`COPY_ABOVE`] frames or [`AT_MOST`] after the first commit, whichever comes first (the
-//! writer's WAL hook counts the frames: waiting the whole second under a full load let the log
-//! grow to 394 MiB). That is also how long a power loss can undo commits (with `synchronous =
-//! NORMAL` the WAL is synced by the copy), against a fixed 200 ms before: shorter when traffic
-//! pauses, up to a second when it does not.
+//! Even beside the writer a copy is not free: its fsyncs hold the writer's own WAL writes up
+//! while they run. So a copy waits for a pause in the commits ([`QUIET`]), which a chat has
+//! between a message and its answer, and only under commits that never pause for that long does
+//! it go ahead, once the log holds [`COPY_ABOVE`] frames or [`AT_MOST`] after the first commit,
+//! whichever comes first (the writer's WAL hook counts the frames, so a full load cannot grow
+//! the log for the whole second). That is also how long a power loss can undo commits (with
+//! `synchronous = NORMAL` the WAL is synced by the copy): shorter when traffic pauses, up to
+//! [`AT_MOST`] when it does not.
 //!
 //! A PASSIVE checkpoint never empties the log while the writer keeps appending to it, so under
-//! writes that never pause (a long first mail scan, a burst, steady traffic) the WAL grew
-//! without bound: 465 MB in the pipeline bench. When the log holds more than [`RESTART_ABOVE`]
-//! frames after a copy, the checkpointer asks the writer to restart it; the writer does so
-//! between two transactions (`writer.rs`), on its own connection, so it waits for no lock and
-//! copies only what came since. That restart syncs what it copies while the writer's calls
-//! wait, so before asking for it the checkpointer copies again what was committed during its
-//! own copy (a few rounds, [`copy`]), which leaves the restart a few commits' frames. A
-//! restart stalled the writer 8-31 ms before and 1.5-7 ms after; the pipeline bench's p99.9 of
-//! one message at a time fell from 12-18 ms to 4-5.5 ms. The log's file keeps its size
+//! writes that never pause (a long first mail scan, a burst, steady traffic) the WAL would grow
+//! without bound. When the log holds more than [`RESTART_ABOVE`] frames after a copy, the
+//! checkpointer asks the writer to restart it; the writer does so between two transactions
+//! (`writer.rs`), on its own connection, so it waits for no lock and copies only what came
+//! since. That restart syncs what it copies while the writer's calls wait, so before asking for
+//! it the checkpointer copies again what was committed during its own copy (a few rounds,
+//! [`copy`]), which leaves the restart a few commits' frames. The log's file keeps its size
 //! under load (`journal_size_limit` is that size) and is cut to nothing once the commits pause
-//! (`trim.rs`): SQLite's own cut, in the first commit after each restart, stalled the writer
-//! 20-30 ms.
+//! (`trim.rs`), because SQLite's own cut, in the first commit after each restart, stalls the
+//! writer. `benches/pipeline.rs` prints what each of these costs.
 
 use std::os::raw::c_int;
 use std::path::Path;
@@ -48,9 +42,8 @@ const QUIET: Duration = Duration::from_millis(50);
 /// How long after the first commit a copy starts at the latest, pause or not.
 const AT_MOST: Duration = Duration::from_secs(1);
 /// WAL frames (pages) at which a copy starts without waiting for a pause or [`AT_MOST`]: 64 MiB,
-/// about what the log reached under a full load with a copy every 200 ms. At 16 MiB a copy
-/// (and the restart after it) came every half second of one message at a time, and the
-/// pipeline's p99 was back above 1 ms.
+/// four restarts' worth, so under one message at a time copies (and the restarts after them)
+/// stay rare; a smaller bound brought them back into the pipeline's tail latency.
 const COPY_ABOVE: i64 = 4 * RESTART_ABOVE;
 /// At most this many copies follow a copy to take what was committed during it.
 const CATCH_UP_ROUNDS: usize = 4;
@@ -227,10 +220,10 @@ fn run(conn: &Connection, wal: &Path, commits: &Receiver<()>, seen: &Shared, res
 /// Copies the log into the database, then what the writer committed during the copy (a few
 /// rounds, each shorter than the one before), and returns the log's length in frames.
 ///
-/// A copy takes the log as it was when it began; a long one (tens of ms after a full load) left
-/// everything committed meanwhile to the writer's restart, which copied it and synced both
-/// files between two of the writer's transactions: 8-31 ms of stalled commits per restart in the
-/// pipeline bench's one-message-at-a-time phase, 1.5-7 ms after catching up first.
+/// A copy takes the log as it was when it began; a long one (after a full load) would leave
+/// everything committed meanwhile to the writer's restart, which copies it and syncs both files
+/// between two of the writer's transactions while calls wait: catching up first keeps that
+/// restart short.
 fn copy(conn: &Connection, frames: &AtomicI64) -> rusqlite::Result<i64> {
     let passive = || {
         conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {

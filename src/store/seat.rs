@@ -1,14 +1,14 @@
 //! The writer's connection, lent to a short call on its caller's thread while the writer sleeps.
 //!
-//! A call sent to the writer thread pays two thread wake-ups, there and back: on this 2-core
-//! virtual machine about 100 µs each, several times the 20-40 µs SQLite needs for the few rows
-//! a message's step touches (a journal row, the turn's read, an outbox row). So a short call
+//! A call sent to the writer thread pays two thread wake-ups, there and back, each several
+//! times what SQLite needs for the few rows a message's step touches (a journal row, the turn's
+//! read, an outbox row; `benches/pipeline.rs` prints both). So a short call
 //! ([`super::Store::call_short`]) takes the connection itself while the writer sleeps and
 //! nothing is queued, and commits in a transaction of its own. It never waits: when the writer
 //! is awake (running calls, or spinning for the next one after them), a call is queued ahead
 //! of it, or another process holds the write lock, it queues like any call. So calls still
 //! commit in the order they were sent, a busy spell's calls still share commits (letting every
-//! call commit alone cost the pipeline bench about 15% of its throughput), and a runtime thread
+//! call commit alone cost the pipeline a good part of its throughput), and a runtime thread
 //! never waits for the writer or for another process (it only runs the call's own SQL).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

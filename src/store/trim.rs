@@ -1,13 +1,12 @@
 //! Giving back the disk a burst took: the log's file is cut to nothing once the commits pause.
 //!
-//! Cutting a large file is what costs here (an `ftruncate` of about 100 MiB of WAL took 20-30 ms
-//! on this machine). SQLite cuts a restarted log's file back to `journal_size_limit` itself, in
-//! the first commit after the restart, on the writer: under a full load that was one commit
-//! every 0.5-1 s, and every call queued behind it, waiting 20-30 ms (`strace -f` of the pipeline
-//! bench: the writer's `ftruncate` of the WAL to the limit; its one-at-a-time phase's max was
-//! 24-34 ms). So the limit is now the file's size under a full load ([`super::checkpoint`]'s
-//! `WAL_KEPT_BYTES`), which a busy log reuses without cutting, and the checkpointer cuts the file
-//! when the commits have paused, where no call is waiting for the writer.
+//! Cutting a large file is what costs here (an `ftruncate` of a large WAL). SQLite cuts a
+//! restarted log's file back to `journal_size_limit` itself, in the first commit after the
+//! restart, on the writer, so under a full load every call queued behind that commit waited for
+//! the cut (`strace -f` of the pipeline bench shows the writer's `ftruncate`). So the limit is now
+//! the file's size under a full load ([`super::checkpoint`]'s `WAL_KEPT_BYTES`), which a busy log
+//! reuses without cutting, and the checkpointer cuts the file when the commits have paused, where
+//! no call is waiting for the writer.
 
 use rusqlite::Connection;
 

@@ -103,11 +103,11 @@ impl Inbox {
     /// The next message: looked for without sleeping for [`SPIN`] first, then waited for.
     ///
     /// Calls come in chains (a message's journal write, then its turn's read, then its answer),
-    /// each sent 20 to 30 µs after the last one's answer arrives. Going to sleep between them
-    /// made each cost a thread wake-up, about 100 µs on this 2-core virtual machine (one empty
-    /// call: 100 µs without the spin, 25 µs with it); a short spin catches the next call
-    /// instead. It costs at most [`SPIN`] of a core per quiet spell: 200 µs measurably slowed
-    /// other work on two cores (status with 1,000 accounts), so it is kept short.
+    /// each sent a moment after the last one's answer arrives. Going to sleep between them
+    /// made each cost a thread wake-up, several times an empty call's own work; a short spin
+    /// catches the next call instead. It costs at most [`SPIN`] of a core per quiet spell, and a
+    /// longer spin measurably slowed other work on two cores (status of many accounts), so it is
+    /// kept short.
     fn next(&self) -> Option<Msg> {
         let started = Instant::now();
         loop {

@@ -3,8 +3,8 @@
 //!
 //! On the daemon's runtime a burst's ACKs queued behind everything else that burst set off:
 //! hundreds of chat workers and senders woken at once, each run for a while on two cores, held
-//! the task that reads the socket and the one that ACKs a commit for tens of milliseconds
-//! (`cargo bench --bench feishu`: ACK p99 from frame receipt 21-64 ms while answering). Here
+//! the task that reads the socket and the one that ACKs a commit (`cargo bench --bench feishu`
+//! prints the ACK's delay from frame receipt while answering). Here
 //! they wait only for each other and for the store. What the journal write starts (chat
 //! workers, senders) still runs on the daemon's runtime (`conversation/spawner.rs`).
 

@@ -98,8 +98,8 @@ pub fn append(
     let day = now.format("%Y-%m-%d").to_string();
     Box::new(move |t| {
         // The last turn is read newest first along the key: SQLite does not take `MAX(turn)`
-        // with two equalities before it from the index's end, it read the chat's whole history
-        // (about 10 µs of every answer's commit, measured with 21 turns kept).
+        // with two equalities before it from the index's end: it read the chat's whole history
+        // inside every answer's commit.
         t.prepare_cached(
             "INSERT INTO agent_history (account, chat, turn, user_text, assistant_text, at_unix)
                  VALUES (?1, ?2, COALESCE((SELECT turn FROM agent_history
@@ -127,8 +127,8 @@ pub fn append(
 /// The newest turn of the chat past either of `limits`, walking newest first along the key.
 ///
 /// At most `max_turns + 1` rows are read, with no sort. One statement with window functions
-/// did this before, but SQLite buffers a window's rows in a temporary table, and that cost
-/// about 100 µs of every answer's commit (measured: 107 µs against 15 µs for this walk).
+/// did this before, but SQLite buffers a window's rows in a temporary table, which cost every
+/// answer's commit several times this walk.
 fn first_past(
     t: &rusqlite::Transaction<'_>,
     account: &str,
