@@ -7,6 +7,7 @@
 
 pub(crate) mod evidence;
 mod login;
+pub mod pairing;
 mod store_pause;
 mod unavailable;
 

@@ -30,7 +30,8 @@ mod ingest;
 mod markdown;
 mod media;
 mod media_send;
-pub(crate) mod pairing;
+/// Owner pairing is the port's, for every platform whose login names no owner.
+pub(crate) use crate::port::pairing;
 mod platform;
 pub mod render;
 mod sender;

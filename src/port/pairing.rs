@@ -1,9 +1,11 @@
-//! Owner pairing: `scv-bridge login feishu` stores a one-time code; the first person who sends
-//! exactly that code to the bot in a private chat within 10 minutes becomes the owner.
+//! Owner pairing, for every platform whose login names no owner (Feishu today): the login stores
+//! a one-time code; the first person who sends exactly that code to the bot in a private chat
+//! within 10 minutes becomes the owner.
 //!
 //! The code lives in the account's credentials (`pairing_code`, `pairing_expires`), next to the
-//! app secret, so the login command and the daemon share it without the login opening the store.
-//! This module is the pure part: code generation and the attempt rules.
+//! platform's own secrets, so the login command and the daemon share it without the login
+//! opening the store. This module is the pure part: code generation and the attempt rules; an
+//! adapter judges a private, code-shaped message with it before any policy.
 
 use std::collections::{HashMap, HashSet};
 
