@@ -281,7 +281,6 @@ async fn turn(
     if let Ok(mut cur) = chat.current_turn.lock() {
         *cur = Some(turn_cancel.clone());
     }
-    let asks = rt.link.approvals.asks();
     let max = conv.agent_monitor.info().max_message_bytes;
     let cut = super::cap::cut(&m.text, max);
     if cut.is_some() {
@@ -291,7 +290,6 @@ async fn turn(
     let key = answer_key(m);
     let (events, streamed) = crate::agent::TurnEvents::channel();
     // Streaming: what an earlier run of this turn already queued, and the turn's live view.
-    let committed = next.committed;
     let live = super::stream::Live::new(
         conv,
         rt,
@@ -301,27 +299,16 @@ async fn turn(
         lang,
         // Notes before the answer (a cut message, media not passed on) come first: no streaming.
         cut.is_none() && !media.has_notes(),
-        committed,
+        next.committed,
     );
-    let req = TurnRequest {
-        session: SessionKey {
-            account: m.account.clone(),
-            chat: m.chat.clone(),
-        },
-        prompt: media.prompt(cut.unwrap_or(&m.text)),
-        no_tools: !p.tools,
-        auto_approve: p.tools && !asks,
-        approver: if p.tools && asks {
-            conv.approver()
-        } else {
-            None
-        },
-        workspace: rt.link.workspace.clone(),
-        channel_label: rt.link.channel_label,
-        language: lang,
-        attachments: media.attachments.clone(),
+    let req = request(
+        conv,
+        rt,
+        next,
+        media.prompt(cut.unwrap_or(&m.text)),
+        &media,
         events,
-    };
+    );
     let started = std::time::Instant::now();
     let turn = conv.agent.turn(req, turn_cancel.clone());
     let ((result, streamed), typing) = super::typing::beside(rt, m, live.run(streamed, turn)).await;
@@ -338,30 +325,14 @@ async fn turn(
         return TurnEnd::Shutdown;
     }
     conv.agent_monitor.record(result.as_ref().map(|_| ()));
-    let mut files = Vec::new();
-    // What the agent keeps of the turn commits with its answer (or not at all).
-    let mut keep = None;
-    let mut text = match result {
-        Ok(out) => {
-            conv.stats.answered(&m.account);
-            keep = out.keep.take();
-            files = out.files;
-            out.text
-        }
-        Err(e) if e.kind == AgentErrorKind::Cancelled => String::new(),
-        Err(e)
-            if matches!(
-                e.kind,
-                AgentErrorKind::Unavailable | AgentErrorKind::Auth | AgentErrorKind::Ended
-            ) =>
-        {
+    let said = match said(conv, m, lang, result) {
+        Ok(said) => said,
+        Err(e) => {
             typing.clear().await;
             return TurnEnd::Unavailable(e);
         }
-        Err(e) => Msg::AgentFailed { reason: e.message }
-            .text(lang)
-            .into_owned(),
     };
+    let mut text = said.text;
     if cut.is_some() {
         let note = super::cap::note(m.text.len(), max, lang);
         text = if text.is_empty() {
@@ -371,7 +342,7 @@ async fn turn(
         };
     }
     text = media.with_notes(text);
-    let files = super::media::outgoing(rt, &mut text, &files, lang);
+    let files = super::media::outgoing(rt, &mut text, &said.files, lang);
     // Only what streaming did not already queue (all of it when nothing streamed).
     let max = rt.link.sender.limits().max_chars;
     let (first, mut pieces) = super::stream::rest(streamed.queued, &text, max);
@@ -383,6 +354,118 @@ async fn turn(
     {
         pieces = super::chunk::split(&shown, max);
     }
+    let answer = Answer {
+        key,
+        first,
+        pieces,
+        files,
+        keep: said.keep,
+    };
+    let end = store_answer(conv, rt, chat, m, answer, typing.pending()).await;
+    // Cleared beside the send; the worker takes its next message after.
+    typing.clear().await;
+    end
+}
+
+/// What the agent is asked for message `next`: its prompt (the text, cut, with the media
+/// lines), its tools as the policy and the approvals setting grant them, and its events.
+fn request(
+    conv: &Arc<Conversation>,
+    rt: &Arc<AccountRuntime>,
+    next: &Next,
+    prompt: String,
+    media: &super::media::Prepared,
+    events: crate::agent::TurnEvents,
+) -> TurnRequest {
+    let (p, m) = (&next.pending, &next.pending.inbound);
+    let asks = rt.link.approvals.asks();
+    TurnRequest {
+        session: SessionKey {
+            account: m.account.clone(),
+            chat: m.chat.clone(),
+        },
+        prompt,
+        no_tools: !p.tools,
+        auto_approve: p.tools && !asks,
+        approver: if p.tools && asks {
+            conv.approver()
+        } else {
+            None
+        },
+        workspace: rt.link.workspace.clone(),
+        channel_label: rt.link.channel_label,
+        language: next.lang,
+        attachments: media.attachments.clone(),
+        events,
+    }
+}
+
+/// What a turn has to say: its text, the files it named, and what the agent keeps of it.
+struct Said {
+    text: String,
+    files: Vec<std::path::PathBuf>,
+    keep: Option<crate::agent::KeepWrite>,
+}
+
+/// What the agent's result says in the chat; an outage (the agent unavailable, refusing the
+/// key, or ended while answering) is the error: the message stays for the retry.
+fn said(
+    conv: &Conversation,
+    m: &super::message::Inbound,
+    lang: crate::words::Lang,
+    result: Result<crate::agent::TurnOutput, crate::agent::AgentError>,
+) -> Result<Said, crate::agent::AgentError> {
+    let mut said = Said {
+        text: String::new(),
+        files: Vec::new(),
+        keep: None,
+    };
+    match result {
+        Ok(out) => {
+            conv.stats.answered(&m.account);
+            // What the agent keeps of the turn commits with its answer (or not at all).
+            said.keep = out.keep.take();
+            said.files = out.files;
+            said.text = out.text;
+        }
+        Err(e) if e.kind == AgentErrorKind::Cancelled => {}
+        Err(e)
+            if matches!(
+                e.kind,
+                AgentErrorKind::Unavailable | AgentErrorKind::Auth | AgentErrorKind::Ended
+            ) =>
+        {
+            return Err(e);
+        }
+        Err(e) => {
+            said.text = Msg::AgentFailed { reason: e.message }
+                .text(lang)
+                .into_owned();
+        }
+    }
+    Ok(said)
+}
+
+/// An answer ready to store: its pieces from index `first` under `key`, then its files.
+struct Answer {
+    key: String,
+    first: usize,
+    pieces: Vec<String>,
+    files: Vec<(String, Body)>,
+    keep: Option<crate::agent::KeepWrite>,
+}
+
+/// Stores the answer, what the agent keeps of the turn and the message's end in one
+/// transaction that also reads the chat's next message and the answer's first outbox item,
+/// which goes straight to the parked sender.
+async fn store_answer(
+    conv: &Arc<Conversation>,
+    rt: &Arc<AccountRuntime>,
+    chat: &Arc<ChatRuntime>,
+    m: &super::message::Inbound,
+    answer: Answer,
+    typing_pending: bool,
+) -> TurnEnd {
     let (a, id, reply, chat_id, ask) = (
         m.account.clone(),
         m.msg_id.clone(),
@@ -392,6 +475,13 @@ async fn turn(
     );
     // Stored first: the typing sign is cleared after, beside the send.
     let store = conv.store.call_short(move |t| {
+        let Answer {
+            key,
+            first,
+            pieces,
+            files,
+            keep,
+        } = answer;
         let texts = pieces.iter().map(|p| (p, &Body::Text));
         let items: Vec<journal::NewOutbound<'_>> = texts
             .chain(files.iter().map(|(t, b)| (t, b)))
@@ -418,11 +508,11 @@ async fn turn(
         };
         Ok((ask.next(t)?, first))
     });
-    let end = match store.await {
+    match store.await {
         Ok((next, first)) => {
             let handed = first.is_some();
             chat.hand_send(first);
-            if handed && typing.pending() {
+            if handed && typing_pending {
                 // The sender, just woken on this thread, goes first: clearing the typing sign
                 // sends a request of its own, and polled here it left ahead of the answer
                 // (`benches/round_trip.rs` shows the answer's way to the platform).
@@ -434,10 +524,7 @@ async fn turn(
             tracing::error!(account = %m.account, error = %e, "cannot store an answer; it will be produced again");
             TurnEnd::Done(None)
         }
-    };
-    // Cleared beside the send; the worker takes its next message after.
-    typing.clear().await;
-    end
+    }
 }
 
 /// Tells the owner, once per outage, that the agent is down and the message is kept.
