@@ -271,26 +271,7 @@ async fn fetch_one(
     }
     let path = match reserved {
         Some(path) => path,
-        None => {
-            let (_, is_owner) = rt.link.decide(&m.sender);
-            let stranger = (!is_owner).then(|| m.sender.as_str());
-            let dir = inbox::folder(workspace, m.at_unix_ms, stranger);
-            let fallback = fallback_name(&id, i, item.kind);
-            let name = names::unique(
-                &dir,
-                &names::safe_name(item.name.as_deref(), &fallback),
-                taken,
-            );
-            let path = dir.join(&name);
-            let (a, id, p2) = (a.clone(), id.clone(), path.clone());
-            conv.store
-                .call(move |t| write(t, &a, &id, idx, "reserved", &p2, 0, None))
-                .await
-                .map_err(|e| MediaSkip::Failed {
-                    error: format!("cannot write the store: {e}"),
-                })?;
-            path
-        }
+        None => reserve(conv, rt, m, i, item, workspace, taken).await?,
     };
     if let Some(n) = path.file_name() {
         taken.insert(n.to_string_lossy().into_owned());
@@ -310,26 +291,76 @@ async fn fetch_one(
             Ok(path)
         }
         Err(e) => {
-            // More than `max` arrived: the real size is unknown (a declared size under the
-            // limit was wrong), and when the inbox's room was the smaller bound, it is full.
-            let skip = if e.code == general::MEDIA_TOO_LARGE && max < limits.max_item_bytes {
-                MediaSkip::WorkspaceFull {
-                    max: human_size(limits.max_workspace_bytes),
-                    key: limits.workspace_key(&a),
-                }
-            } else if e.code == general::MEDIA_TOO_LARGE {
-                too_large(ItemSize::MoreThan(human_size(max)))
-            } else {
-                MediaSkip::Failed { error: e.message }
-            };
+            let transient = e.class == crate::failure::Class::Transient;
+            let skip = download_skip(e, max, &limits, &a);
             // A download that may heal (network) is tried again by a re-run; one that cannot
             // (wrong key, bad size) is recorded so a re-run says the same without downloading.
-            if e.class == crate::failure::Class::Transient {
+            if transient {
                 Err(skip)
             } else {
                 Err(refuse(conv, &a, &id, idx, skip).await)
             }
         }
+    }
+}
+
+/// Picks the item's name in the inbox (the message's day; a stranger's own folder) and records
+/// it `reserved` before any byte arrives, so a re-run after a crash reuses the name.
+async fn reserve(
+    conv: &Arc<Conversation>,
+    rt: &Arc<AccountRuntime>,
+    m: &super::Inbound,
+    i: usize,
+    item: &MediaRef,
+    workspace: &Path,
+    taken: &mut HashSet<String>,
+) -> Result<PathBuf, MediaSkip> {
+    let (_, is_owner) = rt.link.decide(&m.sender);
+    let stranger = (!is_owner).then(|| m.sender.as_str());
+    let dir = inbox::folder(workspace, m.at_unix_ms, stranger);
+    let fallback = fallback_name(m.msg_id.as_str(), i, item.kind);
+    let name = names::unique(
+        &dir,
+        &names::safe_name(item.name.as_deref(), &fallback),
+        taken,
+    );
+    let path = dir.join(&name);
+    let (a, id, p2) = (
+        m.account.to_string(),
+        m.msg_id.as_str().to_string(),
+        path.clone(),
+    );
+    conv.store
+        .call(move |t| write(t, &a, &id, i as i64, "reserved", &p2, 0, None))
+        .await
+        .map_err(|e| MediaSkip::Failed {
+            error: format!("cannot write the store: {e}"),
+        })?;
+    Ok(path)
+}
+
+/// Why a failed download was not saved. More than `max` arrived: the real size is unknown (a
+/// declared size under the limit was wrong), and when the inbox's room was the smaller bound,
+/// the inbox is full.
+fn download_skip(
+    e: super::SendError,
+    max: u64,
+    limits: &crate::config::MediaLimits,
+    account: &str,
+) -> MediaSkip {
+    if e.code == general::MEDIA_TOO_LARGE && max < limits.max_item_bytes {
+        MediaSkip::WorkspaceFull {
+            max: human_size(limits.max_workspace_bytes),
+            key: limits.workspace_key(account),
+        }
+    } else if e.code == general::MEDIA_TOO_LARGE {
+        MediaSkip::TooLarge {
+            size: ItemSize::MoreThan(human_size(max)),
+            max: human_size(limits.max_item_bytes),
+            key: limits.item_key(account),
+        }
+    } else {
+        MediaSkip::Failed { error: e.message }
     }
 }
 
