@@ -207,9 +207,21 @@ impl AccountPort {
         text: &str,
         key: OutboxKey,
     ) -> Result<(), StoreError> {
+        self.announce_body(chat, text, None, key).await
+    }
+
+    /// [`AccountPort::announce`] of a message that is more than its text (`body`: a file to
+    /// send after it; `None`: plain text), as when WeChat's adapter sends a held reply again.
+    pub async fn announce_body(
+        &self,
+        chat: &ChatId,
+        text: &str,
+        body: Option<&crate::conversation::Body>,
+        key: OutboxKey,
+    ) -> Result<(), StoreError> {
         let key = String::from(key);
         self.conversation
-            .send_proactive(&self.spec.key, chat, text, None, &key)
+            .send_proactive(&self.spec.key, chat, text, body, &key)
             .await
     }
 }

@@ -7,6 +7,7 @@ mod choose;
 mod confirm;
 mod digest;
 mod mail;
+mod resend;
 mod size;
 
 pub use bridge::Bridge;
@@ -15,6 +16,7 @@ pub use choose::{detect, remember, remembered};
 pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};
 pub use digest::Digest;
 pub use mail::MailChat;
+pub use resend::{AGAIN, Resend};
 pub use size::human_size;
 
 use serde::Deserialize;
@@ -97,7 +99,15 @@ mod tests {
             let (en, zh) = (m.text(Lang::En), m.text(Lang::ZhCn));
             (format!("{m:?}"), en.into_owned(), zh.into_owned())
         });
-        chat.chain(asks).chain(digests).chain(mail).collect()
+        let resend = resend::tests::every().into_iter().map(|m| {
+            let (en, zh) = (m.text(Lang::En), m.text(Lang::ZhCn));
+            (format!("{m:?}"), en.into_owned(), zh.into_owned())
+        });
+        chat.chain(asks)
+            .chain(digests)
+            .chain(mail)
+            .chain(resend)
+            .collect()
     }
 
     #[test]

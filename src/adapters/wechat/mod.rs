@@ -12,8 +12,10 @@
 //! - [`inbound`]: `WeixinMessage` → `Inbound`, item descriptions, the copy filter.
 //! - [`sender`]: the `ChatSender` (send window, pacing, `-2` hold, typing).
 //! - [`state`]: the cursor, peers and send outcomes in the account's own state.
+//! - [`held`]: replies a crash may have cut off, held for the chat's `/again`.
 
 mod failure;
+mod held;
 mod inbound;
 mod media;
 mod platform;
@@ -236,6 +238,8 @@ impl WechatComponent {
             copies: Copies::new(self.tuning.copy_window),
             pause: StorePause::new(&health),
             cancel: cancel.clone(),
+            // A `/again` the last run stored but did not queue yet.
+            release_due: !self.release_held().await,
         };
         loop {
             let polled = tokio::select! {
@@ -324,19 +328,24 @@ impl WechatComponent {
         if keep.is_empty() && seen.is_empty() && new_cursor.is_none() {
             return true;
         }
+        let again = self.take_requests(updates, &mut keep).await;
         // Tokens first, in memory: a pipeline woken by the new message must find the window open.
         peers.remember_inbound(seen.clone());
-        let held = Held {
+        let batch = Batch {
             keep,
             seen: Arc::new(seen),
             cursor: Arc::new(new_cursor.map(|c| (bot_id.to_string(), c.to_string()))),
+            again: Arc::new(again),
             now_ms,
         };
         if !self
-            .store_batch(updates, &held, &intake.pause, &intake.cancel)
+            .store_batch(updates, &batch, &intake.pause, &intake.cancel)
             .await
         {
             return false;
+        }
+        if intake.release_due || !batch.again.is_empty() {
+            intake.release_due = !self.release_held().await;
         }
         if !updates.messages.is_empty() {
             // The chats' turn workers, just woken on this thread, go first: the next poll is
@@ -346,28 +355,33 @@ impl WechatComponent {
         true
     }
 
-    /// Journals the held batch with its tokens and cursor, retrying while the journal cannot
+    /// Journals the pending batch with its tokens and cursor, retrying while the journal cannot
     /// commit (status says so meanwhile); false when cancelled before it was stored.
     async fn store_batch(
         &self,
         updates: &scv_wechat::Updates,
-        held: &Held,
+        pending: &Batch,
         pause: &StorePause,
         cancel: &CancellationToken,
     ) -> bool {
         let arrived = updates.received.unwrap_or_else(std::time::Instant::now);
         let mut attempt = 0;
         loop {
-            let batch = held
+            let batch = pending
                 .keep
                 .iter()
-                .map(|i| inbound::to_inbound(&self.spec.key, &updates.messages[*i], held.now_ms))
+                .map(|i| inbound::to_inbound(&self.spec.key, &updates.messages[*i], pending.now_ms))
                 .collect();
-            let (seen, cursor) = (held.seen.clone(), held.cursor.clone());
+            let (seen, cursor, again) = (
+                pending.seen.clone(),
+                pending.cursor.clone(),
+                pending.again.clone(),
+            );
             let stored = self
                 .port
                 .accept_with(batch, arrived, move |s| {
                     state::store_inbound(s, &seen)?;
+                    held::request_in(s, &again)?;
                     match cursor.as_ref() {
                         Some((bot, c)) => state::save_cursor_in(s, bot, c),
                         None => Ok(()),
@@ -386,6 +400,57 @@ impl WechatComponent {
         }
     }
 
+    /// Takes out of `keep` each `/again` from a chat with replies held (see [`held`]), counted
+    /// as `resend_request`; returns them as (peer, message key) for the batch's commit. An
+    /// `/again` from a chat with nothing held is passed on like any text.
+    async fn take_requests(
+        &self,
+        updates: &scv_wechat::Updates,
+        keep: &mut Vec<usize>,
+    ) -> Vec<(String, String)> {
+        let asked: Vec<usize> = keep
+            .iter()
+            .copied()
+            .filter(|i| held::is_request(&inbound::body(&updates.messages[*i])))
+            .collect();
+        if asked.is_empty() {
+            return Vec::new();
+        }
+        let peers = asked
+            .iter()
+            .map(|i| updates.messages[*i].from_user_id.clone())
+            .collect();
+        let holding = match held::peers_holding(self.port.state(), peers).await {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::warn!(account = %self.spec.key, error = %e, "cannot read the held replies; /again goes on as a message");
+                return Vec::new();
+            }
+        };
+        let mut again = Vec::new();
+        for i in asked {
+            let m = &updates.messages[i];
+            if holding.contains(&m.from_user_id) {
+                keep.retain(|k| *k != i);
+                self.port.dropped("resend_request");
+                again.push((m.from_user_id.clone(), m.dedupe_key()));
+            }
+        }
+        again
+    }
+
+    /// Queues the replies that stored `/again` requests release; false if the store failed
+    /// (tried again after the next batch).
+    async fn release_held(&self) -> bool {
+        match held::release(&self.port).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(account = %self.spec.key, error = %e, "cannot queue the replies asked for again; retrying after the next poll");
+                false
+            }
+        }
+    }
+
     /// The one place a platform error becomes the supervisor's error: the account's table.
     fn error(&self, e: &scv_wechat::Error) -> ComponentError {
         failure::failure(e, &self.spec.key)
@@ -398,14 +463,18 @@ struct Intake {
     copies: Copies,
     pause: StorePause,
     cancel: CancellationToken,
+    /// Stored `/again` requests may wait to be queued (the store failed when they were due).
+    release_due: bool,
 }
 
 /// A filtered batch the journal has yet to store: which of the poll's messages to keep, the
 /// senders' tokens and the new cursor (`bot id`, cursor), kept until the commit succeeds.
-struct Held {
+struct Batch {
     keep: Vec<usize>,
     seen: Arc<Vec<(String, String, i64)>>,
     cursor: Arc<Option<(String, String)>>,
+    /// `/again` requests (peer, message key), stored in the same commit.
+    again: Arc<Vec<(String, String)>>,
     now_ms: i64,
 }
 

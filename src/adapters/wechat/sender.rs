@@ -6,13 +6,22 @@
 //! # `client_id` and retries
 //!
 //! The outbox retries an item with the same idempotency key after a crash or a transient error,
-//! so the `client_id` is derived from that key ([`client_id_for`]): the platform then refuses a
-//! second copy of an item it already took (`ret=-2` on a reused id), and nothing is sent twice.
-//! The cost is that a `ret=-2` on a retry is ambiguous: "already delivered" or "refused now".
-//! It is read as delivered only when all of these hold:
+//! so the `client_id` is derived from that key ([`client_id_for`]), and every attempt is
+//! recorded (`sending`) before its request leaves.
 //!
-//! 1. an earlier attempt of this item ended without a definite answer (the process died during
-//!    it, or it timed out / lost its connection / got a 5xx), so the platform may have taken it;
+//! An attempt the process died during is never repeated: its record still says `sending`, so
+//! WeChat may have shown it, and whether WeChat drops a repeated `client_id` is unconfirmed
+//! (spec §5). The item is held for the chat's `/again` instead, with a note in its place (see
+//! [`super::held`]).
+//!
+//! An attempt that ended without a definite answer while the process lived (a timeout, a lost
+//! connection, a 5xx) is retried under the same `client_id`, relying on WeChat refusing the
+//! reused id if it took the first (`ret=-2`, as the spec's fake does). A `ret=-2` on such a
+//! retry is ambiguous: "already delivered" or "refused now". It is read as delivered only when
+//! all of these hold:
+//!
+//! 1. an earlier attempt of this item ended without a definite answer, so the platform may
+//!    have taken it;
 //! 2. every other cause of `-2` is ruled out as far as we can know: the peer's window is open by
 //!    our model (checked before sending), sends are paced (no burst), the text is within the
 //!    limit, and the account's previous send in this process was not refused (no throttle seen);
@@ -34,6 +43,7 @@ use tokio::time::Instant;
 
 use super::Tuning;
 use super::failure::{self, SEND_REFUSED};
+use super::held;
 use super::inbound::{Reply, hash};
 use super::state::{self, PeerWindow, Peers, SendOutcome};
 use crate::conversation::{
@@ -251,6 +261,19 @@ impl WechatSender {
             ));
         };
         let client_id = client_id_for(&msg.idempotency_key);
+        // Every body but a file renders as its text: a question's text names its code and
+        // deadline, a closed question's says how it ended. A file is uploaded first (again on
+        // every attempt: the CDN keeps nothing of a failed one), before the attempt is recorded,
+        // so a crash during an upload never makes the item look possibly sent.
+        let item = match self.media_item(peer, msg).await {
+            Ok(item) => Ok(item),
+            // The file can never go: the chat gets a line saying so, in its place.
+            Err(MediaOutcome::Line(text)) => Err(text),
+            Err(MediaOutcome::Retry(f)) => {
+                self.gate(|g| g.last_send = Some(Instant::now()));
+                return Err(f);
+            }
+        };
         let record = state::begin_send(&self.state, &client_id, self.peers.now_ms())
             .await
             .map_err(transient)?;
@@ -258,11 +281,10 @@ impl WechatSender {
             // Taken before a crash, but the outbox had not marked it yet.
             return Ok(());
         }
-        // Every body but a file renders as its text: a question's text names its code and
-        // deadline, a closed question's says how it ended. A file is uploaded first (again on
-        // every attempt: the CDN keeps nothing of a failed one), then sent under the same
-        // `client_id`, so a retry after a crash never sends it twice.
-        let result = match self.media_item(peer, msg).await {
+        if record.interrupted || record.held {
+            return self.hold(peer, &token, msg, &client_id, record.held).await;
+        }
+        let result = match item {
             Ok(Some(item)) => {
                 self.client
                     .send_media(peer, Some(&token), item, &client_id)
@@ -273,24 +295,27 @@ impl WechatSender {
                     .send_text(peer, Some(&token), &text_of(msg), &client_id)
                     .await
             }
-            Err(line) => match line {
-                // The file can never go: the chat gets a line saying so, in its place.
-                MediaOutcome::Line(text) => {
-                    self.client
-                        .send_text(peer, Some(&token), &text, &client_id)
-                        .await
-                }
-                MediaOutcome::Retry(f) => {
-                    self.finish(&client_id, SendOutcome::NotTaken).await;
-                    self.gate(|g| g.last_send = Some(Instant::now()));
-                    return Err(f);
-                }
-            },
+            Err(line) => {
+                self.client
+                    .send_text(peer, Some(&token), &line, &client_id)
+                    .await
+            }
         };
+        self.settle(peer, &client_id, record, result).await
+    }
+
+    /// Stores how an attempt with `client_id` ended and says what the outbox should do.
+    async fn settle(
+        &self,
+        peer: &str,
+        client_id: &str,
+        record: state::SendRecord,
+        result: Result<(), scv_wechat::Error>,
+    ) -> Result<(), SendError> {
         let e = match result {
             // Recorded first, in the same poll that read WeChat's answer: a crash before this
-            // commit is the one case that repeats a reply (same `client_id`) after restart.
-            Ok(()) => return self.accepted(peer, &client_id).await,
+            // commit leaves the record in `sending`, and the item is then held, not repeated.
+            Ok(()) => return self.accepted(peer, client_id).await,
             Err(e) => e,
         };
         self.gate(|g| g.last_send = Some(Instant::now()));
@@ -303,43 +328,88 @@ impl WechatSender {
                     .is_some_and(|t| self.peers.now_ms() - t >= ASSUME_DELIVERED_AFTER_MS);
                 if record.ambiguous && (!throttle_seen || waited_out) {
                     tracing::info!(account = %self.account, "a retried send was refused as a repeat; an earlier attempt was taken");
-                    return self.accepted(peer, &client_id).await;
+                    return self.accepted(peer, client_id).await;
                 }
-                self.finish(&client_id, SendOutcome::Refused).await;
-                let hold = self.gate(|g| {
-                    g.refusals = g.refusals.saturating_add(1);
-                    g.last_accepted = Some(false);
-                    let factor = 1u32 << (g.refusals - 1).min(16);
-                    let hold = self
-                        .tuning
-                        .slow_down_base
-                        .saturating_mul(factor)
-                        .min(self.tuning.slow_down_cap);
-                    g.hold_until = Some(Instant::now() + hold);
-                    hold
-                });
-                let until_ms = self.peers.now_ms().saturating_add(hold.as_millis() as i64);
-                if let Err(e) = state::save_hold(&self.state, until_ms).await {
-                    tracing::warn!(account = %self.account, error = %e, "cannot store the send hold; a restart will not keep it");
-                }
-                // The outbox shows it in the account's health: "sends failing: ...; retry in N s".
-                Err(failure.with_class(Class::SlowDown(hold)))
+                self.finish(client_id, SendOutcome::Refused).await;
+                Err(self.refused(failure).await)
             }
             Class::SlowDown(d) => {
-                self.finish(&client_id, SendOutcome::NotTaken).await;
+                self.finish(client_id, SendOutcome::NotTaken).await;
                 self.gate(|g| g.hold_until = Some(Instant::now() + d));
                 Err(failure)
             }
             Class::Fatal | Class::Rejected | Class::WindowClosed => {
-                self.finish(&client_id, SendOutcome::NotTaken).await;
+                self.finish(client_id, SendOutcome::NotTaken).await;
                 Err(failure)
             }
             Class::Transient => {
                 // A timeout, 5xx or broken connection may come after the platform took it.
-                self.finish(&client_id, SendOutcome::Unknown).await;
+                self.finish(client_id, SendOutcome::Unknown).await;
                 Err(failure)
             }
         }
+    }
+
+    /// WeChat refused a send (`ret=-2`): every send of the account holds, longer after each
+    /// refusal in a row, and a restart keeps the hold.
+    async fn refused(&self, failure: SendError) -> SendError {
+        let hold = self.gate(|g| {
+            g.refusals = g.refusals.saturating_add(1);
+            g.last_accepted = Some(false);
+            let factor = 1u32 << (g.refusals - 1).min(16);
+            let hold = self
+                .tuning
+                .slow_down_base
+                .saturating_mul(factor)
+                .min(self.tuning.slow_down_cap);
+            g.hold_until = Some(Instant::now() + hold);
+            hold
+        });
+        let until_ms = self.peers.now_ms().saturating_add(hold.as_millis() as i64);
+        if let Err(e) = state::save_hold(&self.state, until_ms).await {
+            tracing::warn!(account = %self.account, error = %e, "cannot store the send hold; a restart will not keep it");
+        }
+        // The outbox shows it in the account's health: "sends failing: ...; retry in N s".
+        failure.with_class(Class::SlowDown(hold))
+    }
+
+    /// An item whose earlier attempt the process died during (see [`super::held`]): kept for
+    /// `/again` instead of sent again, with a note in its place. The note is an item of its own
+    /// (its own `client_id`); a crash during the note sends the note again under that id, since
+    /// a repeated note is only noise and a lost one would hide the reply.
+    async fn hold(
+        &self,
+        peer: &str,
+        token: &str,
+        msg: &Outbound,
+        client_id: &str,
+        already_held: bool,
+    ) -> Result<(), SendError> {
+        let now = self.peers.now_ms();
+        if !already_held {
+            let reply = held::HeldReply::of(peer, client_id, msg, now);
+            held::hold(&self.state, reply).await.map_err(transient)?;
+            tracing::info!(account = %self.account, "a send the last run died during may have been shown; held for /again instead of sent again");
+        }
+        let note_id = client_id_for(&format!("{}#held", msg.idempotency_key));
+        let record = state::begin_send(&self.state, &note_id, now)
+            .await
+            .map_err(transient)?;
+        if record.accepted {
+            return Ok(());
+        }
+        // In the reply's language when the account fixes none: the agent answers in the chat's.
+        let lang = self
+            .language
+            .fixed()
+            .or_else(|| crate::words::detect(&msg.text))
+            .unwrap_or_default();
+        let note = held::note(lang, &text_of(msg));
+        let result = self
+            .client
+            .send_text(peer, Some(token), &note, &note_id)
+            .await;
+        self.settle(peer, &note_id, record, result).await
     }
 
     /// For a `Body::Media` item, the uploaded media item (`None` for any other body).

@@ -35,9 +35,10 @@ struct StoredPeer {
     sends: i64,
 }
 
-/// One `client_id`'s outcome as stored: `state` is sending | unknown | refused | accepted;
+/// One `client_id`'s outcome as stored: `state` is sending | unknown | refused | accepted | held;
 /// `ambiguous` once any attempt ended without a definite answer (crash, timeout, network error),
-/// so a later ret=-2 may mean "already delivered".
+/// so a later ret=-2 may mean "already delivered". `held`: a crash interrupted an attempt, so
+/// the item is never sent under this id again (see [`super::held`]).
 #[derive(Serialize, Deserialize)]
 struct StoredSend {
     state: String,
@@ -241,6 +242,11 @@ impl Peers {
 pub(super) struct SendRecord {
     /// The platform accepted it already.
     pub accepted: bool,
+    /// An earlier attempt was still in flight when the process died: the platform may have
+    /// taken it, and nothing recorded says whether.
+    pub interrupted: bool,
+    /// Held after such an attempt (not sent again; the chat was or is being told).
+    pub held: bool,
     /// Some earlier attempt ended without a definite answer.
     pub ambiguous: bool,
     /// When the platform first refused it (`ret=-2`), Unix ms.
@@ -260,7 +266,9 @@ pub(super) enum SendOutcome {
 
 /// Records that an attempt with `client_id` starts, and returns what earlier attempts left.
 ///
-/// A record still in `sending` means the process died during an earlier attempt: ambiguous.
+/// A record still in `sending` means the process died during an earlier attempt: the request
+/// may have been taken. Such a record (or a `held` one) is left as it is, for the caller to
+/// hold the item ([`mark_held_in`]) rather than start an attempt.
 pub(super) async fn begin_send(
     state: &AccountState,
     client_id: &str,
@@ -274,11 +282,13 @@ pub(super) async fn begin_send(
                 None => SendRecord::default(),
                 Some(p) => SendRecord {
                     accepted: p.state == "accepted",
+                    interrupted: p.state == "sending",
+                    held: p.state == "held",
                     ambiguous: p.ambiguous || p.state == "sending" || p.state == "unknown",
                     first_refused_ms: p.first_refused_ms,
                 },
             };
-            if !record.accepted {
+            if !(record.accepted || record.interrupted || record.held) {
                 s.put_json(
                     &name,
                     &StoredSend {
@@ -292,6 +302,20 @@ pub(super) async fn begin_send(
             Ok(record)
         })
         .await
+}
+
+/// Marks `client_id` held inside `s`: no attempt under it is ever started again.
+pub(super) fn mark_held_in(s: &StateTxn<'_>, client_id: &str, now: i64) -> Result<(), StateError> {
+    let name = format!("{SEND}{client_id}");
+    let mut r = s.get_json::<StoredSend>(&name)?.unwrap_or(StoredSend {
+        state: String::new(),
+        ambiguous: true,
+        first_refused_ms: None,
+        updated_ms: now,
+    });
+    r.state = "held".into();
+    r.updated_ms = now;
+    s.put_json(&name, &r)
 }
 
 /// Records how an attempt with `client_id` ended.
@@ -338,7 +362,7 @@ pub(super) async fn purge_sends(state: &AccountState, now: i64) -> Result<(), St
                     s.delete(&name)?;
                 }
             }
-            Ok(())
+            super::held::purge_in(s, cutoff)
         })
         .await
 }

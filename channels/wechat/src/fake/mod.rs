@@ -87,6 +87,11 @@ pub struct FakeConfig {
     /// from a server across the internet: the call is carried out (and recorded) on arrival,
     /// only its answer waits. Zero by default.
     pub answer_delay: Duration,
+    /// Whether a `sendmessage` whose `client_id` was accepted before is refused (`-2`), as spec
+    /// §8.7 asks. Whether the real server drops a repeated `FINISH` send is unconfirmed (it was
+    /// seen refusing `GENERATING` → `FINISH` under one id), so tests of a resend after a crash
+    /// also run with `false`: the repeat is accepted and shown twice, the unsafe case.
+    pub refuse_reused_client_ids: bool,
 }
 
 impl Default for FakeConfig {
@@ -106,6 +111,7 @@ impl Default for FakeConfig {
             first_message_id: 7_492_913_259_736_648_968,
             revoke_on_login: true,
             answer_delay: Duration::ZERO,
+            refuse_reused_client_ids: true,
         }
     }
 }

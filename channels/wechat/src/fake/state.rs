@@ -320,7 +320,7 @@ impl State {
         if client_id.is_empty() {
             return Err(("no client_id", ""));
         }
-        if self.used_client_ids.contains(client_id) {
+        if self.config.refuse_reused_client_ids && self.used_client_ids.contains(client_id) {
             return Err(("client_id reused", "unknown error"));
         }
         let token = msg

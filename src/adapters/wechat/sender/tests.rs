@@ -261,13 +261,13 @@ async fn refusals_in_a_row_double_the_hold_and_never_count_as_delivered() {
 }
 
 #[tokio::test]
-async fn a_retry_refused_as_a_repeat_after_a_crash_counts_as_delivered() {
+async fn a_retry_refused_as_a_repeat_after_a_lost_answer_counts_as_delivered() {
     let s = setup(10).await;
     let h = s.fake.handle();
     let token = owner_writes(&s, &h).await;
     let id = client_id_for("k/0");
-    // The first attempt: recorded as started, taken by the platform, then the process died
-    // before the answer was recorded.
+    // The first attempt: recorded as started, taken by the platform, then its answer was lost
+    // (a timeout): the outcome is recorded as unknown.
     state::begin_send(&s.state, &id, s.peers.now_ms())
         .await
         .expect("begin");
@@ -276,6 +276,9 @@ async fn a_retry_refused_as_a_repeat_after_a_crash_counts_as_delivered() {
         .send_text(OWNER, Some(&token), "one", &id)
         .await
         .expect("first attempt taken");
+    state::finish_send(&s.state, &id, SendOutcome::Unknown, s.peers.now_ms())
+        .await
+        .expect("finish");
     // The outbox retries the same item: the platform refuses the reused id.
     assert_eq!(
         s.sender.send(&outbound("k/0", "one")).await,
@@ -294,6 +297,68 @@ async fn a_retry_refused_as_a_repeat_after_a_crash_counts_as_delivered() {
         Ok(Sent::default())
     );
     assert_eq!(h.requests_to(Endpoint::SendMessage).len(), requests);
+}
+
+#[tokio::test]
+async fn a_send_a_crash_interrupted_is_held_and_the_chat_told_once() {
+    let s = setup(10).await;
+    let h = s.fake.handle();
+    let token = owner_writes(&s, &h).await;
+    let id = client_id_for("k/0");
+    let text = "Sure, here is the plan for tomorrow: first the station, then the market.";
+    // The last run recorded the attempt and sent it; WeChat took it, and the process died
+    // before the answer came back.
+    state::begin_send(&s.state, &id, s.peers.now_ms())
+        .await
+        .expect("begin");
+    s.sender
+        .client
+        .send_text(OWNER, Some(&token), text, &id)
+        .await
+        .expect("taken");
+    let again = restarted(&s, Tuning::default()).await;
+    let msg = outbound("k/0", text);
+    assert_eq!(again.send(&msg).await, Ok(Sent::default()));
+    // Not sent again under any id: the chat gets a note in its place instead.
+    let sent: Vec<String> = h.sent().into_iter().map(|m| m.text).collect();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0], text);
+    assert!(
+        sent[1].contains("/again")
+            && sent[1].contains("\"Sure, here is the plan for tomorrow: fir…\""),
+        "{}",
+        sent[1]
+    );
+    assert!(h.rejected().is_empty(), "nothing was tried under a used id");
+    let (record, _) = state::inspect(&s.state, &id, OWNER).await;
+    assert_eq!(record.as_deref(), Some("held"));
+    // The outbox asking again (it had not marked the item) changes nothing.
+    assert_eq!(again.send(&msg).await, Ok(Sent::default()));
+    assert_eq!(h.sent().len(), 2, "one note");
+}
+
+#[tokio::test]
+async fn a_held_reply_in_chinese_gets_its_note_in_chinese() {
+    let s = setup(10).await;
+    let h = s.fake.handle();
+    owner_writes(&s, &h).await;
+    let id = client_id_for("k/0");
+    // The crash came before the request left: nothing was shown, and the note still says how
+    // to get the reply.
+    state::begin_send(&s.state, &id, s.peers.now_ms())
+        .await
+        .expect("begin");
+    let msg = outbound("k/0", "好的，明天的计划如下");
+    assert_eq!(s.sender.send(&msg).await, Ok(Sent::default()));
+    let sent: Vec<String> = h.sent().into_iter().map(|m| m.text).collect();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(
+        sent[0].contains("重启")
+            && sent[0].contains("/again")
+            && sent[0].contains("好的，明天的计划如下"),
+        "{}",
+        sent[0]
+    );
 }
 
 #[tokio::test]

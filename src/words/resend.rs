@@ -1,0 +1,55 @@
+//! What a chat reads about a reply a restart may have cut off (WeChat: a send the platform may
+//! have shown before the bridge could record it is held, not repeated; `/again` sends it).
+
+use std::borrow::Cow;
+
+use super::Lang;
+
+/// The command that sends held replies again; the same in every language.
+pub const AGAIN: &str = "/again";
+
+/// A line about a reply held after a restart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resend {
+    /// Sent in the held reply's place: it may or may not have arrived, and how to get it.
+    MayBeCutOff {
+        /// The reply's first words, so the reader can tell whether they have it.
+        preview: String,
+    },
+}
+
+impl Resend {
+    /// The text in `lang`.
+    pub fn text(&self, lang: Lang) -> Cow<'static, str> {
+        match (lang, self) {
+            (Lang::En, Resend::MayBeCutOff { preview }) => format!(
+                "(A restart may have cut off the reply that begins \"{preview}\". \
+If it did not arrive, send {AGAIN} to get it.)"
+            )
+            .into(),
+            (Lang::ZhCn, Resend::MayBeCutOff { preview }) => format!(
+                "（重启可能打断了以“{preview}”开头的那条回复。如果没有收到，请发送 {AGAIN} 重新获取。）"
+            )
+            .into(),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// One of every resend text.
+    pub(crate) fn every() -> Vec<Resend> {
+        vec![Resend::MayBeCutOff {
+            preview: "Sure, here is".into(),
+        }]
+    }
+
+    #[test]
+    fn the_command_stays_untranslated() {
+        for lang in [Lang::En, Lang::ZhCn] {
+            assert!(every()[0].text(lang).contains(AGAIN), "{lang:?}");
+        }
+    }
+}
