@@ -46,7 +46,7 @@ pub enum Command {
         /// Print the raw DaemonStatus JSON.
         #[arg(long)]
         json: bool,
-        /// Redraw every 2 s until interrupted.
+        /// Redraw every 2 s, clearing the screen each time, until Ctrl-C.
         #[arg(long, conflicts_with = "json")]
         watch: bool,
         /// Print nothing; exit 0 when a daemon answers, 1 when none does (for health checks).
