@@ -40,7 +40,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {
-            super::complete::man_page(&mut std::io::stdout())?;
+            super::man::man_page(&mut std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Config {

@@ -9,6 +9,7 @@ mod compose;
 pub mod example;
 mod guide;
 mod hangup;
+mod man;
 pub mod init;
 
 pub use args::{
