@@ -177,7 +177,10 @@ fn the_manual_page_renders_with_every_subcommand() {
         "scv-bridge channel set",
         "scv-bridge config example",
     ] {
-        assert!(text.contains(&format!("\n   {nested}\n")), "{nested}: {text}");
+        assert!(
+            text.contains(&format!("\n   {nested}\n")),
+            "{nested}: {text}"
+        );
     }
     assert!(text.contains("--timeout"), "{text}");
     assert!(text.contains("--watch"), "{text}");

@@ -9,8 +9,8 @@ mod compose;
 pub mod example;
 mod guide;
 mod hangup;
-mod man;
 pub mod init;
+mod man;
 
 pub use args::{
     ChannelAction, Cli, Command, ConfigAction, GuideLang, LogFormat, LoginTarget, PurposeArg,

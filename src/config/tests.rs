@@ -63,7 +63,10 @@ fn unknown_keys_suggest_the_nearest_key() {
     let e = err("stat_dir = \"/x\"\n");
     assert!(e.ends_with("; did you mean `state_dir`?"), "{e}");
     let e = err("[agent]\nbackend = \"acp\"\ncomand = \"codex-acp\"\n");
-    assert!(e.contains(":3: agent.comand: unknown field `comand`"), "{e}");
+    assert!(
+        e.contains(":3: agent.comand: unknown field `comand`"),
+        "{e}"
+    );
     assert!(e.ends_with("; did you mean `command`?"), "{e}");
     // Nothing close: no guess.
     let e = err("[wechat.phone]\nzzzzzz = 1\n");

@@ -255,7 +255,9 @@ mod tests {
         assert_eq!(parse_timeout("10m"), Ok(600));
         assert_eq!(parse_timeout("1h30m"), Ok(5400));
         assert_eq!(parse_timeout("4h"), Ok(14_400));
-        for bad in ["", "m", "10x", "10m5", "-5", "1.5h", "0", "0s", "4h1s", "5h"] {
+        for bad in [
+            "", "m", "10x", "10m5", "-5", "1.5h", "0", "0s", "4h1s", "5h",
+        ] {
             assert!(parse_timeout(bad).is_err(), "{bad}");
         }
     }
