@@ -319,6 +319,8 @@ pub enum NoteSource {
     Login,
     /// The state store (e.g. the disk is full, so no new input is taken).
     Store,
+    /// Feishu's streaming cards (e.g. CardKit refused them, so answers go out whole).
+    Cards,
     /// A source this client does not know (a newer daemon).
     #[serde(other)]
     Unknown,

@@ -297,13 +297,15 @@ impl HealthCell {
 }
 
 /// The notes a run's own parts keep (the adapter's `Account`, the pipeline's `Sends` and
-/// `Agent`, the adapter's `Store`): each run says afresh what is true, so a new run starts
-/// without them. `Confirm` and `Login` belong to services outside the runs, which clear them.
-pub const RUN_NOTES: [NoteSource; 4] = [
+/// `Agent`, the adapter's `Store` and `Cards`): each run says afresh what is true, so a new run
+/// starts without them. `Confirm` and `Login` belong to services outside the runs, which clear
+/// them.
+pub const RUN_NOTES: [NoteSource; 5] = [
     NoteSource::Account,
     NoteSource::Sends,
     NoteSource::Agent,
     NoteSource::Store,
+    NoteSource::Cards,
 ];
 
 /// What a component uses to report its health; clones share the cell.

@@ -111,7 +111,7 @@ async fn after_any_number_of_outages_the_platform_being_back_is_noticed_within_f
     );
 }
 
-/// Every note source's lifetime: a run's own notes (account, sends, agent, store) end with
+/// Every note source's lifetime: a run's own notes (account, sends, agent, store, cards) end with
 /// the run that set them and are never written back by an older run; the notes of services
 /// outside the runs (confirm, login) last until their owner clears them.
 #[test]
@@ -127,7 +127,7 @@ fn each_note_source_lives_as_long_as_its_owner() {
     cell.set_note(NoteSource::Login, Some("same bot twice".into()));
     let shown =
         |c: &HealthCell| -> Vec<NoteSource> { c.get().notes.iter().map(|n| n.source).collect() };
-    assert_eq!(shown(&cell).len(), 6);
+    assert_eq!(shown(&cell).len(), RUN_NOTES.len() + 2);
 
     // The next run starts: what the last run's parts said is gone; the services' notes stay.
     let second = HealthHandle::for_run(cell.clone());
