@@ -109,8 +109,8 @@ pub enum Command {
     Init(Box<super::init::InitArgs>),
 }
 
-/// The guide's languages.
-#[derive(Clone, Copy, ValueEnum)]
+/// The languages of `guide` and of `init`'s questions.
+#[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum GuideLang {
     /// English.
     En,

@@ -8,6 +8,7 @@ mod confirm;
 mod digest;
 mod mail;
 mod size;
+mod wizard;
 
 pub use bridge::Bridge;
 pub use catalogue::{FileRefused, ItemSize, MediaSkip, Msg};
@@ -16,6 +17,7 @@ pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};
 pub use digest::Digest;
 pub use mail::MailChat;
 pub use size::human_size;
+pub use wizard::{Wizard, wizard};
 
 use serde::Deserialize;
 
@@ -97,7 +99,14 @@ mod tests {
             let (en, zh) = (m.text(Lang::En), m.text(Lang::ZhCn));
             (format!("{m:?}"), en.into_owned(), zh.into_owned())
         });
-        chat.chain(asks).chain(digests).chain(mail).collect()
+        let wizard = wizard::tests::every()
+            .into_iter()
+            .map(|(en, zh)| (format!("init: {en}"), en, zh));
+        chat.chain(asks)
+            .chain(digests)
+            .chain(mail)
+            .chain(wizard)
+            .collect()
     }
 
     #[test]
