@@ -222,3 +222,39 @@ fn with_a_daemon_running_the_last_line_says_reload() {
         "{text}"
     );
 }
+
+#[test]
+fn a_mail_login_that_cannot_reach_its_server_names_it_and_what_to_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let config = dir.path().join("config.toml");
+    let text = format!(
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n\
+         [mail.box]\nimap_host = \"127.0.0.1\"\nimap_port = {closed}\ntls = \"none\"\nusername = \"me\"\n",
+        dir.path().join("state").display(),
+        dir.path().join("run/daemon.sock").display(),
+    );
+    std::fs::write(&config, text).expect("config");
+    let mut login = Command::new(BIN)
+        .arg("--config")
+        .arg(&config)
+        .args(["login", "mail", "box"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn login");
+    std::io::Write::write_all(&mut login.stdin.take().expect("stdin"), b"secret\n").expect("write");
+    let out = login.wait_with_output().expect("login");
+    let text = said(&out);
+    assert!(
+        text.contains(&format!(
+            "cannot check the password at IMAP 127.0.0.1:{closed} now"
+        )) && text.contains("Check imap_host, imap_port, tls and tls_ca under [mail.box]"),
+        "{text}"
+    );
+}
