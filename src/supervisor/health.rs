@@ -212,10 +212,10 @@ impl HealthCell {
     /// What moving to `state` changes in a snapshot, for an update to apply (alone, or with
     /// what else must be published in the same update); forgets the connection now.
     fn moving_to(&self, state: ComponentState) -> impl Fn(&mut ComponentHealth) {
-        if state != ComponentState::Connected {
-            if let Ok(mut c) = self.connected_since.lock() {
-                *c = None;
-            }
+        if state != ComponentState::Connected
+            && let Ok(mut c) = self.connected_since.lock()
+        {
+            *c = None;
         }
         let now = unix_now();
         move |h| {
