@@ -103,6 +103,19 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
 }
 
 /// Under everything, each fix as a command on a line of its own, ready to copy.
+/// How often `status --watch` redraws, in seconds.
+pub const WATCH_EVERY_SECS: u64 = 2;
+
+/// One `status --watch` screen: cleared, the table from the top, then a last line saying how
+/// the screen is redrawn and how to stop, so a reader does not take the blink for a fault.
+pub fn watch_frame(status: &DaemonStatus, now: u64) -> String {
+    format!(
+        "\x1b[2J\x1b[H{}\nRedrawn every {WATCH_EVERY_SECS} s (the screen is cleared each time); \
+         Ctrl-C to quit.\n",
+        status_table(status, now)
+    )
+}
+
 fn fix_commands(components: &[ComponentHealth]) -> String {
     let mut out = String::new();
     for h in components {
@@ -171,6 +184,18 @@ fn processes_line(p: &AgentProcesses) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn watch_frames_clear_redraw_and_say_how_to_quit() {
+        let status = DaemonStatus::new("0.1.0", 7);
+        let frame = watch_frame(&status, 10_000);
+        assert!(frame.starts_with("\x1b[2J\x1b[H"), "{frame:?}");
+        assert!(frame.contains(&status_table(&status, 10_000)));
+        assert_eq!(
+            frame.lines().last(),
+            Some("Redrawn every 2 s (the screen is cleared each time); Ctrl-C to quit.")
+        );
+    }
 
     #[test]
     fn table_shows_state_age_restarts_success_and_fix() {

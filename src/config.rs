@@ -231,7 +231,27 @@ fn friendly_serde_message(msg: &str) -> String {
         let expected = expected.replace('`', "");
         return format!("expected {expected}, found '{found}'");
     }
+    if let Some(rest) = msg.strip_prefix("unknown field `")
+        && let Some((found, expected)) = rest.split_once('`')
+        && let Some(near) = nearest_key(found, expected)
+    {
+        return format!("{msg}; did you mean `{near}`?");
+    }
     msg.to_string()
+}
+
+/// The allowed key closest to a misspelt one, from serde's "expected one of `a`, `b`" list: at
+/// most a third of the key's letters away (a typo, not a different key).
+fn nearest_key<'a>(found: &str, expected: &'a str) -> Option<&'a str> {
+    let limit = found.chars().count().div_ceil(3).max(1);
+    expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|k| (strsim::levenshtein(found, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
 }
 
 /// The user's home directory (`$HOME`), or `/` when unset.

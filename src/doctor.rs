@@ -6,6 +6,7 @@
 //! with certificate verification, the IMAP/SMTP login, the Feishu token, the model's `/models`.
 
 mod agent;
+mod check;
 mod daemon_view;
 mod endpoints;
 mod local;
@@ -13,40 +14,9 @@ mod mailbox;
 
 use std::path::{Path, PathBuf};
 
+pub use check::{Check, CheckId};
+
 use crate::config::{ChannelSettings, CommandLine, Config, client_socket};
-
-/// One check's outcome.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
-    /// What was checked.
-    pub what: String,
-    /// `None` when it passed; else what fixes it.
-    pub fix: Option<String>,
-}
-
-impl Check {
-    fn pass(what: impl Into<String>) -> Self {
-        Check {
-            what: what.into(),
-            fix: None,
-        }
-    }
-
-    fn fail(what: impl Into<String>, fix: impl Into<String>) -> Self {
-        Check {
-            what: what.into(),
-            fix: Some(fix.into()),
-        }
-    }
-
-    /// The line(s) printed for it.
-    pub fn render(&self) -> String {
-        match &self.fix {
-            None => format!("ok    {}", self.what),
-            Some(f) => format!("FAIL  {}\n      fix: {f}", self.what),
-        }
-    }
-}
 
 /// The daemon that answered on the control socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,7 +58,8 @@ impl Report {
         out
     }
 
-    /// `doctor --json`: `{"ok", "failed", "daemon": {"running", "pid", "version", "socket"}, "checks": [{"what", "ok", "fix"}]}`.
+    /// `doctor --json`: `{"ok", "failed", "daemon": {"running", "pid", "version", "socket"},
+    /// "checks": [{"id", "account", "what", "ok", "fix"}]}` (ids: [`CheckId`]).
     pub fn to_json(&self) -> serde_json::Value {
         let daemon = match &self.daemon {
             Some(d) => serde_json::json!({
@@ -99,11 +70,7 @@ impl Report {
             }),
             None => serde_json::json!({"running": false}),
         };
-        let checks: Vec<serde_json::Value> = self
-            .checks
-            .iter()
-            .map(|c| serde_json::json!({"what": c.what, "ok": c.fix.is_none(), "fix": c.fix}))
-            .collect();
+        let checks: Vec<serde_json::Value> = self.checks.iter().map(Check::to_json).collect();
         serde_json::json!({
             "ok": self.failed() == 0,
             "failed": self.failed(),
@@ -132,6 +99,7 @@ pub async fn run(path: &Path) -> Report {
         Ok(c) => c,
         Err(e) => {
             checks.push(Check::fail(
+                CheckId::Config,
                 format!("configuration: {e}"),
                 format!(
                     "correct the file; `{}` prints every key, documented",
@@ -144,10 +112,10 @@ pub async fn run(path: &Path) -> Report {
             return Report { daemon, checks };
         }
     };
-    checks.push(Check::pass(format!(
-        "configuration {} parses",
-        path.display()
-    )));
+    checks.push(Check::pass(
+        CheckId::Config,
+        format!("configuration {} parses", path.display()),
+    ));
     if let Some(s) = &status {
         checks.extend(daemon_view::accounts(s, &socket, &commands));
     }
@@ -187,17 +155,14 @@ async fn platforms(
             .and_then(|r| r.as_ref().ok())
             .and_then(Option::as_ref);
         let login = commands.command(&format!("login {} {}", a.key.channel, a.key.account));
-        match &a.settings {
-            ChannelSettings::Wechat(s) => {
-                out.push(endpoints::wechat(&id, s, stored).await);
-            }
-            ChannelSettings::Feishu(s) => {
-                out.extend(endpoints::feishu(&id, s, stored, &login).await);
-            }
+        let checks = match &a.settings {
+            ChannelSettings::Wechat(s) => vec![endpoints::wechat(&id, s, stored).await],
+            ChannelSettings::Feishu(s) => endpoints::feishu(&id, s, stored, &login).await,
             ChannelSettings::Mail(m) => {
-                out.extend(mailbox::checks(&id, &a.key.account, m, stored, &login).await);
+                mailbox::checks(&id, &a.key.account, m, stored, &login).await
             }
-        }
+        };
+        out.extend(checks.into_iter().map(|c| c.of(&id)));
     }
     out
 }

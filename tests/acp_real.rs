@@ -3,7 +3,9 @@
 //! directory x" asks for the shell tool, the owner is asked, a yes makes the directory and the
 //! answer arrives; a no runs nothing; a stranger's identical request never runs.
 //!
-//! Without `SCV_ACP_AGENTS` the tests say they did not run; with it set (CI) a missing agent fails.
+//! Without `SCV_ACP_AGENTS` the tests count as ignored, with the reason; with it set (CI) a
+//! missing agent fails. A `harness = false` test (libtest-mimic), so the skip is decided when
+//! the tests run and shows in the count.
 
 mod acp_support;
 
@@ -127,18 +129,20 @@ async fn drive(make: impl Fn(&Path, &FakeModels) -> acp_support::AgentCmd) {
     a.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn real_codex_acp_asks_the_owner_and_obeys_the_answer() {
-    let Some(dir) = acp_support::agents_dir("acp_real") else {
-        return;
-    };
-    drive(|home, models| acp_support::codex(&dir, home, models)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn real_claude_agent_acp_asks_the_owner_and_obeys_the_answer() {
-    let Some(dir) = acp_support::agents_dir("acp_real") else {
-        return;
-    };
-    drive(|home, models| acp_support::claude(&dir, home, models)).await;
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let dir = acp_support::agents_dir();
+    let trials = vec![
+        acp_support::agent_trial(
+            "real_codex_acp_asks_the_owner_and_obeys_the_answer",
+            dir.clone(),
+            |dir| async move { drive(|home, models| acp_support::codex(&dir, home, models)).await },
+        ),
+        acp_support::agent_trial(
+            "real_claude_agent_acp_asks_the_owner_and_obeys_the_answer",
+            dir,
+            |dir| async move { drive(|home, models| acp_support::claude(&dir, home, models)).await },
+        ),
+    ];
+    libtest_mimic::run(&args, trials).exit();
 }

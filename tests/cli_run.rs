@@ -207,3 +207,19 @@ fn sighup_reloads_the_file_and_the_daemon_keeps_running() {
     unsafe { libc::kill(daemon.id() as i32, libc::SIGTERM) };
     assert!(daemon.wait().expect("wait").success());
 }
+
+#[test]
+fn a_confirm_timeout_out_of_range_names_the_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = example_in(dir.path());
+    for bad in ["0s", "0", "5h"] {
+        let out = cli(&config, &["confirm", "Deploy?", "--timeout", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("invalid value '{bad}' for '--timeout")),
+            "{bad}: {err}"
+        );
+        assert!(!err.contains("timeout_seconds"), "{err}");
+    }
+}

@@ -124,7 +124,9 @@ fn the_manual_page_renders_with_every_subcommand() {
     assert!(out.status.success());
     let roff = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(roff.contains(".TH scv-bridge 1"), "{roff}");
-    assert!(roff.contains(".SH SUBCOMMANDS"), "{roff}");
+    assert!(roff.contains(".SH COMMANDS"), "{roff}");
+    // No pointer at a page nobody installs (`scv-bridge-run(1)`).
+    assert!(!roff.contains("(1)"), "{roff}");
     // groff (what `man` uses) formats it without a warning, where it is installed.
     let Ok(mut groff) = Command::new("groff")
         // -P-cbou: plain characters, no overstriking for bold and underline.
@@ -147,14 +149,39 @@ fn the_manual_page_renders_with_every_subcommand() {
     let stderr = String::from_utf8_lossy(&shown.stderr);
     assert!(shown.status.success() && stderr.is_empty(), "{stderr}");
     let text = String::from_utf8_lossy(&shown.stdout);
-    assert!(
-        text.contains("NAME") && text.contains("SUBCOMMANDS"),
-        "{text}"
-    );
-    for s in ["doctor", "login", "channel", "init", "completions", "man"] {
+    assert!(text.contains("NAME") && text.contains("COMMANDS"), "{text}");
+    // Every subcommand, nested ones included, has its subsection with its synopsis and flags.
+    let help = Command::new(BIN).arg("--help").output().expect("help");
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let listed: Vec<&str> = help
+        .split("Commands:")
+        .nth(1)
+        .expect("help lists commands")
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        // clap's own `help` only prints what the page says.
+        .filter(|s| *s != "help")
+        .collect();
+    assert!(listed.len() >= 12, "{listed:?}");
+    for s in listed {
         assert!(
-            text.contains(&format!("scv-bridge-{s}(1)")),
+            text.contains(&format!("\n   scv-bridge {s}\n")),
             "{s} missing: {text}"
         );
     }
+    for nested in [
+        "scv-bridge login wechat",
+        "scv-bridge login feishu",
+        "scv-bridge channel set",
+        "scv-bridge config example",
+    ] {
+        assert!(
+            text.contains(&format!("\n   {nested}\n")),
+            "{nested}: {text}"
+        );
+    }
+    assert!(text.contains("--timeout"), "{text}");
+    assert!(text.contains("--watch"), "{text}");
 }

@@ -299,11 +299,33 @@ async fn json_output_carries_every_check() {
         v["failed"].as_u64(),
         Some(checks.iter().filter(|c| c["ok"] == false).count() as u64)
     );
+    // Each check carries a stable id (the list is pinned in src/doctor/check.rs), and the
+    // account it is about.
+    let ids: Vec<&str> = checks
+        .iter()
+        .map(|c| c["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "config",
+            "credentials",
+            "store",
+            "socket_dir",
+            "clock",
+            "wechat.endpoint",
+            "agent.endpoint"
+        ],
+        "{v}"
+    );
     let creds = checks
         .iter()
         .find(|c| c["what"] == "wechat:phone has no credentials")
         .expect("the credentials check");
     assert_eq!(creds["ok"], false);
+    assert_eq!(creds["id"], "credentials");
+    assert_eq!(creds["account"], "wechat:phone");
+    assert_eq!(checks[0]["account"], serde_json::Value::Null);
     assert!(
         creds["fix"]
             .as_str()

@@ -7,6 +7,7 @@ mod stream_support;
 
 use std::sync::Arc;
 
+use scv_bridge::protocol::NoteSource;
 use scv_feishu::cardkit::ANSWER_ELEMENT;
 use stream_support::*;
 
@@ -183,6 +184,31 @@ async fn without_the_cardkit_scope_answers_go_out_whole_after_one_try() {
     h.settle().await;
     assert_eq!(h.fake.cardkit_requests(), 1, "no failure loop");
     assert!(h.fake.cards().is_empty());
+    // The owner sees why in status, not only in the log.
+    let health = h
+        .daemon
+        .as_ref()
+        .and_then(|d| d.core.registry().cell(ACCOUNT))
+        .expect("the account's health")
+        .get();
+    let note = health
+        .notes
+        .iter()
+        .find(|n| n.source == NoteSource::Cards)
+        .unwrap_or_else(|| panic!("no cards note: {health:?}"));
+    assert!(
+        note.text.contains("99991672")
+            && note.text.contains("answers go out whole for an hour")
+            && note.text.contains("cardkit:card:write"),
+        "{note:?}"
+    );
+    assert!(
+        health
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("cardkit:card:write")),
+        "status's line carries it: {health:?}"
+    );
     let texts = h.plain_texts();
     assert_eq!(texts.len(), 2);
     assert!(texts.iter().all(|t| non_blank(t) == non_blank(&answer())));

@@ -46,7 +46,7 @@ pub enum Command {
         /// Print the raw DaemonStatus JSON.
         #[arg(long)]
         json: bool,
-        /// Redraw every 2 s until interrupted.
+        /// Redraw every 2 s, clearing the screen each time, until Ctrl-C.
         #[arg(long, conflicts_with = "json")]
         watch: bool,
         /// Print nothing; exit 0 when a daemon answers, 1 when none does (for health checks).
@@ -109,8 +109,8 @@ pub enum Command {
     Init(Box<super::init::InitArgs>),
 }
 
-/// The guide's languages.
-#[derive(Clone, Copy, ValueEnum)]
+/// The languages of `guide` and of `init`'s questions.
+#[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum GuideLang {
     /// English.
     En,

@@ -40,7 +40,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {
-            super::complete::man_page(&mut std::io::stdout())?;
+            super::man::man_page(&mut std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Config {
@@ -80,13 +80,10 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
                     .watch_status(&mut watch)
                     .await
                     .map_err(|e| e.to_string())?;
-                // Clear the screen and redraw from the top.
-                print!(
-                    "\x1b[2J\x1b[H{}",
-                    crate::cli::status_table(status, unix_now())
-                );
+                print!("{}", crate::cli::watch_frame(status, unix_now()));
+                let every = std::time::Duration::from_secs(crate::cli::WATCH_EVERY_SECS);
                 tokio::select! {
-                    _ = tokio::time::sleep(std::time::Duration::from_secs(2)) => {}
+                    _ = tokio::time::sleep(every) => {}
                     _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
                 }
             }

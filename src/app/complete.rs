@@ -1,4 +1,4 @@
-//! Shell completions and the manual page. Completions are clap_complete's dynamic kind: the
+//! Shell completions. Completions are clap_complete's dynamic kind: the
 //! shell calls `COMPLETE=<shell> scv-bridge -- <words>` at each Tab, so account names come from
 //! the configuration as it is now, not from a script generated once.
 
@@ -52,10 +52,4 @@ pub fn print_text(text: &str) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     quiet_pipe(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
         .map_err(|e| format!("cannot write to stdout: {e}"))
-}
-
-/// `scv-bridge man`: the manual page (roff), built from the same flags as `--help`.
-pub fn man_page(out: &mut dyn Write) -> Result<(), String> {
-    quiet_pipe(clap_mangen::Man::new(Cli::command()).render(out))
-        .map_err(|e| format!("cannot write the manual page: {e}"))
 }

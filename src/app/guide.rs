@@ -25,6 +25,17 @@ pub fn language(flag: Option<GuideLang>, env: impl Fn(&str) -> Option<String>) -
     }
 }
 
+/// The language of the words catalogue for [`language`]'s choice (`init`'s questions).
+pub fn words_lang(
+    flag: Option<GuideLang>,
+    env: impl Fn(&str) -> Option<String>,
+) -> crate::words::Lang {
+    match language(flag, env) {
+        GuideLang::En => crate::words::Lang::En,
+        GuideLang::ZhCn => crate::words::Lang::ZhCn,
+    }
+}
+
 /// The guide's text in `lang`, for a terminal.
 pub fn text(lang: GuideLang) -> String {
     render(match lang {

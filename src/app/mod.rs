@@ -10,6 +10,7 @@ pub mod example;
 mod guide;
 mod hangup;
 pub mod init;
+mod man;
 
 pub use args::{
     ChannelAction, Cli, Command, ConfigAction, GuideLang, LogFormat, LoginTarget, PurposeArg,

@@ -57,6 +57,23 @@ fn unknown_keys_are_errors_that_name_the_key() {
 }
 
 #[test]
+fn unknown_keys_suggest_the_nearest_key() {
+    let e = err("[wechat.phone]\nsendrs = \"owner\"\n");
+    assert!(e.ends_with("; did you mean `senders`?"), "{e}");
+    let e = err("stat_dir = \"/x\"\n");
+    assert!(e.ends_with("; did you mean `state_dir`?"), "{e}");
+    let e = err("[agent]\nbackend = \"acp\"\ncomand = \"codex-acp\"\n");
+    assert!(
+        e.contains(":3: agent.comand: unknown field `comand`"),
+        "{e}"
+    );
+    assert!(e.ends_with("; did you mean `command`?"), "{e}");
+    // Nothing close: no guess.
+    let e = err("[wechat.phone]\nzzzzzz = 1\n");
+    assert!(!e.contains("did you mean"), "{e}");
+}
+
+#[test]
 fn semantic_errors_are_located() {
     let e = err("[mail.m]\nimap_host = \"imap.example.com\"\nusername = \"u\"\ntls = \"none\"\n");
     assert!(

@@ -84,8 +84,25 @@ impl Outcome {
     }
 }
 
-/// Reads `--timeout`: seconds (`600`), or a number with `s`, `m`, `h` parts (`10m`, `1h30m`).
+/// Reads `--timeout`: seconds (`600`), or a number with `s`, `m`, `h` parts (`10m`, `1h30m`),
+/// from 1 s to the daemon's longest wait. Checked here so the refusal comes from clap, which
+/// names the flag; the daemon's own check speaks the protocol's `timeout_seconds`.
 pub fn parse_timeout(s: &str) -> Result<u64, String> {
+    match parse_duration(s)? {
+        0 => Err(format!(
+            "'{}' is no wait at all: give at least 1s (default 30m, at most 4h)",
+            s.trim()
+        )),
+        t if t > crate::confirm::MAX_TIMEOUT_SECS => Err(format!(
+            "'{}' is longer than the longest wait, 4h",
+            s.trim()
+        )),
+        t => Ok(t),
+    }
+}
+
+/// Seconds (`600`), or a number with `s`, `m`, `h` parts (`10m`, `1h30m`).
+fn parse_duration(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let bad = || format!("expected a duration such as 600, 90s, 10m or 1h30m, found '{s}'");
     if s.is_empty() {
@@ -238,7 +255,9 @@ mod tests {
         assert_eq!(parse_timeout("10m"), Ok(600));
         assert_eq!(parse_timeout("1h30m"), Ok(5400));
         assert_eq!(parse_timeout("4h"), Ok(14_400));
-        for bad in ["", "m", "10x", "10m5", "-5", "1.5h"] {
+        for bad in [
+            "", "m", "10x", "10m5", "-5", "1.5h", "0", "0s", "4h1s", "5h",
+        ] {
             assert!(parse_timeout(bad).is_err(), "{bad}");
         }
     }

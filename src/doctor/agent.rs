@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use super::Check;
 use super::endpoints::{http_client, request_failure, transport};
+use super::{Check, CheckId};
 use crate::agent::key::{self, KeySource};
 use crate::config::{AgentBackend, CommandLine, Config, expand_tilde};
 use crate::secrets::Secret;
@@ -26,16 +26,19 @@ async fn openai(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Ch
     let mut out = Vec::new();
     let key = match key::resolve(&a) {
         Ok(Some(k)) => {
-            out.push(Check::pass(match &k.source {
-                KeySource::Variable(var) => format!("agent: {var} is set"),
-                KeySource::Stored => "agent: an API key is stored (login agent)".to_string(),
-                KeySource::SystemdCredential => {
-                    format!(
-                        "agent: the systemd credential {} is set",
-                        key::SYSTEMD_CREDENTIAL
-                    )
-                }
-            }));
+            out.push(Check::pass(
+                CheckId::AgentKey,
+                match &k.source {
+                    KeySource::Variable(var) => format!("agent: {var} is set"),
+                    KeySource::Stored => "agent: an API key is stored (login agent)".to_string(),
+                    KeySource::SystemdCredential => {
+                        format!(
+                            "agent: the systemd credential {} is set",
+                            key::SYSTEMD_CREDENTIAL
+                        )
+                    }
+                },
+            ));
             Some(k)
         }
         Ok(None) => {
@@ -46,6 +49,7 @@ async fn openai(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Ch
                 .filter(|b| !daemon && !key::is_local(b))
             {
                 out.push(Check::fail(
+                    CheckId::AgentKey,
                     format!("agent: no API key for {base} (the endpoint is not on this machine)"),
                     format!(
                         "run `{login}` to store the key, or set [agent] api_key_env to the environment variable that holds it (a unit's LoadCredential={}:FILE is seen only by the service)",
@@ -58,6 +62,7 @@ async fn openai(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Ch
         Err(_) => {
             let var = a.api_key_env.clone().unwrap_or_default();
             out.push(Check::fail(
+                CheckId::AgentKey,
                 format!("agent: {var} (api_key_env) is not set"),
                 format!(
                     "set {var} to the API key where the daemon runs (e.g. an EnvironmentFile= line in its systemd unit), or run `{login}` and remove api_key_env"
@@ -67,14 +72,22 @@ async fn openai(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Ch
         }
     };
     let Some(base) = a.base_url.clone() else {
-        out.push(Check::fail("agent: no base_url", "set [agent] base_url"));
+        out.push(Check::fail(
+            CheckId::AgentEndpoint,
+            "agent: no base_url",
+            "set [agent] base_url",
+        ));
         return out;
     };
     let url = format!("{}/models", base.trim_end_matches('/'));
     let client = match http_client() {
         Ok(c) => c,
         Err(e) => {
-            out.push(Check::fail(format!("agent: {e}"), "report this"));
+            out.push(Check::fail(
+                CheckId::AgentEndpoint,
+                format!("agent: {e}"),
+                "report this",
+            ));
             return out;
         }
     };
@@ -83,7 +96,7 @@ async fn openai(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Ch
         req = req.bearer_auth(k.secret.expose());
     }
     out.push(match req.send().await {
-        Ok(r) if r.status().is_success() => Check::pass(format!(
+        Ok(r) if r.status().is_success() => Check::pass(CheckId::AgentEndpoint, format!(
             "agent: {url} answers HTTP {} {}",
             r.status().as_u16(),
             transport(&url)
@@ -99,10 +112,14 @@ async fn openai(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Ch
                 404 => "correct [agent] base_url: it ends before /chat/completions (e.g. http://127.0.0.1:11434/v1)".to_string(),
                 _ => format!("check the model server: it answered HTTP {code}"),
             };
-            Check::fail(format!("agent: {url} answered HTTP {code}"), fix)
+            Check::fail(
+                CheckId::AgentEndpoint,
+                format!("agent: {url} answered HTTP {code}"),
+                fix,
+            )
         }
         Err(e) => {
-            let mut c = request_failure("agent", &url, &e);
+            let mut c = request_failure(CheckId::AgentEndpoint, "agent", &url, &e);
             if c.what.contains("cannot be reached") || c.what.contains("does not answer") {
                 c.fix = Some("start the model server or correct [agent] base_url".into());
             }
@@ -117,8 +134,12 @@ async fn scv(config: &Config) -> Check {
     if let Some(sock) = &a.socket {
         let path = expand_tilde(sock);
         return match tokio::net::UnixStream::connect(&path).await {
-            Ok(_) => Check::pass(format!("agent: {} accepts connections", path.display())),
+            Ok(_) => Check::pass(
+                CheckId::AgentServer,
+                format!("agent: {} accepts connections", path.display()),
+            ),
             Err(e) => Check::fail(
+                CheckId::AgentServer,
                 format!("agent: {}: {e}", path.display()),
                 "start the SCV agent server or correct [agent] socket",
             ),
@@ -130,9 +151,10 @@ async fn scv(config: &Config) -> Check {
         .unwrap_or(false)
         || Path::new(&cmd).is_file();
     if found {
-        Check::pass(format!("agent: `{cmd}` is installed"))
+        Check::pass(CheckId::AgentServer, format!("agent: `{cmd}` is installed"))
     } else {
         Check::fail(
+            CheckId::AgentServer,
             format!("agent: `{cmd}` is not on PATH"),
             "install the SCV agent or set [agent] command",
         )

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::Check;
+use super::{Check, CheckId};
 use crate::cli::human_duration;
 use crate::config::CommandLine;
 use crate::protocol::{
@@ -32,12 +32,15 @@ pub(super) async fn ask(socket: &Path) -> Option<DaemonStatus> {
 /// The daemon line, then one check per account it runs.
 pub(super) fn accounts(status: &DaemonStatus, socket: &Path, commands: &CommandLine) -> Vec<Check> {
     let now = unix_now();
-    let mut out = vec![Check::pass(format!(
-        "daemon pid {} ({}) answers on {}; its accounts as it reports them (platforms not contacted again)",
-        status.pid,
-        status.version,
-        socket.display()
-    ))];
+    let mut out = vec![Check::pass(
+        CheckId::Daemon,
+        format!(
+            "daemon pid {} ({}) answers on {}; its accounts as it reports them (platforms not contacted again)",
+            status.pid,
+            status.version,
+            socket.display()
+        ),
+    )];
     out.extend(status.components.iter().map(|h| account(h, now, commands)));
     out.extend(status.agent.as_deref().map(agent));
     out
@@ -57,19 +60,27 @@ fn agent(a: &AgentHealth) -> Check {
     };
     match a.state {
         // Never "answering": the endpoint check beside this one may find it unreachable now.
-        AgentState::Ok => Check::pass(match a.last_success_unix_seconds {
-            Some(_) => format!("{name}: the daemon reports its last turn answered"),
-            None => format!("{name}: untested (the daemon has had no answer from it yet)"),
-        }),
+        AgentState::Ok => Check::pass(
+            CheckId::DaemonAgent,
+            match a.last_success_unix_seconds {
+                Some(_) => format!("{name}: the daemon reports its last turn answered"),
+                None => format!("{name}: untested (the daemon has had no answer from it yet)"),
+            },
+        ),
         AgentState::NotConfigured => Check::fail(
+            CheckId::DaemonAgent,
             format!("{name}: the daemon reports it not configured: {error}"),
             fix(),
         ),
         AgentState::Failing => Check::fail(
+            CheckId::DaemonAgent,
             format!("{name}: the daemon reports its last turn failed: {error}"),
             fix(),
         ),
-        _ => Check::pass(format!("{name}: state unknown to this version")),
+        _ => Check::pass(
+            CheckId::DaemonAgent,
+            format!("{name}: state unknown to this version"),
+        ),
     }
 }
 
@@ -79,14 +90,16 @@ fn account(h: &ComponentHealth, now: u64, commands: &CommandLine) -> Check {
         .next_retry_unix_seconds
         .map(|t| t.saturating_sub(now))
         .unwrap_or(0);
-    match h.state {
+    let check = match h.state {
         ComponentState::Failed => Check::fail(
+            CheckId::DaemonAccount,
             format!("{}: the daemon reports it failed: {error}", h.id),
             h.action
                 .clone()
                 .unwrap_or_else(|| format!("see `{}`", commands.command("status"))),
         ),
         ComponentState::Backoff if wait >= LONG_BACKOFF_SECS => Check::fail(
+            CheckId::DaemonAccount,
             format!(
                 "{}: the daemon holds it in backoff, next try in {}: {error}",
                 h.id,
@@ -97,15 +110,18 @@ fn account(h: &ComponentHealth, now: u64, commands: &CommandLine) -> Check {
                     .to_string()
             }),
         ),
-        ComponentState::Disabled => Check::pass(format!("{}: disabled", h.id)),
+        ComponentState::Disabled => {
+            Check::pass(CheckId::DaemonAccount, format!("{}: disabled", h.id))
+        }
         state => {
             let mut line = format!("{}: the daemon reports it {}", h.id, state.as_str());
             if let Some(e) = &h.error {
                 line.push_str(&format!(" ({e})"));
             }
-            Check::pass(line)
+            Check::pass(CheckId::DaemonAccount, line)
         }
-    }
+    };
+    check.of(&h.id)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::Check;
+use super::{Check, CheckId};
 use crate::config::{FeishuSettings, WechatSettings};
 use crate::secrets::Credentials;
 
@@ -28,22 +28,23 @@ pub(super) fn transport(url: &str) -> &'static str {
 }
 
 /// Any HTTP answer from `url`: for https it proves the handshake and the certificate.
-pub(super) async fn reachable(id: &str, url: &str) -> Check {
+pub(super) async fn reachable(check: CheckId, id: &str, url: &str) -> Check {
     let client = match http_client() {
         Ok(c) => c,
-        Err(e) => return Check::fail(format!("{id}: {e}"), "report this"),
+        Err(e) => return Check::fail(check, format!("{id}: {e}"), "report this"),
     };
     match client.get(url).send().await {
-        Ok(_) => Check::pass(format!("{id}: {url} answers {}", transport(url))),
-        Err(e) => request_failure(id, url, &e),
+        Ok(_) => Check::pass(check, format!("{id}: {url} answers {}", transport(url))),
+        Err(e) => request_failure(check, id, url, &e),
     }
 }
 
 /// Names what went wrong below HTTP: an untrusted certificate, a timeout, or no connection.
-pub(super) fn request_failure(id: &str, url: &str, e: &reqwest::Error) -> Check {
+pub(super) fn request_failure(check: CheckId, id: &str, url: &str, e: &reqwest::Error) -> Check {
     let cause = innermost(e);
     if cause.to_ascii_lowercase().contains("certificate") {
         return Check::fail(
+            check,
             format!("{id}: {url}: the TLS certificate is not trusted ({cause})"),
             "the server must present a certificate for this host from a CA this machine trusts: check the URL, the system's CA certificates (ca-certificates) and any TLS-intercepting proxy",
         );
@@ -57,6 +58,7 @@ pub(super) fn request_failure(id: &str, url: &str, e: &reqwest::Error) -> Check 
         format!("{id}: {url} cannot be reached ({cause})")
     };
     Check::fail(
+        check,
         what,
         "check the URL, DNS, the network and any proxy; a running account backs off and retries meanwhile",
     )
@@ -74,7 +76,7 @@ pub(super) async fn wechat(id: &str, s: &WechatSettings, creds: Option<&Credenti
                 .map(|u| u.expose().to_string())
         })
         .unwrap_or_else(|| scv_wechat::types::DEFAULT_BASE_URL.to_string());
-    reachable(id, &url).await
+    reachable(CheckId::WechatEndpoint, id, &url).await
 }
 
 /// The open platform's host, then (with stored app credentials) a tenant token.
@@ -89,13 +91,14 @@ pub(super) async fn feishu(
         Err(e) => {
             let e: scv_feishu::domain::DomainError = e;
             return vec![Check::fail(
+                CheckId::FeishuEndpoint,
                 format!("{id}: {e}"),
                 "set domain to feishu, lark or an https:// base URL",
             )];
         }
     };
     let base = domain.base_url().to_string();
-    let host = reachable(id, &base).await;
+    let host = reachable(CheckId::FeishuEndpoint, id, &base).await;
     let field = |k: &str| creds.and_then(|c| c.get(k)).map(|v| v.expose().to_string());
     let (Some(app_id), Some(secret)) = (field("app_id"), field("app_secret")) else {
         // Without credentials the credentials check has already failed with its fix.
@@ -106,20 +109,31 @@ pub(super) async fn feishu(
     }
     let client = match http_client() {
         Ok(c) => c,
-        Err(e) => return vec![Check::fail(format!("{id}: {e}"), "report this")],
+        Err(e) => {
+            return vec![Check::fail(
+                CheckId::FeishuApp,
+                format!("{id}: {e}"),
+                "report this",
+            )];
+        }
     };
     let app = scv_feishu::Credentials::new(app_id.clone(), secret);
     let token = scv_feishu::token::fetch_tenant_token(&client, &base, &app).await;
     let check = match token {
-        Ok(_) => Check::pass(format!(
-            "{id}: {base} accepted app {app_id} (tenant token fetched {})",
-            transport(&base)
-        )),
+        Ok(_) => Check::pass(
+            CheckId::FeishuApp,
+            format!(
+                "{id}: {base} accepted app {app_id} (tenant token fetched {})",
+                transport(&base)
+            ),
+        ),
         Err(scv_feishu::Error::Token { code, msg }) => Check::fail(
+            CheckId::FeishuApp,
             format!("{id}: Feishu refused app {app_id}: code {code}: {msg}"),
             format!("check the app ID and secret in the developer console, then run `{login}`"),
         ),
         Err(e) => Check::fail(
+            CheckId::FeishuApp,
             format!("{id}: the token request to {base} failed: {e}"),
             "check the network and the Feishu status page; the account backs off and retries meanwhile",
         ),

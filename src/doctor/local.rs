@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use super::Check;
+use super::{Check, CheckId};
 use crate::adapters::feishu::ENCRYPT_KEY_FIELD;
 use crate::config::{AccountKey, AgentBackend, ChannelSettings, CommandLine, Config, FeishuMode};
 use crate::secrets::{
@@ -41,10 +41,12 @@ pub(super) async fn load_credentials(config: &Config) -> Result<Loaded, Check> {
     match loaded {
         Ok(Ok(r)) => Ok(r),
         Ok(Err(e)) => Err(Check::fail(
+            CheckId::CredentialStore,
             format!("credential store: {e}"),
             "set credentials = \"file\" in the configuration",
         )),
         Err(e) => Err(Check::fail(
+            CheckId::CredentialStore,
             format!("credential store: {e}"),
             "run doctor again",
         )),
@@ -70,26 +72,31 @@ pub(super) fn credentials(config: &Config, loaded: &Loaded) -> Vec<Check> {
         .map(|(id, r)| {
             let (channel, account) = id.split_once(':').unwrap_or((id, ""));
             let login = commands.command(&format!("login {channel} {account}"));
-            match r {
+            let check = match r {
                 Ok(Some(c))
                     if callbacks.contains(id)
                         && c.get(ENCRYPT_KEY_FIELD)
                             .is_none_or(|k| k.expose().is_empty()) =>
                 {
                     Check::fail(
+                        CheckId::Credentials,
                         format!("{id} is in callback mode but has no Encrypt Key stored"),
                         format!("set an Encrypt Key in the Feishu console, then run `{login}`"),
                     )
                 }
-                Ok(Some(_)) => Check::pass(format!("{id} has credentials")),
-                Ok(None) => {
-                    Check::fail(format!("{id} has no credentials"), format!("run `{login}`"))
-                }
+                Ok(Some(_)) => Check::pass(CheckId::Credentials, format!("{id} has credentials")),
+                Ok(None) => Check::fail(
+                    CheckId::Credentials,
+                    format!("{id} has no credentials"),
+                    format!("run `{login}`"),
+                ),
                 Err(e) => Check::fail(
+                    CheckId::Credentials,
                     format!("{id} credentials unreadable: {e}"),
                     format!("run `{login}` again"),
                 ),
-            }
+            };
+            check.of(id)
         })
         .collect()
 }
@@ -109,7 +116,7 @@ pub(super) fn same_bot(config: &Config, loaded: &Loaded) -> Vec<Check> {
         crate::adapters::platform(k.channel).bot(c)
     })
     .iter()
-    .map(|s| Check::fail(s.problem(), s.fix(&commands)))
+    .map(|s| Check::fail(CheckId::SameBot, s.problem(), s.fix(&commands)))
     .collect()
 }
 
@@ -134,12 +141,14 @@ pub(super) fn approvals(config: &Config) -> Vec<Check> {
         .filter(|a| a.approvals.asks())
         .map(|a| {
             Check::fail(
+                CheckId::Approvals,
                 format!(
                     "{}: approvals = \"ask\" has no effect: the openai backend runs no tools",
                     a.key
                 ),
                 "set [agent] backend = \"scv\", or remove approvals from the account",
             )
+            .of(&a.key)
         })
         .collect()
 }
@@ -147,10 +156,13 @@ pub(super) fn approvals(config: &Config) -> Vec<Check> {
 /// The store opens read-only and passes SQLite's integrity check.
 pub(super) async fn store(path: &Path) -> Check {
     if !path.exists() {
-        return Check::pass(format!(
-            "store {} not created yet (the daemon creates it)",
-            path.display()
-        ));
+        return Check::pass(
+            CheckId::Store,
+            format!(
+                "store {} not created yet (the daemon creates it)",
+                path.display()
+            ),
+        );
     }
     let p = path.to_path_buf();
     let result = tokio::task::spawn_blocking(move || {
@@ -160,19 +172,25 @@ pub(super) async fn store(path: &Path) -> Check {
     })
     .await;
     match result {
-        Ok(Ok(s)) if s == "ok" => Check::pass(format!(
-            "store {} passes the integrity check",
-            path.display()
-        )),
+        Ok(Ok(s)) if s == "ok" => Check::pass(
+            CheckId::Store,
+            format!("store {} passes the integrity check", path.display()),
+        ),
         Ok(Ok(s)) => Check::fail(
+            CheckId::Store,
             format!("store {} is damaged: {s}", path.display()),
             "stop the daemon, move the file aside and start again (accounts re-baseline; credentials are kept)",
         ),
         Ok(Err(e)) => Check::fail(
+            CheckId::Store,
             format!("store {} cannot be opened: {e}", path.display()),
             "check the file's owner and permissions",
         ),
-        Err(e) => Check::fail(format!("store check failed: {e}"), "run doctor again"),
+        Err(e) => Check::fail(
+            CheckId::Store,
+            format!("store check failed: {e}"),
+            "run doctor again",
+        ),
     }
 }
 
@@ -180,19 +198,22 @@ pub(super) async fn store(path: &Path) -> Check {
 pub(super) fn socket_dir(socket: &Path) -> Check {
     let Some(dir) = socket.parent() else {
         return Check::fail(
+            CheckId::SocketDir,
             "the socket path has no directory",
             "set `socket` to a path in a private directory",
         );
     };
     match std::fs::metadata(dir) {
-        Err(_) => Check::pass(format!(
-            "socket directory {} will be created 0700",
-            dir.display()
-        )),
-        Ok(m) if m.permissions().mode() & 0o077 == 0 => {
-            Check::pass(format!("socket directory {} is private", dir.display()))
-        }
+        Err(_) => Check::pass(
+            CheckId::SocketDir,
+            format!("socket directory {} will be created 0700", dir.display()),
+        ),
+        Ok(m) if m.permissions().mode() & 0o077 == 0 => Check::pass(
+            CheckId::SocketDir,
+            format!("socket directory {} is private", dir.display()),
+        ),
         Ok(m) => Check::fail(
+            CheckId::SocketDir,
             format!(
                 "socket directory {} is mode {:o}: other users can reach it",
                 dir.display(),
@@ -207,9 +228,10 @@ pub(super) fn socket_dir(socket: &Path) -> Check {
 pub(super) fn clock() -> Check {
     let now = crate::supervisor::unix_now();
     if now > 1_735_689_600 {
-        Check::pass("the system clock is plausible")
+        Check::pass(CheckId::Clock, "the system clock is plausible")
     } else {
         Check::fail(
+            CheckId::Clock,
             "the system clock is before 2025",
             "enable time synchronisation (e.g. systemd-timesyncd or chrony)",
         )

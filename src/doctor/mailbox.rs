@@ -3,7 +3,7 @@
 
 use scv_mail::{ErrorClass, ImapSession, MailError, Password, Security, SmtpSender, SmtpSettings};
 
-use super::Check;
+use super::{Check, CheckId};
 use crate::config::{MailSettings, MailTls, expand_tilde};
 use crate::secrets::Credentials;
 
@@ -27,13 +27,16 @@ pub(super) async fn checks(
     let mut out = vec![match ImapSession::connect(&imap).await {
         Ok(session) => {
             session.logout().await;
-            Check::pass(format!(
-                "{id}: {endpoint}: {}LOGIN as {} accepted, then LOGOUT",
-                verified(m.tls),
-                m.username
-            ))
+            Check::pass(
+                CheckId::MailImap,
+                format!(
+                    "{id}: {endpoint}: {}LOGIN as {} accepted, then LOGOUT",
+                    verified(m.tls),
+                    m.username
+                ),
+            )
         }
-        Err(e) => failure(id, account, m, &endpoint, &e, login),
+        Err(e) => failure(CheckId::MailImap, id, account, m, &endpoint, &e, login),
     }];
     if let Some(smtp) = smtp_settings(m, Password::new(&password)) {
         let smtp_tls = m.smtp_tls.unwrap_or(m.tls);
@@ -43,12 +46,15 @@ pub(super) async fn checks(
             Err(e) => Err(e),
         };
         out.push(match checked {
-            Ok(()) => Check::pass(format!(
-                "{id}: {endpoint}: {}EHLO and AUTH as {} accepted",
-                verified(smtp_tls),
-                m.username
-            )),
-            Err(e) => failure(id, account, m, &endpoint, &e, login),
+            Ok(()) => Check::pass(
+                CheckId::MailSmtp,
+                format!(
+                    "{id}: {endpoint}: {}EHLO and AUTH as {} accepted",
+                    verified(smtp_tls),
+                    m.username
+                ),
+            ),
+            Err(e) => failure(CheckId::MailSmtp, id, account, m, &endpoint, &e, login),
         });
     }
     out
@@ -72,6 +78,7 @@ fn verified(tls: MailTls) -> &'static str {
 
 /// What failed, and the one key or command that fixes it.
 fn failure(
+    check: CheckId,
     id: &str,
     account: &str,
     m: &MailSettings,
@@ -91,6 +98,7 @@ fn failure(
             ),
         };
         return Check::fail(
+            check,
             format!("{id}: {endpoint}: the TLS certificate is not trusted ({e})"),
             fix,
         );
@@ -99,17 +107,20 @@ fn failure(
         && detail.contains("tls_ca")
     {
         return Check::fail(
+            check,
             format!("{id}: {detail}"),
             format!("set tls_ca under [mail.{account}] to a readable PEM file of CA certificates"),
         );
     }
     if matches!(e.classify(), ErrorClass::Fatal { auth: true }) {
         return Check::fail(
+            check,
             format!("{id}: {endpoint} rejected the login for {}", m.username),
             format!("run `{login}` with the right password (or an app password)"),
         );
     }
     Check::fail(
+        check,
         format!("{id}: {endpoint}: {e}"),
         format!(
             "check the host, port and tls settings under [mail.{account}] and the network; a running account retries meanwhile"

@@ -128,13 +128,17 @@ pub async fn store_credentials(
         .unwrap_or("feishu")
         .parse()
         .map_err(|e: scv_feishu::domain::DomainError| e.to_string())?;
+    let base = domain.base_url().to_string();
     let client = Client::new(ClientOptions::new(
         domain,
         scv_feishu::Credentials::new(app_id, app_secret),
     ))
-    .map_err(|e| explain(&e))?;
-    client.tenant_token().await.map_err(|e| explain(&e))?;
-    let bot = client.bot_info().await.map_err(|e| explain(&e))?;
+    .map_err(|e| explain(&e, &base))?;
+    client
+        .tenant_token()
+        .await
+        .map_err(|e| explain(&e, &base))?;
+    let bot = client.bot_info().await.map_err(|e| explain(&e, &base))?;
 
     let previous = load(store, key).await?;
     let previous_owner = previous
@@ -211,13 +215,16 @@ pub fn guide_line() -> String {
 }
 
 /// A failure in words a person can act on.
-fn explain(e: &scv_feishu::Error) -> String {
+/// A failed verification, naming the host asked (`base`) and what to do.
+fn explain(e: &scv_feishu::Error, base: &str) -> String {
     match classify(e) {
         ErrorClass::Fatal { reason } => format!(
-            "{}: {e}; the app's set-up: `scv-bridge guide`",
+            "{base}: {}: {e}; the app's set-up: `scv-bridge guide`",
             reason.hint()
         ),
-        _ => format!("cannot verify the credentials now (try again): {e}"),
+        _ => format!(
+            "cannot verify the credentials at {base} now ({e}): check the network and any proxy, and the account's domain (feishu for open.feishu.cn, lark for open.larksuite.com), then log in again"
+        ),
     }
 }
 

@@ -16,15 +16,22 @@ pub async fn run(config: &Config, account: &str, _args: &super::LoginArgs) -> Re
         .map_err(|e| e.to_string())??;
     if let Some(s) = &settings {
         let imap = crate::mail::imap_settings(s, scv_mail::Password::new(&password));
+        let server = format!("IMAP {}:{}", imap.host, imap.port);
+        let again = crate::config::CommandLine::for_config(&config.path)
+            .command(&format!("login mail {account}"));
         match scv_mail::ImapSession::connect(&imap).await {
             Ok(session) => session.logout().await,
             Err(e) => match e.classify() {
                 scv_mail::ErrorClass::Fatal { auth: true } => {
-                    return Err(format!("{key}: the mail server rejected the password"));
+                    return Err(format!(
+                        "{key}: {server} rejected the login for {}: run `{again}` with the right password (or an app password, for a provider with two-step sign-in)",
+                        s.username
+                    ));
                 }
-                _ => {
-                    eprintln!("warning: could not check the password now ({e}); storing it anyway")
-                }
+                _ => eprintln!(
+                    "warning: {key}: cannot check the password at {server} now ({e}); storing it anyway. Check imap_host, imap_port, tls and tls_ca under [mail.{account}], then `{}`",
+                    crate::config::CommandLine::for_config(&config.path).command("doctor")
+                ),
             },
         }
     } else {

@@ -196,7 +196,7 @@ mod tests {
                 Attempt::Wrong
             );
             n += 1;
-            if n % MAX_WRONG_PER_SENDER == 0 {
+            if n.is_multiple_of(MAX_WRONG_PER_SENDER) {
                 s += 1;
             }
         }

@@ -321,6 +321,8 @@ pub enum NoteSource {
     Store,
     /// Media the owner sent, downloading for a while (the chat's next messages wait for it).
     Media,
+    /// Feishu's streaming cards (e.g. CardKit refused them, so answers go out whole).
+    Cards,
     /// A source this client does not know (a newer daemon).
     #[serde(other)]
     Unknown,

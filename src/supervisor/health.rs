@@ -212,10 +212,10 @@ impl HealthCell {
     /// What moving to `state` changes in a snapshot, for an update to apply (alone, or with
     /// what else must be published in the same update); forgets the connection now.
     fn moving_to(&self, state: ComponentState) -> impl Fn(&mut ComponentHealth) {
-        if state != ComponentState::Connected {
-            if let Ok(mut c) = self.connected_since.lock() {
-                *c = None;
-            }
+        if state != ComponentState::Connected
+            && let Ok(mut c) = self.connected_since.lock()
+        {
+            *c = None;
         }
         let now = unix_now();
         move |h| {
@@ -297,14 +297,16 @@ impl HealthCell {
 }
 
 /// The notes a run's own parts keep (the adapter's `Account`, the pipeline's `Sends`, `Agent`
-/// and `Media`, the adapter's `Store`): each run says afresh what is true, so a new run starts
-/// without them. `Confirm` and `Login` belong to services outside the runs, which clear them.
-pub const RUN_NOTES: [NoteSource; 5] = [
+/// and `Media`, the adapter's `Store` and `Cards`): each run says afresh what is true, so a new
+/// run starts without them. `Confirm` and `Login` belong to services outside the runs, which
+/// clear them.
+pub const RUN_NOTES: [NoteSource; 6] = [
     NoteSource::Account,
     NoteSource::Sends,
     NoteSource::Agent,
     NoteSource::Store,
     NoteSource::Media,
+    NoteSource::Cards,
 ];
 
 /// What a component uses to report its health; clones share the cell.

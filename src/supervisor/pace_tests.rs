@@ -111,7 +111,7 @@ async fn after_any_number_of_outages_the_platform_being_back_is_noticed_within_f
     );
 }
 
-/// Every note source's lifetime: a run's own notes (account, sends, agent, store, media) end with
+/// Every note source's lifetime: a run's own notes (account, sends, agent, store, media, cards) end with
 /// the run that set them and are never written back by an older run; the notes of services
 /// outside the runs (confirm, login) last until their owner clears them.
 #[test]

@@ -158,7 +158,7 @@ pub async fn run_account(
 /// "5 min", "40 s": how long retries wait, for people.
 fn human_secs(d: Duration) -> String {
     let s = d.as_secs();
-    if s >= 60 && s % 60 == 0 {
+    if s >= 60 && s.is_multiple_of(60) {
         format!("{} min", s / 60)
     } else {
         format!("{s} s")

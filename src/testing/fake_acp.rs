@@ -320,17 +320,16 @@ async fn handle(c: &Conn, method: &str, msg: Value) {
             if answer.is_none() && stop.is_none() {
                 return; // crashed
             }
-            if let Some(a) = answer {
-                if let Some(list) = c
+            if let Some(a) = answer
+                && let Some(list) = c
                     .fake
                     .shared
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .sessions
                     .get_mut(&sid)
-                {
-                    list.push(a);
-                }
+            {
+                list.push(a);
             }
             json!({"stopReason": stop.unwrap_or("end_turn"), "usage": {"inputTokens": 3, "outputTokens": 2, "totalTokens": 5}})
         }

@@ -108,6 +108,12 @@ pub enum Msg {
         /// What the store said.
         error: String,
     },
+    /// Feishu refused to create a streaming card (the account's status note): answers go out
+    /// whole for an hour, then cards are tried again.
+    CardsRefused {
+        /// What Feishu said (its code and message).
+        error: String,
+    },
 }
 
 /// How large a refused item is known to be.
@@ -289,6 +295,11 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
                 "store: cannot write ({error}); not reading new messages until it can"
             )
             .into(),
+            Msg::CardsRefused { error } => format!(
+                "cards: Feishu refused a streaming card ({error}); answers go out whole for an \
+                 hour: grant the app the cardkit:card:write scope and publish a version"
+            )
+            .into(),
         }
     }
 
@@ -377,6 +388,11 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
             Msg::StorePaused { error, .. } => {
                 format!("存储：无法写入（{error}）；恢复写入之前不再读取新消息").into()
             }
+            Msg::CardsRefused { error } => format!(
+                "卡片：飞书拒绝创建流式卡片（{error}）；一小时内回答整条发送：请为应用开通 \
+                 cardkit:card:write 权限并发布版本"
+            )
+            .into(),
         }
     }
 }
@@ -474,6 +490,9 @@ pub(crate) mod tests {
             Msg::AnswerCut {
                 max: "64 KiB".into(),
                 file: None,
+            },
+            Msg::CardsRefused {
+                error: "code 99991672: Access denied".into(),
             },
         ]
     }

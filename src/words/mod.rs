@@ -9,6 +9,7 @@ mod digest;
 mod mail;
 mod resend;
 mod size;
+mod wizard;
 
 pub use bridge::Bridge;
 pub use catalogue::{FileRefused, ItemSize, MediaSkip, Msg};
@@ -18,6 +19,7 @@ pub use digest::Digest;
 pub use mail::MailChat;
 pub use resend::{AGAIN, Resend};
 pub use size::human_size;
+pub use wizard::{Wizard, wizard};
 
 use serde::Deserialize;
 
@@ -103,10 +105,14 @@ mod tests {
             let (en, zh) = (m.text(Lang::En), m.text(Lang::ZhCn));
             (format!("{m:?}"), en.into_owned(), zh.into_owned())
         });
+        let wizard = wizard::tests::every()
+            .into_iter()
+            .map(|(en, zh)| (format!("init: {en}"), en, zh));
         chat.chain(asks)
             .chain(digests)
             .chain(mail)
             .chain(resend)
+            .chain(wizard)
             .collect()
     }
 

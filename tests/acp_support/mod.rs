@@ -1,24 +1,44 @@
-//! The real ACP agents as the tests start them: where `.ci/run` installed them, and the
-//! command, arguments and environment that point each at a local fake model.
+//! The real ACP agents as the tests start them: where `.ci/run` installed them, the command,
+//! arguments and environment that point each at a local fake model, and the trial that runs a
+//! test of them or reports it ignored, with the reason, when this run has none.
 
 #![allow(dead_code)]
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 
+use libtest_mimic::{Completion, Failed, Trial};
 use scv_bridge::testing::fake_models::FakeModels;
 
-/// The agents' directory, or `None` (after saying so) when this run does not test them.
-pub fn agents_dir(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("SCV_ACP_AGENTS") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => {
-            eprintln!(
-                "{test}: SCV_ACP_AGENTS is not set, so the real-agent tests did not run \
-                 (.ci/run installs the agents and sets it)"
-            );
-            None
-        }
-    }
+/// Why a real-agent test did not run, as the test count shows it.
+pub const NO_AGENTS: &str = "SCV_ACP_AGENTS is not set: the real agents are not installed (.ci/run installs them and sets it)";
+
+/// The agents' directory (`SCV_ACP_AGENTS`), or `None` when this run does not test them.
+pub fn agents_dir() -> Option<PathBuf> {
+    std::env::var_os("SCV_ACP_AGENTS")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+}
+
+/// A test of the real agents in `dir`, run on a two-thread runtime; without `dir` it counts as
+/// ignored with [`NO_AGENTS`] (never as passed, never silently). A panic in `body` fails it.
+pub fn agent_trial<F, Fut>(name: &str, dir: Option<PathBuf>, body: F) -> Trial
+where
+    F: FnOnce(PathBuf) -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    Trial::ignorable_test(name, move || {
+        let Some(dir) = dir else {
+            return Ok(Completion::ignored_with(NO_AGENTS));
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| Failed::from(format!("cannot start a runtime: {e}")))?;
+        runtime.block_on(body(dir));
+        Ok(Completion::Completed)
+    })
 }
 
 fn need(path: &Path) {

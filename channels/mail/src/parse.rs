@@ -32,13 +32,13 @@ pub(crate) fn parse_parts(
             fill_headers(&mut item, &msg, limits);
         }
     }
-    if let Some(prefix) = prefix {
-        if let Some(msg) = MessageParser::default().parse(prefix) {
-            let text = body_text(&msg);
-            let (excerpt, cut) = clean_text(&text, limits.max_excerpt_bytes);
-            item.excerpt = excerpt;
-            item.excerpt_truncated = cut || prefix_truncated;
-        }
+    if let Some(prefix) = prefix
+        && let Some(msg) = MessageParser::default().parse(prefix)
+    {
+        let text = body_text(&msg);
+        let (excerpt, cut) = clean_text(&text, limits.max_excerpt_bytes);
+        item.excerpt = excerpt;
+        item.excerpt_truncated = cut || prefix_truncated;
     }
     item
 }

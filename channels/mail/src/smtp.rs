@@ -98,10 +98,10 @@ pub fn reply_to(original: &MailItem, from: MailAddress, body: &str) -> Result<Ou
         .filter(|a| !a.address.is_empty())
         .ok_or_else(|| MailError::Build("the original has no sender address".to_owned()))?;
     let mut references = original.references.clone();
-    if let Some(id) = &original.message_id {
-        if !references.contains(id) {
-            references.push(id.clone());
-        }
+    if let Some(id) = &original.message_id
+        && !references.contains(id)
+    {
+        references.push(id.clone());
     }
     if references.len() > MAX_REPLY_REFERENCES {
         // Keep the thread root (first) and the newest: what RFC 5322 §3.6.4 suggests.
@@ -315,10 +315,10 @@ fn find_rustls<'a>(e: &'a (dyn StdError + 'static)) -> Option<&'a rustls::Error>
         if let Some(r) = err.downcast_ref::<rustls::Error>() {
             return Some(r);
         }
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            if let Some(r) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-                return Some(r);
-            }
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && let Some(r) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>())
+        {
+            return Some(r);
         }
         current = err.source();
     }

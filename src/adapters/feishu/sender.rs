@@ -17,7 +17,7 @@ use crate::conversation::{
 };
 use crate::ids::AccountKey;
 use crate::store::AccountState;
-use crate::supervisor::Capabilities;
+use crate::supervisor::{Capabilities, HealthHandle};
 
 /// What a Feishu account can do: cards with buttons, edited in place once a question closes.
 pub const CAPABILITIES: Capabilities = Capabilities {
@@ -64,12 +64,13 @@ impl FeishuSender {
     }
 
     /// Streams long answers into CardKit cards, recorded in the account's `state` so a
-    /// restart finishes them.
-    pub fn with_state(mut self, state: AccountState) -> Self {
+    /// restart finishes them; a refusal of cards shows on the run's `health`.
+    pub fn with_state(mut self, state: AccountState, health: HealthHandle) -> Self {
         self.cards = Some(CardStreams::new(
             self.client.clone(),
             self.account.clone(),
             state,
+            health,
         ));
         self
     }

@@ -75,7 +75,8 @@ impl Session {
         cards: Option<Arc<dyn CardAnswerHandler>>,
     ) -> Self {
         let sender = Arc::new(
-            FeishuSender::new(client, port.spec().key.clone()).with_state(port.state().clone()),
+            FeishuSender::new(client, port.spec().key.clone())
+                .with_state(port.state().clone(), health.clone()),
         );
         let attachment = port.attach(link(&health, &sender, setup.owner.as_deref()));
         health.set_ids(Some(setup.bot_open_id.clone()), setup.owner.clone());

@@ -30,6 +30,8 @@ use crate::conversation::{ChatId, ReplyContext, SendError, Sent};
 use crate::failure::{Class, general};
 use crate::ids::{AccountKey, PlatformMsgId};
 use crate::store::AccountState;
+use crate::supervisor::{HealthHandle, NoteSource};
+use crate::words::{Lang, Msg};
 
 /// The account-state name prefix of card records.
 const RECORD: &str = "feishu_card/";
@@ -97,14 +99,22 @@ pub(super) struct CardStreams {
     /// say): answers go out whole for [`RETRY_REFUSED`] rather than spend a call per answer on
     /// the same refusal; then cards are tried again (the scope may have been granted).
     refused: Mutex<Option<tokio::time::Instant>>,
+    /// The run's health: a refusal shows as the account's `cards` note in status (not only
+    /// the log), until a card is created again.
+    health: HealthHandle,
     /// Answers whose card is done, oldest first, with when: forgotten after a day, so a
     /// daemon running for months keeps only a day of them.
     finished: Mutex<std::collections::VecDeque<(u64, String)>>,
 }
 
 impl CardStreams {
-    /// The cards of `account`, recorded in `state`.
-    pub(super) fn new(client: Client, account: AccountKey, state: AccountState) -> Self {
+    /// The cards of `account`, recorded in `state`; refusals noted on `health`.
+    pub(super) fn new(
+        client: Client,
+        account: AccountKey,
+        state: AccountState,
+        health: HealthHandle,
+    ) -> Self {
         CardStreams {
             client,
             account,
@@ -112,6 +122,7 @@ impl CardStreams {
             cards: Mutex::default(),
             loaded: tokio::sync::OnceCell::new(),
             refused: Mutex::new(None),
+            health,
             finished: Mutex::default(),
         }
     }
@@ -319,13 +330,21 @@ impl CardStreams {
         }
         let card_json = streaming_card(&super::markdown::for_card(text));
         let card_id = match self.client.create_card(&card_json).await {
-            Ok(id) => id,
+            Ok(id) => {
+                self.accepted();
+                id
+            }
             Err(e) => {
                 let err = self.error(&e);
                 if matches!(err.class, Class::Fatal | Class::Rejected) {
                     tracing::warn!(account = %self.account, error = %e, "Feishu refuses CardKit cards; answers go out whole (grant the app the cardkit:card:write scope)");
                     *self.refused.lock().unwrap_or_else(|p| p.into_inner()) =
                         Some(tokio::time::Instant::now());
+                    let note = Msg::CardsRefused {
+                        error: e.to_string(),
+                    };
+                    self.health
+                        .note(NoteSource::Cards, Some(note.text(Lang::En).into_owned()));
                     return Err(dead(&e.to_string()));
                 }
                 return Err(err);
@@ -465,6 +484,18 @@ impl CardStreams {
                 dead(&e.to_string())
             }
             _ => self.error(e),
+        }
+    }
+
+    /// CardKit created a card: a refusal noted earlier (the scope since granted) is over.
+    fn accepted(&self) {
+        let was = self
+            .refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if was.is_some() {
+            self.health.note(NoteSource::Cards, None);
         }
     }
 

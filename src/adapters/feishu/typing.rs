@@ -41,10 +41,10 @@ impl Typing {
                 }
             };
             self.put(message_id, Some(sign));
-        } else if let Some(Sign::Shown(id)) = self.put(message_id, None) {
-            if let Err(e) = client.remove_reaction(message_id, &id).await {
-                tracing::debug!(error = %e, "cannot remove the typing reaction");
-            }
+        } else if let Some(Sign::Shown(id)) = self.put(message_id, None)
+            && let Err(e) = client.remove_reaction(message_id, &id).await
+        {
+            tracing::debug!(error = %e, "cannot remove the typing reaction");
         }
     }
 

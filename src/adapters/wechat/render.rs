@@ -85,23 +85,24 @@ fn inline(s: &str) -> String {
     let mut i = 0;
     while i < cs.len() {
         let c = cs[i];
-        if c == '!' && cs.get(i + 1) == Some(&'[') {
-            if let Some(end) = link_end(&cs, i + 1) {
-                i = end; // an image: removed entirely
-                continue;
-            }
+        if c == '!'
+            && cs.get(i + 1) == Some(&'[')
+            && let Some(end) = link_end(&cs, i + 1)
+        {
+            i = end; // an image: removed entirely
+            continue;
         }
-        if c == '[' {
-            if let Some(end) = link_end(&cs, i) {
-                let close = cs[i..end].iter().position(|&x| x == ']').map(|p| i + p);
-                if let Some(close) = close {
-                    out.push('[');
-                    out.push_str(&inline(&cs[i + 1..close].iter().collect::<String>()));
-                    // The target stays as written, so the link still opens.
-                    out.extend(&cs[close..end]);
-                    i = end;
-                    continue;
-                }
+        if c == '['
+            && let Some(end) = link_end(&cs, i)
+        {
+            let close = cs[i..end].iter().position(|&x| x == ']').map(|p| i + p);
+            if let Some(close) = close {
+                out.push('[');
+                out.push_str(&inline(&cs[i + 1..close].iter().collect::<String>()));
+                // The target stays as written, so the link still opens.
+                out.extend(&cs[close..end]);
+                i = end;
+                continue;
             }
         }
         if starts_with(&cs, i, "http://") || starts_with(&cs, i, "https://") {

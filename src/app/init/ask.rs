@@ -1,11 +1,13 @@
-//! The wizard's questions (dialoguer, on stderr): only what the flags left open is asked, and
-//! each default is what the file already says.
+//! The wizard's questions (dialoguer, on stderr) in the reader's language
+//! ([`words::wizard`](crate::words::wizard)): only what the flags left open is asked, and each
+//! default is what the file already says, else what a first set-up most likely wants.
 
 use dialoguer::{Confirm, Input, MultiSelect, Select};
 
-use super::plan::{AgentChoice, MailPlan, Plan};
-use crate::config::{AgentBackend, Channel, Config};
+use super::plan::{AgentChoice, MailPlan, Plan, TlsChoice};
+use crate::config::{AgentBackend, AgentConfig, Channel, Config};
 use crate::secrets::Secret;
+use crate::words::{Lang, Wizard, wizard};
 
 /// The answers: the plan, and whether to log in and install the service.
 pub struct Answers {
@@ -17,163 +19,23 @@ pub struct Answers {
     pub install_service: bool,
 }
 
-/// The wizard's words, in one place.
-mod text {
-    pub const AGENT: &str = "Which agent answers the chats?";
-    pub const OPENAI: &str = "An OpenAI-compatible endpoint (Ollama, llama.cpp, a hosted API)";
-    pub const SCV: &str = "An SCV agent server";
-    pub const KEEP: &str = "Keep the agent as configured";
-    pub const BASE_URL: &str = "Base URL (ends before /chat/completions)";
-    pub const MODEL: &str = "Model name";
-    pub const KEY: &str = "API key (empty: none, or keep the stored one)";
-    pub const KEY_LOCAL: &str = "The endpoint is on this machine; does it need an API key?";
-    pub const SCV_COMMAND: &str = "The command that starts the agent server";
-    pub const CHANNELS: &str = "Which channels? (space selects, enter goes on)";
-    pub const WECHAT_NAME: &str = "A name for the WeChat account";
-    pub const FEISHU_NAME: &str = "A name for the Feishu account";
-    pub const APP_ID: &str = "The Feishu app ID (cli_...; empty: log in later)";
-    pub const MAIL_NAME: &str = "A name for the mail account";
-    pub const IMAP_HOST: &str = "IMAP server";
-    pub const USERNAME: &str = "Mail login";
-    pub const MAIL_CHAT: &str =
-        "The chat for mail digests (CHANNEL:ACCOUNT; a new one carries only digests)";
-    pub const LOGIN: &str = "Log in to the new channels now?";
-    pub const SERVICE: &str = "Install and start the systemd user service?";
+/// One wizard run: its words and the file as it loads now, if it does.
+struct Asker {
+    w: &'static Wizard,
+    current: Option<Config>,
 }
 
-fn err(e: dialoguer::Error) -> String {
-    format!("the question was not answered: {e}")
-}
-
-/// Asks what `plan` leaves open; `current` is the file as it loads now, if it does.
-pub fn fill(mut plan: Plan, current: Option<Config>) -> Result<Answers, String> {
-    let agent = current
-        .as_ref()
-        .map(|c| c.agent.clone())
-        .unwrap_or_default();
-    if plan.agent.backend.is_none() {
-        let mut items = vec![text::OPENAI, text::SCV];
-        if current.is_some() {
-            items.push(text::KEEP);
-        }
-        let pick = Select::new()
-            .with_prompt(text::AGENT)
-            .items(&items)
-            // A re-run keeps what is there unless the person picks otherwise.
-            .default(match (current.is_some(), agent.backend) {
-                (true, _) => 2,
-                (false, AgentBackend::Scv) => 1,
-                (false, _) => 0,
-            })
-            .interact()
-            .map_err(err)?;
-        plan.agent.backend = match pick {
-            0 => Some(AgentChoice::Openai),
-            1 => Some(AgentChoice::Scv),
-            _ => None,
-        };
-    }
-    match plan.agent.backend {
-        Some(AgentChoice::Openai) => {
-            if plan.agent.base_url.is_none() {
-                let default = agent
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| "http://127.0.0.1:11434/v1".into());
-                plan.agent.base_url = Some(input(text::BASE_URL, &default)?);
-            }
-            if plan.agent.model.is_none() {
-                let default = agent.model.clone().unwrap_or_else(|| "qwen2.5:7b".into());
-                plan.agent.model = Some(input(text::MODEL, &default)?);
-            }
-            let base = plan.agent.base_url.clone().unwrap_or_default();
-            let wants_key = !crate::agent::key::is_local(&base)
-                || Confirm::new()
-                    .with_prompt(text::KEY_LOCAL)
-                    .default(false)
-                    .interact()
-                    .map_err(err)?;
-            if wants_key && plan.agent.key.is_none() {
-                let k = dialoguer::Password::new()
-                    .with_prompt(text::KEY)
-                    .allow_empty_password(true)
-                    .interact()
-                    .map_err(err)?;
-                let k = k.trim();
-                if !k.is_empty() {
-                    plan.agent.key = Some(Secret::new(k));
-                }
-            }
-        }
-        Some(AgentChoice::Scv) if plan.agent.command.is_none() && plan.agent.socket.is_none() => {
-            let default = agent.command.clone().unwrap_or_else(|| "scv".into());
-            plan.agent.command = Some(input(text::SCV_COMMAND, &default)?);
-        }
-        Some(AgentChoice::Scv) | None => {}
-    }
-
-    let has = |ch: Channel| {
-        current
-            .as_ref()
-            .is_some_and(|c| c.accounts.keys().any(|k| k.channel == ch))
+/// Asks what `plan` leaves open, in `lang`; `current` is the file as it loads now, if it does.
+pub fn fill(mut plan: Plan, current: Option<Config>, lang: Lang) -> Result<Answers, String> {
+    let a = Asker {
+        w: wizard(lang),
+        current,
     };
-    let picked_by_flags =
-        !plan.wechat.is_empty() || !plan.feishu.is_empty() || !plan.mail.is_empty();
-    let mut new_accounts = picked_by_flags;
-    if !picked_by_flags {
-        let picks = MultiSelect::new()
-            .with_prompt(text::CHANNELS)
-            .items(["WeChat", "Feishu", "Mail"])
-            .defaults(&[
-                has(Channel::Wechat) || current.is_none(),
-                has(Channel::Feishu),
-                has(Channel::Mail),
-            ])
-            .interact()
-            .map_err(err)?;
-        // An account the file already has is kept as it is; only a new one is added.
-        if picks.contains(&0) && !has(Channel::Wechat) {
-            plan.wechat.push(input(text::WECHAT_NAME, "phone")?);
-            new_accounts = true;
-        }
-        if picks.contains(&1) && !has(Channel::Feishu) {
-            plan.feishu.push(input(text::FEISHU_NAME, "work")?);
-            new_accounts = true;
-        }
-        if picks.contains(&2) && !has(Channel::Mail) {
-            let name = input(text::MAIL_NAME, "personal")?;
-            let imap_host = input(text::IMAP_HOST, "imap.example.com")?;
-            let username = input(text::USERNAME, "me@example.com")?;
-            let chat = input(text::MAIL_CHAT, "wechat:inbox")?;
-            plan.mail.push(MailPlan {
-                name,
-                imap_host: Some(imap_host),
-                username: Some(username),
-                chat: Some(chat),
-            });
-            new_accounts = true;
-        }
-    }
-    if !plan.feishu.is_empty() && plan.feishu_app_id.is_none() {
-        let id: String = Input::new()
-            .with_prompt(text::APP_ID)
-            .allow_empty(true)
-            .interact_text()
-            .map_err(err)?;
-        plan.feishu_app_id = Some(id.trim().to_string()).filter(|s| !s.is_empty());
-    }
-    let login = new_accounts
-        && Confirm::new()
-            .with_prompt(text::LOGIN)
-            .default(true)
-            .interact()
-            .map_err(err)?;
-    let install_service = cfg!(target_os = "linux")
-        && Confirm::new()
-            .with_prompt(text::SERVICE)
-            .default(false)
-            .interact()
-            .map_err(err)?;
+    a.agent(&mut plan)?;
+    let new_accounts = a.channels(&mut plan)?;
+    a.shared(&mut plan, new_accounts)?;
+    let login = new_accounts && a.confirm(a.w.login, true)?;
+    let install_service = cfg!(target_os = "linux") && a.confirm(a.w.service, false)?;
     Ok(Answers {
         plan,
         login,
@@ -181,11 +43,294 @@ pub fn fill(mut plan: Plan, current: Option<Config>) -> Result<Answers, String> 
     })
 }
 
-fn input(prompt: &str, default: &str) -> Result<String, String> {
-    let s: String = Input::new()
-        .with_prompt(prompt)
-        .default(default.to_string())
-        .interact_text()
-        .map_err(err)?;
-    Ok(s.trim().to_string())
+impl Asker {
+    fn configured_agent(&self) -> AgentConfig {
+        self.current
+            .as_ref()
+            .map(|c| c.agent.clone())
+            .unwrap_or_default()
+    }
+
+    fn agent(&self, plan: &mut Plan) -> Result<(), String> {
+        let agent = self.configured_agent();
+        if plan.agent.backend.is_none() {
+            let mut items = vec![self.w.openai, self.w.scv, self.w.acp];
+            if self.current.is_some() {
+                items.push(self.w.keep);
+            }
+            // A re-run keeps what is there unless the person picks otherwise.
+            let default = match (self.current.is_some(), agent.backend) {
+                (true, _) => 3,
+                (false, AgentBackend::Scv) => 1,
+                (false, AgentBackend::Acp) => 2,
+                (false, _) => 0,
+            };
+            plan.agent.backend = match self.select(self.w.agent, &items, default)? {
+                0 => Some(AgentChoice::Openai),
+                1 => Some(AgentChoice::Scv),
+                2 => Some(AgentChoice::Acp),
+                _ => None,
+            };
+        }
+        match plan.agent.backend {
+            Some(AgentChoice::Openai) => self.openai(plan, &agent),
+            Some(AgentChoice::Scv)
+                if plan.agent.command.is_none() && plan.agent.socket.is_none() =>
+            {
+                let default = agent.command.clone().unwrap_or_else(|| "scv".into());
+                plan.agent.command = Some(self.input(self.w.scv_command, &default)?);
+                Ok(())
+            }
+            Some(AgentChoice::Acp) if plan.agent.command.is_none() => self.acp(plan),
+            Some(AgentChoice::Scv | AgentChoice::Acp) | None => Ok(()),
+        }
+    }
+
+    fn openai(&self, plan: &mut Plan, agent: &AgentConfig) -> Result<(), String> {
+        if plan.agent.base_url.is_none() {
+            let default = agent
+                .base_url
+                .clone()
+                .unwrap_or_else(|| "http://127.0.0.1:11434/v1".into());
+            plan.agent.base_url = Some(self.input(self.w.base_url, &default)?);
+        }
+        if plan.agent.model.is_none() {
+            let default = agent.model.clone().unwrap_or_else(|| "qwen2.5:7b".into());
+            plan.agent.model = Some(self.input(self.w.model, &default)?);
+        }
+        let base = plan.agent.base_url.clone().unwrap_or_default();
+        let wants_key =
+            !crate::agent::key::is_local(&base) || self.confirm(self.w.key_local, false)?;
+        if wants_key && plan.agent.key.is_none() {
+            plan.agent.key = self.secret(self.w.key)?;
+        }
+        Ok(())
+    }
+
+    /// The coding agent: its command, the variable its key is read from, and the key to store.
+    fn acp(&self, plan: &mut Plan) -> Result<(), String> {
+        let items = [self.w.acp_codex, self.w.acp_claude, self.w.acp_gemini];
+        let (command, args, var) = match self.select(self.w.acp_agent, &items, 0)? {
+            0 => ("codex-acp", None, "OPENAI_API_KEY"),
+            1 => ("claude-agent-acp", None, "ANTHROPIC_API_KEY"),
+            _ => (
+                "gemini",
+                Some(vec!["--experimental-acp".to_string()]),
+                "GEMINI_API_KEY",
+            ),
+        };
+        plan.agent.command = Some(command.into());
+        plan.agent.args = plan.agent.args.take().or(args);
+        let var = plan
+            .agent
+            .api_key_env
+            .get_or_insert_with(|| var.into())
+            .clone();
+        if plan.agent.key.is_none() {
+            plan.agent.key = self.secret(&format!("{} ({var})", self.w.acp_key))?;
+        }
+        Ok(())
+    }
+
+    fn has(&self, ch: Channel) -> bool {
+        self.current
+            .as_ref()
+            .is_some_and(|c| c.accounts.keys().any(|k| k.channel == ch))
+    }
+
+    /// The channels to add; whether any account is new.
+    fn channels(&self, plan: &mut Plan) -> Result<bool, String> {
+        if !plan.wechat.is_empty() || !plan.feishu.is_empty() || !plan.mail.is_empty() {
+            self.channel_details(plan)?;
+            return Ok(true);
+        }
+        let picks = MultiSelect::new()
+            .with_prompt(self.w.channels)
+            .items(["WeChat", "Feishu", "Mail"])
+            .defaults(&[
+                self.has(Channel::Wechat) || self.current.is_none(),
+                self.has(Channel::Feishu),
+                self.has(Channel::Mail),
+            ])
+            .interact()
+            .map_err(|e| self.err(e))?;
+        // An account the file already has is kept as it is; only a new one is added.
+        if picks.contains(&0) && !self.has(Channel::Wechat) {
+            plan.wechat.push(self.input(self.w.wechat_name, "phone")?);
+        }
+        if picks.contains(&1) && !self.has(Channel::Feishu) {
+            plan.feishu.push(self.input(self.w.feishu_name, "work")?);
+        }
+        if picks.contains(&2) && !self.has(Channel::Mail) {
+            let name = self.input(self.w.mail_name, "personal")?;
+            plan.mail.push(MailPlan {
+                name,
+                imap_host: None,
+                imap_port: None,
+                tls: None,
+                tls_ca: None,
+                username: None,
+                chat: None,
+            });
+        }
+        self.channel_details(plan)?;
+        Ok(!plan.wechat.is_empty() || !plan.feishu.is_empty() || !plan.mail.is_empty())
+    }
+
+    /// What each new account needs: the WeChat endpoint, the Feishu domain and app, the mail
+    /// server and its digests' chat.
+    fn channel_details(&self, plan: &mut Plan) -> Result<(), String> {
+        if !plan.wechat.is_empty() && plan.wechat_base_url.is_none() {
+            let url = self.input(self.w.wechat_base_url, scv_wechat::types::DEFAULT_BASE_URL)?;
+            plan.wechat_base_url = Some(url).filter(|u| u != scv_wechat::types::DEFAULT_BASE_URL);
+        }
+        if !plan.feishu.is_empty() {
+            if plan.feishu_domain.is_none() {
+                let items = [self.w.feishu_cn, self.w.lark];
+                let pick = self.select(self.w.feishu_domain, &items, 0)?;
+                plan.feishu_domain = Some(if pick == 1 { "lark" } else { "feishu" }.into());
+            }
+            if plan.feishu_app_id.is_none() {
+                let id = self.optional(self.w.app_id)?;
+                plan.feishu_app_id = id;
+            }
+        }
+        let new_chat = plan.new_chat();
+        for m in &mut plan.mail {
+            self.mail(m, new_chat.as_deref())?;
+        }
+        Ok(())
+    }
+
+    fn mail(&self, m: &mut MailPlan, new_chat: Option<&str>) -> Result<(), String> {
+        if m.imap_host.is_none() {
+            m.imap_host = Some(self.input(self.w.imap_host, "imap.example.com")?);
+        }
+        if m.tls.is_none() {
+            let items = [self.w.tls_implicit, self.w.tls_starttls, self.w.tls_none];
+            m.tls = Some(match self.select(self.w.tls, &items, 0)? {
+                0 => TlsChoice::Implicit,
+                1 => TlsChoice::Starttls,
+                _ => TlsChoice::None,
+            });
+        }
+        if m.imap_port.is_none() {
+            let default = if m.tls == Some(TlsChoice::Implicit) {
+                993
+            } else {
+                143
+            };
+            let port = self.input(self.w.imap_port, &default.to_string())?;
+            let port: u16 = port
+                .parse()
+                .map_err(|_| format!("{}: '{port}'", self.w.imap_port))?;
+            m.imap_port = Some(port).filter(|p| *p != default);
+        }
+        if m.tls_ca.is_none() && m.tls != Some(TlsChoice::None) {
+            m.tls_ca = self.optional(self.w.tls_ca)?;
+        }
+        if m.username.is_none() {
+            m.username = Some(self.input(self.w.username, "me@example.com")?);
+        }
+        if m.chat.is_none() {
+            // The digests go to the chat set up now, unless the person names another.
+            let default = new_chat.unwrap_or("wechat:inbox");
+            m.chat = Some(self.input(self.w.mail_chat, default)?);
+        }
+        Ok(())
+    }
+
+    /// What the whole bridge needs once: the workspace of the new chats, `notify` and the
+    /// timezone, each asked only when the file has none yet.
+    fn shared(&self, plan: &mut Plan, new_accounts: bool) -> Result<(), String> {
+        let new_chat = plan.new_chat();
+        if new_accounts && new_chat.is_some() && plan.workspace.is_none() {
+            plan.workspace = Some(self.input(self.w.workspace, "~/scv-workspace")?);
+        }
+        let file = self.current.as_ref();
+        if let Some(chat) = &new_chat
+            && plan.notify.is_none()
+            && file.is_none_or(|c| c.notify.is_none())
+        {
+            plan.notify = Some(self.input(self.w.notify, chat)?);
+        }
+        if plan.timezone.is_none() && file.is_none_or(|c| c.timezone.is_none()) {
+            plan.timezone = Some(self.input(self.w.timezone, &system_timezone())?);
+        }
+        Ok(())
+    }
+
+    fn err(&self, e: dialoguer::Error) -> String {
+        format!("{}: {e}", self.w.unanswered)
+    }
+
+    fn select(&self, prompt: &str, items: &[&str], default: usize) -> Result<usize, String> {
+        Select::new()
+            .with_prompt(prompt)
+            .items(items)
+            .default(default)
+            .interact()
+            .map_err(|e| self.err(e))
+    }
+
+    fn confirm(&self, prompt: &str, default: bool) -> Result<bool, String> {
+        Confirm::new()
+            .with_prompt(prompt)
+            .default(default)
+            .interact()
+            .map_err(|e| self.err(e))
+    }
+
+    fn input(&self, prompt: &str, default: &str) -> Result<String, String> {
+        let s: String = Input::new()
+            .with_prompt(prompt)
+            .default(default.to_string())
+            .interact_text()
+            .map_err(|e| self.err(e))?;
+        Ok(s.trim().to_string())
+    }
+
+    /// A line that may be left empty (`None`).
+    fn optional(&self, prompt: &str) -> Result<Option<String>, String> {
+        let s: String = Input::new()
+            .with_prompt(prompt)
+            .allow_empty(true)
+            .interact_text()
+            .map_err(|e| self.err(e))?;
+        Ok(Some(s.trim().to_string()).filter(|s| !s.is_empty()))
+    }
+
+    /// A secret that may be left empty (`None`).
+    fn secret(&self, prompt: &str) -> Result<Option<Secret>, String> {
+        let k = dialoguer::Password::new()
+            .with_prompt(prompt)
+            .allow_empty_password(true)
+            .interact()
+            .map_err(|e| self.err(e))?;
+        let k = k.trim();
+        Ok((!k.is_empty()).then(|| Secret::new(k)))
+    }
+}
+
+/// This machine's timezone: `TZ`, else `/etc/timezone`, else where `/etc/localtime` points
+/// (`.../zoneinfo/Asia/Shanghai`), else UTC; only a name chrono-tz knows.
+fn system_timezone() -> String {
+    let from_link = || {
+        let target = std::fs::read_link("/etc/localtime").ok()?;
+        let s = target.to_string_lossy().into_owned();
+        s.split_once("zoneinfo/").map(|(_, z)| z.to_string())
+    };
+    [
+        std::env::var("TZ")
+            .ok()
+            .map(|t| t.trim_start_matches(':').to_string()),
+        std::fs::read_to_string("/etc/timezone")
+            .ok()
+            .map(|t| t.trim().to_string()),
+        from_link(),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|z| z.parse::<chrono_tz::Tz>().is_ok())
+    .unwrap_or_else(|| "UTC".into())
 }

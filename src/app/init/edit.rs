@@ -4,7 +4,7 @@
 
 use toml_edit::{DocumentMut, Item, Table, Value};
 
-use super::plan::{AgentChoice, Plan};
+use super::plan::Plan;
 
 /// The head of a file `init` writes from nothing.
 const NEW_FILE_HEAD: &str = "\
@@ -34,15 +34,30 @@ pub fn apply(existing: Option<&str>, plan: &Plan) -> Result<String, String> {
     if let Some(c) = plan.credentials {
         set_str(root, "credentials", c.as_str());
     }
+    if let Some(n) = &plan.notify {
+        set_str(root, "notify", n);
+    }
+    if let Some(z) = &plan.timezone {
+        set_str(root, "timezone", z);
+    }
     apply_agent(root, plan);
     for name in &plan.wechat {
         let t = account(root, "wechat", name, fresh);
         if let Some(url) = &plan.wechat_base_url {
             set_str(t, "base_url", url);
         }
+        if let Some(w) = &plan.workspace {
+            set_str(t, "workspace", w);
+        }
     }
     for name in &plan.feishu {
-        account(root, "feishu", name, fresh);
+        let t = account(root, "feishu", name, fresh);
+        if let Some(d) = &plan.feishu_domain {
+            set_str(t, "domain", d);
+        }
+        if let Some(w) = &plan.workspace {
+            set_str(t, "workspace", w);
+        }
     }
     for m in &plan.mail {
         if let Some(chat) = &m.chat {
@@ -63,6 +78,17 @@ pub fn apply(existing: Option<&str>, plan: &Plan) -> Result<String, String> {
         if let Some(h) = &m.imap_host {
             set_str(t, "imap_host", h);
         }
+        if let Some(p) = m.imap_port
+            && t.get("imap_port").and_then(Item::as_integer) != Some(i64::from(p))
+        {
+            t.insert("imap_port", toml_edit::value(i64::from(p)));
+        }
+        if let Some(tls) = m.tls {
+            set_str(t, "tls", tls.as_str());
+        }
+        if let Some(ca) = &m.tls_ca {
+            set_str(t, "tls_ca", ca);
+        }
         if let Some(u) = &m.username {
             set_str(t, "username", u);
         }
@@ -79,29 +105,38 @@ fn apply_agent(root: &mut Table, plan: &Plan) {
         || a.base_url.is_some()
         || a.model.is_some()
         || a.command.is_some()
-        || a.socket.is_some();
+        || a.args.is_some()
+        || a.socket.is_some()
+        || a.api_key_env.is_some();
     if !any {
         return;
     }
     let t = table(root, "agent");
     if let Some(b) = a.backend {
-        set_str(
-            t,
-            "backend",
-            match b {
-                AgentChoice::Openai => "openai",
-                AgentChoice::Scv => "scv",
-            },
-        );
+        set_str(t, "backend", b.as_str());
     }
     for (key, v) in [
         ("base_url", &a.base_url),
         ("model", &a.model),
         ("command", &a.command),
         ("socket", &a.socket),
+        ("api_key_env", &a.api_key_env),
     ] {
         if let Some(v) = v {
             set_str(t, key, v);
+        }
+    }
+    if let Some(args) = &a.args {
+        let same = t.get("args").and_then(Item::as_array).is_some_and(|old| {
+            old.iter()
+                .map(|v| v.as_str())
+                .eq(args.iter().map(|a| Some(a.as_str())))
+        });
+        if !same {
+            t.insert(
+                "args",
+                toml_edit::value(args.iter().collect::<toml_edit::Array>()),
+            );
         }
     }
 }
@@ -162,7 +197,7 @@ fn set_str(t: &mut Table, key: &str, v: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::plan::{AgentPlan, MailPlan};
+    use super::super::plan::{AgentChoice, AgentPlan, MailPlan, TlsChoice};
     use super::*;
 
     #[test]
@@ -201,6 +236,9 @@ mod tests {
             mail: vec![MailPlan {
                 name: "personal".into(),
                 imap_host: Some("imap.example.com".into()),
+                imap_port: None,
+                tls: None,
+                tls_ca: None,
                 username: Some("me@example.com".into()),
                 chat: Some("wechat:inbox".into()),
             }],
@@ -226,5 +264,75 @@ mod tests {
             apply(Some(before), &Plan::default()).expect("applies"),
             before
         );
+    }
+
+    /// What a real set-up needs is written: the mail server's port, TLS and CA, the Feishu
+    /// domain, the WeChat endpoint, the chats' workspace, `notify`, the timezone and an ACP
+    /// agent; the digests and `notify` default to the chat being set up.
+    #[test]
+    fn a_real_setup_writes_what_it_needs() {
+        let mut plan = Plan {
+            agent: AgentPlan {
+                backend: Some(AgentChoice::Acp),
+                command: Some("gemini".into()),
+                args: Some(vec!["--experimental-acp".into()]),
+                api_key_env: Some("GEMINI_API_KEY".into()),
+                ..AgentPlan::default()
+            },
+            wechat: vec!["phone".into()],
+            wechat_base_url: Some("https://ilink.example.com".into()),
+            feishu: vec!["work".into()],
+            feishu_domain: Some("lark".into()),
+            mail: vec![MailPlan {
+                name: "box".into(),
+                imap_host: Some("mail.example.com".into()),
+                imap_port: Some(1143),
+                tls: Some(TlsChoice::Starttls),
+                tls_ca: Some("/etc/ssl/private-ca.pem".into()),
+                username: Some("me".into()),
+                chat: None,
+            }],
+            workspace: Some("/srv/ws".into()),
+            timezone: Some("Asia/Shanghai".into()),
+            ..Plan::default()
+        };
+        plan.default_to_new_chat(false);
+        let text = apply(None, &plan).expect("applies");
+        let cfg = crate::config::Config::parse(std::path::Path::new("/x.toml"), &text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(cfg.agent.backend, crate::config::AgentBackend::Acp);
+        assert_eq!(cfg.agent.command.as_deref(), Some("gemini"));
+        assert_eq!(cfg.agent.args, Some(vec!["--experimental-acp".to_string()]));
+        assert_eq!(cfg.agent.api_key_env.as_deref(), Some("GEMINI_API_KEY"));
+        assert_eq!(cfg.timezone, Some(chrono_tz::Asia::Shanghai));
+        let key = |s: &str| crate::config::AccountKey::parse(s).expect("key");
+        assert_eq!(cfg.notify, Some(key("wechat:phone")));
+        for chat in ["wechat:phone", "feishu:work"] {
+            let a = &cfg.accounts[&key(chat)];
+            assert_eq!(
+                a.workspace.as_deref(),
+                Some(std::path::Path::new("/srv/ws"))
+            );
+        }
+        assert!(text.contains("domain = \"lark\""), "{text}");
+        assert!(
+            text.contains("base_url = \"https://ilink.example.com\""),
+            "{text}"
+        );
+        let crate::config::ChannelSettings::Mail(m) = &cfg.accounts[&key("mail:box")].settings
+        else {
+            panic!("mail settings")
+        };
+        assert_eq!(m.imap_port, Some(1143));
+        assert_eq!(m.tls, crate::config::MailTls::Starttls);
+        assert_eq!(m.tls_ca.as_deref(), Some("/etc/ssl/private-ca.pem"));
+        assert_eq!(m.report_to, Some(key("wechat:phone")));
+        // Again: nothing changes.
+        assert_eq!(apply(Some(&text), &plan).expect("applies"), text);
+        // A file that names its own notify keeps it.
+        let mut again = plan.clone();
+        again.notify = None;
+        again.default_to_new_chat(true);
+        assert_eq!(again.notify, None);
     }
 }

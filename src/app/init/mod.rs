@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub use edit::apply;
-pub use plan::{AgentChoice, AgentPlan, CredentialsChoice, MailPlan, Plan};
+pub use plan::{AgentChoice, AgentPlan, CredentialsChoice, MailPlan, Plan, TlsChoice};
 pub use service::unit_text;
 
 use crate::config::{CommandLine, Config};
@@ -29,7 +29,7 @@ pub struct InitArgs {
     /// Never prompt: take the answers from the flags, leave everything else as it is.
     #[arg(long)]
     pub non_interactive: bool,
-    /// The agent backend (ACP is not offered yet: the configuration does not accept it).
+    /// The agent backend.
     #[arg(long, value_enum)]
     pub agent: Option<AgentChoice>,
     /// The OpenAI-compatible base URL (ends before /chat/completions).
@@ -47,6 +47,16 @@ pub struct InitArgs {
     /// For --agent scv: the socket of a running agent server.
     #[arg(long)]
     pub scv_socket: Option<String>,
+    /// For --agent acp: the agent's command (codex-acp, claude-agent-acp, gemini).
+    #[arg(long, value_name = "COMMAND")]
+    pub acp_command: Option<String>,
+    /// For --agent acp: one argument of the command (repeat it; e.g. --acp-arg=--experimental-acp).
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub acp_arg: Vec<String>,
+    /// The environment variable holding the model's API key (for acp: the one the agent reads,
+    /// e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY).
+    #[arg(long, value_name = "VARIABLE")]
+    pub api_key_env: Option<String>,
     /// Have a WeChat account of this name.
     #[arg(long, value_name = "ACCOUNT")]
     pub wechat: Option<String>,
@@ -59,17 +69,40 @@ pub struct InitArgs {
     /// The Feishu app ID, for its login.
     #[arg(long, requires = "feishu")]
     pub app_id: Option<String>,
+    /// The Feishu account's domain: feishu (China), lark (international) or a base URL.
+    #[arg(long, requires = "feishu", value_name = "DOMAIN")]
+    pub feishu_domain: Option<String>,
+    /// The new chat accounts' workspace: where the agent works and photos and files people send
+    /// are kept (without one, they never reach the agent).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<String>,
+    /// Where `scv-bridge confirm` asks (CHANNEL:ACCOUNT; default: the chat set up now).
+    #[arg(long, value_name = "CHANNEL:ACCOUNT")]
+    pub notify: Option<String>,
+    /// The timezone digests are timed in (an IANA name such as Asia/Shanghai).
+    #[arg(long, value_name = "ZONE")]
+    pub timezone: Option<String>,
     /// Have a mail account of this name (with --imap-host, --username and --mail-chat).
     #[arg(long, value_name = "ACCOUNT")]
     pub mail: Option<String>,
     /// The mail account's IMAP server.
     #[arg(long, requires = "mail")]
     pub imap_host: Option<String>,
+    /// The IMAP port (default 993 with implicit TLS, 143 otherwise).
+    #[arg(long, requires = "mail")]
+    pub imap_port: Option<u16>,
+    /// How IMAP is secured.
+    #[arg(long, requires = "mail", value_enum)]
+    pub tls: Option<TlsChoice>,
+    /// A PEM file of the CA that signed the mail server's certificate (a private CA).
+    #[arg(long, requires = "mail", value_name = "FILE")]
+    pub tls_ca: Option<String>,
     /// The mail account's login.
     #[arg(long, requires = "mail")]
     pub username: Option<String>,
-    /// The chat that carries mail digests (CHANNEL:ACCOUNT): a configured one stays as it is
-    /// (digests may share an ordinary chat); a new one is made purpose = "mail" and logs in.
+    /// The chat that carries mail digests (CHANNEL:ACCOUNT; default: the chat set up now): a
+    /// configured one stays as it is (digests may share an ordinary chat); a new one is made
+    /// purpose = "mail" and logs in.
     #[arg(long, requires = "mail", value_name = "CHANNEL:ACCOUNT")]
     pub mail_chat: Option<String>,
     /// Where state lives (default $XDG_STATE_HOME/scv-bridge, else ~/.local/state/scv-bridge).
@@ -87,6 +120,9 @@ pub struct InitArgs {
     /// Install and start the systemd user service.
     #[arg(long)]
     pub install_service: bool,
+    /// The language of the questions (default: the locale's, from LC_ALL, LC_MESSAGES or LANG).
+    #[arg(long, value_enum)]
+    pub lang: Option<crate::app::GuideLang>,
 }
 
 impl InitArgs {
@@ -99,8 +135,10 @@ impl InitArgs {
                 backend: self.agent,
                 base_url: self.base_url.clone(),
                 model: self.model.clone(),
-                command: self.scv_command.clone(),
+                command: self.scv_command.clone().or(self.acp_command.clone()),
+                args: Some(self.acp_arg.clone()).filter(|a| !a.is_empty()),
                 socket: self.scv_socket.clone(),
+                api_key_env: self.api_key_env.clone(),
                 key: None,
             },
             wechat: self.wechat.iter().cloned().collect(),
@@ -113,10 +151,17 @@ impl InitArgs {
                 .map(|name| MailPlan {
                     name: name.clone(),
                     imap_host: self.imap_host.clone(),
+                    imap_port: self.imap_port,
+                    tls: self.tls,
+                    tls_ca: self.tls_ca.clone(),
                     username: self.username.clone(),
                     chat: self.mail_chat.clone(),
                 })
                 .collect(),
+            feishu_domain: self.feishu_domain.clone(),
+            workspace: self.workspace.clone(),
+            notify: self.notify.clone(),
+            timezone: self.timezone.clone(),
         }
     }
 }
@@ -146,8 +191,10 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
     let current_keys: Option<Vec<String>> = current
         .as_ref()
         .map(|c| c.accounts.keys().map(ToString::to_string).collect());
+    let has_notify = current.as_ref().is_some_and(|c| c.notify.is_some());
     if interactive {
-        let answers = tokio::task::spawn_blocking(move || ask::fill(plan, current))
+        let lang = super::guide::words_lang(args.lang, |k| std::env::var(k).ok());
+        let answers = tokio::task::spawn_blocking(move || ask::fill(plan, current, lang))
             .await
             .map_err(|e| e.to_string())??;
         plan = answers.plan;
@@ -159,6 +206,8 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
             .map_err(|e| e.to_string())??;
         plan.agent.key = Some(Secret::new(key));
     }
+
+    plan.default_to_new_chat(has_notify);
 
     // The new text, checked as the daemon will read it, before anything is stored.
     let text = apply(existing.as_deref(), &plan)?;
@@ -204,10 +253,14 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
         print!("{}", report.render());
         doctor_failed = report.failed();
     }
+    let mut service_failed = false;
     if install {
         match service::install(path, &config).await {
             Ok(note) => println!("\n{note}"),
-            Err(e) => eprintln!("scv-bridge: the user service was not installed: {e}"),
+            Err(e) => {
+                eprintln!("scv-bridge: the user service was not installed: {e}");
+                service_failed = true;
+            }
         }
     }
     println!();
@@ -220,10 +273,28 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
             commands.command("doctor")
         );
     }
+    if service_failed {
+        // Said above; the exit code tells a script that the set-up is not complete.
+        return Ok(ExitCode::FAILURE);
+    }
     if !install {
-        println!("next: `{}`", commands.command("run"));
+        println!("{}", next_step(&config, &commands).await);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The last line: start the daemon, or, when one already answers on the socket, have it read
+/// the new file (a changed `[agent]` needs a restart, which `reload` says).
+async fn next_step(config: &Config, commands: &CommandLine) -> String {
+    let asked = crate::client::request(&config.socket, crate::protocol::DaemonCommand::Status);
+    match tokio::time::timeout(std::time::Duration::from_secs(3), asked).await {
+        Ok(Ok(status)) => format!(
+            "a daemon already runs (pid {}); next: `{}` to apply the file",
+            status.pid,
+            commands.command("reload")
+        ),
+        _ => format!("next: `{}`", commands.command("run")),
+    }
 }
 
 /// Each account the plan names, as (channel, account), in the order they log in; a mail
@@ -256,9 +327,16 @@ fn logins<'a>(plan: &'a Plan, before: Option<&[String]>) -> Vec<(&'static str, &
 /// Asks the endpoint's `/models` with the key; a rejected key stops `init` before it writes.
 async fn test_agent(config: &Config, new_key: Option<&Secret>) -> Result<(), String> {
     use crate::config::AgentBackend;
-    if config.agent.backend != AgentBackend::Openai {
-        println!("agent: scv (doctor checks the server below)");
-        return Ok(());
+    match config.agent.backend {
+        AgentBackend::Openai => {}
+        AgentBackend::Scv => {
+            println!("agent: scv (doctor checks the server below)");
+            return Ok(());
+        }
+        AgentBackend::Acp => {
+            println!("agent: acp (doctor checks that its command is installed)");
+            return Ok(());
+        }
     }
     let Some(base) = config.agent.base_url.as_deref() else {
         return Ok(());

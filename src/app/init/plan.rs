@@ -3,13 +3,49 @@
 
 use crate::secrets::Secret;
 
-/// The agent backend `init` offers. ACP is not offered: the configuration does not accept it yet.
+/// The agent backend `init` offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AgentChoice {
     /// Any OpenAI-compatible `/chat/completions` endpoint (Ollama, llama.cpp, hosted APIs).
     Openai,
     /// An SCV agent server (a command it starts, or the socket of a running one).
     Scv,
+    /// An Agent Client Protocol agent run as a child process (codex-acp, claude-agent-acp,
+    /// `gemini --experimental-acp`).
+    Acp,
+}
+
+impl AgentChoice {
+    /// The value as the file spells it (`[agent] backend`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentChoice::Openai => "openai",
+            AgentChoice::Scv => "scv",
+            AgentChoice::Acp => "acp",
+        }
+    }
+}
+
+/// How a mail account's IMAP connection is secured (`tls = ...`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TlsChoice {
+    /// TLS from the first byte (port 993).
+    Implicit,
+    /// Plain, upgraded with STARTTLS (port 143).
+    Starttls,
+    /// No TLS: loopback hosts only.
+    None,
+}
+
+impl TlsChoice {
+    /// The value as the file spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsChoice::Implicit => "implicit",
+            TlsChoice::Starttls => "starttls",
+            TlsChoice::None => "none",
+        }
+    }
 }
 
 /// Where credentials are kept (`credentials = ...`).
@@ -43,10 +79,15 @@ pub struct AgentPlan {
     pub base_url: Option<String>,
     /// `model` (openai).
     pub model: Option<String>,
-    /// `command` (scv).
+    /// `command` (scv, acp).
     pub command: Option<String>,
+    /// `args` (acp; scv keeps its default).
+    pub args: Option<Vec<String>>,
     /// `socket` (scv).
     pub socket: Option<String>,
+    /// `api_key_env`: the variable the agent reads its key from (acp), or the one holding the
+    /// model key (openai).
+    pub api_key_env: Option<String>,
     /// The API key to store (never written to the file).
     pub key: Option<Secret>,
 }
@@ -58,6 +99,12 @@ pub struct MailPlan {
     pub name: String,
     /// `imap_host`.
     pub imap_host: Option<String>,
+    /// `imap_port` (default 993 implicit, 143 otherwise).
+    pub imap_port: Option<u16>,
+    /// `tls`.
+    pub tls: Option<TlsChoice>,
+    /// `tls_ca`: a PEM file of the CA that signed a private server's certificate.
+    pub tls_ca: Option<String>,
     /// `username`.
     pub username: Option<String>,
     /// `report_to`: the chat that carries digests (`CHANNEL:ACCOUNT`); made `purpose = "mail"`
@@ -84,4 +131,38 @@ pub struct Plan {
     pub feishu_app_id: Option<String>,
     /// Mail accounts to have.
     pub mail: Vec<MailPlan>,
+    /// The Feishu accounts' `domain` (`feishu`, `lark` or a base URL).
+    pub feishu_domain: Option<String>,
+    /// The chat accounts' `workspace`: where the agent works and received photos and files are
+    /// kept (without one, media never reach the agent).
+    pub workspace: Option<String>,
+    /// `notify`: where `scv-bridge confirm` asks (CHANNEL:ACCOUNT).
+    pub notify: Option<String>,
+    /// `timezone` (IANA name), for digest times.
+    pub timezone: Option<String>,
+}
+
+impl Plan {
+    /// The chat this run sets up (`wechat:NAME`, else `feishu:NAME`), the default for the
+    /// digests' chat and for `notify`.
+    pub fn new_chat(&self) -> Option<String> {
+        self.wechat
+            .first()
+            .map(|a| format!("wechat:{a}"))
+            .or_else(|| self.feishu.first().map(|a| format!("feishu:{a}")))
+    }
+
+    /// Fills what was left open with the chat being set up: each mail account's digest chat,
+    /// and `notify` when the file (`has_notify`) names none.
+    pub fn default_to_new_chat(&mut self, has_notify: bool) {
+        let Some(chat) = self.new_chat() else {
+            return;
+        };
+        for m in self.mail.iter_mut().filter(|m| m.chat.is_none()) {
+            m.chat = Some(chat.clone());
+        }
+        if self.notify.is_none() && !has_notify {
+            self.notify = Some(chat);
+        }
+    }
 }

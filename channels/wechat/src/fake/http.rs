@@ -88,10 +88,8 @@ pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Reque
         Some(Fault::Body(v)) => return ok_json(&v),
     }
 
-    if is_post {
-        if let Some(refusal) = check_auth(&parts.headers, endpoint, token_valid) {
-            return ok_json(&refusal);
-        }
+    if is_post && let Some(refusal) = check_auth(&parts.headers, endpoint, token_valid) {
+        return ok_json(&refusal);
     }
     let param = |name: &str| {
         query

@@ -215,13 +215,12 @@ impl FakeServer {
     /// Stops accepting, releases held polls and hangs, and waits (up to 2 s) for the server.
     pub async fn shutdown(mut self) {
         self.handle.shared.shutdown.send_replace(true);
-        if let Some(mut task) = self.task.take() {
-            if tokio::time::timeout(Duration::from_secs(2), &mut task)
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(Duration::from_secs(2), &mut task)
                 .await
                 .is_err()
-            {
-                task.abort();
-            }
+        {
+            task.abort();
         }
     }
 }
