@@ -11,8 +11,9 @@ use crate::config::{Channel, Config};
 /// Candidates for a channel argument.
 pub fn channels(current: &OsStr) -> Vec<CompletionCandidate> {
     let now = current.to_string_lossy();
-    ["wechat", "feishu", "mail"]
+    Channel::ALL
         .into_iter()
+        .map(Channel::as_str)
         .filter(|c| c.starts_with(now.as_ref()))
         .map(CompletionCandidate::new)
         .collect()

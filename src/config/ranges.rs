@@ -153,9 +153,10 @@ pub(crate) fn check(tree: &Value) -> Result<(), OutOfRange> {
         };
         // An account's own `[<channel>.<account>.media]` caps take the same ranges.
         let own_media: Vec<(String, &Value)> = if r.scope == Scope::Media {
-            ["wechat", "feishu", "mail"]
-                .iter()
-                .filter_map(|c| tree.get(*c).and_then(Value::as_object).map(|a| (c, a)))
+            crate::ids::Channel::ALL
+                .into_iter()
+                .map(crate::ids::Channel::as_str)
+                .filter_map(|c| tree.get(c).and_then(Value::as_object).map(|a| (c, a)))
                 .flat_map(|(c, accounts)| {
                     accounts.iter().filter_map(move |(name, t)| {
                         t.get("media").map(|m| (format!("{c}.{name}.media"), m))
