@@ -4,12 +4,13 @@
 
 pub mod feishu;
 mod fences;
+mod mail_platform;
 #[cfg(any(test, feature = "testing"))]
 pub mod memory;
 pub mod platform;
 pub mod wechat;
 
-pub use platform::{BuildParts, Platform, platform};
+pub use platform::{BuildParts, Platform};
 
 use std::sync::Arc;
 
@@ -98,6 +99,20 @@ impl ComponentFactory for PlatformFactory {
 }
 
 pub use crate::port::{login_hint, unavailable};
+
+/// The platform serving `channel`: the only match on `Channel` above `ids`.
+pub fn platform(channel: Channel) -> &'static dyn Platform {
+    match channel {
+        Channel::Wechat => &wechat::PLATFORM,
+        Channel::Feishu => &feishu::PLATFORM,
+        Channel::Mail => &mail_platform::PLATFORM,
+    }
+}
+
+/// Every platform, in configuration order.
+pub fn all() -> impl Iterator<Item = &'static dyn Platform> {
+    Channel::ALL.into_iter().map(platform)
+}
 
 /// What an account of `channel` can do, known without running it (a question queued while its
 /// account is offline): the composition root hands this lookup to the confirm service, so the

@@ -2,8 +2,9 @@
 //! rest of the bridge needs without running an account (its name for people, what its accounts
 //! can do, how its stored login names its bot) and how an account of it is built.
 //!
-//! Each platform makes its own value (`wechat::PLATFORM`, `feishu::PLATFORM`,
-//! `mail::PLATFORM`); [`platform`] is the one place that maps a [`Channel`] to it. Callers
+//! Each platform makes its own value (`wechat::PLATFORM`, `feishu::PLATFORM`, and mail's in
+//! `adapters/mail_platform.rs`); `adapters::platform` is the one place that maps a [`Channel`]
+//! to it. Callers
 //! iterate `Channel::ALL` and ask the value; none matches on a channel themselves, so a new
 //! platform is its folder, its `Channel` variant and one line in [`platform`].
 
@@ -43,23 +44,10 @@ pub trait Platform: Send + Sync + 'static {
     fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component>;
 }
 
-/// The platform serving `channel`: the only match on `Channel` above `ids`.
-pub fn platform(channel: Channel) -> &'static dyn Platform {
-    match channel {
-        Channel::Wechat => &super::wechat::PLATFORM,
-        Channel::Feishu => &super::feishu::PLATFORM,
-        Channel::Mail => &crate::mail::PLATFORM,
-    }
-}
-
-/// Every platform, in configuration order.
-pub fn all() -> impl Iterator<Item = &'static dyn Platform> {
-    Channel::ALL.into_iter().map(platform)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adapters::{all, platform};
 
     #[test]
     fn each_channel_has_its_own_platform() {

@@ -109,15 +109,7 @@ pub enum Command {
     Init(Box<super::init::InitArgs>),
 }
 
-/// The languages of `guide` and of `init`'s questions.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum GuideLang {
-    /// English.
-    En,
-    /// Simplified Chinese (also `zh`, `zh_CN`).
-    #[value(name = "zh-CN", aliases = ["zh", "zh_CN", "zh-cn", "zh_cn"])]
-    ZhCn,
-}
+pub use super::guide::GuideLang;
 
 /// What to do with the configuration.
 #[derive(Subcommand)]

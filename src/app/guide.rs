@@ -7,7 +7,17 @@
 //! plain text. Hand-written rather than a Markdown crate: these four rules are all the guide
 //! needs, and a renderer would add a dependency tree for them.
 
-use super::args::GuideLang;
+use clap::ValueEnum;
+
+/// The languages of `guide` and of `init`'s questions.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GuideLang {
+    /// English.
+    En,
+    /// Simplified Chinese (also `zh`, `zh_CN`).
+    #[value(name = "zh-CN", aliases = ["zh", "zh_CN", "zh-cn", "zh_cn"])]
+    ZhCn,
+}
 
 /// The language the guide is printed in: the flag, else the locale (`LC_ALL`, `LC_MESSAGES`,
 /// `LANG`, the first one set, as the C library reads them), else English.

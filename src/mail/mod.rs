@@ -11,14 +11,9 @@ mod chat;
 mod crash_points;
 mod failure;
 mod judge;
-mod platform;
 mod report;
 pub mod triage;
 mod watch;
-pub use platform::PLATFORM;
-
-use crate::adapters::Platform as _;
-
 use crash_points::CrashPoint;
 pub use crash_points::TestHooks;
 
@@ -123,10 +118,13 @@ pub(crate) struct Account {
     last_check: AtomicU64,
 }
 
+/// The mail platform's name for people (its `adapters::Platform` value says it too).
+pub const LABEL: &str = "mail";
+
 /// The component for one mail account.
 pub fn build(spec: &AccountSpec, ctx: &MailParts) -> Arc<dyn Component> {
     let ChannelSettings::Mail(settings) = &spec.settings else {
-        return crate::port::unavailable(ctx.ports.port(spec), PLATFORM.label());
+        return crate::port::unavailable(ctx.ports.port(spec), LABEL);
     };
     let env = ctx.env.clone();
     let model = env.model.clone().or_else(|| {

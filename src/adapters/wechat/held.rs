@@ -181,6 +181,12 @@ pub(super) async fn release(port: &AccountPort) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Forgets replies held longer than the send records are kept (they go with them).
+pub(super) async fn purge(state: &AccountState, now: i64) -> Result<(), StoreError> {
+    let cutoff = now - super::state::SEND_RECORD_KEEP_MS;
+    state.call(move |s| purge_in(s, cutoff)).await
+}
+
 /// Inside `s`: forgets replies held before `cutoff` (Unix ms), and unreadable ones.
 pub(super) fn purge_in(s: &StateTxn<'_>, cutoff: i64) -> Result<(), StateError> {
     for (name, value) in s.scan(HELD)? {

@@ -181,7 +181,11 @@ impl WechatComponent {
             .with_poll_margin(self.tuning.poll_margin);
         let store = self.port.state().clone();
         let now = self.port.clock().now_ms() as i64;
-        if let Err(e) = state::purge_sends(&store, now).await {
+        let purged = match state::purge_sends(&store, now).await {
+            Ok(()) => held::purge(&store, now).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = purged {
             tracing::warn!(account = %id, error = %e, "cannot purge old send records");
         }
         let peers = Arc::new(Peers::new(store.clone(), self.port.clock().clone()));

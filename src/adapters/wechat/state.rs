@@ -18,7 +18,7 @@ const PEER: &str = "wechat_peer/";
 /// Names of send records: `wechat_send/<client_id>`.
 const SEND: &str = "wechat_send/";
 /// Send outcomes older than this are forgotten (the outbox retries far sooner than this).
-const SEND_RECORD_KEEP_MS: i64 = 8 * 24 * 3600 * 1000;
+pub(super) const SEND_RECORD_KEEP_MS: i64 = 8 * 24 * 3600 * 1000;
 
 /// The stored cursor, tagged with the bot it belongs to: a login as another bot starts afresh.
 #[derive(Serialize, Deserialize)]
@@ -362,7 +362,7 @@ pub(super) async fn purge_sends(state: &AccountState, now: i64) -> Result<(), St
                     s.delete(&name)?;
                 }
             }
-            super::held::purge_in(s, cutoff)
+            Ok(())
         })
         .await
 }

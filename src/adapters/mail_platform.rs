@@ -1,4 +1,6 @@
-//! Mail as the daemon sees it without running an account (see `adapters::Platform`).
+//! Mail as the daemon sees it without running an account (see `adapters::Platform`). It lives
+//! here, beside the registry, so the mail area (its own area beside the pipeline) never imports
+//! the adapters that build it.
 
 use std::sync::Arc;
 
@@ -19,7 +21,7 @@ impl Platform for Mail {
     }
 
     fn label(&self) -> &'static str {
-        "mail"
+        crate::mail::LABEL
     }
 
     /// Nothing beyond the default: a mailbox is no chat to ask questions in.
@@ -33,6 +35,6 @@ impl Platform for Mail {
     }
 
     fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
-        super::build(spec, &parts.mail)
+        crate::mail::build(spec, &parts.mail)
     }
 }
