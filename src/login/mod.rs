@@ -21,6 +21,22 @@ pub struct LoginArgs {
     pub app_id: Option<String>,
 }
 
+/// Runs `channel`'s login for `account`: the one place that picks a login by channel (a new
+/// channel fails to compile here until it has one, instead of running another's).
+pub async fn run(
+    channel: crate::ids::Channel,
+    config: &Config,
+    account: &str,
+    args: &LoginArgs,
+) -> Result<(), String> {
+    use crate::ids::Channel;
+    match channel {
+        Channel::Wechat => wechat::run(config, account, args).await,
+        Channel::Feishu => feishu::run(config, account, args).await,
+        Channel::Mail => mail::run(config, account, args).await,
+    }
+}
+
 /// The credential store the daemon with `config` uses.
 pub async fn credential_store(config: &Config) -> Result<CredentialStore, String> {
     let (mode, dir) = (config.credentials, config.state_dir.clone());

@@ -19,7 +19,7 @@ pub use edit::apply;
 pub use plan::{AgentChoice, AgentPlan, CredentialsChoice, MailPlan, Plan, TlsChoice};
 pub use service::unit_text;
 
-use crate::config::{CommandLine, Config};
+use crate::config::{Channel, CommandLine, Config};
 use crate::login::agent::Probe;
 use crate::secrets::Secret;
 
@@ -232,13 +232,12 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
             println!("\n== login {channel} {account} ==");
             let args = crate::login::LoginArgs {
                 app_id: plan.feishu_app_id.clone(),
-                base_url: plan.wechat_base_url.clone().filter(|_| channel == "wechat"),
+                base_url: plan
+                    .wechat_base_url
+                    .clone()
+                    .filter(|_| channel == Channel::Wechat),
             };
-            let r = match channel {
-                "wechat" => crate::login::wechat::run(&config, account, &args).await,
-                "feishu" => crate::login::feishu::run(&config, account, &args).await,
-                _ => crate::login::mail::run(&config, account, &args).await,
-            };
+            let r = crate::login::run(channel, &config, account, &args).await;
             if let Err(e) = r {
                 eprintln!("scv-bridge: login {channel} {account}: {e}");
                 failed_logins.push(commands.command(&format!("login {channel} {account}")));
@@ -299,18 +298,19 @@ async fn next_step(config: &Config, commands: &CommandLine) -> String {
 
 /// Each account the plan names, as (channel, account), in the order they log in; a mail
 /// account's digest chat logs in too when it is new (`before`: the accounts the file had).
-fn logins<'a>(plan: &'a Plan, before: Option<&[String]>) -> Vec<(&'static str, &'a str)> {
-    let mut out: Vec<(&'static str, &str)> = Vec::new();
-    out.extend(plan.wechat.iter().map(|a| ("wechat", a.as_str())));
-    out.extend(plan.feishu.iter().map(|a| ("feishu", a.as_str())));
+fn logins<'a>(plan: &'a Plan, before: Option<&[String]>) -> Vec<(Channel, &'a str)> {
+    let mut out: Vec<(Channel, &str)> = Vec::new();
+    out.extend(plan.wechat.iter().map(|a| (Channel::Wechat, a.as_str())));
+    out.extend(plan.feishu.iter().map(|a| (Channel::Feishu, a.as_str())));
     for m in &plan.mail {
-        let chat = m.chat.as_deref().and_then(|c| c.split_once(':'));
-        let chat = match chat {
-            Some(("wechat", a)) => Some(("wechat", a)),
-            Some(("feishu", a)) => Some(("feishu", a)),
-            _ => None,
-        };
-        let known = |(ch, a): (&str, &str)| {
+        // The chat a mail account reports to, when it is one to log in (not another mailbox).
+        let chat = m
+            .chat
+            .as_deref()
+            .and_then(|c| c.split_once(':'))
+            .and_then(|(ch, a)| Some((Channel::parse(ch)?, a)))
+            .filter(|(ch, _)| *ch != Channel::Mail);
+        let known = |(ch, a): (Channel, &str)| {
             before.is_some_and(|b| b.iter().any(|k| *k == format!("{ch}:{a}")))
         };
         if let Some(c) = chat
@@ -319,7 +319,7 @@ fn logins<'a>(plan: &'a Plan, before: Option<&[String]>) -> Vec<(&'static str, &
         {
             out.push(c);
         }
-        out.push(("mail", m.name.as_str()));
+        out.push((Channel::Mail, m.name.as_str()));
     }
     out
 }
