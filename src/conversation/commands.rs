@@ -61,77 +61,93 @@ pub(super) async fn handle_fast(
             return;
         }
     }
-    let l = &rt.link;
-    let (decision, from_owner) = l.decide(&m.sender);
-    let answers = conv.answers();
-    let route = route.or_else(|| {
-        // Journaled by a release that did not store the route: decide it now, as it did.
-        if decision == Decision::MailChat {
-            Some(FastRoute::MailChat)
-        } else if answers
-            .is_some_and(|a| a.claim(&m.account, &m.chat, from_owner, &m.text) != AnswerClaim::None)
-        {
-            Some(FastRoute::Answer)
-        } else if parse(&m.text).is_some() && from_owner {
-            Some(FastRoute::Command)
-        } else {
-            None
-        }
-    });
+    let (decision, from_owner) = rt.link.decide(&m.sender);
+    let route = route.or_else(|| legacy_route(&conv, &m, decision, from_owner));
     let route = super::which::settle(&conv, &m, from_owner, route);
     let command = parse(&m.text).filter(|_| from_owner);
-    if route == Some(FastRoute::Which) {
-        super::which::ask(&conv, &rt, &m).await;
-    } else if route == Some(FastRoute::MailChat) {
-        match conv.mail_chat_handler(MAIL_ACCOUNTS_START).await {
-            Some(h) => h.handle(l, m.clone()).await,
-            None => {
-                // The owner wrote for the mail accounts and none is there to take it: say so.
-                tracing::warn!(account = %l.account, "a mail chat message arrived but no mail account reports here");
-                conv.count_drop(&m.account, "mail_chat_unhandled");
-                let lang = super::lang::of_chat(&conv, &rt, &m).await;
-                let text = Msg::MailChatNotReady.text(lang);
-                if let Err(e) = conv.reply_text(&rt, &m, "mail", &text).await {
-                    tracing::error!(account = %m.account, error = %e, "cannot queue the note that the mail chat is not ready");
-                }
-            }
-        }
-    } else if let (Some(FastRoute::Answer), Some(a)) = (route, answers) {
+    let answers = conv.answers();
+    match (route, answers, command) {
+        (Some(FastRoute::Which), _, _) => super::which::ask(&conv, &rt, &m).await,
+        (Some(FastRoute::MailChat), _, _) => mail_chat(&conv, &rt, &m).await,
         // Claimed as an answer when journaled: the interceptor says how it stands now (recorded,
         // already closed, no open question), even if the question closed meanwhile.
-        a.handle(l, m.clone()).await;
-    } else if let (Some(FastRoute::Command), Some(cmd)) = (route, command) {
-        let lang = super::lang::of_chat(&conv, &rt, &m).await;
-        let answer = run_command(&conv, &rt, &m, cmd).await.text(lang);
-        if let Err(e) = conv.reply_text(&rt, &m, "cmd", &answer).await {
-            tracing::error!(account = %m.account, error = %e, "cannot queue a command's answer");
-            return;
+        (Some(FastRoute::Answer), Some(a), _) => a.handle(&rt.link, m.clone()).await,
+        (Some(FastRoute::Command), _, Some(cmd)) => {
+            let lang = super::lang::of_chat(&conv, &rt, &m).await;
+            let answer = run_command(&conv, &rt, &m, cmd).await.text(lang);
+            if let Err(e) = conv.reply_text(&rt, &m, "cmd", &answer).await {
+                tracing::error!(account = %m.account, error = %e, "cannot queue a command's answer");
+                return;
+            }
         }
-    } else if let Decision::Drop(reason) = decision {
-        // The policy changed since it was journaled (reattached with other settings): drop it.
-        conv.count_drop(&m.account, reason.as_str());
-    } else {
-        // Journaled as fast by a release that did not store the route, and no longer fast (its
-        // question closed meanwhile), or a command whose sender is no longer the owner: the
-        // agent has it, as any message.
-        let (a, id) = (m.account.clone(), m.msg_id.clone());
-        let moved = conv
-            .store
-            .call(move |t| {
-                t.execute(
-                    "UPDATE inbound_journal SET state = 'new' WHERE account = ?1 AND msg_id = ?2",
-                    [a.to_string(), id.0],
-                )
-            })
-            .await;
-        if moved.is_ok() {
-            conv.chat(&rt, &m.chat).wake_turn();
+        _ => {
+            if let Decision::Drop(reason) = decision {
+                // The policy changed since it was journaled (reattached with other settings).
+                conv.count_drop(&m.account, reason.as_str());
+            } else {
+                to_the_agent(&conv, &rt, &m).await;
+                return;
+            }
         }
-        return;
     }
     let (a, id) = (m.account.clone(), m.msg_id.clone());
     if let Err(e) = conv.store.call(move |t| journal::finish(t, &a, &id)).await {
         tracing::error!(account = %m.account, error = %e, "cannot mark a message done");
+    }
+}
+
+/// The route of a row journaled by a release that did not store routes: decided now, as then.
+fn legacy_route(
+    conv: &Conversation,
+    m: &Inbound,
+    decision: Decision,
+    from_owner: bool,
+) -> Option<FastRoute> {
+    let claimed = conv
+        .answers()
+        .is_some_and(|a| a.claim(&m.account, &m.chat, from_owner, &m.text) != AnswerClaim::None);
+    if decision == Decision::MailChat {
+        Some(FastRoute::MailChat)
+    } else if claimed {
+        Some(FastRoute::Answer)
+    } else if parse(&m.text).is_some() && from_owner {
+        Some(FastRoute::Command)
+    } else {
+        None
+    }
+}
+
+/// The owner's message for the mail accounts reporting to this chat; when none is there to
+/// take it, the owner is told so (counted `mail_chat_unhandled`).
+async fn mail_chat(conv: &Arc<Conversation>, rt: &Arc<AccountRuntime>, m: &Inbound) {
+    if let Some(h) = conv.mail_chat_handler(MAIL_ACCOUNTS_START).await {
+        return h.handle(&rt.link, m.clone()).await;
+    }
+    tracing::warn!(account = %rt.link.account, "a mail chat message arrived but no mail account reports here");
+    conv.count_drop(&m.account, "mail_chat_unhandled");
+    let lang = super::lang::of_chat(conv, rt, m).await;
+    let text = Msg::MailChatNotReady.text(lang);
+    if let Err(e) = conv.reply_text(rt, m, "mail", &text).await {
+        tracing::error!(account = %m.account, error = %e, "cannot queue the note that the mail chat is not ready");
+    }
+}
+
+/// A message journaled as fast that is no longer (its question closed meanwhile, a route an
+/// older release did not store, or a command whose sender is no longer the owner): the agent
+/// has it, as any message.
+async fn to_the_agent(conv: &Arc<Conversation>, rt: &Arc<AccountRuntime>, m: &Inbound) {
+    let (a, id) = (m.account.clone(), m.msg_id.clone());
+    let moved = conv
+        .store
+        .call(move |t| {
+            t.execute(
+                "UPDATE inbound_journal SET state = 'new' WHERE account = ?1 AND msg_id = ?2",
+                [a.to_string(), id.0],
+            )
+        })
+        .await;
+    if moved.is_ok() {
+        conv.chat(rt, &m.chat).wake_turn();
     }
 }
 
