@@ -134,7 +134,7 @@ async fn waiting_for_the_owner_is_not_the_agents_silence() {
     });
     let q = asked.recv().await.expect("asked");
     // The owner takes ten times the idle timeout to answer.
-    tokio::time::sleep(Duration::from_secs(300)).await;
+    scv_bridge::testing::let_time_pass(Duration::from_secs(300)).await;
     assert!(!q.withdrawn.is_cancelled(), "the question is still open");
     q.answer.send(Decision::AllowOnce).expect("answer");
     let out = turn.await.expect("join").expect("answer");

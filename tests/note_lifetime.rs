@@ -9,7 +9,6 @@ use std::time::Duration;
 use scv_bridge::protocol::{ComponentHealth, ComponentState, NoteSource};
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeConfig, Fault};
-use tokio::time::Instant;
 use wechat_support::*;
 
 /// Waits on the account's health changes until `ok` holds.
@@ -22,15 +21,6 @@ async fn health_until(h: &Harness, ok: impl Fn(&ComponentHealth) -> bool) {
             return;
         }
         rx.changed().await.expect("cell alive");
-    }
-}
-
-/// Lets `d` of paused time pass in 10 ms steps (the runtime never jumps past the retries an
-/// outage costs while it waits on the store's writer thread).
-async fn tick_for(d: Duration) {
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -56,7 +46,7 @@ async fn a_send_note_clears_when_the_send_succeeds_after_a_twenty_second_502() {
     })
     .await;
     fake.inject_n(Endpoint::GetUpdates, Fault::Status(502), 100_000);
-    tick_for(Duration::from_secs(20)).await;
+    scv_bridge::testing::let_time_pass(Duration::from_secs(20)).await;
     assert!(
         h.status().await.restarts >= 1,
         "the account dropped meanwhile"
@@ -73,7 +63,7 @@ async fn a_send_note_clears_when_the_send_succeeds_after_a_twenty_second_502() {
     };
     tokio::select! {
         () = answered => {}
-        () = tick_for(Duration::from_secs(60)) => {}
+        () = scv_bridge::testing::let_time_pass(Duration::from_secs(60)) => {}
     }
     assert_eq!(
         fake.sent().into_iter().map(|m| m.text).collect::<Vec<_>>(),
@@ -84,7 +74,7 @@ async fn a_send_note_clears_when_the_send_succeeds_after_a_twenty_second_502() {
         () = health_until(&h, |s| {
             s.state == ComponentState::Connected && sends_note(s).is_none()
         }) => {}
-        () = tick_for(Duration::from_secs(60)) => {}
+        () = scv_bridge::testing::let_time_pass(Duration::from_secs(60)) => {}
     }
     let s = h.status().await;
     assert_eq!(sends_note(&s), None, "{s:?}");

@@ -30,16 +30,6 @@ async fn settled(h: &wechat_support::Harness) -> ComponentState {
     }
 }
 
-/// Lets `d` of paused time pass in 10 ms steps. One long sleep would let the runtime jump
-/// straight to its end whenever it waits on the store's writer thread (which tokio cannot see),
-/// skipping the backoff attempts an outage really costs; small steps keep the count honest.
-async fn tick_for(d: Duration) {
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn wechat_four_short_outages_then_healthy_connects_within_the_cap_and_answers_once() {
     let mut h = wechat_support::Harness::new(FakeConfig::default(), "").await;
@@ -51,11 +41,11 @@ async fn wechat_four_short_outages_then_healthy_connects_within_the_cap_and_answ
     for round in 0..4 {
         // iLink's gateway answers 502 to every poll for 60 s, then is healthy for 20 s.
         fake.inject_n(Endpoint::GetUpdates, Fault::Status(502), 100_000);
-        tick_for(Duration::from_secs(60)).await;
+        scv_bridge::testing::let_time_pass(Duration::from_secs(60)).await;
         let s = h.status().await;
         assert_ne!(s.state, ComponentState::Failed, "round {round}: {s:?}");
         fake.clear_faults();
-        tick_for(Duration::from_secs(20)).await;
+        scv_bridge::testing::let_time_pass(Duration::from_secs(20)).await;
     }
     let healed = Instant::now();
     let state = settled(&h).await;
@@ -78,7 +68,7 @@ async fn wechat_four_short_outages_then_healthy_connects_within_the_cap_and_answ
     };
     tokio::select! {
         () = answered => {}
-        () = tick_for(Duration::from_secs(60)) => {}
+        () = scv_bridge::testing::let_time_pass(Duration::from_secs(60)) => {}
     }
     let texts: Vec<String> = fake.sent().into_iter().map(|m| m.text).collect();
     assert_eq!(texts, ["echo: still there?"]);

@@ -21,15 +21,6 @@ async fn connected(h: &wechat_support::Harness) {
     }
 }
 
-/// Lets `d` of paused time pass in 10 ms steps, so the runtime never jumps past the attempts
-/// an outage really costs while it waits on the store's writer thread.
-async fn tick_for(d: Duration) {
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn wechat_notices_the_platform_back_within_fifteen_seconds_in_every_round() {
     let mut h = wechat_support::Harness::new(FakeConfig::default(), "").await;
@@ -41,19 +32,19 @@ async fn wechat_notices_the_platform_back_within_fifteen_seconds_in_every_round(
     for round in 0..6 {
         // iLink's gateway answers 502 to every poll for 60 s, then is healthy for 20 s.
         fake.inject_n(Endpoint::GetUpdates, Fault::Status(502), 100_000);
-        tick_for(Duration::from_secs(60)).await;
+        scv_bridge::testing::let_time_pass(Duration::from_secs(60)).await;
         fake.clear_faults();
         let healed = Instant::now();
         let back = tokio::select! {
             () = connected(&h) => healed.elapsed(),
-            () = tick_for(Duration::from_secs(60)) => healed.elapsed(),
+            () = scv_bridge::testing::let_time_pass(Duration::from_secs(60)) => healed.elapsed(),
         };
         assert!(
             back <= Duration::from_secs(15),
             "round {round}: connected {back:?} after the heal; {:?}",
             h.status().await
         );
-        tick_for(Duration::from_secs(20).saturating_sub(back)).await;
+        scv_bridge::testing::let_time_pass(Duration::from_secs(20).saturating_sub(back)).await;
     }
     fake.push_text(wechat_support::OWNER, "still there?");
     let answered = async {
@@ -67,7 +58,7 @@ async fn wechat_notices_the_platform_back_within_fifteen_seconds_in_every_round(
     };
     tokio::select! {
         () = answered => {}
-        () = tick_for(Duration::from_secs(60)) => {}
+        () = scv_bridge::testing::let_time_pass(Duration::from_secs(60)) => {}
     }
     let texts: Vec<String> = fake.sent().into_iter().map(|m| m.text).collect();
     assert_eq!(texts, ["echo: still there?"]);

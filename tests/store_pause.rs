@@ -10,7 +10,6 @@ use std::time::Duration;
 use scv_bridge::protocol::{ComponentHealth, NoteSource};
 use scv_wechat::Endpoint;
 use scv_wechat::fake::FakeConfig;
-use tokio::time::Instant;
 
 const NOTE: &str = "store: disk full; not reading new messages until space is freed";
 
@@ -19,15 +18,6 @@ fn store_note(s: &ComponentHealth) -> Option<&str> {
         .iter()
         .find(|n| n.source == NoteSource::Store)
         .map(|n| n.text.as_str())
-}
-
-/// Lets `d` of paused time pass in 10 ms steps (the runtime never jumps past the retries while
-/// it waits on the store's writer thread).
-async fn tick_for(d: Duration) {
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 /// Waits on the account's health changes until `ok` holds, or `ceiling` of paused time.
@@ -49,7 +39,7 @@ async fn health_until(
     };
     tokio::select! {
         () = wait => {}
-        () = tick_for(ceiling) => {}
+        () = scv_bridge::testing::let_time_pass(ceiling) => {}
     }
     ComponentHealth::clone(&cell.get())
 }
@@ -77,7 +67,7 @@ async fn wechat_stops_polling_while_the_journal_cannot_commit_and_loses_nothing(
     // would hand out next stays with it.
     let polls = fake.requests_to(Endpoint::GetUpdates).len();
     fake.push_text(wechat_support::OWNER, "two");
-    tick_for(Duration::from_secs(120)).await;
+    scv_bridge::testing::let_time_pass(Duration::from_secs(120)).await;
     assert_eq!(
         fake.requests_to(Endpoint::GetUpdates).len(),
         polls,
@@ -104,7 +94,7 @@ async fn wechat_stops_polling_while_the_journal_cannot_commit_and_loses_nothing(
     };
     tokio::select! {
         () = answered => {}
-        () = tick_for(Duration::from_secs(60)) => {}
+        () = scv_bridge::testing::let_time_pass(Duration::from_secs(60)) => {}
     }
     let texts: Vec<String> = fake.sent().into_iter().map(|m| m.text).collect();
     assert_eq!(texts, ["echo: one", "echo: two"]);

@@ -26,6 +26,17 @@ use crate::supervisor::{
     Component, ComponentError, ComponentFactory, HealthHandle, HealthRegistry,
 };
 
+/// Lets `d` of paused tokio time pass, driven in 10 ms steps with `tokio::time::advance`
+/// (tests that pause the clock). One long jump would skip the attempts a backoff really makes
+/// while the runtime waits on the store's writer thread (which tokio cannot see); small steps
+/// fire each timer near its own moment, so the count of attempts stays honest.
+pub async fn let_time_pass(d: Duration) {
+    let end = tokio::time::Instant::now() + d;
+    while tokio::time::Instant::now() < end {
+        tokio::time::advance(Duration::from_millis(10)).await;
+    }
+}
+
 /// Waits (on change notifications, not a timer) until account `id` is in `state`.
 pub async fn wait_for_state(registry: &HealthRegistry, id: &str, state: ComponentState) {
     let mut members = registry.subscribe();

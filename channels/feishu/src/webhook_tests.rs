@@ -58,7 +58,7 @@ fn encrypted_event_decrypts() {
     let plain = json!({"schema": "2.0", "header": {"event_id": "e1", "event_type": "x", "token": "vtok"}, "event": {}});
     let body = encrypted_body(&plain);
     let h = signed(&body, None);
-    let got = handle(&config(), lookup(&h), &body, T0).unwrap();
+    let got = handle(&config(), lookup(&h), &body, T0).expect("a signed event");
     let WebhookRequest::Event(bytes) = got else {
         panic!("not an event")
     };
@@ -128,7 +128,7 @@ fn url_verification_plain_and_encrypted() {
         encrypt_key: None,
         verification_token: Some(Secret::new("vtok")),
     };
-    let got = handle(&cfg, lookup(&none), plain.to_string().as_bytes(), T0).unwrap();
+    let got = handle(&cfg, lookup(&none), plain.to_string().as_bytes(), T0).expect("a plain event");
     assert_eq!(
         got,
         WebhookRequest::UrlVerification {
@@ -137,7 +137,8 @@ fn url_verification_plain_and_encrypted() {
     );
     assert_eq!(url_verification_response("ch-1"), r#"{"challenge":"ch-1"}"#);
     // Encrypted, and unsigned as the platform sends it.
-    let got = handle(&config(), lookup(&none), &encrypted_body(&plain), T0).unwrap();
+    let got = handle(&config(), lookup(&none), &encrypted_body(&plain), T0)
+        .expect("an unsigned url_verification");
     assert_eq!(
         got,
         WebhookRequest::UrlVerification {
