@@ -19,6 +19,24 @@ pub struct BotIdentity {
     pub id: String,
 }
 
+impl BotIdentity {
+    /// The bot `login`'s `field` names, as `platform` calls it (`called`); `None` when the
+    /// field is missing or blank. What a platform's reading of its login is made of.
+    pub fn named_by(
+        login: &Credentials,
+        field: &str,
+        platform: &'static str,
+        called: &'static str,
+    ) -> Option<BotIdentity> {
+        let id = login.get(field)?.expose().trim().to_string();
+        (!id.is_empty()).then_some(BotIdentity {
+            platform,
+            called,
+            id,
+        })
+    }
+}
+
 /// Accounts of one channel that share one bot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SharedBot {
@@ -67,14 +85,15 @@ impl SharedBot {
 }
 
 /// The groups of accounts whose stored logins name the same bot; `identify` is the platforms'
-/// reading of a login (`None`: a login that names no bot, or a platform without one).
+/// reading of a login (`None`: a login that names no bot, a blank id included, or a platform
+/// without one; see [`BotIdentity::named_by`]).
 pub fn shared_bots<'a>(
     logins: impl IntoIterator<Item = (&'a AccountKey, &'a Credentials)>,
     identify: impl Fn(&AccountKey, &Credentials) -> Option<BotIdentity>,
 ) -> Vec<SharedBot> {
     let mut by_bot: BTreeMap<(Channel, BotIdentity), Vec<AccountKey>> = BTreeMap::new();
     for (key, creds) in logins {
-        if let Some(bot) = identify(key, creds).filter(|b| !b.id.trim().is_empty()) {
+        if let Some(bot) = identify(key, creds) {
             by_bot
                 .entry((key.channel, bot))
                 .or_default()
@@ -105,12 +124,9 @@ mod tests {
 
     /// A reading of logins like a platform's: the `bot` field names the bot; mail has none.
     fn identify(k: &AccountKey, c: &Credentials) -> Option<BotIdentity> {
-        let id = c.get("bot")?.expose().to_string();
-        (k.channel != Channel::Mail).then_some(BotIdentity {
-            platform: "WeChat",
-            called: "bot id",
-            id,
-        })
+        (k.channel != Channel::Mail)
+            .then(|| BotIdentity::named_by(c, "bot", "Chatapp", "bot id"))
+            .flatten()
     }
 
     fn login(bot: &str) -> Credentials {
@@ -123,6 +139,7 @@ mod tests {
             (key("wechat:a"), login("b1@im.bot")),
             (key("wechat:b"), login("b1@im.bot")),
             (key("wechat:c"), login("b2@im.bot")),
+            // A blank id names no bot.
             (key("wechat:d"), login("  ")),
             (key("wechat:e"), login("  ")),
             // The same id under another channel is another bot.
@@ -135,7 +152,7 @@ mod tests {
             vec![SharedBot {
                 channel: Channel::Wechat,
                 bot: BotIdentity {
-                    platform: "WeChat",
+                    platform: "Chatapp",
                     called: "bot id",
                     id: "b1@im.bot".into(),
                 },
@@ -145,7 +162,7 @@ mod tests {
         let w = found[0].warning(&CommandLine::default());
         assert!(
             w.starts_with(
-                "wechat:a and wechat:b are logged in to the same WeChat bot (bot id b1@im.bot)"
+                "wechat:a and wechat:b are logged in to the same Chatapp bot (bot id b1@im.bot)"
             ),
             "{w}"
         );

@@ -30,12 +30,7 @@ impl Platform for Feishu {
     }
 
     fn bot(&self, login: &Credentials) -> Option<BotIdentity> {
-        let id = login.get(APP_ID_FIELD)?.expose().trim().to_string();
-        (!id.is_empty()).then_some(BotIdentity {
-            platform: self.label(),
-            called: "app id",
-            id,
-        })
+        BotIdentity::named_by(login, APP_ID_FIELD, self.label(), "app id")
     }
 
     fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {

@@ -30,12 +30,7 @@ impl Platform for Wechat {
     }
 
     fn bot(&self, login: &Credentials) -> Option<BotIdentity> {
-        let id = login.get(BOT_ID_FIELD)?.expose().trim().to_string();
-        (!id.is_empty()).then_some(BotIdentity {
-            platform: self.label(),
-            called: "bot id",
-            id,
-        })
+        BotIdentity::named_by(login, BOT_ID_FIELD, self.label(), "bot id")
     }
 
     fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
