@@ -6,17 +6,16 @@
 //! with certificate verification, the IMAP/SMTP login, the Feishu token, the model's `/models`.
 
 mod agent;
-mod check;
 mod daemon_view;
-mod endpoints;
+#[cfg(test)]
+mod ids_tests;
 mod local;
-mod mailbox;
 
 use std::path::{Path, PathBuf};
 
-pub use check::{Check, CheckId};
+pub use crate::probe::{Check, CheckId};
 
-use crate::config::{ChannelSettings, CommandLine, Config, client_socket};
+use crate::config::{CommandLine, Config, client_socket};
 
 /// The daemon that answered on the control socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +140,7 @@ pub async fn run(path: &Path) -> Report {
     Report { daemon, checks }
 }
 
-/// Each enabled account's endpoints, checked for real (only when no daemon answers).
+/// Each enabled account's platform probes, run for real (only when no daemon answers).
 async fn platforms(
     config: &Config,
     credentials: &local::Loaded,
@@ -155,13 +154,12 @@ async fn platforms(
             .and_then(|r| r.as_ref().ok())
             .and_then(Option::as_ref);
         let login = commands.command(&format!("login {} {}", a.key.channel, a.key.account));
-        let checks = match &a.settings {
-            ChannelSettings::Wechat(s) => vec![endpoints::wechat(&id, s, stored).await],
-            ChannelSettings::Feishu(s) => endpoints::feishu(&id, s, stored, &login).await,
-            ChannelSettings::Mail(m) => {
-                mailbox::checks(&id, &a.key.account, m, stored, &login).await
-            }
+        let input = crate::probe::ProbeInput {
+            spec: a,
+            stored,
+            login: &login,
         };
+        let checks = crate::adapters::platform(a.key.channel).probe(input).await;
         out.extend(checks.into_iter().map(|c| c.of(&id)));
     }
     out

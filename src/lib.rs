@@ -22,7 +22,8 @@
 //! - [`client`]: the control socket client used by the command line.
 //! - [`daemon`]: wires configuration, store, supervisor and control socket into `run`.
 //! - [`doctor`]: `scv-bridge doctor`: every dependency checked, each with its fix.
-//! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: store credentials, tell the daemon.
+//! - [`probe`]: what a doctor check is, and the network probes the platforms' checks share.
+//! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: walk the platform's login steps, store, pair.
 //! - [`port`]: what the daemon lends each account: its state, its login, an inbox into the pipeline.
 //! - [`adapters`]: WeChat and Feishu, each a platform crate turned into a `Component` over a
 //!   port, and the platform registry (`adapters::platform`), one value per channel.
@@ -57,6 +58,7 @@ pub mod media;
 pub mod metrics;
 pub mod policy;
 pub mod port;
+pub mod probe;
 pub mod protocol;
 pub mod sd_notify;
 pub mod secret;

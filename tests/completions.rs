@@ -171,12 +171,13 @@ fn the_manual_page_renders_with_every_subcommand() {
             "{s} missing: {text}"
         );
     }
-    for nested in [
-        "scv-bridge login wechat",
-        "scv-bridge login feishu",
-        "scv-bridge channel set",
-        "scv-bridge config example",
-    ] {
+    // Each platform's login options, from its login steps.
+    assert!(
+        text.contains("login feishu ACCOUNT  --app-id APP_ID"),
+        "{text}"
+    );
+    assert!(text.contains("login mail ACCOUNT  (none"), "{text}");
+    for nested in ["scv-bridge channel set", "scv-bridge config example"] {
         assert!(
             text.contains(&format!("\n   {nested}\n")),
             "{nested}: {text}"

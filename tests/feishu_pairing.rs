@@ -3,8 +3,8 @@
 mod feishu_support;
 
 use feishu_support::*;
+use scv_bridge::adapters::feishu::login::store_credentials;
 use scv_bridge::config::FeishuSettings;
-use scv_bridge::login::feishu::store_credentials;
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::CredentialStore;
 use scv_bridge::supervisor::unix_now;

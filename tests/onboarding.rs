@@ -404,7 +404,7 @@ fn status_quiet_without_a_daemon_exits_1_and_prints_nothing() {
 
 #[test]
 fn the_guide_login_feishu_points_to_is_built_in_in_both_languages() {
-    let line = scv_bridge::login::feishu::guide_line();
+    let line = scv_bridge::adapters::feishu::login::guide_line();
     assert!(line.contains("`scv-bridge guide`"), "{line}");
     for (args, file) in [
         (&["guide", "--lang", "en"][..], "docs/setup.md"),

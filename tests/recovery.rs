@@ -138,7 +138,7 @@ async fn feishu_rejected_secret_comes_back_on_a_login_with_the_same_secret() {
         _ => unreachable!("a feishu account"),
     };
     let fake_cfg = h.fake.config().clone();
-    scv_bridge::login::feishu::store_credentials(
+    scv_bridge::adapters::feishu::login::store_credentials(
         &h.credentials,
         &h.key(),
         &settings,

@@ -6,11 +6,14 @@ mod wechat_support;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use scv_bridge::config::Channel;
 use scv_bridge::login::LoginArgs;
+use scv_bridge::port::login_flow::{Field, LoginUi, Shown};
 use scv_bridge::protocol::ComponentState;
 use scv_wechat::Endpoint;
 use scv_wechat::fake::{FakeConfig, FakeHandle};
-use scv_wechat::login::{LoginEvent, LoginOptions, LoginUi};
 use tokio::sync::watch;
 use wechat_support::*;
 
@@ -18,12 +21,12 @@ use wechat_support::*;
 /// what was shown rather than on a clock.
 #[derive(Clone, Default)]
 struct ScriptedUi {
-    events: Arc<watch::Sender<Vec<LoginEvent>>>,
+    events: Arc<watch::Sender<Vec<Shown>>>,
 }
 
 impl ScriptedUi {
     /// Waits until an event `pred` matches was shown (the caller bounds the wait).
-    async fn wait_saw(&self, pred: impl Fn(&LoginEvent) -> bool) {
+    async fn wait_saw(&self, pred: impl Fn(&Shown) -> bool) {
         let mut events = self.events.subscribe();
         // The sender lives in `self`, so the wait ends only by the event or the caller.
         let _ = events.wait_for(|e| e.iter().any(&pred)).await;
@@ -31,13 +34,18 @@ impl ScriptedUi {
 }
 
 impl LoginUi for ScriptedUi {
-    fn event(&mut self, event: LoginEvent) {
-        self.events.send_modify(|e| e.push(event));
+    fn show(&mut self, shown: Shown) {
+        self.events.send_modify(|e| e.push(shown));
     }
 
-    async fn verify_code(&mut self) -> Option<String> {
-        None
+    fn ask<'a>(&'a mut self, field: &'a Field) -> BoxFuture<'a, Result<String, String>> {
+        async move { Err(format!("nobody types {} here", field.name)) }.boxed()
     }
+}
+
+/// Whether `shown` is the line that says the code was scanned.
+fn scanned(shown: &Shown) -> bool {
+    matches!(shown, Shown::Line(l) if l.starts_with("scanned"))
 }
 
 /// Plays the phone: waits for a code, optionally lets it expire, then scans and confirms.
@@ -50,19 +58,17 @@ async fn phone(fake: FakeHandle, ui: ScriptedUi, expire_first: bool) {
     }
     assert!(fake.wait_for_qr(code, PATIENCE).await);
     fake.qr_scan();
-    within(
-        ui.wait_saw(|e| *e == LoginEvent::Scanned),
-        "the scan to be shown",
-    )
-    .await;
+    within(ui.wait_saw(scanned), "the scan to be shown").await;
     fake.qr_confirm(OWNER).expect("a code to confirm");
 }
 
-fn quick_login() -> LoginOptions {
-    LoginOptions {
-        poll_interval: Duration::from_millis(20),
-        ..LoginOptions::default()
+/// Logs in against `base`, polling the scan quickly.
+fn quick_login(base: String) -> LoginArgs {
+    LoginArgs {
+        poll: Some(Duration::from_millis(20)),
+        ..LoginArgs::default()
     }
+    .with_flag("base-url", base)
 }
 
 #[tokio::test]
@@ -75,19 +81,10 @@ async fn qr_login_refreshes_an_expired_code_and_stores_the_owner() {
     let fake = h.fake.handle();
     let ui = ScriptedUi::default();
     let driver = tokio::spawn(phone(fake.clone(), ui.clone(), true));
-    let args = LoginArgs {
-        base_url: Some(h.fake.base_url()),
-        ..LoginArgs::default()
-    };
+    let args = quick_login(h.fake.base_url());
     let mut login_ui = ui.clone();
     let line = within(
-        scv_bridge::login::wechat::run_with(
-            &h.config(),
-            "phone",
-            &args,
-            &quick_login(),
-            &mut login_ui,
-        ),
+        scv_bridge::login::run_with(Channel::Wechat, &h.config(), "phone", &args, &mut login_ui),
         "the login",
     )
     .await
@@ -100,7 +97,7 @@ async fn qr_login_refreshes_an_expired_code_and_stores_the_owner() {
     let shown: Vec<u32> = events
         .iter()
         .filter_map(|e| match e {
-            LoginEvent::ShowQr { number, of, .. } => {
+            Shown::Qr { number, of, .. } => {
                 assert_eq!(*of, 3);
                 Some(*number)
             }
@@ -108,12 +105,14 @@ async fn qr_login_refreshes_an_expired_code_and_stores_the_owner() {
         })
         .collect();
     assert_eq!(shown, [1, 2], "one refresh after the expiry");
-    let expired_at = events.iter().position(|e| *e == LoginEvent::Expired);
+    let expired_at = events
+        .iter()
+        .position(|e| *e == Shown::Line("the code expired".into()));
     let second_at = events
         .iter()
-        .position(|e| matches!(e, LoginEvent::ShowQr { number: 2, .. }));
+        .position(|e| matches!(e, Shown::Qr { number: 2, .. }));
     assert!(expired_at < second_at && expired_at.is_some());
-    assert!(events.contains(&LoginEvent::Scanned));
+    assert!(events.iter().any(scanned));
     assert_eq!(fake.qr_codes_issued(), 2);
 
     let stored = h.credentials().load(ID).expect("load").expect("saved");
@@ -166,19 +165,10 @@ async fn an_expired_session_fails_with_the_hint_and_a_new_login_reconnects() {
 
     let ui = ScriptedUi::default();
     let driver = tokio::spawn(phone(fake.clone(), ui.clone(), false));
-    let args = LoginArgs {
-        base_url: Some(h.fake.base_url()),
-        ..LoginArgs::default()
-    };
+    let args = quick_login(h.fake.base_url());
     let mut login_ui = ui.clone();
     let line = within(
-        scv_bridge::login::wechat::run_with(
-            &h.config(),
-            "phone",
-            &args,
-            &quick_login(),
-            &mut login_ui,
-        ),
+        scv_bridge::login::run_with(Channel::Wechat, &h.config(), "phone", &args, &mut login_ui),
         "the login",
     )
     .await

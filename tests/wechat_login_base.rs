@@ -5,32 +5,35 @@ mod wechat_support;
 
 use std::time::Duration;
 
-use scv_bridge::config::ChannelSettings;
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use scv_bridge::config::{Channel, ChannelSettings};
 use scv_bridge::login::LoginArgs;
+use scv_bridge::port::login_flow::{Field, LoginUi, Shown};
 use scv_wechat::fake::FakeConfig;
-use scv_wechat::login::{LoginEvent, LoginOptions, LoginUi};
 use wechat_support::*;
 
 /// Scans as soon as a code is shown: the fake confirms in the same breath.
 struct Phone(scv_wechat::fake::FakeHandle);
 
 impl LoginUi for Phone {
-    fn event(&mut self, event: LoginEvent) {
-        if matches!(event, LoginEvent::ShowQr { .. }) {
+    fn show(&mut self, shown: Shown) {
+        if matches!(shown, Shown::Qr { .. }) {
             self.0.qr_scan();
             let _ = self.0.qr_confirm(OWNER);
         }
     }
 
-    async fn verify_code(&mut self) -> Option<String> {
-        None
+    fn ask<'a>(&'a mut self, field: &'a Field) -> BoxFuture<'a, Result<String, String>> {
+        async move { Err(format!("nobody types {} here", field.name)) }.boxed()
     }
 }
 
-fn quick() -> LoginOptions {
-    LoginOptions {
-        poll_interval: Duration::from_millis(20),
-        ..LoginOptions::default()
+/// No flags; the scan is polled quickly.
+fn quick() -> LoginArgs {
+    LoginArgs {
+        poll: Some(Duration::from_millis(20)),
+        ..LoginArgs::default()
     }
 }
 
@@ -46,13 +49,7 @@ async fn without_the_flag_the_configured_base_url_is_used() {
     .await;
     let mut phone = Phone(h.fake.handle());
     let line = within(
-        scv_bridge::login::wechat::run_with(
-            &h.config(),
-            "phone",
-            &LoginArgs::default(),
-            &quick(),
-            &mut phone,
-        ),
+        scv_bridge::login::run_with(Channel::Wechat, &h.config(), "phone", &quick(), &mut phone),
         "the login",
     )
     .await
@@ -78,13 +75,7 @@ async fn a_host_that_cannot_be_reached_is_named() {
     }
     let mut phone = Phone(h.fake.handle());
     let err = within(
-        scv_bridge::login::wechat::run_with(
-            &config,
-            "phone",
-            &LoginArgs::default(),
-            &quick(),
-            &mut phone,
-        ),
+        scv_bridge::login::run_with(Channel::Wechat, &config, "phone", &quick(), &mut phone),
         "the login",
     )
     .await

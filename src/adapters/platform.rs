@@ -10,8 +10,12 @@
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
+
 use crate::config::{AccountSpec, Channel};
 use crate::port::Ports;
+use crate::port::login_flow::LoginFlow;
+use crate::probe::{Check, ProbeInput};
 use crate::secrets::{BotIdentity, Credentials};
 use crate::supervisor::{Capabilities, Component};
 
@@ -42,6 +46,16 @@ pub trait Platform: Send + Sync + 'static {
 
     /// The component for one account of this platform.
     fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component>;
+
+    /// Its login, as steps `login`, `init` (and the console) walk with any UI.
+    fn login(&self) -> &'static dyn LoginFlow;
+
+    /// The ids of its doctor probes (`wechat.endpoint`), pinned like the core's.
+    fn check_ids(&self) -> &'static [&'static str];
+
+    /// Its doctor probes for one enabled account, run when no daemon answers: network checks
+    /// that spend no platform quota, each with its fix.
+    fn probe<'a>(&'a self, input: ProbeInput<'a>) -> BoxFuture<'a, Vec<Check>>;
 }
 
 #[cfg(test)]

@@ -86,10 +86,24 @@ pub enum Command {
         #[arg(long, add = ArgValueCompleter::new(super::candidates::account_keys))]
         chat: Option<String>,
     },
-    /// Store an account's credentials (a running daemon picks them up), or the model API key.
+    /// Log an account in through its platform's steps (a scan, or the secrets it asks for; the
+    /// owner pairs by a one-time code where the login names none); a running daemon picks it up.
+    /// `login agent` stores the model API key, checked against [agent] base_url.
+    #[command(after_help = login_options())]
     Login {
-        #[command(subcommand)]
-        target: LoginTarget,
+        /// The account's channel, or `agent` for the model API key.
+        #[arg(add = ArgValueCompleter::new(super::candidates::login_targets))]
+        target: String,
+        /// The account to log in (not for `agent`).
+        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
+        account: Option<String>,
+        /// The platform's own options as `--FLAG VALUE` (listed below); what is not given is asked.
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "OPTIONS"
+        )]
+        options: Vec<String>,
     },
     /// Helpers for the configuration file.
     Config {
@@ -118,33 +132,25 @@ pub enum ConfigAction {
     Example,
 }
 
-/// Which channel to log in to.
-#[derive(Subcommand)]
-pub enum LoginTarget {
-    /// Scan a QR code with WeChat; the scanner becomes the account's owner.
-    Wechat {
-        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
-        account: String,
-        /// The iLink endpoint to log in against (default: the account's base_url, else iLink's).
-        #[arg(long)]
-        base_url: Option<String>,
-    },
-    /// Store the Feishu app ID and secret, then pair the owner.
-    Feishu {
-        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
-        account: String,
-        /// The app ID (the secret is prompted, or read from stdin).
-        #[arg(long)]
-        app_id: Option<String>,
-    },
-    /// Store the mailbox password (prompted, or read from stdin).
-    Mail {
-        #[arg(add = ArgValueCompleter::new(super::candidates::accounts))]
-        account: String,
-    },
-    /// Store the model API key (prompted, or read from stdin), checked against [agent] base_url;
-    /// used when [agent] api_key_env is not set.
-    Agent,
+/// Each platform's login options, for `login --help` and the manual page.
+fn login_options() -> String {
+    let mut out = String::from("Each platform's options:\n");
+    for p in crate::adapters::all() {
+        let flags: Vec<String> =
+            crate::port::login_flow::unconfigured_fields(p.login(), p.channel())
+                .iter()
+                .filter_map(|f| {
+                    f.flag
+                        .map(|flag| format!("--{flag} {}", f.name.to_uppercase()))
+                })
+                .collect();
+        let flags = match flags.is_empty() {
+            true => "(none; everything is asked)".to_string(),
+            false => flags.join(" "),
+        };
+        out.push_str(&format!("  login {} ACCOUNT  {flags}\n", p.channel()));
+    }
+    out
 }
 
 /// What to do to one account.

@@ -19,6 +19,16 @@ pub fn channels(current: &OsStr) -> Vec<CompletionCandidate> {
         .collect()
 }
 
+/// Candidates for what `login` logs in: a channel, or `agent` (the model API key).
+pub fn login_targets(current: &OsStr) -> Vec<CompletionCandidate> {
+    let now = current.to_string_lossy();
+    let mut out = channels(current);
+    if "agent".starts_with(now.as_ref()) {
+        out.push(CompletionCandidate::new("agent"));
+    }
+    out
+}
+
 /// Candidates for an account name: the configured accounts, of the channel named on the line
 /// when one is (`login wechat <Tab>`, `channel enable mail <Tab>`).
 pub fn accounts(current: &OsStr) -> Vec<CompletionCandidate> {

@@ -3,9 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::args::{
-    ChannelAction, Cli, Command, ConfigAction, LoginTarget, PurposeArg, SendersArg, ToolsArg,
-};
+use super::args::{ChannelAction, Cli, Command, ConfigAction, PurposeArg, SendersArg, ToolsArg};
 use crate::client;
 use crate::config::{CommandLine, Config, client_socket};
 use crate::login::LoginArgs;
@@ -119,29 +117,14 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             timeout,
             chat,
         } => confirm(&config_path, question, timeout, chat).await,
-        Command::Login { target } => {
+        Command::Login {
+            target,
+            account,
+            options,
+        } => {
             let config = Config::load(&config_path).map_err(|e| e.to_string())?;
-            let result = match target {
-                LoginTarget::Wechat { account, base_url } => {
-                    let args = LoginArgs {
-                        base_url,
-                        ..LoginArgs::default()
-                    };
-                    crate::login::wechat::run(&config, &account, &args).await
-                }
-                LoginTarget::Feishu { account, app_id } => {
-                    let args = LoginArgs {
-                        app_id,
-                        ..LoginArgs::default()
-                    };
-                    crate::login::feishu::run(&config, &account, &args).await
-                }
-                LoginTarget::Mail { account } => {
-                    crate::login::mail::run(&config, &account, &LoginArgs::default()).await
-                }
-                LoginTarget::Agent => crate::login::agent::run(&config).await,
-            };
-            result.map(|()| ExitCode::SUCCESS)
+            login(&config, &target, account, &options).await?;
+            Ok(ExitCode::SUCCESS)
         }
     }
 }
@@ -245,4 +228,36 @@ async fn confirm(
         _ => println!("{}", outcome.message()),
     }
     Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// `login TARGET [ACCOUNT] [OPTIONS]`: the model key, or an account through its platform's steps.
+async fn login(
+    config: &Config,
+    target: &str,
+    account: Option<String>,
+    options: &[String],
+) -> Result<(), String> {
+    if target == "agent" {
+        if let Some(extra) = account.as_ref().or(options.first()) {
+            return Err(format!(
+                "`login agent` takes no account or options, found '{extra}'"
+            ));
+        }
+        return crate::login::agent::run(config).await;
+    }
+    let channel = crate::config::Channel::parse(target).ok_or_else(|| {
+        format!(
+            "expected a channel ({}) or agent, found '{target}'",
+            crate::config::Channel::ALL.map(|c| c.as_str()).join(", ")
+        )
+    })?;
+    let account = account.ok_or_else(|| {
+        format!(
+            "which account? e.g. `{}`",
+            crate::config::CommandLine::for_config(&config.path)
+                .command(&format!("login {channel} NAME"))
+        )
+    })?;
+    let args = LoginArgs::parse(options)?;
+    crate::login::run(channel, config, &account, &args).await
 }

@@ -13,8 +13,8 @@ pub mod init;
 mod man;
 
 pub use args::{
-    ChannelAction, Cli, Command, ConfigAction, GuideLang, LogFormat, LoginTarget, PurposeArg,
-    SendersArg, ToolsArg,
+    ChannelAction, Cli, Command, ConfigAction, GuideLang, LogFormat, PurposeArg, SendersArg,
+    ToolsArg,
 };
 pub use commands::dispatch;
 pub use complete::answer_shell;

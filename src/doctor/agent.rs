@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use super::endpoints::{http_client, request_failure, transport};
 use super::{Check, CheckId};
 use crate::agent::key::{self, KeySource};
 use crate::config::{AgentBackend, CommandLine, Config, expand_tilde};
+use crate::probe::http::{http_client, request_failure, transport};
 use crate::secrets::Secret;
 
 /// The agent's checks; `stored` is the key `login agent` keeps. With a daemon answering, its own

@@ -6,8 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::{Check, CheckId};
-use crate::adapters::feishu::ENCRYPT_KEY_FIELD;
-use crate::config::{AccountKey, AgentBackend, ChannelSettings, CommandLine, Config, FeishuMode};
+use crate::config::{AccountKey, AgentBackend, CommandLine, Config};
 use crate::secrets::{
     AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials, Secret, shared_bots,
 };
@@ -53,19 +52,9 @@ pub(super) async fn load_credentials(config: &Config) -> Result<Loaded, Check> {
     }
 }
 
-/// One check per enabled account: credentials stored, and what its mode needs among them.
+/// One check per stored login: readable, and holding what its account's login steps ask for.
 pub(super) fn credentials(config: &Config, loaded: &Loaded) -> Vec<Check> {
     let commands = CommandLine::for_config(&config.path);
-    // Callback mode refuses to start without the key that signs callbacks.
-    let callbacks: Vec<String> = config
-        .accounts
-        .values()
-        .filter(|a| {
-            a.enabled
-                && matches!(&a.settings, ChannelSettings::Feishu(f) if f.mode == FeishuMode::Webhook)
-        })
-        .map(|a| a.key.to_string())
-        .collect();
     loaded
         .iter()
         .filter(|(id, _)| id.as_str() != AGENT_KEY_ID)
@@ -73,18 +62,10 @@ pub(super) fn credentials(config: &Config, loaded: &Loaded) -> Vec<Check> {
             let (channel, account) = id.split_once(':').unwrap_or((id, ""));
             let login = commands.command(&format!("login {channel} {account}"));
             let check = match r {
-                Ok(Some(c))
-                    if callbacks.contains(id)
-                        && c.get(ENCRYPT_KEY_FIELD)
-                            .is_none_or(|k| k.expose().is_empty()) =>
-                {
-                    Check::fail(
-                        CheckId::Credentials,
-                        format!("{id} is in callback mode but has no Encrypt Key stored"),
-                        format!("set an Encrypt Key in the Feishu console, then run `{login}`"),
-                    )
-                }
-                Ok(Some(_)) => Check::pass(CheckId::Credentials, format!("{id} has credentials")),
+                Ok(Some(c)) => match lacks(config, &commands, id, c, &login) {
+                    Some((what, fix)) => Check::fail(CheckId::Credentials, what, fix),
+                    None => Check::pass(CheckId::Credentials, format!("{id} has credentials")),
+                },
                 Ok(None) => Check::fail(
                     CheckId::Credentials,
                     format!("{id} has no credentials"),
@@ -99,6 +80,30 @@ pub(super) fn credentials(config: &Config, loaded: &Loaded) -> Vec<Check> {
             check.of(id)
         })
         .collect()
+}
+
+/// What the stored login of enabled account `id` lacks, per its platform's login steps.
+fn lacks(
+    config: &Config,
+    commands: &CommandLine,
+    id: &str,
+    stored: &Credentials,
+    login: &str,
+) -> Option<(String, String)> {
+    let spec = config
+        .accounts
+        .values()
+        .find(|a| a.enabled && a.key.to_string() == id)?;
+    let input = crate::port::login_flow::LoginInput {
+        key: &spec.key,
+        settings: Some(&spec.settings),
+        previous: Some(stored),
+        poll: None,
+        commands,
+    };
+    crate::adapters::platform(spec.key.channel)
+        .login()
+        .lacks(&input, stored, login)
 }
 
 /// Two enabled accounts logged in to one bot (WeChat bot id, Feishu app id) each miss messages.

@@ -1,40 +1,72 @@
-//! `scv-bridge login CHANNEL ACCOUNT`: store an account's credentials, then tell a running daemon;
-//! `scv-bridge login agent` stores the model API key.
+//! `scv-bridge login CHANNEL ACCOUNT`: walk the platform's login steps, store what it accepted,
+//! pair the owner where the login names none, then tell a running daemon; `scv-bridge login
+//! agent` stores the model API key.
 
 pub mod agent;
-pub mod feishu;
-pub mod mail;
+mod pairing_wait;
 pub mod prompt;
-pub mod wechat;
+mod steps;
+mod terminal;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 use crate::client;
 use crate::config::Config;
 use crate::protocol::DaemonCommand;
 use crate::secrets::CredentialStore;
 
-/// Options the login commands take (each channel uses what applies to it).
+pub use steps::run_with;
+
+/// What the command line gave a login besides the account.
 #[derive(Debug, Clone, Default)]
 pub struct LoginArgs {
-    /// WeChat: the iLink base URL to log in against.
-    pub base_url: Option<String>,
-    /// Feishu: the app ID (the secret is prompted, or read from stdin).
-    pub app_id: Option<String>,
+    /// `--FLAG VALUE` pairs, by flag name without the dashes (`app-id`): answers to the
+    /// platform's questions that have a flag (`Field::flag`).
+    pub flags: BTreeMap<String, String>,
+    /// How often to poll while waiting (a scan, a pairing); `None`: the platform's pace.
+    pub poll: Option<Duration>,
 }
 
-/// Runs `channel`'s login for `account`: the one place that picks a login by channel (a new
-/// channel fails to compile here until it has one, instead of running another's).
+impl LoginArgs {
+    /// `args` with `--FLAG VALUE` given (a builder for callers that know a flag).
+    pub fn with_flag(mut self, flag: &str, value: impl Into<String>) -> Self {
+        self.flags.insert(flag.to_string(), value.into());
+        self
+    }
+
+    /// Reads `--FLAG VALUE` / `--FLAG=VALUE` words after the account; the error is for people.
+    pub fn parse(words: &[String]) -> Result<Self, String> {
+        let mut args = LoginArgs::default();
+        let mut words = words.iter();
+        while let Some(w) = words.next() {
+            let Some(flag) = w.strip_prefix("--").filter(|f| !f.is_empty()) else {
+                return Err(format!("expected a --FLAG VALUE option, found '{w}'"));
+            };
+            let (flag, value) = match flag.split_once('=') {
+                Some((f, v)) => (f.to_string(), v.to_string()),
+                None => match words.next() {
+                    Some(v) => (flag.to_string(), v.clone()),
+                    None => return Err(format!("--{flag} needs a value")),
+                },
+            };
+            args.flags.insert(flag, value);
+        }
+        Ok(args)
+    }
+}
+
+/// Runs `channel`'s login for `account` in the terminal: its platform's steps
+/// (`Platform::login`), the same for every platform.
 pub async fn run(
     channel: crate::ids::Channel,
     config: &Config,
     account: &str,
     args: &LoginArgs,
 ) -> Result<(), String> {
-    use crate::ids::Channel;
-    match channel {
-        Channel::Wechat => wechat::run(config, account, args).await,
-        Channel::Feishu => feishu::run(config, account, args).await,
-        Channel::Mail => mail::run(config, account, args).await,
-    }
+    run_with(channel, config, account, args, &mut terminal::Terminal)
+        .await
+        .map(drop)
 }
 
 /// The credential store the daemon with `config` uses.

@@ -443,7 +443,7 @@ async fn password(a: &Account) -> Option<scv_mail::Password> {
         .await
         .ok()?
         .ok()??;
-    c.get("password")
+    c.get(super::PASSWORD_FIELD)
         .map(|p| scv_mail::Password::new(p.expose()))
 }
 

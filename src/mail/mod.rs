@@ -11,6 +11,7 @@ mod chat;
 mod crash_points;
 mod failure;
 mod judge;
+pub mod probe;
 mod report;
 pub mod triage;
 mod watch;
@@ -121,6 +122,9 @@ pub(crate) struct Account {
 /// The mail platform's name for people (its `adapters::Platform` value says it too).
 pub const LABEL: &str = "mail";
 
+/// The stored login's field holding the mailbox password (written by mail's login steps).
+pub const PASSWORD_FIELD: &str = "password";
+
 /// The component for one mail account.
 pub fn build(spec: &AccountSpec, ctx: &MailParts) -> Arc<dyn Component> {
     let ChannelSettings::Mail(settings) = &spec.settings else {
@@ -210,7 +214,7 @@ impl Account {
             .map_err(|e| ComponentError::transient(general::TASK_FAILED, e.to_string()))?;
         let relogin = Action::Relogin(spec.key.clone());
         match loaded {
-            Ok(Some(c)) => match c.get("password") {
+            Ok(Some(c)) => match c.get(PASSWORD_FIELD) {
                 Some(p) => Ok(Password::new(p.expose())),
                 None => Err(ComponentError::fatal(
                     failure::NO_PASSWORD,
@@ -248,22 +252,7 @@ impl Account {
     }
 
     fn smtp_settings(&self, password: Password) -> Option<SmtpSettings> {
-        let s = &self.settings;
-        let host = s.smtp_host.clone()?;
-        let tls = s.smtp_tls.unwrap_or(s.tls);
-        let port = s.smtp_port.unwrap_or(match tls {
-            MailTls::Implicit => 465,
-            MailTls::Starttls => 587,
-            MailTls::None => 25,
-        });
-        let mut out = SmtpSettings::new(
-            host,
-            port,
-            security(tls),
-            Some((s.username.clone(), password)),
-        );
-        out.tls_ca = s.tls_ca.as_deref().map(crate::config::expand_tilde);
-        Some(out)
+        smtp_settings(&self.settings, password)
     }
 
     /// Maps a mail error to what the supervisor should do: the account's table.
@@ -283,6 +272,26 @@ fn security(tls: MailTls) -> Security {
         MailTls::Starttls => Security::StartTls,
         MailTls::None => Security::Plain,
     }
+}
+
+/// The reply server's settings (`None` without `smtp_host`: replies are off); doctor's probe
+/// and the account build them the same way.
+pub fn smtp_settings(s: &MailSettings, password: Password) -> Option<SmtpSettings> {
+    let host = s.smtp_host.clone()?;
+    let tls = s.smtp_tls.unwrap_or(s.tls);
+    let port = s.smtp_port.unwrap_or(match tls {
+        MailTls::Implicit => 465,
+        MailTls::Starttls => 587,
+        MailTls::None => 25,
+    });
+    let mut out = SmtpSettings::new(
+        host,
+        port,
+        security(tls),
+        Some((s.username.clone(), password)),
+    );
+    out.tls_ca = s.tls_ca.as_deref().map(crate::config::expand_tilde);
+    Some(out)
 }
 
 /// IMAP settings for a mail account.

@@ -7,6 +7,8 @@
 
 pub(crate) mod evidence;
 mod login;
+pub mod login_flow;
+pub mod login_store;
 pub mod pairing;
 mod store_pause;
 mod unavailable;

@@ -1,6 +1,8 @@
 //! What the channel crates share about transports, kept apart so that no channel crate depends
 //! on another or on the daemon: the innermost cause of an error chain, in words people know.
 
+pub mod qr;
+
 use std::error::Error;
 
 /// A transport error in the words people know: "error sending request: connection refused".

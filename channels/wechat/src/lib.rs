@@ -19,7 +19,7 @@
 //! - [`media`]: image/voice/file/video item payloads.
 //! - [`message`]: [`WeixinMessage`] and its items, body text, own-message filter, dedupe key.
 //! - [`token`]: [`BotToken`], which never prints.
-//! - [`qr`]: the terminal QR renderer for `scv-bridge login wechat`.
+//! - [`render_qr_terminal`]: the terminal QR renderer (shared, from `scv-net`).
 //! - `fake` (feature `fake`): [`fake::FakeServer`] and its test handle.
 //!
 //! # Using it from an account task
@@ -51,7 +51,6 @@ mod lenient;
 pub mod login;
 pub mod media;
 pub mod message;
-pub mod qr;
 mod qr_status;
 pub mod token;
 pub mod types;
@@ -64,6 +63,6 @@ pub use client::{Client, new_client_id};
 pub use endpoint::Endpoint;
 pub use error::Error;
 pub use message::WeixinMessage;
-pub use qr::render_qr_terminal;
+pub use scv_net::qr::render_qr_terminal;
 pub use token::BotToken;
 pub use types::{LoginCredentials, QrCodeTicket, QrStatus, TypingStatus, TypingTicket, Updates};

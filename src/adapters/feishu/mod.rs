@@ -27,12 +27,14 @@ mod delivery;
 mod failure;
 mod inbound;
 mod ingest;
+pub mod login;
 mod markdown;
 mod media;
 mod media_send;
 /// Owner pairing is the port's, for every platform whose login names no owner.
 pub(crate) use crate::port::pairing;
 mod platform;
+mod probe;
 pub mod render;
 mod sender;
 mod session;

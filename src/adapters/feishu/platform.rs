@@ -2,6 +2,12 @@
 
 use std::sync::Arc;
 
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+
+use crate::port::login_flow::LoginFlow;
+use crate::probe::{Check, ProbeInput};
+
 use crate::adapters::platform::{BuildParts, Platform};
 use crate::config::{AccountSpec, Channel};
 use crate::secrets::{BotIdentity, Credentials};
@@ -35,5 +41,24 @@ impl Platform for Feishu {
 
     fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
         super::build(parts.ports.port(spec))
+    }
+
+    fn login(&self) -> &'static dyn LoginFlow {
+        &super::login::FeishuLogin
+    }
+
+    fn check_ids(&self) -> &'static [&'static str] {
+        &[super::probe::ENDPOINT, super::probe::APP]
+    }
+
+    fn probe<'a>(&'a self, input: ProbeInput<'a>) -> BoxFuture<'a, Vec<Check>> {
+        async move {
+            let crate::config::ChannelSettings::Feishu(s) = &input.spec.settings else {
+                return Vec::new();
+            };
+            let id = input.spec.key.to_string();
+            super::probe::probe(&id, s, input.stored, input.login).await
+        }
+        .boxed()
     }
 }

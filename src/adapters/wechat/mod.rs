@@ -17,8 +17,10 @@
 mod failure;
 mod held;
 mod inbound;
+mod login;
 mod media;
 mod platform;
+mod probe;
 mod render;
 mod sender;
 mod state;
@@ -120,13 +122,15 @@ impl StoredLogin for Login {
                 .map(|s| s.expose().trim().to_string())
                 .filter(|s| !s.is_empty())
         };
-        let (Some(token), Some(bot_id)) = (field("bot_token"), field("bot_id")) else {
+        let (Some(token), Some(bot_id)) =
+            (field(login::TOKEN_FIELD), field(platform::BOT_ID_FIELD))
+        else {
             return Err(LoginError("the stored login is incomplete"));
         };
         Ok(Login {
             token: BotToken::new(token),
             bot_id,
-            base_url: field("base_url"),
+            base_url: field(login::BASE_URL_FIELD),
             owner_id: field(crate::secrets::OWNER_FIELD),
         })
     }

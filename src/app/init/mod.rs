@@ -230,13 +230,7 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
     if login {
         for (channel, account) in logins(&plan, current_keys.as_deref()) {
             println!("\n== login {channel} {account} ==");
-            let args = crate::login::LoginArgs {
-                app_id: plan.feishu_app_id.clone(),
-                base_url: plan
-                    .wechat_base_url
-                    .clone()
-                    .filter(|_| channel == Channel::Wechat),
-            };
+            let args = plan.login_args(channel);
             let r = crate::login::run(channel, &config, account, &args).await;
             if let Err(e) = r {
                 eprintln!("scv-bridge: login {channel} {account}: {e}");

@@ -143,6 +143,27 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// What this plan answers of `channel`'s login (the app ID, the endpoint), as the flags its
+    /// login steps take; a flag its steps do not take is not passed.
+    pub fn login_args(&self, channel: crate::ids::Channel) -> crate::login::LoginArgs {
+        let given = [
+            ("app-id", self.feishu_app_id.clone()),
+            ("base-url", self.wechat_base_url.clone()),
+        ];
+        let flow = crate::adapters::platform(channel).login();
+        let takes: Vec<&str> = crate::port::login_flow::unconfigured_fields(flow, channel)
+            .iter()
+            .filter_map(|f| f.flag)
+            .collect();
+        let mut args = crate::login::LoginArgs::default();
+        for (flag, value) in given {
+            if let Some(v) = value.filter(|_| takes.contains(&flag)) {
+                args = args.with_flag(flag, v);
+            }
+        }
+        args
+    }
+
     /// The chat this run sets up (`wechat:NAME`, else `feishu:NAME`), the default for the
     /// digests' chat and for `notify`.
     pub fn new_chat(&self) -> Option<String> {

@@ -1,14 +1,19 @@
-//! A mail account's servers for real: the TLS handshake (implicit or STARTTLS) verified against the
+//! Mail's doctor probes, a mail account's servers for real: the TLS handshake (implicit or STARTTLS) verified against the
 //! system's roots plus `tls_ca`, then IMAP LOGIN/LOGOUT and SMTP EHLO/AUTH with the stored password.
 
-use scv_mail::{ErrorClass, ImapSession, MailError, Password, Security, SmtpSender, SmtpSettings};
+use scv_mail::{ErrorClass, ImapSession, MailError, Password, SmtpSender};
 
-use super::{Check, CheckId};
-use crate::config::{MailSettings, MailTls, expand_tilde};
+use crate::config::{MailSettings, MailTls};
+use crate::probe::{Check, CheckId};
 use crate::secrets::Credentials;
 
+/// The IMAP probe's id in `doctor --json`.
+pub const IMAP: &str = "mail.imap";
+/// The SMTP probe's id.
+pub const SMTP: &str = "mail.smtp";
+
 /// The IMAP check, and the SMTP one when replies are configured.
-pub(super) async fn checks(
+pub async fn checks(
     id: &str,
     account: &str,
     m: &MailSettings,
@@ -17,7 +22,7 @@ pub(super) async fn checks(
 ) -> Vec<Check> {
     // Without a password the credentials check has already failed with its fix.
     let Some(password) = creds
-        .and_then(|c| c.get("password"))
+        .and_then(|c| c.get(super::PASSWORD_FIELD))
         .map(|p| p.expose().to_string())
     else {
         return Vec::new();
@@ -28,7 +33,7 @@ pub(super) async fn checks(
         Ok(session) => {
             session.logout().await;
             Check::pass(
-                CheckId::MailImap,
+                CheckId::Platform(IMAP),
                 format!(
                     "{id}: {endpoint}: {}LOGIN as {} accepted, then LOGOUT",
                     verified(m.tls),
@@ -36,9 +41,17 @@ pub(super) async fn checks(
                 ),
             )
         }
-        Err(e) => failure(CheckId::MailImap, id, account, m, &endpoint, &e, login),
+        Err(e) => failure(
+            CheckId::Platform(IMAP),
+            id,
+            account,
+            m,
+            &endpoint,
+            &e,
+            login,
+        ),
     }];
-    if let Some(smtp) = smtp_settings(m, Password::new(&password)) {
+    if let Some(smtp) = super::smtp_settings(m, Password::new(&password)) {
         let smtp_tls = m.smtp_tls.unwrap_or(m.tls);
         let endpoint = format!("SMTP {}:{} ({})", smtp.host, smtp.port, security(smtp_tls));
         let checked = match SmtpSender::new(&smtp).await {
@@ -47,14 +60,22 @@ pub(super) async fn checks(
         };
         out.push(match checked {
             Ok(()) => Check::pass(
-                CheckId::MailSmtp,
+                CheckId::Platform(SMTP),
                 format!(
                     "{id}: {endpoint}: {}EHLO and AUTH as {} accepted",
                     verified(smtp_tls),
                     m.username
                 ),
             ),
-            Err(e) => failure(CheckId::MailSmtp, id, account, m, &endpoint, &e, login),
+            Err(e) => failure(
+                CheckId::Platform(SMTP),
+                id,
+                account,
+                m,
+                &endpoint,
+                &e,
+                login,
+            ),
         });
     }
     out
@@ -126,23 +147,4 @@ fn failure(
             "check the host, port and tls settings under [mail.{account}] and the network; a running account retries meanwhile"
         ),
     )
-}
-
-/// The reply server's settings, as the mail adapter builds them.
-fn smtp_settings(s: &MailSettings, password: Password) -> Option<SmtpSettings> {
-    let host = s.smtp_host.clone()?;
-    let tls = s.smtp_tls.unwrap_or(s.tls);
-    let port = s.smtp_port.unwrap_or(match tls {
-        MailTls::Implicit => 465,
-        MailTls::Starttls => 587,
-        MailTls::None => 25,
-    });
-    let security = match tls {
-        MailTls::Implicit => Security::Tls,
-        MailTls::Starttls => Security::StartTls,
-        MailTls::None => Security::Plain,
-    };
-    let mut out = SmtpSettings::new(host, port, security, Some((s.username.clone(), password)));
-    out.tls_ca = s.tls_ca.as_deref().map(expand_tilde);
-    Some(out)
 }

@@ -1,4 +1,5 @@
-//! Renders the login QR URL as terminal text with Unicode half blocks.
+//! Renders a login QR URL as terminal text with Unicode half blocks (any platform's scan login;
+//! the daemon's terminal login shows it).
 
 use qrcode::QrCode;
 use qrcode::render::unicode::Dense1x2;
@@ -8,7 +9,7 @@ use qrcode::render::unicode::Dense1x2;
 #[error("cannot render the login QR code: {0}")]
 pub struct QrRenderError(String);
 
-/// Renders `data` (the `qrcode_img_content` URL, never the `qrcode` id) as lines of Unicode
+/// Renders `data` (what the code encodes, e.g. a login URL) as lines of Unicode
 /// half blocks, two modules per character cell, with the quiet zone.
 ///
 /// Colours are inverted for the usual dark terminal: the code's light modules print as

@@ -2,7 +2,15 @@
 //! here, beside the registry, so the mail area (its own area beside the pipeline) never imports
 //! the adapters that build it.
 
+mod login;
+
 use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+
+use crate::port::login_flow::LoginFlow;
+use crate::probe::{Check, ProbeInput};
 
 use crate::adapters::platform::{BuildParts, Platform};
 use crate::config::{AccountSpec, Channel};
@@ -36,5 +44,24 @@ impl Platform for Mail {
 
     fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
         crate::mail::build(spec, &parts.mail)
+    }
+
+    fn login(&self) -> &'static dyn LoginFlow {
+        &login::MailLogin
+    }
+
+    fn check_ids(&self) -> &'static [&'static str] {
+        &[crate::mail::probe::IMAP, crate::mail::probe::SMTP]
+    }
+
+    fn probe<'a>(&'a self, input: ProbeInput<'a>) -> BoxFuture<'a, Vec<Check>> {
+        async move {
+            let crate::config::ChannelSettings::Mail(m) = &input.spec.settings else {
+                return Vec::new();
+            };
+            let (id, account) = (input.spec.key.to_string(), &input.spec.key.account);
+            crate::mail::probe::checks(&id, account, m, input.stored, input.login).await
+        }
+        .boxed()
     }
 }

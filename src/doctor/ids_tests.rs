@@ -1,0 +1,37 @@
+//! The ids `doctor --json` prints, pinned.
+
+use crate::probe::CheckId;
+
+/// Scripts key on these: a rename breaks them, so it must break this test first.
+#[test]
+fn the_ids_are_pinned() {
+    let ids: Vec<&str> = CheckId::ALL
+        .iter()
+        .map(|i| i.as_str())
+        .chain(crate::adapters::all().flat_map(|p| p.check_ids().iter().copied()))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "config",
+            "daemon",
+            "daemon.account",
+            "daemon.agent",
+            "credential_store",
+            "credentials",
+            "same_bot",
+            "store",
+            "socket_dir",
+            "clock",
+            "agent.key",
+            "agent.endpoint",
+            "agent.server",
+            "approvals",
+            "wechat.endpoint",
+            "feishu.endpoint",
+            "feishu.app",
+            "mail.imap",
+            "mail.smtp",
+        ]
+    );
+}
