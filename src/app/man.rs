@@ -63,6 +63,8 @@ fn subsection(cmd: &clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
     body.extend_from_slice(b".PP\n");
     man.render_description_section(&mut body)?;
     man.render_options_section(&mut body)?;
+    // What a subcommand's help says after its options (`login`: each platform's options).
+    man.render_extra_section(&mut body)?;
     for line in String::from_utf8_lossy(&body).lines() {
         if !line.starts_with(".SH ") {
             writeln!(out, "{line}")?;
