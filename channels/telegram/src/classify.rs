@@ -110,9 +110,7 @@ pub fn classify(err: &Error) -> ErrorClass {
         Error::Http { status, .. } if (400..500).contains(status) && *status != 408 => {
             ErrorClass::Rejected(Rejection::Other)
         }
-        Error::Http { .. } | Error::Network { .. } | Error::Timeout { .. } => {
-            ErrorClass::Transient
-        }
+        Error::Http { .. } | Error::Network { .. } | Error::Timeout { .. } => ErrorClass::Transient,
         // A middlebox's HTML page or a truncated body: it may clear.
         Error::Malformed { .. } => ErrorClass::Transient,
         Error::TooBig { .. } => ErrorClass::Rejected(Rejection::FileTooBig),

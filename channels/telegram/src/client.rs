@@ -122,7 +122,9 @@ impl Client {
     /// the offset, before exiting; what it returns is not confirmed and is ignored.
     pub async fn confirm(&self, offset: Offset) -> Result<(), Error> {
         let body = poll_body(offset, 1, Duration::ZERO);
-        self.call::<Value>(Method::GetUpdates, &body).await.map(drop)
+        self.call::<Value>(Method::GetUpdates, &body)
+            .await
+            .map(drop)
     }
 
     /// `deleteWebhook` keeping pending updates: the fix for [`crate::FatalReason::WebhookSet`]
@@ -194,20 +196,26 @@ impl Client {
 
     /// `<base>bot<token>/<method>`. Never logged: it holds the token.
     pub(crate) fn method_url(&self, method: Method) -> Result<Url, Error> {
-        self.join(&format!("bot{}/{}", self.token.expose(), method.name()))
+        // `./`: a relative reference starting `123:abc` would parse as a URL with scheme `123`.
+        self.join(&format!("./bot{}/{}", self.token.expose(), method.name()))
     }
 
     /// `<base>file/bot<token>/<path>`; the path comes from `getFile` and is joined as segments,
     /// so a `..` in it cannot leave the file area.
     pub(crate) fn file_url(&self, path: &str) -> Result<Url, Error> {
-        let mut url = self.join(&format!("file/bot{}/", self.token.expose()))?;
+        let mut url = self.join(&format!("./file/bot{}/", self.token.expose()))?;
         {
-            let mut segments = url.path_segments_mut().map_err(|()| Error::InvalidBaseUrl {
-                url: self.base.to_string(),
-                detail: "cannot hold a path".into(),
-            })?;
+            let mut segments = url
+                .path_segments_mut()
+                .map_err(|()| Error::InvalidBaseUrl {
+                    url: self.base.to_string(),
+                    detail: "cannot hold a path".into(),
+                })?;
             segments.pop_if_empty();
-            for s in path.split('/').filter(|s| !s.is_empty() && *s != "." && *s != "..") {
+            for s in path
+                .split('/')
+                .filter(|s| !s.is_empty() && *s != "." && *s != "..")
+            {
                 segments.push(s);
             }
         }

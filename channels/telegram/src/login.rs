@@ -12,7 +12,9 @@ pub enum LoginError {
     #[error(transparent)]
     Format(#[from] TokenFormatError),
     /// Telegram does not know this token (401/404): mistyped or revoked.
-    #[error("Telegram refused this token (revoked or mistyped): copy it again from @BotFather (/mybots → API Token)")]
+    #[error(
+        "Telegram refused this token (revoked or mistyped): copy it again from @BotFather (/mybots → API Token)"
+    )]
     Refused,
     /// `getMe` answered, but for something that is not a bot, or a different bot than the
     /// token's number (a proxy answering for another token).

@@ -61,11 +61,7 @@ impl UploadKind {
 /// `None` when nothing usable is left.
 pub fn safe_file_name(name: &str) -> Option<String> {
     let last = name.rsplit(['/', '\\']).next().unwrap_or("");
-    let cleaned: String = last
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(128)
-        .collect();
+    let cleaned: String = last.chars().filter(|c| !c.is_control()).take(128).collect();
     let cleaned = cleaned.trim().trim_start_matches('.').to_owned();
     (!cleaned.is_empty()).then_some(cleaned)
 }
@@ -125,7 +121,9 @@ impl Client {
             return envelope::<serde_json::Value>(method, status, &bytes)
                 .and(Err(Error::Http { method, status }));
         }
-        let mut out = tokio::fs::File::create(dest).await.map_err(|e| io(method, &e))?;
+        let mut out = tokio::fs::File::create(dest)
+            .await
+            .map_err(|e| io(method, &e))?;
         let mut written = 0u64;
         let mut body = response.bytes_stream();
         while let Some(chunk) = body.next().await {
@@ -168,7 +166,9 @@ impl Client {
                 limit: kind.limit(),
             });
         }
-        let file = tokio::fs::File::open(path).await.map_err(|e| io(method, &e))?;
+        let file = tokio::fs::File::open(path)
+            .await
+            .map_err(|e| io(method, &e))?;
         let body = reqwest::Body::wrap_stream(tokio_util::io::ReaderStream::new(file));
         let part = Part::stream_with_length(body, len).file_name(file_name.to_owned());
         let mut form = Form::new()
@@ -208,8 +208,14 @@ mod tests {
 
     #[test]
     fn file_names_cannot_leave_the_inbox() {
-        assert_eq!(safe_file_name("../../etc/passwd").as_deref(), Some("passwd"));
-        assert_eq!(safe_file_name("..\\..\\boot.ini").as_deref(), Some("boot.ini"));
+        assert_eq!(
+            safe_file_name("../../etc/passwd").as_deref(),
+            Some("passwd")
+        );
+        assert_eq!(
+            safe_file_name("..\\..\\boot.ini").as_deref(),
+            Some("boot.ini")
+        );
         assert_eq!(safe_file_name("a\u{0}b\nc.txt").as_deref(), Some("abc.txt"));
         assert_eq!(safe_file_name(".."), None);
         assert_eq!(safe_file_name("dir/"), None);

@@ -85,7 +85,10 @@ impl Message {
             kind,
             file_id: f.file_id.clone(),
             file_unique_id: f.file_unique_id.clone(),
-            file_name: f.file_name.as_deref().and_then(crate::media::safe_file_name),
+            file_name: f
+                .file_name
+                .as_deref()
+                .and_then(crate::media::safe_file_name),
             mime_type: f.mime_type.clone(),
             file_size: f.file_size,
         })

@@ -175,7 +175,10 @@ impl Client {
             "message_id": message_id,
             "reply_markup": keyboard.unwrap_or(&empty),
         });
-        not_modified_is_success(self.call::<Value>(Method::EditMessageReplyMarkup, &body).await)
+        not_modified_is_success(
+            self.call::<Value>(Method::EditMessageReplyMarkup, &body)
+                .await,
+        )
     }
 
     /// `sendMessageDraft`: show `text` as the streamed preview of draft `draft_id` (non-zero;

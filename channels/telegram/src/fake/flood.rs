@@ -1,44 +1,41 @@
-//! Flood control (spec §4.6, §8.12): token buckets per chat (1/s after a small burst), per group
-//! (20/min) and per bot (30/s), on tokio time. A refused send costs nothing and learns
-//! `retry_after`, the whole seconds until its buckets would let it through.
+//! Flood control (spec §4.6, §8.12): per chat (1/s after a small burst), per group (20/min)
+//! and per bot (30/s), on tokio time. Each limit is a GCRA bucket (a "theoretical arrival
+//! time" in whole nanoseconds, so waiting exactly `retry_after` always suffices, with no
+//! rounding drift). A refused send costs nothing and learns `retry_after`, the whole seconds
+//! until every bucket it needs lets it through.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// One bucket: `capacity` tokens, refilled at `per_second`.
+/// One limit: `burst` sends at once, then one per `interval`.
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
-    tokens: f64,
-    capacity: f64,
-    per_second: f64,
-    at: Instant,
+    /// When the bucket would be empty again if nothing more were sent.
+    tat: Instant,
+    interval: Duration,
+    burst: u32,
 }
 
 impl Bucket {
-    fn new(capacity: f64, per_second: f64) -> Bucket {
+    fn new(burst: u32, interval: Duration) -> Bucket {
         Bucket {
-            tokens: capacity,
-            capacity,
-            per_second,
-            at: Instant::now(),
+            tat: Instant::now(),
+            interval,
+            burst: burst.max(1),
         }
     }
 
-    fn refill(&mut self, now: Instant) {
-        let gained = now.saturating_duration_since(self.at).as_secs_f64() * self.per_second;
-        self.tokens = (self.tokens + gained).min(self.capacity);
-        self.at = now;
+    /// How long until one more send fits (zero if it does now).
+    fn wait(&self, now: Instant) -> Duration {
+        let tat = self.tat.max(now);
+        let slack = self.interval * (self.burst - 1);
+        (tat - now).saturating_sub(slack)
     }
 
-    /// How long until one token is there (zero if it is now).
-    fn wait(&self) -> Duration {
-        if self.tokens >= 1.0 {
-            Duration::ZERO
-        } else {
-            Duration::from_secs_f64((1.0 - self.tokens) / self.per_second)
-        }
+    fn take(&mut self, now: Instant) {
+        self.tat = self.tat.max(now) + self.interval;
     }
 }
 
@@ -53,25 +50,28 @@ impl Flood {
     /// Takes one send into `chat_id` or answers the `retry_after` seconds (at least 1).
     pub fn take(&mut self, chat_id: i64, is_group: bool, burst: u32) -> Result<(), u64> {
         let now = Instant::now();
-        let chat = self
+        let chat = *self
             .chats
             .entry(chat_id)
-            .or_insert_with(|| Bucket::new(f64::from(burst.max(1)), 1.0));
-        chat.refill(now);
-        let mut wait = chat.wait();
-        if is_group {
-            let group = self
+            .or_insert_with(|| Bucket::new(burst, Duration::from_secs(1)));
+        let group = is_group.then(|| {
+            *self
                 .groups
                 .entry(chat_id)
-                .or_insert_with(|| Bucket::new(20.0, 20.0 / 60.0));
-            group.refill(now);
-            wait = wait.max(group.wait());
-        }
-        let bot = self.bot.get_or_insert_with(|| Bucket::new(30.0, 30.0));
-        bot.refill(now);
-        wait = wait.max(bot.wait());
+                .or_insert_with(|| Bucket::new(20, Duration::from_secs(3)))
+        });
+        let bot = *self
+            .bot
+            .get_or_insert_with(|| Bucket::new(30, Duration::from_nanos(1_000_000_000 / 30)));
+        let wait = [Some(chat), group, Some(bot)]
+            .into_iter()
+            .flatten()
+            .map(|b| b.wait(now))
+            .max()
+            .unwrap_or_default();
         if !wait.is_zero() {
-            return Err(wait.as_secs_f64().ceil().max(1.0) as u64);
+            let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            return Err(secs.max(1));
         }
         for b in [
             self.chats.get_mut(&chat_id),
@@ -85,7 +85,7 @@ impl Flood {
         .into_iter()
         .flatten()
         {
-            b.tokens -= 1.0;
+            b.take(now);
         }
         Ok(())
     }

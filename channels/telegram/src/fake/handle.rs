@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::Shared;
 use super::records::{ChatActionRecord, DraftFrame, SentFile, SentText};
-use super::state::{Pressed, State};
+use super::state::{Fault, Pressed, State};
 use crate::method::Method;
 use crate::token::BotToken;
 use crate::types::{Chat, Message, User};
@@ -61,7 +61,9 @@ impl FakeHandle {
 
     /// A private chat with a stranger (`user_id`), created if new.
     pub fn stranger_chat(&self, user_id: i64) -> Chat {
-        self.with(|s| s.add_chat(json!({"id": user_id, "type": "private", "first_name": "Stranger"})));
+        self.with(|s| {
+            s.add_chat(json!({"id": user_id, "type": "private", "first_name": "Stranger"}))
+        });
         self.chat(user_id)
     }
 
@@ -131,7 +133,13 @@ impl FakeHandle {
     /// Stores `bytes` as a file and queues a message carrying it as `kind` (`photo`,
     /// `document`, `voice`, `video`) in `chat`. Returns the message.
     pub fn push_file(&self, chat: Chat, kind: &str, bytes: &[u8], file_name: &str) -> Message {
-        self.push_sized_file(chat, kind, Some(Bytes::copy_from_slice(bytes)), bytes.len() as u64, file_name)
+        self.push_sized_file(
+            chat,
+            kind,
+            Some(Bytes::copy_from_slice(bytes)),
+            bytes.len() as u64,
+            file_name,
+        )
     }
 
     /// As [`FakeHandle::push_file`], for a file of `size` bytes that is never downloaded
@@ -140,7 +148,14 @@ impl FakeHandle {
         self.push_sized_file(chat, kind, None, size, file_name)
     }
 
-    fn push_sized_file(&self, chat: Chat, kind: &str, bytes: Option<Bytes>, size: u64, name: &str) -> Message {
+    fn push_sized_file(
+        &self,
+        chat: Chat,
+        kind: &str,
+        bytes: Option<Bytes>,
+        size: u64,
+        name: &str,
+    ) -> Message {
         let (file_id, unique) = self.with(|s| s.store_file(bytes, size, kind));
         let file = json!({"file_id": file_id, "file_unique_id": unique, "file_size": size,
             "file_name": name, "mime_type": "application/octet-stream"});
@@ -150,7 +165,11 @@ impl FakeHandle {
         } else {
             file
         };
-        let from = if chat.is_private() { user(chat.id, "User") } else { self.owner() };
+        let from = if chat.is_private() {
+            user(chat.id, "User")
+        } else {
+            self.owner()
+        };
         let mut body = json!({"chat": chat, "from": from, "caption": "see attached"});
         body[kind] = media;
         self.push_message(body)
@@ -161,16 +180,28 @@ impl FakeHandle {
         self.with(|s| {
             let id = format!("cbq{}", s.next_callback);
             s.next_callback += 1;
-            s.callbacks.insert(id.clone(), Pressed { at: Instant::now(), answered: false });
-            s.enqueue("callback_query", json!({"id": id, "from": from, "message": message,
-                "chat_instance": "ci-1", "data": data}));
+            s.callbacks.insert(
+                id.clone(),
+                Pressed {
+                    at: Instant::now(),
+                    answered: false,
+                },
+            );
+            s.enqueue(
+                "callback_query",
+                json!({"id": id, "from": from, "message": message,
+                "chat_instance": "ci-1", "data": data}),
+            );
             id
         })
     }
 
     /// The user pressed stop on a draft (`stopped_message_generation`).
     pub fn press_stop(&self, chat: Chat, draft_id: i64) -> i64 {
-        self.push_update("stopped_message_generation", json!({"chat": chat, "draft_id": draft_id}))
+        self.push_update(
+            "stopped_message_generation",
+            json!({"chat": chat, "draft_id": draft_id}),
+        )
     }
 
     /// Sets a webhook: every `getUpdates` gets 409 until `deleteWebhook`.
@@ -206,7 +237,12 @@ impl FakeHandle {
 
     /// The next call of `method` answers `status` with `description` (5xx, 401, anything).
     pub fn fail_next(&self, method: Method, status: u16, description: &str) {
-        self.with(|s| s.faults.push_back((method.name().to_owned(), status, description.to_owned())));
+        self.fault_next(method, Fault::Error(status, description.to_owned()));
+    }
+
+    /// The next call of `method` gets `fault` instead of its answer.
+    pub fn fault_next(&self, method: Method, fault: Fault) {
+        self.with(|s| s.faults.push_back((method.name().to_owned(), fault)));
     }
 
     /// Updates still on the server (not confirmed, not expired).
@@ -255,7 +291,13 @@ impl FakeHandle {
 
     /// The text a message shows now (after edits), and its keyboard.
     pub fn message(&self, chat_id: i64, message_id: i64) -> Option<(String, Option<Value>)> {
-        self.shared.lock().chats.get(&chat_id)?.messages.get(&message_id).cloned()
+        self.shared
+            .lock()
+            .chats
+            .get(&chat_id)?
+            .messages
+            .get(&message_id)
+            .cloned()
     }
 
     /// Every accepted draft frame.

@@ -3,8 +3,23 @@
 //! the 4096 limit counts, or the platform's "can't parse entities" detail.
 
 const TAGS: [&str; 17] = [
-    "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a",
-    "tg-emoji", "code", "pre", "blockquote", "br",
+    "b",
+    "strong",
+    "i",
+    "em",
+    "u",
+    "ins",
+    "s",
+    "strike",
+    "del",
+    "span",
+    "tg-spoiler",
+    "a",
+    "tg-emoji",
+    "code",
+    "pre",
+    "blockquote",
+    "br",
 ];
 
 /// The visible text of `html`, or why the platform would refuse it.
@@ -101,15 +116,26 @@ mod tests {
 
     #[test]
     fn the_platform_tag_set_and_entities() {
-        assert_eq!(visible_text("<b>a</b> &lt;x&gt; &amp; &#65;").unwrap(), "a <x> & A");
+        assert_eq!(
+            visible_text("<b>a</b> &lt;x&gt; &amp; &#65;").unwrap(),
+            "a <x> & A"
+        );
         assert_eq!(
             visible_text("<pre><code class=\"language-rust\">x</code></pre>").unwrap(),
             "x"
         );
         assert_eq!(visible_text("a & b").unwrap(), "a & b");
-        assert!(visible_text("<x>a</x>").unwrap_err().contains("Unsupported start tag"));
+        assert!(
+            visible_text("<x>a</x>")
+                .unwrap_err()
+                .contains("Unsupported start tag")
+        );
         assert!(visible_text("a < b").is_err());
-        assert!(visible_text("1 < 2 > 0").unwrap_err().contains("Unsupported start tag"));
+        assert!(
+            visible_text("1 < 2 > 0")
+                .unwrap_err()
+                .contains("Unsupported start tag")
+        );
         assert!(visible_text("<b>a").unwrap_err().contains("end tag"));
         assert!(visible_text("<b><i>a</b></i>").is_err());
         assert!(visible_text("a <b").is_err());

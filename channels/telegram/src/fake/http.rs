@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 
 use super::Shared;
 use super::params::Params;
+use super::state::Fault;
 use crate::method::Method;
+use axum::http::header::CONTENT_TYPE;
 
 /// Serves every request (installed as the router's fallback).
 pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Request) -> Response {
@@ -39,8 +41,18 @@ pub(crate) async fn handle(AxumState(shared): AxumState<Arc<Shared>>, req: Reque
         Err(detail) => return error(400, &format!("Bad Request: {detail}")),
     };
     let fault = shared.lock().take_fault(method.name());
-    if let Some((status, description)) = fault {
-        return error(status, &description);
+    match fault {
+        None => {}
+        Some(Fault::Error(status, description)) => return error(status, &description),
+        Some(Fault::Raw(status, bytes)) => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            return (status, [(CONTENT_TYPE, "application/json")], bytes).into_response();
+        }
+        Some(Fault::Hang) => {
+            let mut down = shared.shutdown.subscribe();
+            let _ = down.wait_for(|d| *d).await;
+            return error(502, "Bad Gateway");
+        }
     }
     let answer = dispatch(&shared, method, params).await;
     shared.bump();
@@ -91,7 +103,11 @@ async fn dispatch(shared: &Arc<Shared>, method: Method, p: Params) -> Response {
 
 /// `{"ok": true, "result": ...}`.
 pub(crate) fn ok(result: Value) -> Response {
-    (StatusCode::OK, axum::Json(json!({"ok": true, "result": result}))).into_response()
+    (
+        StatusCode::OK,
+        axum::Json(json!({"ok": true, "result": result})),
+    )
+        .into_response()
 }
 
 /// `{"ok": false, ...}` with the HTTP status equal to `error_code` (spec §8.1).
@@ -114,13 +130,4 @@ fn unauthorized() -> Response {
 
 fn not_found() -> Response {
     error(404, "Not Found")
-}
-
-/// 429 with the wait in both `parameters` and `description` (spec §4.6).
-pub(crate) fn too_many(retry_after: u64) -> Response {
-    error_with(
-        429,
-        &format!("Too Many Requests: retry after {retry_after}"),
-        Some(json!({"retry_after": retry_after})),
-    )
 }

@@ -39,7 +39,7 @@ mod http;
 mod params;
 mod records;
 mod send;
-mod state;
+pub(crate) mod state;
 mod updates;
 
 use std::net::SocketAddr;
@@ -52,6 +52,7 @@ use tokio::task::JoinHandle;
 
 pub use handle::FakeHandle;
 pub use records::{ChatActionRecord, DraftFrame, SentFile, SentText};
+pub use state::Fault;
 
 use crate::limits;
 use state::State;

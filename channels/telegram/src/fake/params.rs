@@ -31,7 +31,9 @@ impl Params {
     pub async fn read(req: Request, file_limit: u64) -> Result<Params, String> {
         let mut params = Params::default();
         for (k, v) in url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()) {
-            params.values.insert(k.into_owned(), Value::String(v.into_owned()));
+            params
+                .values
+                .insert(k.into_owned(), Value::String(v.into_owned()));
         }
         let kind = req
             .headers()
@@ -58,7 +60,9 @@ impl Params {
             }
         } else if !body.is_empty() {
             for (k, v) in url::form_urlencoded::parse(&body) {
-                params.values.insert(k.into_owned(), Value::String(v.into_owned()));
+                params
+                    .values
+                    .insert(k.into_owned(), Value::String(v.into_owned()));
             }
         }
         Ok(params)

@@ -10,6 +10,18 @@ use super::FakeConfig;
 use super::flood::Flood;
 use super::records::{ChatActionRecord, DraftFrame, SentFile, SentText};
 
+/// What the next call of a method gets instead of its answer, as from a gateway in front of
+/// the platform.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// The platform's error JSON with this status and description.
+    Error(u16, String),
+    /// This status and these bytes exactly (bad UTF-8, an HTML page, a truncated body).
+    Raw(u16, Bytes),
+    /// No answer at all until the server shuts down.
+    Hang,
+}
+
 /// One queued update.
 pub(crate) struct Queued {
     pub id: i64,
@@ -79,8 +91,8 @@ pub(crate) struct State {
     pub actions: Vec<ChatActionRecord>,
     pub callback_answers: Vec<(String, Option<String>)>,
     pub commands: HashMap<String, Value>,
-    /// Faults to answer the next call of a method with: (method, status, description).
-    pub faults: VecDeque<(String, u16, String)>,
+    /// Faults to answer the next call of a method with.
+    pub faults: VecDeque<(String, Fault)>,
 }
 
 impl State {
@@ -207,11 +219,11 @@ impl State {
     }
 
     /// The next injected fault for `method`, if any.
-    pub fn take_fault(&mut self, method: &str) -> Option<(u16, String)> {
+    pub fn take_fault(&mut self, method: &str) -> Option<Fault> {
         let i = self
             .faults
             .iter()
-            .position(|(m, _, _)| m.eq_ignore_ascii_case(method))?;
-        self.faults.remove(i).map(|(_, s, d)| (s, d))
+            .position(|(m, _)| m.eq_ignore_ascii_case(method))?;
+        self.faults.remove(i).map(|(_, f)| f)
     }
 }
