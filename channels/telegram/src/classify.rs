@@ -161,6 +161,7 @@ fn rejection(method: Method, text: &str) -> Rejection {
         ("message is too long", Rejection::TooLong),
         ("message_too_long", Rejection::TooLong),
         ("text is too long", Rejection::TooLong),
+        ("caption is too long", Rejection::TooLong),
         ("can't parse entities", Rejection::BadMarkup),
         ("message text is empty", Rejection::EmptyText),
         ("text must be non-empty", Rejection::EmptyText),

@@ -59,6 +59,12 @@ pub(crate) fn upload(st: &mut State, method: Method, p: Params) -> Response {
     } else {
         st.config.max_upload_file
     };
+    let caption_len = p
+        .text("caption")
+        .map_or(0, |c| crate::message::utf16_len(&c));
+    if caption_len > crate::limits::MAX_CAPTION_UTF16 {
+        return error(400, "Bad Request: message caption is too long");
+    }
     let mut p = p;
     let (file_id, unique, file_name, bytes) = match p.files.remove(field) {
         Some(part) if part.too_large || part.bytes.len() as u64 > limit => {

@@ -94,7 +94,9 @@ impl FakeHandle {
     }
 
     /// Queues a message built by the test (the fake fills `message_id` and `date` if unset);
-    /// entities, media and replies go in as given.
+    /// entities, media and replies go in as given. In a group with privacy mode on
+    /// (`can_read_all_group_messages: false`) a message that does not address the bot is not
+    /// delivered, as on the platform; [`FakeHandle::pending`] shows it.
     pub fn push_message(&self, mut body: Value) -> Message {
         self.with(|s| {
             let chat_id = body["chat"]["id"].as_i64().unwrap_or_default();
@@ -105,9 +107,19 @@ impl FakeHandle {
             if body.get("date").is_none() {
                 body["date"] = json!(1_780_000_000);
             }
-            s.enqueue("message", body.clone());
+            if super::privacy::delivered(s, &body) {
+                s.enqueue("message", body.clone());
+            }
         });
         serde_json::from_value(body).unwrap_or_else(|e| panic!("push_message: not a Message: {e}"))
+    }
+
+    /// A message from an anonymous group admin: `from` is `GroupAnonymousBot`, `sender_chat`
+    /// the group (spec §2.2); the owner cannot be matched on it.
+    pub fn push_anonymous_admin(&self, group: Chat, text: &str) -> Message {
+        let from = json!({"id": 1_087_968_824, "is_bot": true, "first_name": "Group",
+            "username": "GroupAnonymousBot"});
+        self.push_message(json!({"chat": group, "sender_chat": group, "from": from, "text": text}))
     }
 
     /// Queues any update kind with any body (hostile, unknown, or an edit); returns its id.

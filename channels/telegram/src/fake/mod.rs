@@ -9,7 +9,7 @@
 //! and long `callback_data`; edits refusing identical content; drafts only in private chats;
 //! button answers once and within a deadline; files served by `getFile` under the 20 MB
 //! limit and uploads under theirs (413); flood control per chat, per group and per bot with
-//! `retry_after`; migrated groups. Everything sent is recorded.
+//! `retry_after`; migrated groups; privacy mode in groups; anonymous admins. Everything sent is recorded.
 //!
 //! Time is tokio's (`#[tokio::test(start_paused = true)]` drives holds, deadlines, buckets and
 //! the 24 h expiry without real waiting).
@@ -37,6 +37,7 @@ mod handle;
 mod html;
 mod http;
 mod params;
+mod privacy;
 mod records;
 mod send;
 pub(crate) mod state;

@@ -39,6 +39,15 @@ impl IntoResponse for Refusal {
     }
 }
 
+/// 429 with the wait in both `parameters` and `description` (spec §4.6).
+fn too_many(retry_after: u64) -> Refusal {
+    Refusal {
+        code: 429,
+        description: format!("Too Many Requests: retry after {retry_after}"),
+        parameters: Some(json!({"retry_after": retry_after})),
+    }
+}
+
 /// The chat a send goes to, refused as the platform refuses it.
 fn target(st: &State, p: &Params) -> Result<i64, Refusal> {
     let Some(chat_id) = p.int("chat_id") else {
@@ -125,13 +134,7 @@ fn try_send(st: &mut State, p: &Params) -> Result<Response, Refusal> {
     }
     let is_group = st.chats.get(&chat_id).is_some_and(|c| c.is_group());
     let burst = st.config.chat_burst;
-    st.flood
-        .take(chat_id, is_group, burst)
-        .map_err(|secs| Refusal {
-            code: 429,
-            description: format!("Too Many Requests: retry after {secs}"),
-            parameters: Some(json!({"retry_after": secs})),
-        })?;
+    st.flood.take(chat_id, is_group, burst).map_err(too_many)?;
     let message_id = st.take_message_id(chat_id, text.clone(), markup.clone());
     st.sent.push(SentText {
         chat_id,
@@ -188,11 +191,19 @@ pub(crate) fn edit_text(st: &mut State, p: &Params) -> Response {
     let Some(chat) = st.chats.get_mut(&chat_id) else {
         return error(400, "Bad Request: chat not found");
     };
+    let is_group = chat.is_group();
     let entry = chat.messages.entry(message_id).or_default();
     if entry.0 == text && entry.1 == markup {
         return error(400, NOT_MODIFIED);
     }
-    *entry = (text, markup.clone());
+    // Edits count against the flood limits like sends (spec §4.3).
+    let burst = st.config.chat_burst;
+    if let Err(secs) = st.flood.take(chat_id, is_group, burst) {
+        return too_many(secs).into_response();
+    }
+    if let Some(chat) = st.chats.get_mut(&chat_id) {
+        chat.messages.insert(message_id, (text, markup.clone()));
+    }
     ok(sent_message(st, chat_id, message_id, &visible, markup))
 }
 

@@ -147,3 +147,40 @@ async fn a_streamed_answer_ends_equal_to_the_answer() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].text, answer);
 }
+
+/// Edits count against the flood limits: a group's 21st change in a minute waits.
+#[tokio::test(start_paused = true)]
+async fn edits_in_a_group_are_paced_like_sends() {
+    let config = scv_telegram::fake::FakeConfig {
+        chat_burst: 100,
+        ..Default::default()
+    };
+    let (_fake, handle, client) = crate::start_with(config, 1).await;
+    let group = handle.group(-4_000_000_011, "g").id;
+    let m = client
+        .send_text(&OutgoingText::plain(group, "0"))
+        .await
+        .expect("sent");
+    for i in 1..20 {
+        let text = i.to_string();
+        client
+            .edit_text(group, m.message_id, &text, None, None)
+            .await
+            .expect("within 20");
+    }
+    let e = client
+        .edit_text(group, m.message_id, "20", None, None)
+        .await
+        .expect_err("flood");
+    assert!(
+        matches!(e.class(), scv_telegram::ErrorClass::SlowDown(_)),
+        "{e}"
+    );
+    assert_eq!(
+        handle
+            .message(group, m.message_id)
+            .map(|(t, _)| t)
+            .as_deref(),
+        Some("19")
+    );
+}

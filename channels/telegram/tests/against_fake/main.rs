@@ -3,9 +3,11 @@
 
 mod callbacks;
 mod edits;
+mod groups;
 mod login;
 mod media;
 mod poll;
+mod routing;
 mod send;
 
 use std::time::Duration;

@@ -200,3 +200,19 @@ async fn a_file_over_the_real_limit_is_refused_before_uploading() {
     );
     assert!(handle.uploads().is_empty());
 }
+
+#[tokio::test]
+async fn a_caption_over_1024_is_refused_as_too_long() {
+    let (_fake, handle, client) = start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("a.txt");
+    std::fs::write(&path, b"x").expect("write");
+    let caption = "c".repeat(1025);
+    let chat = handle.owner_chat().id;
+    rejected(
+        client
+            .send_file(chat, UploadKind::Document, &path, "a.txt", Some(&caption))
+            .await,
+        Rejection::TooLong,
+    );
+}
