@@ -7,6 +7,7 @@ mod groups;
 mod login;
 mod media;
 mod poll;
+mod privacy;
 mod routing;
 mod send;
 
