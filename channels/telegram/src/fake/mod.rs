@@ -5,7 +5,7 @@
 //! update queue (ids increase, an offset confirms, a negative offset forgets, `limit`, long
 //! polls held until an update or the poll time, updates kept 24 h, sticky `allowed_updates`);
 //! 409 for a second concurrent poll and while a webhook is set; `sendMessage` refusing empty,
-//! over-long and badly marked-up HTML text, unknown and blocked chats, missing reply targets
+//! over-long and badly marked-up text (HTML and MarkdownV2), unknown and blocked chats, missing reply targets
 //! and long `callback_data`; edits refusing identical content; drafts only in private chats;
 //! button answers once and within a deadline; files served by `getFile` under the 20 MB
 //! limit and uploads under theirs (413); flood control per chat, per group and per bot with
@@ -36,6 +36,7 @@ mod flood;
 mod handle;
 mod html;
 mod http;
+mod markdown;
 mod params;
 mod privacy;
 mod records;

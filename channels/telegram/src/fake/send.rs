@@ -74,6 +74,8 @@ fn parsed(text: &str, parse_mode: Option<&str>) -> Result<String, Refusal> {
     match parse_mode {
         Some(m) if m.eq_ignore_ascii_case("html") => visible_text(text)
             .map_err(|d| refuse(400, &format!("Bad Request: can't parse entities: {d}"))),
+        Some(m) if m.eq_ignore_ascii_case("markdownv2") => super::markdown::visible_text(text)
+            .map_err(|d| refuse(400, &format!("Bad Request: can't parse entities: {d}"))),
         _ => Ok(text.to_owned()),
     }
 }

@@ -215,3 +215,26 @@ async fn a_group_takes_twenty_a_minute() {
         "{e}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn markdown_v2_with_an_unescaped_reserved_character_is_refused() {
+    let (_fake, handle, client) = start().await;
+    let chat = handle.owner_chat().id;
+    let md = |text: &str| OutgoingText {
+        parse_mode: Some(ParseMode::MarkdownV2),
+        ..OutgoingText::plain(chat, text)
+    };
+    let e = rejected(
+        client.send_text(&md("version 1.5")).await,
+        Rejection::BadMarkup,
+    );
+    assert!(
+        e.description().is_some_and(|d| d.contains("reserved")),
+        "{e}"
+    );
+    let sent = client
+        .send_text(&md("version 1\\.5 is *out*"))
+        .await
+        .expect("escaped");
+    assert_eq!(sent.text.as_deref(), Some("version 1.5 is out"));
+}
