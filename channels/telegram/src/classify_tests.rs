@@ -12,47 +12,44 @@ fn api(method: Method, code: u16, description: &str) -> Error {
     }
 }
 
+fn check(rows: Vec<(Error, ErrorClass)>) {
+    for (i, (err, want)) in rows.iter().enumerate() {
+        assert_eq!(err.class(), *want, "row {i}: {err}");
+    }
+}
+
+const OTHER_POLLER: &str = "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running";
+const WEBHOOK: &str = "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first";
+
 #[test]
-fn table() {
-    let bad_token = Fatal {
-        relogin: true,
-        reason: FatalReason::BadToken,
+fn fatal_and_slow_down() {
+    let fatal = |relogin, reason| Fatal { relogin, reason };
+    let with_hint = Error::Api {
+        method: SendMessage,
+        code: 429,
+        description: "Too Many Requests: retry after 7".into(),
+        retry_after: Some(3),
+        migrate_to: None,
     };
-    let rows: Vec<(Error, ErrorClass)> = vec![
-        (api(GetMe, 401, "Unauthorized"), bad_token),
-        (api(GetUpdates, 404, "Not Found"), bad_token),
+    check(vec![
         (
-            api(
-                GetUpdates,
-                409,
-                "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
-            ),
-            Fatal {
-                relogin: false,
-                reason: FatalReason::OtherPoller,
-            },
+            api(GetMe, 401, "Unauthorized"),
+            fatal(true, FatalReason::BadToken),
         ),
         (
-            api(
-                GetUpdates,
-                409,
-                "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
-            ),
-            Fatal {
-                relogin: false,
-                reason: FatalReason::WebhookSet,
-            },
+            api(GetUpdates, 404, "Not Found"),
+            fatal(true, FatalReason::BadToken),
         ),
         (
-            Error::Api {
-                method: SendMessage,
-                code: 429,
-                description: "Too Many Requests: retry after 7".into(),
-                retry_after: Some(3),
-                migrate_to: None,
-            },
-            SlowDown(Duration::from_secs(3)),
+            api(GetUpdates, 409, OTHER_POLLER),
+            fatal(false, FatalReason::OtherPoller),
         ),
+        (
+            api(GetUpdates, 409, WEBHOOK),
+            fatal(false, FatalReason::WebhookSet),
+        ),
+        // `parameters.retry_after` wins; the description is the fallback; then the default.
+        (with_hint, SlowDown(Duration::from_secs(3))),
         (
             api(SendMessage, 429, "Too Many Requests: retry after 7"),
             SlowDown(Duration::from_secs(7)),
@@ -61,104 +58,120 @@ fn table() {
             api(SendMessage, 429, "Too Many Requests"),
             SlowDown(DEFAULT_RETRY_AFTER),
         ),
+    ]);
+}
+
+#[test]
+fn rejections_by_their_texts() {
+    use Rejection::*;
+    let rows: &[(Method, u16, &str, Rejection)] = &[
         (
-            api(
-                EditMessageText,
-                400,
-                "Bad Request: message is not modified: specified new message content",
-            ),
-            Rejected(Rejection::NotModified),
+            EditMessageText,
+            400,
+            "Bad Request: message is not modified: specified new message content",
+            NotModified,
         ),
         (
-            api(SendMessage, 400, "Bad Request: message is too long"),
-            Rejected(Rejection::TooLong),
+            SendMessage,
+            400,
+            "Bad Request: message is too long",
+            TooLong,
         ),
         (
-            api(EditMessageText, 400, "Bad Request: MESSAGE_TOO_LONG"),
-            Rejected(Rejection::TooLong),
+            EditMessageText,
+            400,
+            "Bad Request: MESSAGE_TOO_LONG",
+            TooLong,
         ),
         (
-            api(
-                SendMessage,
-                400,
-                "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 3",
-            ),
-            Rejected(Rejection::BadMarkup),
+            SendPhoto,
+            400,
+            "Bad Request: message caption is too long",
+            TooLong,
         ),
         (
-            api(SendMessage, 400, "Bad Request: message text is empty"),
-            Rejected(Rejection::EmptyText),
+            SendMessage,
+            400,
+            "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 3",
+            BadMarkup,
         ),
         (
-            api(SendMessage, 400, "Bad Request: BUTTON_DATA_INVALID"),
-            Rejected(Rejection::ButtonDataInvalid),
+            SendMessage,
+            400,
+            "Bad Request: message text is empty",
+            EmptyText,
         ),
         (
-            api(
-                AnswerCallbackQuery,
-                400,
-                "Bad Request: query is too old and response timeout expired or query id is invalid",
-            ),
-            Rejected(Rejection::QueryTooOld),
+            SendMessage,
+            400,
+            "Bad Request: BUTTON_DATA_INVALID",
+            ButtonDataInvalid,
         ),
         (
-            api(
-                EditMessageText,
-                400,
-                "Bad Request: message to edit not found",
-            ),
-            Rejected(Rejection::MessageNotFound),
+            AnswerCallbackQuery,
+            400,
+            "Bad Request: query is too old and response timeout expired or query id is invalid",
+            QueryTooOld,
         ),
         (
-            api(
-                SendMessage,
-                400,
-                "Bad Request: message to be replied not found",
-            ),
-            Rejected(Rejection::ReplyNotFound),
+            EditMessageText,
+            400,
+            "Bad Request: message to edit not found",
+            MessageNotFound,
         ),
         (
-            api(SendMessage, 400, "Bad Request: chat not found"),
-            Rejected(Rejection::ChatUnreachable),
+            SendMessage,
+            400,
+            "Bad Request: message to be replied not found",
+            ReplyNotFound,
         ),
         (
-            api(SendMessage, 403, "Forbidden: bot was blocked by the user"),
-            Rejected(Rejection::ChatUnreachable),
+            SendMessage,
+            400,
+            "Bad Request: chat not found",
+            ChatUnreachable,
         ),
         (
-            api(
-                SendMessage,
-                403,
-                "Unauthorized: bot can't initiate conversation with a user",
-            ),
-            Rejected(Rejection::ChatUnreachable),
+            SendMessage,
+            403,
+            "Forbidden: bot was blocked by the user",
+            ChatUnreachable,
         ),
         (
-            api(GetFile, 400, "Bad Request: file is too big"),
-            Rejected(Rejection::FileTooBig),
+            SendMessage,
+            403,
+            "Unauthorized: bot can't initiate conversation with a user",
+            ChatUnreachable,
         ),
+        (GetFile, 400, "Bad Request: file is too big", FileTooBig),
+        (SendDocument, 413, "Request Entity Too Large", FileTooBig),
         (
-            api(SendDocument, 413, "Request Entity Too Large"),
-            Rejected(Rejection::FileTooBig),
+            SendMessageDraft,
+            400,
+            "Bad Request: TEXTDRAFT_PEER_INVALID",
+            DraftRefused,
         ),
-        (
-            Error::Api {
-                method: SendMessage,
-                code: 400,
-                description: "Bad Request: group chat was upgraded to a supergroup chat".into(),
-                retry_after: None,
-                migrate_to: Some(-100_123),
-            },
-            Rejected(Rejection::ChatMigrated { to: -100_123 }),
-        ),
-        (
-            api(SendMessageDraft, 400, "Bad Request: TEXTDRAFT_PEER_INVALID"),
-            Rejected(Rejection::DraftRefused),
-        ),
-        (
-            api(SendMessage, 400, "Bad Request: something new"),
-            Rejected(Rejection::Other),
-        ),
+        (SendMessage, 400, "Bad Request: something new", Other),
+    ];
+    check(
+        rows.iter()
+            .map(|(m, code, text, r)| (api(*m, *code, text), Rejected(*r)))
+            .collect(),
+    );
+    let moved = Error::Api {
+        method: SendMessage,
+        code: 400,
+        description: "Bad Request: group chat was upgraded to a supergroup chat".into(),
+        retry_after: None,
+        migrate_to: Some(-100_123),
+    };
+    assert_eq!(moved.class(), Rejected(ChatMigrated { to: -100_123 }));
+}
+
+#[test]
+fn transport_and_local_failures() {
+    let after = Duration::from_secs(40);
+    check(vec![
         (api(SendMessage, 500, "Internal Server Error"), Transient),
         (api(GetUpdates, 502, "Bad Gateway"), Transient),
         (
@@ -185,7 +198,7 @@ fn table() {
         (
             Error::Timeout {
                 method: GetUpdates,
-                after: Duration::from_secs(40),
+                after,
             },
             Transient,
         ),
@@ -214,10 +227,7 @@ fn table() {
                 reason: FatalReason::BadConfig,
             },
         ),
-    ];
-    for (i, (err, want)) in rows.iter().enumerate() {
-        assert_eq!(err.class(), *want, "row {i}: {err}");
-    }
+    ]);
 }
 
 #[test]

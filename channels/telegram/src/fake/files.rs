@@ -9,7 +9,7 @@ use super::Shared;
 use super::http::{error, ok};
 use super::params::Params;
 use super::records::SentFile;
-use super::send::sent_message;
+use super::send::{Refusal, refuse, sent_message};
 use super::state::State;
 use crate::method::Method;
 
@@ -66,24 +66,9 @@ pub(crate) fn upload(st: &mut State, method: Method, p: Params) -> Response {
         return error(400, "Bad Request: message caption is too long");
     }
     let mut p = p;
-    let (file_id, unique, file_name, bytes) = match p.files.remove(field) {
-        Some(part) if part.too_large || part.bytes.len() as u64 > limit => {
-            return error(413, "Request Entity Too Large");
-        }
-        Some(part) => {
-            let size = part.bytes.len() as u64;
-            let (id, unique) = st.store_file(Some(part.bytes.clone()), size, field);
-            (id, unique, part.file_name, part.bytes)
-        }
-        None => {
-            // A resend by `file_id`: no size limit, no upload.
-            let id = p.text(field).unwrap_or_default();
-            let Some(f) = st.files.get(&id) else {
-                return error(400, "Bad Request: wrong file identifier/HTTP URL specified");
-            };
-            let bytes = f.bytes.clone().unwrap_or_default();
-            (id, f.unique_id.clone(), String::new(), bytes)
-        }
+    let (file_id, unique, file_name, bytes) = match stored(st, &mut p, field, limit) {
+        Ok(f) => f,
+        Err(r) => return r.into_response(),
     };
     let caption = p.text("caption");
     let size = bytes.len();
@@ -111,4 +96,35 @@ pub(crate) fn upload(st: &mut State, method: Method, p: Params) -> Response {
         m["caption"] = json!(c);
     }
     ok(m)
+}
+
+/// The file an upload carries, stored: a multipart part under `limit` (else 413), or an
+/// earlier `file_id` (no size limit, no upload). `(file_id, unique_id, name, bytes)`.
+fn stored(
+    st: &mut State,
+    p: &mut Params,
+    field: &str,
+    limit: u64,
+) -> Result<(String, String, String, bytes::Bytes), Refusal> {
+    match p.files.remove(field) {
+        Some(part) if part.too_large || part.bytes.len() as u64 > limit => {
+            Err(refuse(413, "Request Entity Too Large"))
+        }
+        Some(part) => {
+            let size = part.bytes.len() as u64;
+            let (id, unique) = st.store_file(Some(part.bytes.clone()), size, field);
+            Ok((id, unique, part.file_name, part.bytes))
+        }
+        None => {
+            let id = p.text(field).unwrap_or_default();
+            let Some(f) = st.files.get(&id) else {
+                return Err(refuse(
+                    400,
+                    "Bad Request: wrong file identifier/HTTP URL specified",
+                ));
+            };
+            let bytes = f.bytes.clone().unwrap_or_default();
+            Ok((id, f.unique_id.clone(), String::new(), bytes))
+        }
+    }
 }

@@ -25,7 +25,7 @@ pub(crate) struct Refusal {
     parameters: Option<Value>,
 }
 
-fn refuse(code: u16, description: &str) -> Refusal {
+pub(crate) fn refuse(code: u16, description: &str) -> Refusal {
     Refusal {
         code,
         description: description.to_owned(),

@@ -64,56 +64,41 @@ async fn round_trip() {
     // One update without an id, which the client logs (by count) as left out.
     handle.push_raw(json!({"message": {"text": SECRET_TEXT}}));
     let batch = client.get_updates(Offset::START).await.expect("poll");
-    let doc = batch.updates[1]
-        .message()
-        .and_then(|m| m.media())
-        .expect("doc");
-    let file = client.get_file(&doc.file_id).await.expect("getFile");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let dest = dir.path().join(FILE_NAME);
-    client
-        .download(&file, &dest, MAX_DOWNLOAD_BYTES)
-        .await
-        .expect("download");
-    client
-        .send_file(
-            chat.id,
-            UploadKind::Document,
-            &dest,
-            FILE_NAME,
-            Some(ANSWER),
-        )
-        .await
-        .expect("up");
+    files_both_ways(&client, &batch).await;
+    let kb = Keyboard::row(&[("Yes", BUTTON)]);
+    let sent = OutgoingText::plain(chat.id, ANSWER).with_keyboard(kb);
+    let m = client.send_text(&sent).await.expect("send");
+    let edit = client.edit_text(chat.id, m.message_id, SECRET_TEXT, None, None);
+    edit.await.expect("edit");
     client
         .send_draft(chat.id, 1, ANSWER, None)
         .await
         .expect("draft");
-    let kb = Keyboard::row(&[("Yes", BUTTON)]);
-    let m = client
-        .send_text(&OutgoingText::plain(chat.id, ANSWER).with_keyboard(kb))
-        .await
-        .expect("send");
-    client
-        .edit_text(chat.id, m.message_id, SECRET_TEXT, None, None)
-        .await
-        .expect("edit");
     let q = handle.press_button(handle.owner(), &m, BUTTON);
-    client
-        .get_updates(batch.next_offset(Offset::START))
-        .await
-        .expect("poll");
+    let next = batch.next_offset(Offset::START);
+    client.get_updates(next).await.expect("poll");
     client
         .answer_callback(&q, Some(ANSWER))
         .await
         .expect("answer");
     // Refusals and a malformed answer log too, if anything does.
-    let _ = client
-        .send_text(&OutgoingText::html(chat.id, format!("<x>{SECRET_TEXT}")))
-        .await;
-    handle.fault_next(
-        Method::GetUpdates,
-        Fault::Raw(200, SECRET_TEXT.as_bytes().to_vec().into()),
-    );
+    let bad = OutgoingText::html(chat.id, format!("<x>{SECRET_TEXT}"));
+    let _ = client.send_text(&bad).await;
+    let raw = Fault::Raw(200, SECRET_TEXT.as_bytes().to_vec().into());
+    handle.fault_next(Method::GetUpdates, raw);
     let _ = client.get_updates(Offset::START).await;
+}
+
+/// Downloads the batch's document and uploads it back, named and captioned.
+async fn files_both_ways(client: &scv_telegram::Client, batch: &scv_telegram::Batch) {
+    let m = batch.updates[1].message().expect("the document message");
+    let doc = m.media().expect("doc");
+    let file = client.get_file(&doc.file_id).await.expect("getFile");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dest = dir.path().join(FILE_NAME);
+    let got = client.download(&file, &dest, MAX_DOWNLOAD_BYTES).await;
+    got.expect("download");
+    let kind = UploadKind::Document;
+    let up = client.send_file(m.chat.id, kind, &dest, FILE_NAME, Some(ANSWER));
+    up.await.expect("upload");
 }
