@@ -84,6 +84,8 @@ pub enum Rejection {
     ChatUnreachable,
     /// A file over a download or upload limit: tell the owner.
     FileTooBig,
+    /// A download link past its lifetime (404 on the file path): call `getFile` again.
+    LinkExpired,
     /// The group became a supergroup: rewrite the chat id and retry.
     ChatMigrated {
         /// The new chat id.
@@ -139,6 +141,8 @@ fn classify_api(
                 .map(Duration::from_secs)
                 .unwrap_or(DEFAULT_RETRY_AFTER),
         ),
+        // A download link past its hour: the token is fine, the path is not.
+        404 if method == Method::DownloadFile => ErrorClass::Rejected(Rejection::LinkExpired),
         401 | 404 => fatal(true, FatalReason::BadToken),
         409 if text.contains("webhook") => fatal(false, FatalReason::WebhookSet),
         409 => fatal(false, FatalReason::OtherPoller),

@@ -145,6 +145,7 @@ fn rejections_by_their_texts() {
         ),
         (GetFile, 400, "Bad Request: file is too big", FileTooBig),
         (SendDocument, 413, "Request Entity Too Large", FileTooBig),
+        (DownloadFile, 404, "Not Found", LinkExpired),
         (
             SendMessageDraft,
             400,

@@ -11,16 +11,20 @@ use super::params::Params;
 use super::records::SentFile;
 use super::send::{Refusal, refuse, sent_message};
 use super::state::State;
+use crate::limits::FILE_LINK_LIFETIME;
 use crate::method::Method;
+use tokio::time::Instant;
 
-pub(crate) fn get_file(st: &State, p: &Params) -> Response {
+pub(crate) fn get_file(st: &mut State, p: &Params) -> Response {
     let id = p.text("file_id").unwrap_or_default();
-    let Some(file) = st.files.get(&id) else {
+    let max = st.config.max_download;
+    let Some(file) = st.files.get_mut(&id) else {
         return error(400, "Bad Request: invalid file_id");
     };
-    if file.size > st.config.max_download {
+    if file.size > max {
         return error(400, "Bad Request: file is too big");
     }
+    file.link_issued = Some(Instant::now());
     ok(json!({
         "file_id": id,
         "file_unique_id": file.unique_id,
@@ -29,13 +33,18 @@ pub(crate) fn get_file(st: &State, p: &Params) -> Response {
     }))
 }
 
-/// `/file/bot<token>/<path>`: the bytes, or 404.
+/// `/file/bot<token>/<path>`: the bytes while the link lives (an hour from `getFile`; the
+/// platform promises "at least", the fake gives exactly that), else 404.
 pub(crate) fn download(shared: &Shared, path: &str) -> Response {
     let st = shared.lock();
     let found = st
         .files
         .values()
         .find(|f| f.path == path)
+        .filter(|f| {
+            f.link_issued
+                .is_some_and(|at| at.elapsed() <= FILE_LINK_LIFETIME)
+        })
         .and_then(|f| f.bytes.clone());
     match found {
         Some(bytes) => (StatusCode::OK, bytes).into_response(),

@@ -76,7 +76,7 @@ async fn dispatch(shared: &Arc<Shared>, method: Method, p: Params) -> Response {
             shared.lock().commands.insert(lang, commands);
             ok(json!(true))
         }
-        Method::GetFile => files::get_file(&shared.lock(), &p),
+        Method::GetFile => files::get_file(&mut shared.lock(), &p),
         Method::SendPhoto | Method::SendDocument | Method::SendVoice | Method::SendVideo => {
             files::upload(&mut shared.lock(), method, p)
         }

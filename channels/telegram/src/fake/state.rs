@@ -58,6 +58,8 @@ pub(crate) struct StoredFile {
     pub size: u64,
     pub bytes: Option<Bytes>,
     pub path: String,
+    /// When `getFile` last gave out the download link (it works for an hour from then).
+    pub link_issued: Option<Instant>,
 }
 
 /// A button press waiting for its answer.
@@ -213,6 +215,7 @@ impl State {
                 size,
                 bytes,
                 path,
+                link_issued: None,
             },
         );
         (file_id, unique_id)

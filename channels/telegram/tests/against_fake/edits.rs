@@ -50,6 +50,10 @@ async fn edits_of_missing_or_over_long_messages_are_refused() {
             .is_some_and(|d| d.contains("MESSAGE_TOO_LONG"))
     );
     rejected(
+        client.edit_text(chat, m.message_id, " ", None, None).await,
+        Rejection::EmptyText,
+    );
+    rejected(
         client
             .edit_text(chat, m.message_id, "<i>x", Some(ParseMode::Html), None)
             .await,

@@ -1,5 +1,7 @@
 //! Files both ways: byte equality, the download and upload limits, safe names, resends.
 
+use std::time::Duration;
+
 use scv_telegram::fake::FakeConfig;
 use scv_telegram::limits::{MAX_DOWNLOAD_BYTES, MAX_UPLOAD_PHOTO_BYTES};
 use scv_telegram::{Error, MediaKind, Offset, Rejection, UploadKind};
@@ -214,5 +216,50 @@ async fn a_caption_over_1024_is_refused_as_too_long() {
             .send_file(chat, UploadKind::Document, &path, "a.txt", Some(&caption))
             .await,
         Rejection::TooLong,
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_download_link_expires_after_an_hour_and_get_file_renews_it() {
+    let (_fake, handle, client) = start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let m = handle.push_file(handle.owner_chat(), "voice", &bytes(100), "");
+    let media = m.media().expect("voice");
+    assert_eq!(media.kind, MediaKind::Voice);
+    let file = client.get_file(&media.file_id).await.expect("getFile");
+    tokio::time::advance(scv_telegram::limits::FILE_LINK_LIFETIME + Duration::from_secs(1)).await;
+    let dest = dir.path().join("v.ogg");
+    let e = rejected(
+        client.download(&file, &dest, MAX_DOWNLOAD_BYTES).await,
+        Rejection::LinkExpired,
+    );
+    assert!(matches!(e, Error::Api { code: 404, .. }), "{e}");
+    let file = client.get_file(&media.file_id).await.expect("renewed");
+    client
+        .download(&file, &dest, MAX_DOWNLOAD_BYTES)
+        .await
+        .expect("download");
+    assert_eq!(std::fs::read(&dest).expect("read"), bytes(100));
+}
+
+#[tokio::test]
+async fn unknown_file_ids_and_chats_are_refused() {
+    let (_fake, handle, client) = start().await;
+    rejected(client.get_file("no-such-file").await, Rejection::Other);
+    let chat = handle.owner_chat().id;
+    rejected(
+        client
+            .resend_file(chat, UploadKind::Photo, "no-such-file")
+            .await,
+        Rejection::Other,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("a.txt");
+    std::fs::write(&path, b"x").expect("write");
+    rejected(
+        client
+            .send_file(42, UploadKind::Document, &path, "a.txt", None)
+            .await,
+        Rejection::ChatUnreachable,
     );
 }

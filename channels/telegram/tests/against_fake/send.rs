@@ -238,3 +238,25 @@ async fn markdown_v2_with_an_unescaped_reserved_character_is_refused() {
         .expect("escaped");
     assert_eq!(sent.text.as_deref(), Some("version 1.5 is out"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_bot_takes_thirty_a_second_over_all_chats() {
+    let (_fake, handle, client) = start().await;
+    for i in 0..30 {
+        let chat = handle.stranger_chat(8_100_000_000 + i).id;
+        client
+            .send_text(&OutgoingText::plain(chat, "news"))
+            .await
+            .expect("within 30/s");
+    }
+    let chat = handle.stranger_chat(8_100_000_999).id;
+    let e = client
+        .send_text(&OutgoingText::plain(chat, "news"))
+        .await
+        .expect_err("flood");
+    assert_eq!(
+        e.class(),
+        ErrorClass::SlowDown(Duration::from_secs(1)),
+        "{e}"
+    );
+}
