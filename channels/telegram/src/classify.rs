@@ -41,6 +41,8 @@ pub enum FatalReason {
     WebhookSet,
     /// The base URL is unusable.
     BadConfig,
+    /// `setWebhook` refused the URL, secret or connection count.
+    BadWebhook,
 }
 
 impl FatalReason {
@@ -57,6 +59,9 @@ impl FatalReason {
                 "a webhook is set on this bot, so polling is impossible: the bridge deletes it once; if it comes back, another service sets it, stop that service"
             }
             FatalReason::BadConfig => "the Telegram base URL in the configuration is not usable",
+            FatalReason::BadWebhook => {
+                "Telegram refused the webhook: it needs an HTTPS URL on port 443, 80, 88 or 8443 and a secret of letters, digits, _ and -"
+            }
         }
     }
 }
@@ -152,6 +157,7 @@ fn classify_api(
         403 => ErrorClass::Rejected(Rejection::ChatUnreachable),
         413 => ErrorClass::Rejected(Rejection::FileTooBig),
         500.. => ErrorClass::Transient,
+        400 if method == Method::SetWebhook => fatal(false, FatalReason::BadWebhook),
         // 408 from a proxy: it gave up, like a 5xx.
         408 => ErrorClass::Transient,
         _ => ErrorClass::Rejected(rejection(method, &text)),

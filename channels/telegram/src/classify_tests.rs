@@ -238,6 +238,7 @@ fn every_fatal_reason_says_what_to_do() {
         FatalReason::OtherPoller,
         FatalReason::WebhookSet,
         FatalReason::BadConfig,
+        FatalReason::BadWebhook,
     ] {
         assert!(r.hint().len() > 20, "{r:?}");
     }

@@ -20,6 +20,7 @@
 //! - [`classify`](mod@classify) and [`error`]: [`Error`] and its one mapping to [`ErrorClass`].
 //! - [`login`]: [`login::check_login`], the token check of `login telegram`.
 //! - [`token`]: [`BotToken`], which never prints.
+//! - [`webhook`]: `setWebhook` with a [`webhook::WebhookSecret`], and checking a delivery.
 //! - `fake` (feature `fake`): `fake::FakeServer` and its test handle.
 //!
 //! # Using it from an account task
@@ -70,6 +71,7 @@ pub mod text;
 pub mod token;
 pub mod types;
 pub mod update;
+pub mod webhook;
 
 #[cfg(feature = "fake")]
 pub mod fake;

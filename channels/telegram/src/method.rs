@@ -42,11 +42,13 @@ pub enum Method {
     DeleteWebhook,
     /// `getWebhookInfo`: what `doctor` shows.
     GetWebhookInfo,
+    /// `setWebhook`: receive by webhook instead of polling.
+    SetWebhook,
 }
 
 impl Method {
     /// Every method, for tables and the fake's routing.
-    pub const ALL: [Method; 17] = [
+    pub const ALL: [Method; 18] = [
         Method::GetMe,
         Method::GetUpdates,
         Method::SendMessage,
@@ -64,6 +66,7 @@ impl Method {
         Method::SendVideo,
         Method::DeleteWebhook,
         Method::GetWebhookInfo,
+        Method::SetWebhook,
     ];
 
     /// The method's name in the URL (`DownloadFile` has none; it names itself "file").
@@ -86,6 +89,7 @@ impl Method {
             Method::SendVideo => "sendVideo",
             Method::DeleteWebhook => "deleteWebhook",
             Method::GetWebhookInfo => "getWebhookInfo",
+            Method::SetWebhook => "setWebhook",
         }
     }
 

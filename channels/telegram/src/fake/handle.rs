@@ -221,6 +221,12 @@ impl FakeHandle {
         self.with(|s| s.webhook_url = Some(url.to_owned()));
     }
 
+    /// Sends webhook deliveries to `target` (a loopback URL) instead of the webhook's own
+    /// URL, which must be public HTTPS.
+    pub fn deliver_webhooks_to(&self, target: &str) {
+        self.with(|s| s.webhook_target = Some(target.to_owned()));
+    }
+
     /// Whether a webhook is set.
     pub fn webhook_set(&self) -> bool {
         self.shared.lock().webhook_url.is_some()

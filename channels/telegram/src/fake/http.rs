@@ -88,13 +88,19 @@ async fn dispatch(shared: &Arc<Shared>, method: Method, p: Params) -> Response {
             }
             ok(json!(true))
         }
+        Method::SetWebhook => super::webhook::set_webhook(&mut shared.lock(), &p),
         Method::GetWebhookInfo => {
             let st = shared.lock();
-            ok(json!({
+            let mut info = json!({
                 "url": st.webhook_url.clone().unwrap_or_default(),
                 "pending_update_count": st.queue.len(),
                 "has_custom_certificate": false,
-            }))
+            });
+            if let Some(e) = &st.webhook_last_error {
+                info["last_error_message"] = json!(e);
+                info["last_error_date"] = json!(1_780_000_000);
+            }
+            ok(info)
         }
         // Not a method: `from_name` never returns it.
         Method::DownloadFile => not_found(),

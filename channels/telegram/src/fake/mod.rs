@@ -9,7 +9,8 @@
 //! and long `callback_data`; edits refusing identical content; drafts only in private chats;
 //! button answers once and within a deadline; files served by `getFile` under the 20 MB
 //! limit and uploads under theirs (413); flood control per chat, per group and per bot with
-//! `retry_after`; migrated groups; privacy mode in groups; anonymous admins. Everything sent is recorded.
+//! `retry_after`; migrated groups; privacy mode in groups; anonymous admins; webhook mode
+//! (`setWebhook` checks, deliveries with the secret header, retries, `getWebhookInfo`). Everything sent is recorded.
 //!
 //! Time is tokio's (`#[tokio::test(start_paused = true)]` drives holds, deadlines, buckets and
 //! the 24 h expiry without real waiting).
@@ -43,6 +44,7 @@ mod records;
 mod send;
 pub(crate) mod state;
 mod updates;
+mod webhook;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -55,6 +57,7 @@ use tokio::task::JoinHandle;
 pub use handle::FakeHandle;
 pub use records::{ChatActionRecord, DraftFrame, SentFile, SentText};
 pub use state::Fault;
+pub use webhook::WEBHOOK_ATTEMPTS;
 
 use crate::limits;
 use state::State;
@@ -123,6 +126,8 @@ impl Shared {
 pub struct FakeServer {
     handle: FakeHandle,
     task: Option<JoinHandle<()>>,
+    /// The webhook delivery loop.
+    deliveries: Option<JoinHandle<()>>,
 }
 
 impl FakeServer {
@@ -155,9 +160,11 @@ impl FakeServer {
                 tracing::warn!(error = %e, "fake Bot API server stopped with an error");
             }
         });
+        let deliveries = tokio::spawn(webhook::deliver(shared.clone()));
         Ok(FakeServer {
             handle: FakeHandle::new(shared),
             task: Some(task),
+            deliveries: Some(deliveries),
         })
     }
 
@@ -175,7 +182,10 @@ impl FakeServer {
 impl Drop for FakeServer {
     fn drop(&mut self) {
         self.handle.shared.shutdown.send_replace(true);
-        if let Some(task) = self.task.take() {
+        for task in [self.task.take(), self.deliveries.take()]
+            .into_iter()
+            .flatten()
+        {
             task.abort();
         }
     }

@@ -10,6 +10,7 @@ mod poll;
 mod privacy;
 mod routing;
 mod send;
+mod webhook;
 
 use std::time::Duration;
 
