@@ -16,6 +16,9 @@ use crate::token::BotToken;
 use crate::types::{BotInfo, WebhookInfo};
 use crate::update::{ALLOWED_UPDATES, Batch, Offset, Update};
 
+/// The largest answer read (a full batch of 100 updates is a few MB).
+pub const MAX_ANSWER_BYTES: usize = 32 << 20;
+
 /// The public Bot API.
 pub const DEFAULT_BASE_URL: &str = "https://api.telegram.org/";
 
@@ -179,9 +182,11 @@ impl Client {
         let call = async {
             let response = request.send().await.map_err(|e| network(method, e))?;
             let status = response.status().as_u16();
-            let bytes = response.bytes().await.map_err(|e| network(method, e))?;
+            let bytes = read_capped(method, response).await?;
             Ok((status, bytes))
         };
+        // No "last look" after the deadline (as the WeChat client has): an answer lost here is
+        // not lost on the platform, whose updates stay until a later offset confirms them.
         tokio::time::timeout(timeout, call)
             .await
             .unwrap_or(Err(Error::Timeout {
@@ -228,6 +233,22 @@ impl Client {
             detail: e.to_string(),
         })
     }
+}
+
+/// Reads a whole answer, refusing one over [`MAX_ANSWER_BYTES`] (a broken proxy or a hostile
+/// server must not make us buffer without end).
+async fn read_capped(method: Method, mut response: reqwest::Response) -> Result<Bytes, Error> {
+    let mut buf = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| network(method, e))? {
+        if buf.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(Error::Malformed {
+                method,
+                detail: format!("answer over {MAX_ANSWER_BYTES} bytes"),
+            });
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(buf))
 }
 
 fn poll_body(offset: Offset, limit: u8, timeout: Duration) -> Value {

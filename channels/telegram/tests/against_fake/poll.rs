@@ -280,3 +280,16 @@ async fn bad_utf8_in_a_caption_is_replaced_not_fatal() {
         ErrorClass::Transient
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_endless_answer_is_cut_off_not_buffered() {
+    let (_fake, handle, client) = start().await;
+    let huge = vec![b' '; scv_telegram::client::MAX_ANSWER_BYTES + 1];
+    handle.fault_next(Method::GetUpdates, Fault::Raw(200, Bytes::from(huge)));
+    let e = client
+        .get_updates(Offset::START)
+        .await
+        .expect_err("too big");
+    assert!(e.to_string().contains("answer over"), "{e}");
+    assert_eq!(e.class(), ErrorClass::Transient);
+}
