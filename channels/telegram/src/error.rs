@@ -87,7 +87,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// What to do about this error (the one table in [`crate::classify`]).
+    /// What to do about this error (the one table in [`mod@crate::classify`]).
     pub fn class(&self) -> ErrorClass {
         classify(self)
     }

@@ -37,7 +37,8 @@
 //!    server, which until then keeps it and would send it again. Act on updates after
 //!    journaling. `UpdateKind::EditedMessage` is not a new prompt; `Other` and `Unreadable`
 //!    are journaled (so the offset moves) and dropped with a reason.
-//!    On shutdown: store the offset, then [`Client::confirm`] it.
+//!    On shutdown: drop the in-flight poll (a second `getUpdates` would end it with 409),
+//!    store the offset, then [`Client::confirm`] it.
 //! 4. Senders: in groups act only on [`Message::addresses`]; always match the owner on
 //!    `from.id`. Buttons: [`Client::answer_callback`] at once, check the presser, then
 //!    [`Client::edit_keyboard`] / [`Client::edit_text`] to show the outcome.
@@ -55,6 +56,10 @@
 //!    account with [`FatalReason::hint`]; for `WebhookSet` call [`Client::delete_webhook`]
 //!    once first, for `OtherPoller` do not retry in a loop. `Rejected(r)`: this request only;
 //!    see [`Rejection`] for the one fix-up each allows.
+//! 8. Webhook instead of polling (only where an account is configured so):
+//!    [`Client::set_webhook`] with a stored [`webhook::WebhookSecret`]; per delivery
+//!    [`webhook::read_delivery`], journal, then answer 200 (non-2xx makes the platform retry).
+//!    The journal dedupes on [`Update::dedupe_key`] as for polls.
 
 #![warn(missing_docs)]
 
