@@ -45,3 +45,36 @@ pub async fn check_login(base_url: &str, raw: &str) -> Result<(BotToken, BotInfo
     }
     Ok((token, bot))
 }
+
+/// The deep link that pairs the owner (spec §3): opening `https://t.me/<bot>?start=<code>` sends
+/// `/start <code>` to the bot in a private chat, where [`crate::Message::command`] reads it.
+/// `None` when the code is not 1–64 characters of `A-Za-z0-9_-` (the platform would drop it).
+pub fn start_link(bot_username: &str, code: &str) -> Option<String> {
+    let ok = !code.is_empty()
+        && code.len() <= crate::limits::MAX_START_PAYLOAD
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    let user_ok = !bot_username.is_empty()
+        && bot_username
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    (ok && user_ok).then(|| format!("https://t.me/{bot_username}?start={code}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_links_carry_only_payloads_the_platform_keeps() {
+        assert_eq!(
+            start_link("scv_bot", "AbC-12_x").as_deref(),
+            Some("https://t.me/scv_bot?start=AbC-12_x")
+        );
+        assert_eq!(start_link("scv_bot", ""), None);
+        assert_eq!(start_link("scv_bot", "a b"), None);
+        assert_eq!(start_link("scv_bot", &"a".repeat(65)), None);
+        assert_eq!(start_link("scv bot", "abc"), None);
+    }
+}

@@ -260,3 +260,35 @@ async fn the_bot_takes_thirty_a_second_over_all_chats() {
         "{e}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_command_menu_is_set_per_language_and_pairing_codes_arrive_as_start() {
+    let (_fake, handle, client) = start().await;
+    let cmd = |c: &str, d: &str| scv_telegram::types::BotCommand {
+        command: c.into(),
+        description: d.into(),
+    };
+    let en = [
+        cmd("new", "Start a new conversation"),
+        cmd("stop", "Stop the answer"),
+    ];
+    let zh = [cmd("new", "开始新对话"), cmd("stop", "停止回答")];
+    client.set_commands(&en, None).await.expect("default menu");
+    client.set_commands(&zh, Some("zh")).await.expect("zh menu");
+    assert_eq!(handle.commands("").expect("set")[0]["command"], "new");
+    assert_eq!(
+        handle.commands("zh").expect("set")[1]["description"],
+        "停止回答"
+    );
+    // The owner opens the start link: the app sends `/start <code>` in the private chat.
+    let bot = client.get_me().await.expect("me");
+    let link = scv_telegram::login::start_link(&bot.username, "pair-7Q2").expect("valid");
+    assert!(link.ends_with("?start=pair-7Q2"));
+    let m = handle.push_message(serde_json::json!({"chat": handle.owner_chat(),
+        "from": handle.owner(), "text": "/start pair-7Q2",
+        "entities": [{"type": "bot_command", "offset": 0, "length": 6}]}));
+    assert_eq!(
+        m.command(&bot.username),
+        Some(("start".into(), "pair-7Q2".into()))
+    );
+}
