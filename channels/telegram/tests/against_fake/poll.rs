@@ -293,3 +293,41 @@ async fn an_endless_answer_is_cut_off_not_buffered() {
     assert!(e.to_string().contains("answer over"), "{e}");
     assert_eq!(e.class(), ErrorClass::Transient);
 }
+
+#[tokio::test(start_paused = true)]
+async fn answers_of_the_wrong_shape_are_malformed_not_a_panic() {
+    let (_fake, handle, client) = start().await;
+    for body in [
+        &br#"{"ok":true,"result":{"update_id":1}}"#[..],
+        br#"{"ok":true}"#,
+        br#"[1,2,3]"#,
+        br#"{"ok":false,"error_code":99999999}"#,
+        br#"null"#,
+    ] {
+        handle.fault_next(
+            Method::GetUpdates,
+            Fault::Raw(200, Bytes::from_static(body)),
+        );
+        let e = client
+            .get_updates(Offset::START)
+            .await
+            .expect_err("refused");
+        assert!(
+            matches!(e.class(), ErrorClass::Transient | ErrorClass::Rejected(_)),
+            "{e}"
+        );
+    }
+    handle.fault_next(
+        Method::GetMe,
+        Fault::Raw(
+            200,
+            Bytes::from_static(br#"{"ok":true,"result":{"id":"x"}}"#),
+        ),
+    );
+    let e = client.get_me().await.expect_err("not a bot");
+    assert!(matches!(e, scv_telegram::Error::Malformed { .. }), "{e}");
+    assert!(
+        !e.to_string().contains("\"x\""),
+        "no answer text in the error: {e}"
+    );
+}
