@@ -209,9 +209,18 @@ mod tests {
             (api(40034024, 400), Rejected(Rejection::WindowClosed)),
             (api(40054005, 400), Rejected(Rejection::DuplicateSeq)),
             (api(40054010, 400), Rejected(Rejection::Url)),
-            (api(50056, 400), Rejected(Rejection::Permission { code: 50056 })),
-            (api(304037, 400), Rejected(Rejection::Permission { code: 304037 })),
-            (api(304036, 400), Rejected(Rejection::Permission { code: 304036 })),
+            (
+                api(50056, 400),
+                Rejected(Rejection::Permission { code: 50056 }),
+            ),
+            (
+                api(304037, 400),
+                Rejected(Rejection::Permission { code: 304037 }),
+            ),
+            (
+                api(304036, 400),
+                Rejected(Rejection::Permission { code: 304036 }),
+            ),
             (api(22009, 400), SlowDown(second)),
             (api(100001, 200), SlowDown(second)),
             (api(0, 429), SlowDown(second)),
@@ -223,16 +232,30 @@ mod tests {
             (api(12345, 400), Rejected(Rejection::Other { code: 12345 })),
             (api(12345, 500), Transient),
             (
-                Error::Token { code: 100007, message: String::new() },
+                Error::Token {
+                    code: 100007,
+                    message: String::new(),
+                },
                 Fatal(super::Fatal::BadCredentials),
             ),
             (
-                Error::Token { code: 4242, message: String::new() },
+                Error::Token {
+                    code: 4242,
+                    message: String::new(),
+                },
                 Fatal(super::Fatal::BadCredentials),
             ),
-            (Error::Token { code: 100002, message: String::new() }, Transient),
             (
-                Error::SessionLimit { reset_after: Duration::from_secs(90) },
+                Error::Token {
+                    code: 100002,
+                    message: String::new(),
+                },
+                Transient,
+            ),
+            (
+                Error::SessionLimit {
+                    reset_after: Duration::from_secs(90),
+                },
                 SlowDown(Duration::from_secs(90)),
             ),
             (Error::HeartbeatLost(second), Transient),

@@ -297,11 +297,26 @@ mod tests {
         assert!(parse_answer(Call::Interaction, 204, b"").is_ok());
         let e = parse_answer(Call::SendC2c, 202, br#"{"code":304023,"message":"audit"}"#)
             .expect_err("async success is not delivered");
-        assert!(matches!(e, Error::Api { http_status: 202, code: 304023, .. }), "{e}");
-        let e = parse_answer(Call::SendC2c, 200, br#"{"code":22009,"message":"msg limit exceed"}"#)
-            .expect_err("code in a 200");
+        assert!(
+            matches!(
+                e,
+                Error::Api {
+                    http_status: 202,
+                    code: 304023,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = parse_answer(
+            Call::SendC2c,
+            200,
+            br#"{"code":22009,"message":"msg limit exceed"}"#,
+        )
+        .expect_err("code in a 200");
         assert_eq!(e.code(), Some(22009));
-        let e = parse_answer(Call::SendC2c, 400, br#"{"err_code":40054010}"#).expect_err("err_code");
+        let e =
+            parse_answer(Call::SendC2c, 400, br#"{"err_code":40054010}"#).expect_err("err_code");
         assert_eq!(e.code(), Some(40054010));
         let e = parse_answer(Call::SendC2c, 200, b"\x00\xff").expect_err("garbage");
         assert!(matches!(e, Error::Malformed { .. }));

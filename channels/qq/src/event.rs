@@ -142,13 +142,19 @@ pub struct EventError {
 /// Parses the `d` of a dispatch of type `t`.
 pub fn parse(t: &str, d: &Value) -> Result<Event, EventError> {
     let need = |path: &[&str], missing: &'static str| {
-        text_at(d, path).ok_or(EventError { kind: t.to_owned(), missing })
+        text_at(d, path).ok_or(EventError {
+            kind: t.to_owned(),
+            missing,
+        })
     };
     match t {
         "C2C_MESSAGE_CREATE" => {
             let user_openid = text_at(d, &["author", "user_openid"])
                 .or_else(|| text_at(d, &["author", "id"]))
-                .ok_or(EventError { kind: t.to_owned(), missing: "author.user_openid" })?;
+                .ok_or(EventError {
+                    kind: t.to_owned(),
+                    missing: "author.user_openid",
+                })?;
             message(d, need(&["id"], "id")?, Scene::C2c { user_openid }, true)
         }
         "GROUP_AT_MESSAGE_CREATE" | "GROUP_MESSAGE_CREATE" => {
@@ -160,7 +166,10 @@ pub fn parse(t: &str, d: &Value) -> Result<Event, EventError> {
             message(d, need(&["id"], "id")?, scene, addressed)
         }
         "INTERACTION_CREATE" => interaction(t, d),
-        _ => Ok(Event::Other { kind: t.to_owned(), reply_target: reply_target(t, d) }),
+        _ => Ok(Event::Other {
+            kind: t.to_owned(),
+            reply_target: reply_target(t, d),
+        }),
     }
 }
 
@@ -182,7 +191,10 @@ fn message(d: &Value, id: String, scene: Scene, addressed: bool) -> Result<Event
         content,
         timestamp: text_at(d, &["timestamp"]),
         attachments,
-        from_bot: d.pointer("/author/bot").and_then(Value::as_bool).unwrap_or(false),
+        from_bot: d
+            .pointer("/author/bot")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         addressed,
     }))
 }
@@ -190,7 +202,10 @@ fn message(d: &Value, id: String, scene: Scene, addressed: bool) -> Result<Event
 fn mentions_me(d: &Value) -> bool {
     d.get("mentions")
         .and_then(Value::as_array)
-        .is_some_and(|m| m.iter().any(|x| x.get("is_you").and_then(Value::as_bool) == Some(true)))
+        .is_some_and(|m| {
+            m.iter()
+                .any(|x| x.get("is_you").and_then(Value::as_bool) == Some(true))
+        })
 }
 
 fn attachment(a: &Value) -> Option<Attachment> {
@@ -198,7 +213,9 @@ fn attachment(a: &Value) -> Option<Attachment> {
     Some(Attachment {
         content_type: text_at(a, &["content_type"]).unwrap_or_default(),
         filename: text_at(a, &["filename"]),
-        size: a.get("size").and_then(|s| s.as_u64().or_else(|| s.as_str()?.parse().ok())),
+        size: a
+            .get("size")
+            .and_then(|s| s.as_u64().or_else(|| s.as_str()?.parse().ok())),
         url,
         voice_wav_url: text_at(a, &["voice_wav_url"]),
         asr_refer_text: text_at(a, &["asr_refer_text"]),
@@ -206,14 +223,20 @@ fn attachment(a: &Value) -> Option<Attachment> {
 }
 
 fn interaction(t: &str, d: &Value) -> Result<Event, EventError> {
-    let err = |missing| EventError { kind: t.to_owned(), missing };
+    let err = |missing| EventError {
+        kind: t.to_owned(),
+        missing,
+    };
     let id = text_at(d, &["id"]).ok_or(err("id"))?;
     let scene = match text_at(d, &["group_openid"]) {
         Some(group_openid) => Scene::Group {
             group_openid,
-            member_openid: text_at(d, &["group_member_openid"]).ok_or(err("group_member_openid"))?,
+            member_openid: text_at(d, &["group_member_openid"])
+                .ok_or(err("group_member_openid"))?,
         },
-        None => Scene::C2c { user_openid: text_at(d, &["user_openid"]).ok_or(err("user_openid"))? },
+        None => Scene::C2c {
+            user_openid: text_at(d, &["user_openid"]).ok_or(err("user_openid"))?,
+        },
     };
     Ok(Event::Interaction(Interaction {
         id,
@@ -250,7 +273,9 @@ mod tests {
         let d = json!({"id": "ROBOT1.0_g", "group_openid": "G", "content": " hi",
             "author": {"member_openid": "M", "bot": false},
             "attachments": [{"content_type": "voice", "url": "h/x.silk", "asr_refer_text": "hello", "size": "12"}]});
-        let Ok(Event::Message(m)) = parse("GROUP_AT_MESSAGE_CREATE", &d) else { panic!("parses") };
+        let Ok(Event::Message(m)) = parse("GROUP_AT_MESSAGE_CREATE", &d) else {
+            panic!("parses")
+        };
         assert_eq!(m.content, "hi");
         assert!(m.wanted());
         assert_eq!(m.attachments[0].asr_refer_text.as_deref(), Some("hello"));
@@ -261,29 +286,46 @@ mod tests {
     #[test]
     fn full_group_messages_only_when_they_mention_the_bot() {
         let d = json!({"id": "x", "group_openid": "G", "author": {"member_openid": "M"}, "content": "hey"});
-        let Ok(Event::Message(m)) = parse("GROUP_MESSAGE_CREATE", &d) else { panic!() };
+        let Ok(Event::Message(m)) = parse("GROUP_MESSAGE_CREATE", &d) else {
+            panic!()
+        };
         assert!(!m.wanted());
         let d = json!({"id": "x", "group_openid": "G", "author": {"member_openid": "M", "bot": true},
             "mentions": [{"is_you": true}]});
-        let Ok(Event::Message(m)) = parse("GROUP_MESSAGE_CREATE", &d) else { panic!() };
-        assert!(m.addressed && !m.wanted(), "a bot's message is never wanted");
+        let Ok(Event::Message(m)) = parse("GROUP_MESSAGE_CREATE", &d) else {
+            panic!()
+        };
+        assert!(
+            m.addressed && !m.wanted(),
+            "a bot's message is never wanted"
+        );
     }
 
     #[test]
     fn hostile_payloads_are_errors_not_panics() {
         for (t, d) in [
             ("C2C_MESSAGE_CREATE", json!(null)),
-            ("C2C_MESSAGE_CREATE", json!({"id": 5, "author": {"user_openid": "U"}})),
+            (
+                "C2C_MESSAGE_CREATE",
+                json!({"id": 5, "author": {"user_openid": "U"}}),
+            ),
             ("C2C_MESSAGE_CREATE", json!({"id": "m"})),
-            ("GROUP_AT_MESSAGE_CREATE", json!({"id": "m", "group_openid": ["x"]})),
+            (
+                "GROUP_AT_MESSAGE_CREATE",
+                json!({"id": "m", "group_openid": ["x"]}),
+            ),
             ("INTERACTION_CREATE", json!({"id": "i"})),
         ] {
             assert!(parse(t, &d).is_err(), "{t} {d}");
         }
-        let d = json!({"id": "m", "author": {"user_openid": "U"}, "attachments": [{"url": 3}, "x"]});
-        let Ok(Event::Message(m)) = parse("C2C_MESSAGE_CREATE", &d) else { panic!() };
+        let d =
+            json!({"id": "m", "author": {"user_openid": "U"}, "attachments": [{"url": 3}, "x"]});
+        let Ok(Event::Message(m)) = parse("C2C_MESSAGE_CREATE", &d) else {
+            panic!()
+        };
         assert!(m.attachments.is_empty());
-        let Ok(Event::Other { reply_target, .. }) = parse("FRIEND_ADD", &json!({"openid": "U"})) else {
+        let Ok(Event::Other { reply_target, .. }) = parse("FRIEND_ADD", &json!({"openid": "U"}))
+        else {
             panic!()
         };
         assert_eq!(reply_target, Some(Target::User("U".into())));

@@ -78,7 +78,12 @@ impl Client {
             body["file_name"] = json!(name);
         }
         let v = self
-            .call(Call::Upload, Method::POST, &format!("{base}/files"), Some(&body))
+            .call(
+                Call::Upload,
+                Method::POST,
+                &format!("{base}/files"),
+                Some(&body),
+            )
             .await?;
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
         let file_info = text("file_info").filter(|s| !s.is_empty());
@@ -130,7 +135,10 @@ mod tests {
 
     #[test]
     fn scheme_less_urls_get_one() {
-        assert_eq!(full_url("multimedia.nt.qq.com/a?b=1", "https"), "https://multimedia.nt.qq.com/a?b=1");
+        assert_eq!(
+            full_url("multimedia.nt.qq.com/a?b=1", "https"),
+            "https://multimedia.nt.qq.com/a?b=1"
+        );
         assert_eq!(full_url("//h/x", "http"), "http://h/x");
         assert_eq!(full_url("https://h/x", "http"), "https://h/x");
     }

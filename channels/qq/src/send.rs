@@ -179,17 +179,23 @@ fn request_body(target: &Target, reply: Option<&Reply>, body: &Body) -> Result<V
     let mut v = match body {
         Body::Text(text) => json!({"msg_type": 0, "content": checked_text(call, text)?}),
         Body::Markdown { content, keyboard } => {
-            let mut v = json!({"msg_type": 2, "markdown": {"content": checked_text(call, content)?}});
+            let mut v =
+                json!({"msg_type": 2, "markdown": {"content": checked_text(call, content)?}});
             if let Some(rows) = keyboard {
                 v["keyboard"] = keyboard_json(call, rows)?;
             }
             v
         }
         // `content` is required on group sends; the doc asks for a placeholder (§4.2).
-        Body::Media { file_info } => json!({"msg_type": 7, "content": " ", "media": {"file_info": file_info}}),
+        Body::Media { file_info } => {
+            json!({"msg_type": 7, "content": " ", "media": {"file_info": file_info}})
+        }
         Body::Typing { seconds } => {
             if matches!(target, Target::Group(_)) {
-                return Err(Error::Invalid { call, detail: "typing exists only in C2C chats" });
+                return Err(Error::Invalid {
+                    call,
+                    detail: "typing exists only in C2C chats",
+                });
             }
             let s = (*seconds).clamp(1, MAX_TYPING_SECONDS);
             json!({"msg_type": 6, "input_notify": {"input_type": 1, "input_second": s}})
@@ -207,10 +213,16 @@ fn request_body(target: &Target, reply: Option<&Reply>, body: &Body) -> Result<V
 
 fn checked_text(call: Call, text: &str) -> Result<&str, Error> {
     if text.trim().is_empty() {
-        return Err(Error::Invalid { call, detail: "empty text" });
+        return Err(Error::Invalid {
+            call,
+            detail: "empty text",
+        });
     }
     if text.chars().count() > MAX_TEXT_CHARS {
-        return Err(Error::TooLarge { call, limit: MAX_TEXT_CHARS as u64 });
+        return Err(Error::TooLarge {
+            call,
+            limit: MAX_TEXT_CHARS as u64,
+        });
     }
     Ok(text)
 }
@@ -218,9 +230,14 @@ fn checked_text(call: Call, text: &str) -> Result<&str, Error> {
 fn keyboard_json(call: Call, rows: &[Vec<Button>]) -> Result<Value, Error> {
     if rows.is_empty()
         || rows.len() > MAX_KEYBOARD_ROWS
-        || rows.iter().any(|r| r.is_empty() || r.len() > MAX_BUTTONS_PER_ROW)
+        || rows
+            .iter()
+            .any(|r| r.is_empty() || r.len() > MAX_BUTTONS_PER_ROW)
     {
-        return Err(Error::Invalid { call, detail: "a keyboard has 1 to 5 rows of 1 to 5 buttons" });
+        return Err(Error::Invalid {
+            call,
+            detail: "a keyboard has 1 to 5 rows of 1 to 5 buttons",
+        });
     }
     let rows: Vec<Value> = rows
         .iter()
@@ -249,18 +266,34 @@ mod tests {
     #[test]
     fn bodies() {
         let user = Target::User("U1".into());
-        let reply = Reply { trigger: Trigger::Message("m1".into()), msg_seq: 2 };
+        let reply = Reply {
+            trigger: Trigger::Message("m1".into()),
+            msg_seq: 2,
+        };
         let v = request_body(&user, Some(&reply), &Body::Text("hi".into())).unwrap();
-        assert_eq!(v, json!({"msg_type": 0, "content": "hi", "msg_id": "m1", "msg_seq": 2}));
+        assert_eq!(
+            v,
+            json!({"msg_type": 0, "content": "hi", "msg_id": "m1", "msg_seq": 2})
+        );
         let v = request_body(&user, None, &Body::Typing { seconds: 500 }).unwrap();
         assert_eq!(v["input_notify"]["input_second"], 60);
         let group = Target::Group("G1".into());
         assert!(request_body(&group, None, &Body::Typing { seconds: 5 }).is_err());
         let long = "字".repeat(MAX_TEXT_CHARS + 1);
         let e = request_body(&user, None, &Body::Text(long)).unwrap_err();
-        assert_eq!(e.class(), crate::ErrorClass::Rejected(crate::Rejection::TooLarge));
+        assert_eq!(
+            e.class(),
+            crate::ErrorClass::Rejected(crate::Rejection::TooLarge)
+        );
         let six = vec![vec![]; 6];
-        let e = request_body(&user, None, &Body::Markdown { content: "x".into(), keyboard: Some(six) });
+        let e = request_body(
+            &user,
+            None,
+            &Body::Markdown {
+                content: "x".into(),
+                keyboard: Some(six),
+            },
+        );
         assert!(e.is_err());
         assert_eq!(Target::User("../x".into()).base_path(), None);
     }

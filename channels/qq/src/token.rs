@@ -121,7 +121,10 @@ pub(crate) fn parse_token_answer(status: u16, bytes: &[u8]) -> Result<(Secret, D
             message: crate::client::short_message(&value),
         });
     };
-    Ok((Secret::new(token), parse_expires_in(value.get("expires_in"))))
+    Ok((
+        Secret::new(token),
+        parse_expires_in(value.get("expires_in")),
+    ))
 }
 
 /// `expires_in` is a string in the doc example and a number in its table: both are read. A
@@ -173,6 +176,9 @@ mod tests {
             refresh_after(Duration::from_secs(7200)),
             Duration::from_secs(7170)
         );
-        assert_eq!(refresh_after(Duration::from_secs(20)), Duration::from_secs(10));
+        assert_eq!(
+            refresh_after(Duration::from_secs(20)),
+            Duration::from_secs(10)
+        );
     }
 }

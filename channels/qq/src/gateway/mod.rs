@@ -107,9 +107,10 @@ impl Delivery {
         match &self.event {
             Ok(Event::Message(m)) => m.id.clone(),
             Ok(Event::Interaction(i)) => i.id.clone(),
-            _ => self.frame_id.clone().unwrap_or_else(|| {
-                format!("s:{}:{}", self.cursor.session_id, self.cursor.seq)
-            }),
+            _ => self
+                .frame_id
+                .clone()
+                .unwrap_or_else(|| format!("s:{}:{}", self.cursor.session_id, self.cursor.seq)),
         }
     }
 }
@@ -165,10 +166,18 @@ pub struct GatewayInfo {
 impl Client {
     /// `GET /gateway/bot`: the URL and the session start limit.
     pub async fn gateway_info(&self) -> Result<GatewayInfo, Error> {
-        let v = self.call(Call::Gateway, Method::GET, "/gateway/bot", None).await?;
-        let url = v.get("url").and_then(Value::as_str).filter(|u| !u.is_empty());
+        let v = self
+            .call(Call::Gateway, Method::GET, "/gateway/bot", None)
+            .await?;
+        let url = v
+            .get("url")
+            .and_then(Value::as_str)
+            .filter(|u| !u.is_empty());
         let Some(url) = url else {
-            return Err(Error::Malformed { call: Call::Gateway, detail: "no url".into() });
+            return Err(Error::Malformed {
+                call: Call::Gateway,
+                detail: "no url".into(),
+            });
         };
         let limit = v.get("session_start_limit");
         let num = |k: &str| limit.and_then(|l| l.get(k)).and_then(Value::as_u64);
@@ -199,7 +208,12 @@ impl Gateway {
             last_error: None,
         });
         let committed = Mutex::new(options.resume_from.clone());
-        Self { client, options, status, committed }
+        Self {
+            client,
+            options,
+            status,
+            committed,
+        }
     }
 
     /// Subscribes to link status changes.
@@ -221,11 +235,17 @@ impl Gateway {
 
     /// The last committed cursor.
     pub fn committed(&self) -> Option<Cursor> {
-        self.committed.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.committed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     fn take_committed(&self) -> Option<Cursor> {
-        self.committed.lock().unwrap_or_else(|p| p.into_inner()).take()
+        self.committed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// Runs sockets one after another until `cancel` fires or `inbound` is dropped (`Ok`), or an
@@ -236,12 +256,19 @@ impl Gateway {
         inbound: mpsc::Sender<Inbound>,
         cancel: CancellationToken,
     ) -> Result<(), Error> {
-        let mut start = if self.committed().is_some() { Start::Resume } else { Start::Identify };
+        let mut start = if self.committed().is_some() {
+            Start::Resume
+        } else {
+            Start::Identify
+        };
         let mut failures: u32 = 0;
         loop {
             if start == Start::Identify
                 && let Some(lost_after) = self.take_committed()
-                && inbound.send(Inbound::SessionLost { lost_after }).await.is_err()
+                && inbound
+                    .send(Inbound::SessionLost { lost_after })
+                    .await
+                    .is_err()
             {
                 return Ok(());
             }
@@ -251,7 +278,8 @@ impl Gateway {
                 _ = cancel.cancelled() => session::End::Stopped,
                 e = self.session(start, &inbound, &cancel, &mut reached) => e,
             };
-            self.status.send_modify(|s| s.state = LinkState::Disconnected);
+            self.status
+                .send_modify(|s| s.state = LinkState::Disconnected);
             let (next, err) = match end {
                 session::End::Stopped => return Ok(()),
                 session::End::Reconnect(next) => (next, None),
@@ -261,7 +289,8 @@ impl Gateway {
             let mut wait = self.backoff(failures);
             if let Some(e) = err {
                 tracing::info!(error = %e, "qq gateway socket ended");
-                self.status.send_modify(|s| s.last_error = Some(e.to_string()));
+                self.status
+                    .send_modify(|s| s.last_error = Some(e.to_string()));
                 match e.class() {
                     ErrorClass::Fatal(_) => return Err(e),
                     ErrorClass::SlowDown(d) => wait = wait.max(d),
@@ -293,7 +322,9 @@ impl Gateway {
 fn next_start(e: &Error, current: Start) -> Start {
     match e {
         // Auth failed (after a token refresh), session invalid, bad seq, internal errors.
-        Error::GatewayClosed { code: 4004 | 4006 | 4007 | 4900..=4913 } => Start::Identify,
+        Error::GatewayClosed {
+            code: 4004 | 4006 | 4007 | 4900..=4913,
+        } => Start::Identify,
         // A start that never reached the socket (token, URL, limit) keeps its plan.
         Error::SessionLimit { .. } => current,
         // 4008 (after its wait), 4009, dropped links, zombie links, network: Resume.
@@ -309,19 +340,34 @@ mod tests {
     fn close_codes_choose_resume_or_identify() {
         let closed = |code| Error::GatewayClosed { code };
         for code in [4004, 4006, 4007, 4900, 4913] {
-            assert_eq!(next_start(&closed(code), Start::Resume), Start::Identify, "{code}");
+            assert_eq!(
+                next_start(&closed(code), Start::Resume),
+                Start::Identify,
+                "{code}"
+            );
         }
         for code in [0, 1000, 1006, 4008, 4009] {
-            assert_eq!(next_start(&closed(code), Start::Identify), Start::Resume, "{code}");
+            assert_eq!(
+                next_start(&closed(code), Start::Identify),
+                Start::Resume,
+                "{code}"
+            );
         }
-        assert_eq!(next_start(&Error::HeartbeatLost(Duration::ZERO), Start::Identify), Start::Resume);
+        assert_eq!(
+            next_start(&Error::HeartbeatLost(Duration::ZERO), Start::Identify),
+            Start::Resume
+        );
     }
 
     #[test]
     fn commits_only_move_forward_within_a_session() {
-        let client = Client::new(crate::ClientOptions::new(crate::Credentials::new("1", "s"))).unwrap();
+        let client =
+            Client::new(crate::ClientOptions::new(crate::Credentials::new("1", "s"))).unwrap();
         let g = Gateway::new(client, GatewayOptions::default());
-        let c = |s: &str, seq| Cursor { session_id: s.into(), seq };
+        let c = |s: &str, seq| Cursor {
+            session_id: s.into(),
+            seq,
+        };
         g.commit(c("a", 5));
         g.commit(c("a", 3));
         assert_eq!(g.committed(), Some(c("a", 5)));

@@ -70,7 +70,9 @@ impl Gateway {
             Err(e) => return End::Failed(e),
         };
         if resume.is_none() && info.remaining == Some(0) {
-            return End::Failed(Error::SessionLimit { reset_after: info.reset_after });
+            return End::Failed(Error::SessionLimit {
+                reset_after: info.reset_after,
+            });
         }
         let socket = match dial(&info.url, self.options.max_frame_bytes).await {
             Ok(s) => s,
@@ -112,9 +114,14 @@ impl Gateway {
                     "shard": [0, 1], "properties": {}}})
             }
         };
-        sink.send(Message::text(first.to_string())).await.map_err(ws_err)?;
+        sink.send(Message::text(first.to_string()))
+            .await
+            .map_err(ws_err)?;
         let mut st = Loop {
-            session_id: resume.as_ref().map(|c| c.session_id.clone()).unwrap_or_default(),
+            session_id: resume
+                .as_ref()
+                .map(|c| c.session_id.clone())
+                .unwrap_or_default(),
             last_s: resume.as_ref().map(|c| c.seq),
             held: None,
         };
@@ -194,7 +201,10 @@ impl Gateway {
                 if let Some(sid) = frame.d.get("session_id").and_then(Value::as_str) {
                     st.session_id = sid.to_owned();
                 }
-                let cursor = Cursor { session_id: st.session_id.clone(), seq };
+                let cursor = Cursor {
+                    session_id: st.session_id.clone(),
+                    seq,
+                };
                 if !resumed {
                     // A new session has nothing before READY: resuming from here loses nothing.
                     self.commit(cursor.clone());
@@ -205,10 +215,17 @@ impl Gateway {
                     .d
                     .get("user")
                     .and_then(|u| serde_json::from_value::<BotIdentity>(u.clone()).ok());
-                Some(Inbound::Ready { bot, cursor, resumed })
+                Some(Inbound::Ready {
+                    bot,
+                    cursor,
+                    resumed,
+                })
             }
             _ => Some(Inbound::Event(Delivery {
-                cursor: Cursor { session_id: st.session_id.clone(), seq },
+                cursor: Cursor {
+                    session_id: st.session_id.clone(),
+                    seq,
+                },
                 event: event::parse(&kind, &frame.d),
                 kind,
                 frame_id: frame.id,
@@ -243,17 +260,25 @@ fn hello_interval(text: &str) -> Result<Duration, Error> {
     let frame = read_frame(text).filter(|f| f.op == 10);
     let ms = frame.and_then(|f| f.d.get("heartbeat_interval").and_then(Value::as_u64));
     let Some(ms) = ms else {
-        return Err(Error::Malformed { call: Call::Socket, detail: "first frame is not Hello".into() });
+        return Err(Error::Malformed {
+            call: Call::Socket,
+            detail: "first frame is not Hello".into(),
+        });
     };
     Ok(Duration::from_millis(ms).max(MIN_HEARTBEAT))
 }
 
 fn closed(code: Option<u16>) -> Error {
-    Error::GatewayClosed { code: code.unwrap_or(0) }
+    Error::GatewayClosed {
+        code: code.unwrap_or(0),
+    }
 }
 
 fn ws_err(e: tokio_tungstenite::tungstenite::Error) -> Error {
-    Error::Network { call: Call::Socket, detail: e.to_string() }
+    Error::Network {
+        call: Call::Socket,
+        detail: e.to_string(),
+    }
 }
 
 /// Dials the gateway URL with frame-size limits.
@@ -285,8 +310,14 @@ mod tests {
         assert!(read_frame("not json").is_none());
         assert!(read_frame(r#"{"op":"x"}"#).is_none());
         let f = read_frame(r#"{"op":0,"s":3,"t":"X","id":"e","d":{"a":1}}"#).unwrap();
-        assert_eq!((f.op, f.s, f.t.as_deref(), f.id.as_deref()), (0, Some(3), Some("X"), Some("e")));
-        assert_eq!(hello_interval(r#"{"op":10,"d":{"heartbeat_interval":0}}"#).unwrap(), MIN_HEARTBEAT);
+        assert_eq!(
+            (f.op, f.s, f.t.as_deref(), f.id.as_deref()),
+            (0, Some(3), Some("X"), Some("e"))
+        );
+        assert_eq!(
+            hello_interval(r#"{"op":10,"d":{"heartbeat_interval":0}}"#).unwrap(),
+            MIN_HEARTBEAT
+        );
         assert!(hello_interval(r#"{"op":0,"d":{}}"#).is_err());
     }
 }

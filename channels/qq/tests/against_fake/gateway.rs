@@ -1,0 +1,150 @@
+//! The gateway's normal life (§1.3, §1.4, §2.3): Identify, READY, dispatches with increasing
+//! `s`, heartbeats with the last `s`, commit-after-journal cursors, Resume with replay, dedupe.
+
+use scv_qq::gateway::{Cursor, GatewayOptions, Inbound};
+use scv_qq::{Event, Scene};
+use serde_json::json;
+
+use crate::{Running, fast, quick_options};
+
+const USER: &str = "E4F1A0B2C3D4E5F60718293A4B5C6D7E";
+
+#[tokio::test]
+async fn identify_then_ready_then_events_in_order_with_heartbeats_carrying_the_last_seq() {
+    let mut run = Running::start(fast(), quick_options()).await;
+    let Inbound::Ready {
+        bot,
+        cursor,
+        resumed,
+    } = run.next().await
+    else {
+        panic!("READY first")
+    };
+    assert!(!resumed);
+    assert_eq!(
+        bot.map(|b| b.id),
+        Some(scv_qq::fake::FakeConfig::default().bot_id)
+    );
+    assert_eq!(
+        run.gateway.committed(),
+        Some(cursor.clone()),
+        "a new session commits its start"
+    );
+    let a = run.fake.push_c2c(USER, "one");
+    let g = run.fake.push_group_at("G1", "M1", "two");
+    let first = run.next_event().await;
+    let second = run.next_event().await;
+    assert_eq!(first.dedupe_key(), a.id);
+    assert!(second.cursor.seq > first.cursor.seq);
+    let Ok(Event::Message(m)) = second.event else {
+        panic!("group message")
+    };
+    assert_eq!((m.id.as_str(), m.content.as_str()), (g.id.as_str(), "two"));
+    assert!(matches!(m.scene, Scene::Group { .. }) && m.wanted());
+    let last = second.cursor.seq;
+    assert!(
+        run.fake
+            .wait_until(crate::WAIT, |f| f.heartbeats().contains(&Some(last)))
+            .await
+    );
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn after_a_dropped_link_resume_replays_what_was_not_committed() {
+    let mut run = Running::start(fast(), quick_options()).await;
+    run.ready().await;
+    run.fake.push_c2c(USER, "journaled");
+    let journaled = run.next_event().await;
+    run.gateway.commit(journaled.cursor.clone());
+    let lost = run.fake.push_c2c(USER, "received but not journaled");
+    let unjournaled = run.next_event().await;
+    assert_eq!(unjournaled.dedupe_key(), lost.id);
+
+    assert!(run.fake.drop_socket());
+    let replayed = run.next_event().await;
+    assert_eq!(
+        replayed.dedupe_key(),
+        lost.id,
+        "the uncommitted event comes again: dedupe catches it"
+    );
+    assert!(run.ready().await, "RESUMED after the replay");
+    let (sid, seq) = run.fake.resumes()[0].clone();
+    assert_eq!(
+        Cursor {
+            session_id: sid,
+            seq
+        },
+        journaled.cursor
+    );
+    assert_eq!(run.fake.identifies(), 1);
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn a_restart_resumes_from_the_persisted_cursor() {
+    let mut run = Running::start(fast(), quick_options()).await;
+    run.ready().await;
+    run.fake.push_c2c(USER, "a");
+    let a = run.next_event().await;
+    run.gateway.commit(a.cursor.clone());
+    let fake = {
+        let Running {
+            fake, cancel, task, ..
+        } = run;
+        cancel.cancel();
+        task.await.unwrap().unwrap();
+        fake
+    };
+    // While the daemon is down the owner writes; the new process resumes and gets it.
+    let b = fake.push_c2c(USER, "b");
+    let client = scv_qq::Client::new(fake.options()).unwrap();
+    let options = GatewayOptions {
+        resume_from: Some(a.cursor.clone()),
+        ..quick_options()
+    };
+    let mut run = Running::on(fake, client, options);
+    assert_eq!(run.next_event().await.dedupe_key(), b.id);
+    assert!(run.ready().await);
+    assert_eq!(run.fake.identifies(), 1, "no new session");
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn a_double_push_arrives_twice_with_one_dedupe_key() {
+    let mut run = Running::start(fast(), quick_options()).await;
+    run.ready().await;
+    let m = run.fake.push_c2c(USER, "once");
+    run.fake.push_again(&m);
+    let (x, y) = (run.next_event().await, run.next_event().await);
+    assert_eq!(x.dedupe_key(), y.dedupe_key());
+    assert_ne!(x.cursor.seq, y.cursor.seq);
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn hostile_and_unknown_dispatches_are_delivered_as_errors_and_the_link_goes_on() {
+    let mut run = Running::start(fast(), quick_options()).await;
+    run.ready().await;
+    run.fake
+        .push_raw("C2C_MESSAGE_CREATE", json!({"id": 5, "content": ["x"]}));
+    run.fake.push_raw("SOMETHING_NEW", json!("x"));
+    let bad = run.next_event().await;
+    assert!(bad.event.is_err());
+    assert!(!bad.dedupe_key().is_empty());
+    let other = run.next_event().await;
+    assert!(matches!(other.event, Ok(Event::Other { .. })));
+    let full = run
+        .fake
+        .push_group_all("G1", "M1", "chat among members", false);
+    let d = run.next_event().await;
+    let Ok(Event::Message(m)) = d.event else {
+        panic!()
+    };
+    assert_eq!(m.id, full.id);
+    assert!(
+        !m.wanted(),
+        "a group message that does not mention the bot is not wanted"
+    );
+    run.stop().await;
+}
