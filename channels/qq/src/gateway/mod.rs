@@ -325,6 +325,9 @@ fn next_start(e: &Error, current: Start) -> Start {
         Error::GatewayClosed {
             code: 4004 | 4006 | 4007 | 4900..=4913,
         } => Start::Identify,
+        // A frame over the size limit would come again on Resume (the platform replays after
+        // the cursor), so the session is given up: the gap is reported, the link lives.
+        Error::TooLarge { .. } => Start::Identify,
         // A start that never reached the socket (token, URL, limit) keeps its plan.
         Error::SessionLimit { .. } => current,
         // 4008 (after its wait), 4009, dropped links, zombie links, network: Resume.

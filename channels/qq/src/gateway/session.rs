@@ -135,7 +135,9 @@ impl Gateway {
                 }
                 _ = sleep_until(next_beat) => {
                     // The previous beat was never answered: the link is a zombie (§1.3 step 5).
-                    if awaiting_ack {
+                    // While an item is held the socket is unread on purpose, so an ACK sitting
+                    // in it proves nothing either way; beats still go out to keep the link.
+                    if awaiting_ack && st.held.is_none() {
                         return Err(Error::HeartbeatLost(interval));
                     }
                     let beat = json!({"op": 1, "d": st.last_s});
@@ -152,7 +154,7 @@ impl Gateway {
                         Some(Ok(Message::Text(t))) => t,
                         Some(Ok(Message::Close(f))) => return Err(closed(f.map(|f| u16::from(f.code)))),
                         Some(Ok(_)) => continue,
-                        Some(Err(e)) => return Err(ws_err(e)),
+                        Some(Err(e)) => return Err(stream_err(e, self.options.max_frame_bytes)),
                         None => return Err(closed(None)),
                     };
                     self.status.send_modify(|s| s.last_evidence = Some(Instant::now()));
@@ -271,6 +273,18 @@ fn hello_interval(text: &str) -> Result<Duration, Error> {
 fn closed(code: Option<u16>) -> Error {
     Error::GatewayClosed {
         code: code.unwrap_or(0),
+    }
+}
+
+/// A read error; a frame over the size limit is [`Error::TooLarge`], which starts a new session
+/// rather than resuming into the same frame again.
+fn stream_err(e: tokio_tungstenite::tungstenite::Error, limit: usize) -> Error {
+    match e {
+        tokio_tungstenite::tungstenite::Error::Capacity(_) => Error::TooLarge {
+            call: Call::Socket,
+            limit: limit as u64,
+        },
+        e => ws_err(e),
     }
 }
 

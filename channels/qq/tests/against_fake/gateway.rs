@@ -148,3 +148,48 @@ async fn hostile_and_unknown_dispatches_are_delivered_as_errors_and_the_link_goe
     );
     run.stop().await;
 }
+
+#[tokio::test]
+async fn an_oversized_frame_ends_the_session_without_a_panic_and_the_link_goes_on() {
+    let options = GatewayOptions {
+        max_frame_bytes: 4096,
+        ..quick_options()
+    };
+    let mut run = Running::start(fast(), options).await;
+    run.ready().await;
+    run.fake.push_c2c(USER, &"x".repeat(8192));
+    // Resuming would replay the same frame for ever: a new session, with the gap reported.
+    let Inbound::SessionLost { .. } = run.next().await else {
+        panic!("gap reported")
+    };
+    assert!(!run.ready().await);
+    let small = run.fake.push_c2c(USER, "small");
+    assert_eq!(run.next_event().await.dedupe_key(), small.id);
+    let status = run.gateway.status().borrow().clone();
+    assert!(status.last_error.is_some_and(|e| e.contains("limit")));
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn a_slow_reader_loses_nothing_and_keeps_the_link() {
+    let (fake, client) = crate::start(fast()).await;
+    let mut run = Running::with_queue(fake, client, quick_options(), 1);
+    run.ready().await;
+    let pushed: Vec<String> = (0..20)
+        .map(|i| run.fake.push_c2c(USER, &format!("m{i}")).id)
+        .collect();
+    // The reader is busy while three more heartbeats go out: the queue stays full meanwhile.
+    let beats = run.fake.heartbeats().len();
+    assert!(
+        run.fake
+            .wait_until(crate::WAIT, |f| f.heartbeats().len() >= beats + 3)
+            .await
+    );
+    let mut got = Vec::new();
+    for _ in 0..20 {
+        got.push(run.next_event().await.dedupe_key());
+    }
+    assert_eq!(got, pushed);
+    assert_eq!(run.fake.connections(), 1, "the same socket throughout");
+    run.stop().await;
+}

@@ -62,8 +62,18 @@ impl Running {
     }
 
     pub fn on(fake: FakeQq, client: Client, options: GatewayOptions) -> Self {
+        Self::with_queue(fake, client, options, 64)
+    }
+
+    /// A gateway whose inbound queue holds `capacity` items.
+    pub fn with_queue(
+        fake: FakeQq,
+        client: Client,
+        options: GatewayOptions,
+        capacity: usize,
+    ) -> Self {
         let gateway = Arc::new(Gateway::new(client.clone(), options));
-        let (tx, rx) = mpsc::channel(64);
+        let (tx, rx) = mpsc::channel(capacity);
         let cancel = CancellationToken::new();
         let task = tokio::spawn({
             let (g, c) = (gateway.clone(), cancel.clone());
