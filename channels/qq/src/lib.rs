@@ -23,6 +23,7 @@
 //! - [`event`]: dispatch payloads parsed into [`Event`] (messages, clicks, other events).
 //! - [`gateway`]: the WebSocket with Hello, Identify/Resume, heartbeats, close-code handling and
 //!   the commit-after-journal cursor.
+//! - [`webhook`]: the webhook fallback: signature check before reading, validation answer, ack.
 //! - `fake` (feature `fake`): `fake::FakeQq`, a fake platform on loopback, and its test handle.
 //!
 //! # Using it from an account task
@@ -70,6 +71,7 @@ pub mod secret;
 pub mod send;
 pub mod text;
 pub mod token;
+pub mod webhook;
 
 #[cfg(feature = "fake")]
 pub mod fake;

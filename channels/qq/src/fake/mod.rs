@@ -7,7 +7,8 @@
 //! `40034105`; expired, foreign or overused trigger → `40034024`; repeated `msg_seq` →
 //! `40054005`; URLs → `40054010`; markdown → `50056`; keyboards → `304037`; media scope),
 //! uploads, click acks, served attachments, and faults (rate limits, typing errors, revoked
-//! tokens, no session starts, op 7/9, close codes, dropped links, silent heartbeats).
+//! tokens, no session starts, op 7/9, close codes, dropped links, silent heartbeats), and the
+//! webhook side: signed frames and the op 13 validation POSTed to a callback, resent on non-200.
 //!
 //! Time is `tokio::time`: windows and token lifetimes follow a paused clock. Everything the
 //! fake accepts or refuses is recorded. Dropping the `FakeQq` stops it.
@@ -29,6 +30,7 @@ mod http;
 mod records;
 mod rules;
 mod state;
+mod webhook;
 mod ws;
 
 use std::sync::Arc;
@@ -42,6 +44,7 @@ use tokio::task::JoinHandle;
 pub use records::{InteractionAck, Pushed, Rejected, SentRecord, UploadRecord};
 pub use rules::{FAKE_FILE_TOO_LARGE, FAKE_MEDIA_SCOPE, FAKE_TOO_LONG};
 use state::{Scope, Shared};
+pub use webhook::SignedRequest;
 
 use crate::client::ClientOptions;
 use crate::limits::{C2C_REPLY_WINDOW, DEFAULT_INTENTS, GROUP_REPLY_WINDOW, REPLIES_PER_MESSAGE};

@@ -7,6 +7,7 @@ mod gateway_faults;
 mod login;
 mod media;
 mod send;
+mod webhook;
 
 use std::sync::Arc;
 use std::time::Duration;
