@@ -231,6 +231,17 @@ mod tests {
             (api(777, 202), Rejected(Rejection::Other { code: 777 })),
             (api(12345, 400), Rejected(Rejection::Other { code: 12345 })),
             (api(12345, 500), Transient),
+        ];
+        for (i, (err, want)) in rows.iter().enumerate() {
+            assert_eq!(classify(err), *want, "row {i}: {err}");
+        }
+    }
+
+    #[test]
+    fn token_and_gateway_start_rows() {
+        use ErrorClass::*;
+        let second = Duration::from_secs(1);
+        let rows: &[(Error, ErrorClass)] = &[
             (
                 Error::Token {
                     code: 100007,

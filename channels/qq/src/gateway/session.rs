@@ -18,6 +18,8 @@ use crate::event;
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Sink = futures_util::stream::SplitSink<Socket, Message>;
+type Stream = futures_util::stream::SplitStream<Socket>;
 
 /// Why a socket ended.
 pub(super) enum End {
@@ -95,6 +97,54 @@ impl Gateway {
         reached: &mut bool,
     ) -> Result<End, Error> {
         let (mut sink, mut stream) = socket.split();
+        let interval = self.open(&mut sink, &mut stream, resume.as_ref()).await?;
+        let mut st = Loop {
+            session_id: resume
+                .as_ref()
+                .map(|c| c.session_id.clone())
+                .unwrap_or_default(),
+            last_s: resume.as_ref().map(|c| c.seq),
+            held: None,
+            awaiting_ack: false,
+        };
+        let mut next_beat = Instant::now() + interval;
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => {
+                    let _ = sink.send(Message::Close(None)).await;
+                    return Ok(End::Stopped);
+                }
+                _ = sleep_until(next_beat) => {
+                    // The previous beat was never answered: the link is a zombie (§1.3 step 5).
+                    // While an item is held the socket is unread on purpose, so an ACK sitting
+                    // in it proves nothing either way; beats still go out to keep the link.
+                    if st.awaiting_ack && st.held.is_none() {
+                        return Err(Error::HeartbeatLost(interval));
+                    }
+                    heartbeat(&mut sink, st.last_s).await?;
+                    st.awaiting_ack = true;
+                    next_beat = Instant::now() + interval;
+                }
+                permit = inbound.reserve(), if st.held.is_some() => match (permit, st.held.take()) {
+                    (Ok(p), Some(item)) => p.send(item),
+                    _ => return Ok(End::Stopped),
+                },
+                msg = stream.next(), if st.held.is_none() => {
+                    if let Some(end) = self.on_message(msg, &mut st, &mut sink, inbound, reached).await? {
+                        return Ok(end);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits for Hello and answers it with Resume (a cursor) or Identify; returns the interval.
+    async fn open(
+        &self,
+        sink: &mut Sink,
+        stream: &mut Stream,
+        resume: Option<&Cursor>,
+    ) -> Result<Duration, Error> {
         let interval = match tokio::time::timeout(self.options.hello_timeout, stream.next()).await {
             Ok(Some(Ok(Message::Text(t)))) => hello_interval(&t)?,
             Ok(Some(Ok(Message::Close(f)))) => return Err(closed(f.map(|f| u16::from(f.code)))),
@@ -102,8 +152,10 @@ impl Gateway {
             Err(_) => return Err(Error::HeartbeatLost(self.options.hello_timeout)),
         };
         let token = self.client.token().await?;
+        // botgo sends Resume's token without the prefix; botpy, nonebot and the Tencent plugin
+        // include it (§1.3 step 6): included in both.
         let auth = format!("QQBot {}", token.expose());
-        let first = match &resume {
+        let first = match resume {
             Some(c) => {
                 self.status.send_modify(|s| s.resumes += 1);
                 json!({"op": 6, "d": {"token": auth, "session_id": c.session_id, "seq": c.seq}})
@@ -117,77 +169,56 @@ impl Gateway {
         sink.send(Message::text(first.to_string()))
             .await
             .map_err(ws_err)?;
-        let mut st = Loop {
-            session_id: resume
-                .as_ref()
-                .map(|c| c.session_id.clone())
-                .unwrap_or_default(),
-            last_s: resume.as_ref().map(|c| c.seq),
-            held: None,
+        Ok(interval)
+    }
+
+    /// One read from the socket; `Some` when it ends the socket's life.
+    async fn on_message(
+        &self,
+        msg: Option<Result<Message, tokio_tungstenite::tungstenite::Error>>,
+        st: &mut Loop,
+        sink: &mut Sink,
+        inbound: &mpsc::Sender<Inbound>,
+        reached: &mut bool,
+    ) -> Result<Option<End>, Error> {
+        let text = match msg {
+            Some(Ok(Message::Text(t))) => t,
+            Some(Ok(Message::Close(f))) => return Err(closed(f.map(|f| u16::from(f.code)))),
+            Some(Ok(_)) => return Ok(None),
+            Some(Err(e)) => return Err(stream_err(e, self.options.max_frame_bytes)),
+            None => return Err(closed(None)),
         };
-        let mut next_beat = Instant::now() + interval;
-        let mut awaiting_ack = false;
-        loop {
-            tokio::select! {
-                _ = cancel.cancelled() => {
-                    let _ = sink.send(Message::Close(None)).await;
-                    return Ok(End::Stopped);
-                }
-                _ = sleep_until(next_beat) => {
-                    // The previous beat was never answered: the link is a zombie (§1.3 step 5).
-                    // While an item is held the socket is unread on purpose, so an ACK sitting
-                    // in it proves nothing either way; beats still go out to keep the link.
-                    if awaiting_ack && st.held.is_none() {
-                        return Err(Error::HeartbeatLost(interval));
-                    }
-                    let beat = json!({"op": 1, "d": st.last_s});
-                    sink.send(Message::text(beat.to_string())).await.map_err(ws_err)?;
-                    awaiting_ack = true;
-                    next_beat = Instant::now() + interval;
-                }
-                permit = inbound.reserve(), if st.held.is_some() => match (permit, st.held.take()) {
-                    (Ok(p), Some(item)) => p.send(item),
-                    _ => return Ok(End::Stopped),
-                },
-                msg = stream.next(), if st.held.is_none() => {
-                    let text = match msg {
-                        Some(Ok(Message::Text(t))) => t,
-                        Some(Ok(Message::Close(f))) => return Err(closed(f.map(|f| u16::from(f.code)))),
-                        Some(Ok(_)) => continue,
-                        Some(Err(e)) => return Err(stream_err(e, self.options.max_frame_bytes)),
-                        None => return Err(closed(None)),
-                    };
-                    self.status.send_modify(|s| s.last_evidence = Some(Instant::now()));
-                    let Some(frame) = read_frame(&text) else {
-                        tracing::warn!(bytes = text.len(), "qq gateway: ignoring an unreadable frame");
-                        continue;
-                    };
-                    match frame.op {
-                        0 => {
-                            let item = self.dispatch(&mut st, frame, reached);
-                            if let Some(item) = item && !st.offer(inbound, item) {
-                                return Ok(End::Stopped);
-                            }
-                        }
-                        1 => {
-                            let beat = json!({"op": 1, "d": st.last_s});
-                            sink.send(Message::text(beat.to_string())).await.map_err(ws_err)?;
-                        }
-                        7 => return Ok(End::Reconnect(Start::Resume)),
-                        9 => {
-                            // `d` true: the session may be resumed; false: new token, Identify.
-                            if frame.d.as_bool() == Some(true) {
-                                return Ok(End::Reconnect(Start::Resume));
-                            }
-                            self.client.drop_current_token().await;
-                            return Ok(End::Reconnect(Start::Identify));
-                        }
-                        11 => awaiting_ack = false,
-                        _ => {}
-                    }
+        self.status
+            .send_modify(|s| s.last_evidence = Some(Instant::now()));
+        let Some(frame) = read_frame(&text) else {
+            tracing::warn!(
+                bytes = text.len(),
+                "qq gateway: ignoring an unreadable frame"
+            );
+            return Ok(None);
+        };
+        match frame.op {
+            0 => {
+                let item = self.dispatch(st, frame, reached);
+                if let Some(item) = item
+                    && !st.offer(inbound, item)
+                {
+                    return Ok(Some(End::Stopped));
                 }
             }
+            // The server asks for a beat now.
+            1 => heartbeat(sink, st.last_s).await?,
+            7 => return Ok(Some(End::Reconnect(Start::Resume))),
+            // `d` true: the session may be resumed; false: a new token and Identify.
+            9 if frame.d.as_bool() == Some(true) => return Ok(Some(End::Reconnect(Start::Resume))),
+            9 => {
+                self.client.drop_current_token().await;
+                return Ok(Some(End::Reconnect(Start::Identify)));
+            }
+            11 => st.awaiting_ack = false,
+            _ => {}
         }
+        Ok(None)
     }
 
     /// Turns a dispatch into what the caller gets; READY/RESUMED also mark the link connected.
@@ -242,6 +273,8 @@ struct Loop {
     last_s: Option<u64>,
     /// An item the full queue could not take: the socket is not read until it is handed over.
     held: Option<Inbound>,
+    /// A heartbeat went out and its ACK has not come.
+    awaiting_ack: bool,
 }
 
 impl Loop {
@@ -256,6 +289,14 @@ impl Loop {
             Err(mpsc::error::TrySendError::Closed(_)) => false,
         }
     }
+}
+
+/// Op 1 with the last `s` received (`null` before any).
+async fn heartbeat(sink: &mut Sink, last_s: Option<u64>) -> Result<(), Error> {
+    let beat = json!({"op": 1, "d": last_s});
+    sink.send(Message::text(beat.to_string()))
+        .await
+        .map_err(ws_err)
 }
 
 fn hello_interval(text: &str) -> Result<Duration, Error> {
