@@ -18,6 +18,7 @@
 //!   [`Client::check_login`] is the login check.
 //! - [`send`]: passive replies ([`Target`], [`Reply`] = trigger + `msg_seq`, [`Body`]) and click
 //!   acknowledgements.
+//! - [`window`]: [`window::ReplyBudget`], one trigger's window, reply count and next `msg_seq`.
 //! - [`media`]: uploads for a target and attachment downloads under a cap.
 //! - [`text`]: links defanged (the platform refuses URLs) and text split at the limit.
 //! - [`event`]: dispatch payloads parsed into [`Event`] (messages, clicks, other events).
@@ -37,14 +38,15 @@
 //!    - `Event(d)`: dedupe on [`gateway::Delivery::dedupe_key`] (keep ids ≥ 24 h,
 //!      [`limits::DEDUPE_WINDOW`]), drop messages that are not [`event::Message::wanted`],
 //!      download attachments at once ([`Client::download`]), **journal** the message with its
-//!      [`send::Reply`] budget, and only then persist `d.cursor` and call
+//!      [`window::ReplyBudget`], and only then persist `d.cursor` and call
 //!      [`gateway::Gateway::commit`]. There is no per-event ack: the cursor is the ack.
 //!    - `Ready { cursor, .. }`: persist the cursor; the link is healthy.
 //!    - `SessionLost { .. }`: say in status that events may have been missed in the gap.
 //!    - Clicks: [`Client::ack_interaction`] at once (owner's press `Ok`, others `NoPermission`),
 //!      journal, commit.
-//! 3. Send: only as a reply. For each journaled trigger keep `msg_seq` (1, 2, 3…, persisted) and
-//!    the window ([`event::Scene::reply_window`], [`limits::REPLIES_PER_MESSAGE`]). Text goes
+//! 3. Send: only as a reply. For each journaled trigger keep a [`window::ReplyBudget`]
+//!    (persisted with the message) and take each [`send::Reply`] from it: `msg_seq` 1, 2, 3…,
+//!    at most [`limits::REPLIES_PER_MESSAGE`], inside [`event::Scene::reply_window`]. Text goes
 //!    through [`text::defang_links`] and [`text::split_text`] with [`limits::MAX_TEXT_CHARS`]; at
 //!    most [`limits::MAX_ANSWER_CHUNKS`] chunks per answer. Anything with no open window waits
 //!    in the queue until the owner next writes. No streaming is documented: send whole answers
@@ -72,6 +74,7 @@ pub mod send;
 pub mod text;
 pub mod token;
 pub mod webhook;
+pub mod window;
 
 #[cfg(feature = "fake")]
 pub mod fake;

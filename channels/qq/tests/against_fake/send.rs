@@ -401,3 +401,47 @@ async fn ids_that_are_not_platform_ids_never_reach_a_url() {
     );
     assert_eq!(fake.token_requests(), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_reply_budget_stops_before_the_platform_would_refuse() {
+    use scv_qq::window::ReplyBudget;
+    let (fake, client) = start(FakeConfig::default()).await;
+    let began = tokio::time::Instant::now();
+    let now_ms = || began.elapsed().as_millis() as u64;
+    let g = fake.push_group_at(GROUP, MEMBER, "hi");
+    let message = scv_qq::Message {
+        id: g.id.clone(),
+        scene: scv_qq::Scene::Group {
+            group_openid: GROUP.into(),
+            member_openid: MEMBER.into(),
+        },
+        content: "hi".into(),
+        timestamp: None,
+        attachments: Vec::new(),
+        from_bot: false,
+        addressed: true,
+    };
+    let mut budget = ReplyBudget::for_message(&message, now_ms());
+    let to = Target::Group(GROUP.into());
+    tokio::time::advance(Duration::from_secs(4 * 60 + 49)).await;
+    let r = budget.take(now_ms()).expect("inside the window");
+    client
+        .send(&to, Some(&r), &text("in time"))
+        .await
+        .expect("the platform agrees");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    assert_eq!(
+        budget.take(now_ms()),
+        None,
+        "inside the margin: queue instead"
+    );
+    // The platform would still have taken it: the margin errs on the safe side.
+    let late = Reply {
+        trigger: Trigger::Message(g.id.clone()),
+        msg_seq: 9,
+    };
+    client
+        .send(&to, Some(&late), &text("x"))
+        .await
+        .expect("still open on the platform");
+}
