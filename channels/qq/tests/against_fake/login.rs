@@ -114,3 +114,19 @@ async fn a_revoked_token_is_refreshed_and_the_call_retried_once() {
     assert_eq!(auth.len(), 1);
     assert_eq!((auth[0].status, auth[0].code), (401, 11244));
 }
+
+#[tokio::test]
+async fn app_id_as_a_number_is_refused_like_a_wrong_one() {
+    let (fake, _) = start(FakeConfig::default()).await;
+    let v: serde_json::Value = reqwest::Client::new()
+        .post(format!("{}/app/getAppAccessToken", fake.base_url()))
+        .json(&serde_json::json!({"appId": 102000001, "clientSecret": "fake-app-secret-0123"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["code"], 100007);
+    assert!(v.get("access_token").is_none());
+}

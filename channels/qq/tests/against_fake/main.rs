@@ -6,6 +6,7 @@ mod gateway;
 mod gateway_faults;
 mod login;
 mod media;
+mod privacy;
 mod send;
 mod webhook;
 
