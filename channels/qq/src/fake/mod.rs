@@ -81,6 +81,8 @@ pub struct FakeConfig {
     pub markdown_allowed: bool,
     /// Whether keyboards are granted.
     pub keyboard_allowed: bool,
+    /// How long an uploaded `file_info` works (its `ttl`; real values vary, 0 = long-lived).
+    pub media_ttl: Duration,
     /// Whether typing spends a reply of the trigger's budget (unconfirmed; yes is the safe guess).
     pub typing_spends_reply: bool,
 }
@@ -102,6 +104,7 @@ impl Default for FakeConfig {
             max_file_bytes: crate::limits::MAX_INLINE_UPLOAD_BYTES,
             markdown_allowed: false,
             keyboard_allowed: false,
+            media_ttl: Duration::from_secs(3600),
             typing_spends_reply: true,
         }
     }

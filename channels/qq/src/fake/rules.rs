@@ -27,7 +27,8 @@ fn no(status: u16, code: i64, reason: &str) -> Refusal {
 /// The code the fake answers for text over its limit. The real limit and code are
 /// unconfirmed (§4.2); this one is the fake's own.
 pub const FAKE_TOO_LONG: i64 = 40034001;
-/// The code for a media `file_info` not issued for this kind of chat (real code unconfirmed).
+/// The code for a media `file_info` expired or not issued for this kind of chat (real code
+/// unconfirmed).
 pub const FAKE_MEDIA_SCOPE: i64 = 40034016;
 /// The code for an upload over the fake's size limit (real limit and code unconfirmed).
 pub const FAKE_FILE_TOO_LARGE: i64 = 40034017;
@@ -176,11 +177,13 @@ fn check_content(st: &FakeState, scope: &Scope, msg_type: i64, v: &Value) -> Res
                 .and_then(Value::as_str)
                 .unwrap_or("");
             match st.files.get(info) {
-                Some(s) if s.is_group() == scope.is_group() => Ok(()),
+                Some((s, until)) if s.is_group() == scope.is_group() && Instant::now() < *until => {
+                    Ok(())
+                }
                 _ => Err(no(
                     400,
                     FAKE_MEDIA_SCOPE,
-                    "file_info not issued for this chat type",
+                    "file_info expired or not issued for this chat type",
                 )),
             }
         }
@@ -237,8 +240,11 @@ fn upload(
     let mut st = sh.lock();
     match check_upload(&mut st, &scope, &v) {
         Ok(rec) => {
-            let answer = json!({"file_uuid": format!("uuid-{}", rec.file_info), "file_info": rec.file_info, "ttl": 3600});
-            st.files.insert(rec.file_info.clone(), scope);
+            let ttl = st.cfg.media_ttl;
+            let answer = json!({"file_uuid": format!("uuid-{}", rec.file_info),
+                "file_info": rec.file_info, "ttl": ttl.as_secs()});
+            st.files
+                .insert(rec.file_info.clone(), (scope, Instant::now() + ttl));
             st.uploads.push(rec);
             axum::Json(answer).into_response()
         }

@@ -76,7 +76,8 @@ pub(crate) struct State {
     /// The live socket: its id, session and control channel.
     pub live: Option<(u64, String, mpsc::UnboundedSender<Ctl>)>,
     pub triggers: HashMap<String, TriggerRec>,
-    pub files: HashMap<String, Scope>,
+    /// Issued `file_info`s: the chat kind they are for and when they expire.
+    pub files: HashMap<String, (Scope, Instant)>,
     pub media: HashMap<String, Vec<u8>>,
     // Faults.
     pub rate_limit_next: u32,

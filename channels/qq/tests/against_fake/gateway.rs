@@ -193,3 +193,37 @@ async fn a_slow_reader_loses_nothing_and_keeps_the_link() {
     assert_eq!(run.fake.connections(), 1, "the same socket throughout");
     run.stop().await;
 }
+
+#[tokio::test]
+async fn clicks_arrive_from_c2c_and_groups_with_the_clickers_ids() {
+    let mut run = Running::start(fast(), quick_options()).await;
+    run.ready().await;
+    let c = run.fake.push_click_c2c(USER, "yes 42");
+    let g = run.fake.push_click_group("G1", "M1", "no 42");
+    let Ok(Event::Interaction(i)) = run.next_event().await.event else {
+        panic!("c2c click")
+    };
+    assert_eq!(
+        (i.id.as_str(), i.button_data.as_str()),
+        (c.id.as_str(), "yes 42")
+    );
+    assert_eq!(
+        i.scene,
+        Scene::C2c {
+            user_openid: USER.into()
+        }
+    );
+    let d = run.next_event().await;
+    assert_eq!(d.dedupe_key(), g.id);
+    let Ok(Event::Interaction(i)) = d.event else {
+        panic!("group click")
+    };
+    assert_eq!(
+        i.scene,
+        Scene::Group {
+            group_openid: "G1".into(),
+            member_openid: "M1".into()
+        }
+    );
+    run.stop().await;
+}

@@ -150,3 +150,85 @@ async fn an_inbound_voice_attachment_without_a_scheme_is_downloaded_with_its_tra
     assert!(matches!(gone.class(), ErrorClass::Rejected(_)), "{gone}");
     run.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_expired_file_info_is_refused() {
+    let config = FakeConfig {
+        media_ttl: std::time::Duration::from_secs(60),
+        ..FakeConfig::default()
+    };
+    let (fake, client) = start(config).await;
+    let m = fake.push_c2c(USER, "hi");
+    let to = Target::User(USER.into());
+    let up = client
+        .upload(
+            &to,
+            FileType::Image,
+            &MediaSource::Data(vec![1, 2, 3]),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(up.ttl, 60);
+    tokio::time::advance(std::time::Duration::from_secs(61)).await;
+    let reply = Reply {
+        trigger: Trigger::Message(m.id),
+        msg_seq: 1,
+    };
+    let err = client
+        .send(
+            &to,
+            Some(&reply),
+            &Body::Media {
+                file_info: up.file_info,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.class(),
+        ErrorClass::Rejected(Rejection::Other {
+            code: FAKE_MEDIA_SCOPE
+        })
+    );
+}
+
+#[tokio::test]
+async fn an_upload_that_asks_the_platform_to_send_at_once_is_an_active_message() {
+    // The client never asks for it; the fake refuses it as the platform does, and the answer's
+    // code is the one the client reads as "needs a trigger".
+    let (fake, _) = start(FakeConfig::default()).await;
+    let token: serde_json::Value = reqwest::Client::new()
+        .post(format!("{}/app/getAppAccessToken", fake.base_url()))
+        .json(&json!({"appId": fake.credentials().app_id, "clientSecret": fake.credentials().app_secret.expose()}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let resp = reqwest::Client::new()
+        .post(format!("{}/v2/users/{USER}/files", fake.base_url()))
+        .header(
+            "Authorization",
+            format!("QQBot {}", token["access_token"].as_str().unwrap()),
+        )
+        .json(&json!({"file_type": 1, "url": "https://h/x.png", "srv_send_msg": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    let v: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(v["code"], 40034102);
+    let as_read = Error::Api {
+        call: scv_qq::Call::Upload,
+        http_status: 400,
+        code: 40034102,
+        message: String::new(),
+        retry_after: None,
+    };
+    assert_eq!(
+        as_read.class(),
+        ErrorClass::Rejected(Rejection::NeedsTrigger)
+    );
+}
