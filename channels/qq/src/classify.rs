@@ -41,6 +41,8 @@ pub enum Rejection {
     },
     /// Over a size limit; nothing was sent.
     TooLarge,
+    /// The daily upload quota is used up (`40093002`): send the file another day.
+    Quota,
     /// Refused for a reason with no row of its own (content audit 201/202, other 4xx).
     Other {
         /// Business code (0 when none).
@@ -138,6 +140,9 @@ fn classify_code(code: i64, retry_after: Option<Duration>) -> Option<ErrorClass>
         40034024 => ErrorClass::Rejected(Rejection::WindowClosed),
         40054005 => ErrorClass::Rejected(Rejection::DuplicateSeq),
         40054010 => ErrorClass::Rejected(Rejection::Url),
+        40093002 => ErrorClass::Rejected(Rejection::Quota),
+        // A block still not ready after the platform's retry_timeout: try the upload again later.
+        40093001 => ErrorClass::Transient,
         // Still stale after the one refresh-and-retry: a fresh token next time may work.
         TOKEN_STALE => ErrorClass::Transient,
         // Typing refused ("input type err", HTTP 500): optional, never fatal (§4.3).
@@ -225,6 +230,8 @@ mod tests {
             (api(100001, 200), SlowDown(second)),
             (api(0, 429), SlowDown(second)),
             (api(304082, 400), Transient),
+            (api(40093002, 400), Rejected(Rejection::Quota)),
+            (api(40093001, 400), Transient),
             (api(11252, 500), Transient),
             (api(50059, 500), Transient),
             (api(0, 502), Transient),

@@ -19,6 +19,7 @@
 //! - [`send`]: passive replies ([`Target`], [`Reply`] = trigger + `msg_seq`, [`Body`]) and click
 //!   acknowledgements.
 //! - [`window`]: [`window::ReplyBudget`], one trigger's window, reply count and next `msg_seq`.
+//! - [`chunked`]: the block-by-block upload for files over the inline limit.
 //! - [`media`]: uploads for a target and attachment downloads under a cap.
 //! - [`text`]: links defanged (the platform refuses URLs) and text split at the limit.
 //! - [`event`]: dispatch payloads parsed into [`Event`] (messages, clicks, other events).
@@ -62,6 +63,7 @@
 
 #![warn(missing_docs)]
 
+pub mod chunked;
 pub mod classify;
 pub mod client;
 pub mod error;

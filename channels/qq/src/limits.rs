@@ -29,8 +29,11 @@ pub const MAX_ANSWER_CHUNKS: u32 = 4;
 /// Largest inbound attachment downloaded. **Unconfirmed** (§2.1, §7: cc-connect caps at 20 MB).
 pub const MAX_INBOUND_ATTACHMENT_BYTES: u64 = 20 * 1024 * 1024;
 /// Largest file sent inline as `file_data`. **Unconfirmed** (§4.4: nonebot switches to the
-/// chunked upload above 10 MB); the chunked path is not built, so bigger files are refused here.
+/// chunked upload above 10 MB); bigger files go in blocks.
 pub const MAX_INLINE_UPLOAD_BYTES: u64 = 10 * 1024 * 1024;
+/// Largest file uploaded at all (the chunked path). The platform's limit is **unconfirmed**
+/// (§7); this is the cap the WeChat side uses for media, and the file is held in memory.
+pub const MAX_UPLOAD_BYTES: u64 = 100 * 1024 * 1024;
 
 /// First wait after a rate-limit signal (HTTP 429, `22009`, `100001`): none is documented, so
 /// 1 s doubling to [`RATE_LIMIT_MAX_WAIT`] (§6).

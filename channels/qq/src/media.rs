@@ -1,7 +1,6 @@
 //! Rich media (§4.4): upload per target kind (`srv_send_msg: false`, then a `msg_type` 7 reply
 //! with the `file_info`), and inbound attachments downloaded at once under a size cap (§2.1: the
-//! URL's lifetime is unknown). The chunked upload for big files is not built: files over
-//! [`MAX_INLINE_UPLOAD_BYTES`] are refused here.
+//! URL's lifetime is unknown). Files over [`MAX_INLINE_UPLOAD_BYTES`] go through [`crate::chunked`], up to [`MAX_UPLOAD_BYTES`].
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -10,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::client::{Client, read_capped};
 use crate::error::{Call, Error};
-use crate::limits::MAX_INLINE_UPLOAD_BYTES;
+use crate::limits::{MAX_INLINE_UPLOAD_BYTES, MAX_UPLOAD_BYTES};
 use crate::send::Target;
 
 /// `file_type` of an upload.
@@ -64,15 +63,18 @@ impl Client {
         let mut body = json!({"file_type": file_type as u8, "srv_send_msg": false});
         match source {
             MediaSource::Url(url) => body["url"] = json!(url),
-            MediaSource::Data(bytes) => {
-                if bytes.len() as u64 > MAX_INLINE_UPLOAD_BYTES {
-                    return Err(Error::TooLarge {
-                        call: Call::Upload,
-                        limit: MAX_INLINE_UPLOAD_BYTES,
-                    });
-                }
-                body["file_data"] = json!(B64.encode(bytes));
+            MediaSource::Data(bytes) if bytes.len() as u64 > MAX_UPLOAD_BYTES => {
+                return Err(Error::TooLarge {
+                    call: Call::Upload,
+                    limit: MAX_UPLOAD_BYTES,
+                });
             }
+            MediaSource::Data(bytes) if bytes.len() as u64 > MAX_INLINE_UPLOAD_BYTES => {
+                return self
+                    .upload_chunked(&base, file_type, bytes, file_name)
+                    .await;
+            }
+            MediaSource::Data(bytes) => body["file_data"] = json!(B64.encode(bytes)),
         }
         if let Some(name) = file_name {
             body["file_name"] = json!(name);
@@ -85,19 +87,7 @@ impl Client {
                 Some(&body),
             )
             .await?;
-        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-        let file_info = text("file_info").filter(|s| !s.is_empty());
-        let Some(file_info) = file_info else {
-            return Err(Error::Malformed {
-                call: Call::Upload,
-                detail: "upload answer without file_info".into(),
-            });
-        };
-        Ok(Uploaded {
-            file_uuid: text("file_uuid").unwrap_or_default(),
-            file_info,
-            ttl: v.get("ttl").and_then(Value::as_u64).unwrap_or(0),
-        })
+        read_uploaded(&v)
     }
 
     /// Downloads an inbound attachment with a plain GET, refusing one over `cap` bytes. A URL
@@ -117,6 +107,22 @@ impl Client {
         }
         read_capped(Call::Download, resp, cap).await
     }
+}
+
+/// Reads a `files` answer.
+pub(crate) fn read_uploaded(v: &Value) -> Result<Uploaded, Error> {
+    let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let Some(file_info) = text("file_info").filter(|s| !s.is_empty()) else {
+        return Err(Error::Malformed {
+            call: Call::Upload,
+            detail: "upload answer without file_info".into(),
+        });
+    };
+    Ok(Uploaded {
+        file_uuid: text("file_uuid").unwrap_or_default(),
+        file_info,
+        ttl: v.get("ttl").and_then(Value::as_u64).unwrap_or(0),
+    })
 }
 
 /// `url` with a scheme: `//host/x` and `host/x` both get `scheme://` in front.

@@ -21,6 +21,16 @@ impl FakeQq {
         self.shared.lock().typing_fails = on;
     }
 
+    /// The next `n` `upload_part_finish` calls answer `40093001` ("retry").
+    pub fn part_busy_next(&self, n: u32) {
+        self.shared.lock().part_busy = n;
+    }
+
+    /// Whether the daily upload quota is used up (`upload_prepare` answers `40093002`).
+    pub fn upload_quota_used(&self, used: bool) {
+        self.shared.lock().upload_quota_used = used;
+    }
+
     /// Revokes every token handed out so far (the next call gets 401 + `11244`).
     pub fn revoke_tokens(&self) {
         let mut st = self.shared.lock();

@@ -26,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+mod chunked;
 mod http;
 mod records;
 mod rules;
@@ -81,6 +82,10 @@ pub struct FakeConfig {
     pub markdown_allowed: bool,
     /// Whether keyboards are granted.
     pub keyboard_allowed: bool,
+    /// Block size `upload_prepare` hands out.
+    pub chunk_block_size: u64,
+    /// Largest file the chunked upload accepts (the real limit is unconfirmed).
+    pub max_chunked_bytes: u64,
     /// How long an uploaded `file_info` works (its `ttl`; real values vary, 0 = long-lived).
     pub media_ttl: Duration,
     /// Whether typing spends a reply of the trigger's budget (unconfirmed; yes is the safe guess).
@@ -104,6 +109,8 @@ impl Default for FakeConfig {
             max_file_bytes: crate::limits::MAX_INLINE_UPLOAD_BYTES,
             markdown_allowed: false,
             keyboard_allowed: false,
+            chunk_block_size: 4 * 1024 * 1024,
+            max_chunked_bytes: crate::limits::MAX_UPLOAD_BYTES,
             media_ttl: Duration::from_secs(3600),
             typing_spends_reply: true,
         }
@@ -149,8 +156,25 @@ impl FakeQq {
             .route("/v2/groups/{id}/messages", post(rules::send_group))
             .route("/v2/users/{id}/files", post(rules::upload_user))
             .route("/v2/groups/{id}/files", post(rules::upload_group))
+            .route("/v2/users/{id}/upload_prepare", post(chunked::prepare_user))
+            .route(
+                "/v2/groups/{id}/upload_prepare",
+                post(chunked::prepare_group),
+            )
+            .route(
+                "/v2/users/{id}/upload_part_finish",
+                post(chunked::finish_user),
+            )
+            .route(
+                "/v2/groups/{id}/upload_part_finish",
+                post(chunked::finish_group),
+            )
+            .route("/fake-blocks/{id}/{index}", put(chunked::put_block))
             .route("/interactions/{id}", put(http::interaction))
             .route("/media/{name}", get(http::media))
+            // Inline uploads are base64 (10 MB of file is ~14 MB of body) and blocks are 4 MB:
+            // axum's 2 MB default would refuse what the platform takes.
+            .layer(axum::extract::DefaultBodyLimit::max(64 << 20))
             .with_state(shared.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;

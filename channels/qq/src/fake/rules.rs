@@ -74,7 +74,7 @@ fn send(State(sh): State<Arc<Shared>>, scope: Scope, headers: HeaderMap, body: B
     }
 }
 
-fn scope_name(scope: &Scope) -> String {
+pub(crate) fn scope_name(scope: &Scope) -> String {
     match scope {
         Scope::User(id) => format!("user:{id}"),
         Scope::Group(id) => format!("group:{id}"),
@@ -256,6 +256,9 @@ fn upload(
 }
 
 fn check_upload(st: &mut FakeState, scope: &Scope, v: &Value) -> Result<UploadRecord, Refusal> {
+    if v.get("upload_id").is_some() {
+        return super::chunked::complete(st, scope, v);
+    }
     let file_type = v.get("file_type").and_then(Value::as_i64).unwrap_or(0);
     if !(1..=4).contains(&file_type) {
         return Err(no(400, 0, "file_type must be 1..4"));

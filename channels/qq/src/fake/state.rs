@@ -79,12 +79,16 @@ pub(crate) struct State {
     /// Issued `file_info`s: the chat kind they are for and when they expire.
     pub files: HashMap<String, (Scope, Instant)>,
     pub media: HashMap<String, Vec<u8>>,
+    /// Chunked uploads in progress.
+    pub chunked: HashMap<String, super::chunked::Chunked>,
     // Faults.
     pub rate_limit_next: u32,
     pub rate_style: RateLimitStyle,
     pub typing_fails: bool,
     pub session_starts_left: Option<u64>,
     pub heartbeat_acks: bool,
+    pub part_busy: u32,
+    pub upload_quota_used: bool,
     // Records.
     pub sent: Vec<SentRecord>,
     pub rejected: Vec<Rejected>,
@@ -113,11 +117,14 @@ impl State {
             triggers: HashMap::new(),
             files: HashMap::new(),
             media: HashMap::new(),
+            chunked: HashMap::new(),
             rate_limit_next: 0,
             rate_style: RateLimitStyle::Http429,
             typing_fails: false,
             session_starts_left: None,
             heartbeat_acks: true,
+            part_busy: 0,
+            upload_quota_used: false,
             sent: Vec::new(),
             rejected: Vec::new(),
             uploads: Vec::new(),

@@ -2,6 +2,7 @@
 //! a paused tokio clock or with heartbeat intervals of a few hundred milliseconds; no test
 //! sleeps for whole seconds or waits to see that nothing happens.
 
+mod chunked;
 mod gateway;
 mod gateway_faults;
 mod login;
