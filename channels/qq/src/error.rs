@@ -1,5 +1,5 @@
 //! The one error type of the crate. Each variant says what failed; [`Error::class`] (the table in
-//! [`crate::classify`]) says what the caller does about it. Texts never carry message content,
+//! [`crate::classify`](mod@crate::classify)) says what the caller does about it. Texts never carry message content,
 //! tokens or secrets: only call names, codes and the platform's own `message`.
 
 use std::fmt;
@@ -113,7 +113,7 @@ pub enum Error {
         reset_after: Duration,
     },
     /// Over a size limit (ours or the platform's); nothing was sent or kept.
-    #[error("qq {call}: larger than the {limit}-unit limit")]
+    #[error("qq {call}: over the size limit ({limit} bytes, or characters for text)")]
     TooLarge {
         /// The call.
         call: Call,

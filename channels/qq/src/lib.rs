@@ -45,6 +45,15 @@
 //!    - `SessionLost { .. }`: say in status that events may have been missed in the gap.
 //!    - Clicks: [`Client::ack_interaction`] at once (owner's press `Ok`, others `NoPermission`),
 //!      journal, commit.
+//!
+//!    Health: [`gateway::Gateway::status`] publishes [`gateway::LinkStatus`]; `last_evidence`
+//!    moves with every frame and heartbeat ACK (protocol evidence), and a link whose heartbeat
+//!    goes unanswered is replaced by the gateway itself. A `Fatal` error ends `run`.
+//!
+//!    Webhook mode instead of the gateway: the daemon's HTTPS listener hands the two signature
+//!    headers and the raw body to [`webhook::WebhookKey::open`] (refuse with 401 on `Err`),
+//!    answers a validation with its JSON, and journals a dispatch before answering
+//!    [`webhook::ack_body`]`(true)`; dedupe as above on the message id.
 //! 3. Send: only as a reply. For each journaled trigger keep a [`window::ReplyBudget`]
 //!    (persisted with the message) and take each [`send::Reply`] from it: `msg_seq` 1, 2, 3…,
 //!    at most [`limits::REPLIES_PER_MESSAGE`], inside [`event::Scene::reply_window`]. Text goes

@@ -30,6 +30,10 @@ async fn identify_then_ready_then_events_in_order_with_heartbeats_carrying_the_l
         Some(cursor.clone()),
         "a new session commits its start"
     );
+    assert!(
+        run.gateway.status().borrow().last_evidence.is_some(),
+        "READY is evidence"
+    );
     let a = run.fake.push_c2c(USER, "one");
     let g = run.fake.push_group_at("G1", "M1", "two");
     let first = run.next_event().await;
