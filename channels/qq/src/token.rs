@@ -10,7 +10,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use crate::error::{Call, Error};
-use crate::limits::{TOKEN_NEW_WINDOW, TOKEN_REFRESH_AHEAD};
+use crate::limits::{TOKEN_LIFETIME, TOKEN_NEW_WINDOW, TOKEN_REFRESH_AHEAD};
 use crate::secret::{Credentials, Secret};
 
 /// Path of the token endpoint under the token host.
@@ -138,6 +138,9 @@ fn parse_expires_in(v: Option<&Value>) -> Duration {
     };
     secs.map(Duration::from_secs)
         .unwrap_or(TOKEN_NEW_WINDOW * 2)
+        // A hostile huge value would overflow the clock; the documented lifetime is the most
+        // we believe.
+        .min(TOKEN_LIFETIME)
 }
 
 #[cfg(test)]
@@ -155,6 +158,9 @@ mod tests {
         let (_, d) = parse_token_answer(200, br#"{"access_token":"T1","expires_in":[1]}"#)
             .expect("odd form");
         assert_eq!(d, TOKEN_NEW_WINDOW * 2);
+        let huge = format!(r#"{{"access_token":"T1","expires_in":"{}"}}"#, u64::MAX);
+        let (_, d) = parse_token_answer(200, huge.as_bytes()).expect("huge form");
+        assert_eq!(d, TOKEN_LIFETIME);
     }
 
     #[test]

@@ -314,7 +314,8 @@ impl Gateway {
             return Duration::ZERO;
         }
         let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(16));
-        (self.options.first_retry * factor).min(self.options.max_retry)
+        let wait = self.options.first_retry.checked_mul(factor);
+        wait.unwrap_or(Duration::MAX).min(self.options.max_retry)
     }
 }
 

@@ -33,6 +33,8 @@ pub(super) enum End {
 
 /// The fewest milliseconds between heartbeats we accept from a Hello (a hostile 0 would spin).
 const MIN_HEARTBEAT: Duration = Duration::from_millis(20);
+/// The most we accept (a hostile huge value would overflow the clock; the doc's example is 45 s).
+const MAX_HEARTBEAT: Duration = Duration::from_secs(600);
 
 /// One frame, read leniently: `op` is required, the rest is optional (§1.3 frame shape).
 struct Frame {
@@ -308,7 +310,7 @@ fn hello_interval(text: &str) -> Result<Duration, Error> {
             detail: "first frame is not Hello".into(),
         });
     };
-    Ok(Duration::from_millis(ms).max(MIN_HEARTBEAT))
+    Ok(Duration::from_millis(ms).clamp(MIN_HEARTBEAT, MAX_HEARTBEAT))
 }
 
 fn closed(code: Option<u16>) -> Error {
@@ -374,5 +376,7 @@ mod tests {
             MIN_HEARTBEAT
         );
         assert!(hello_interval(r#"{"op":0,"d":{}}"#).is_err());
+        let huge = format!(r#"{{"op":10,"d":{{"heartbeat_interval":{}}}}}"#, u64::MAX);
+        assert_eq!(hello_interval(&huge).unwrap(), MAX_HEARTBEAT);
     }
 }
