@@ -21,7 +21,7 @@
 //! - [`window`]: [`window::ReplyBudget`], one trigger's window, reply count and next `msg_seq`.
 //! - [`chunked`]: the block-by-block upload for files over the inline limit.
 //! - [`media`]: uploads for a target and attachment downloads under a cap.
-//! - [`text`]: links defanged (the platform refuses URLs) and text split at the limit.
+//! - [`text`]: links defanged (the platform refuses URLs).
 //! - [`event`]: dispatch payloads parsed into [`Event`] (messages, clicks, other events).
 //! - [`gateway`]: the WebSocket with Hello, Identify/Resume, heartbeats, close-code handling and
 //!   the commit-after-journal cursor.
@@ -57,8 +57,8 @@
 //! 3. Send: only as a reply. For each journaled trigger keep a [`window::ReplyBudget`]
 //!    (persisted with the message) and take each [`send::Reply`] from it: `msg_seq` 1, 2, 3…,
 //!    at most [`limits::REPLIES_PER_MESSAGE`], inside [`event::Scene::reply_window`]. Text goes
-//!    through [`text::defang_links`] and [`text::split_text`] with [`limits::MAX_TEXT_CHARS`]; at
-//!    most [`limits::MAX_ANSWER_CHUNKS`] chunks per answer. Anything with no open window waits
+//!    through [`text::defang_links`] and the daemon's splitter with [`limits::MAX_TEXT_CHARS`];
+//!    at most [`limits::MAX_ANSWER_CHUNKS`] chunks per answer. Anything with no open window waits
 //!    in the queue until the owner next writes. No streaming is documented: send whole answers
 //!    (typing, `Body::Typing`, in C2C while working). Media: [`Client::upload`] for the same
 //!    target, then `Body::Media`.

@@ -1,5 +1,5 @@
-//! Text rules (§4.2): links are refused (`40054010`), so they are defanged and counted, and long
-//! answers are split at the platform's limit on paragraph and line boundaries.
+//! Text rules (§4.2): links are refused (`40054010`), so they are defanged and counted. Splitting
+//! long answers is the daemon's (its code-aware splitter, with [`crate::limits::MAX_TEXT_CHARS`]).
 
 /// Text with its links made harmless, and how many there were (the daemon says what was removed).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,28 +41,6 @@ fn find_scheme(s: &str) -> Option<usize> {
         .min()
 }
 
-/// Splits `text` into pieces of at most `max` characters (use [`crate::limits::MAX_TEXT_CHARS`]), preferring a
-/// blank line, then a line end, then a space; a piece never breaks a character.
-pub fn split_text(text: &str, max: usize) -> Vec<String> {
-    let max = max.max(1);
-    let mut pieces = Vec::new();
-    let mut rest = text.trim_end();
-    while rest.chars().count() > max {
-        let limit = rest.char_indices().nth(max).map_or(rest.len(), |(i, _)| i);
-        let window = &rest[..limit];
-        let cut = ["\n\n", "\n", " "]
-            .iter()
-            .find_map(|sep| window.rfind(sep).filter(|i| *i > 0))
-            .unwrap_or(limit);
-        pieces.push(rest[..cut].trim_end().to_owned());
-        rest = rest[cut..].trim_start_matches(['\n', ' ']);
-    }
-    if !rest.trim().is_empty() {
-        pieces.push(rest.to_owned());
-    }
-    pieces
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,17 +53,5 @@ mod tests {
         assert!(!d.text.to_ascii_lowercase().contains("http://"));
         assert_eq!(defang_links("no links").links, 0);
         assert_eq!(defang_links("https://").text, "");
-    }
-
-    #[test]
-    fn splits_on_paragraphs_then_lines_and_never_inside_a_character() {
-        let text = format!("{}\n\n{}", "a".repeat(8), "b".repeat(8));
-        assert_eq!(split_text(&text, 10), vec!["a".repeat(8), "b".repeat(8)]);
-        let cjk = "字".repeat(25);
-        let parts = split_text(&cjk, 10);
-        assert_eq!(parts.len(), 3);
-        assert!(parts.iter().all(|p| p.chars().count() <= 10));
-        assert_eq!(parts.concat(), cjk);
-        assert!(split_text("  \n", 10).is_empty());
     }
 }
