@@ -262,3 +262,21 @@ async fn reqwest_token(fake: &scv_qq::fake::FakeQq) -> String {
         .unwrap();
     v["access_token"].as_str().unwrap().to_owned()
 }
+
+#[tokio::test]
+async fn refused_credentials_stop_the_gateway_and_ask_for_login() {
+    let (fake, _) = crate::start(fast()).await;
+    let creds = scv_qq::Credentials::new(fake.credentials().app_id, "changed-in-the-console");
+    let client = scv_qq::Client::new(scv_qq::ClientOptions {
+        credentials: creds,
+        ..fake.options()
+    })
+    .unwrap();
+    let run = Running::on(fake, client, quick_options());
+    let err = run.ended().await;
+    assert_eq!(
+        err.class(),
+        ErrorClass::Fatal(Fatal::BadCredentials),
+        "{err}"
+    );
+}
