@@ -1,0 +1,259 @@
+//! One socket's life: dial, subscribe, then ping, read, write and deliver until it ends.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::{Instant, sleep_until};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{self, Message};
+use tokio_util::sync::CancellationToken;
+
+use super::command::Response;
+use super::{Connection, LinkState, lock};
+use crate::delivery::Delivery;
+use crate::error::Error;
+use crate::frame::{self, ServerFrame, cmd};
+use crate::message::{CallbackKind, Event};
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Response>>>>;
+
+/// The subscribed socket, as commands see it: where to write and where answers are awaited.
+/// Dropped when the socket ends, which fails every waiting command at once (§1.6).
+#[derive(Debug)]
+pub(crate) struct Link {
+    pub(crate) out: mpsc::UnboundedSender<String>,
+    pub(crate) pending: Pending,
+}
+
+/// How a session ended without a pre-subscribe error.
+pub(crate) enum SessionEnd {
+    /// The caller cancelled.
+    Cancelled,
+    /// The caller dropped the delivery receiver.
+    ReceiverGone,
+    /// It was subscribed, then ended with this error.
+    Subscribed(Error),
+}
+
+/// Dials `url` with the inbound frame cap.
+pub(crate) async fn dial(url: &str, max_frame_bytes: usize) -> Result<Socket, Error> {
+    if !(url.starts_with("ws://") || url.starts_with("wss://")) {
+        return Err(Error::BadUrl {
+            url: url.to_owned(),
+            detail: "not a ws:// or wss:// URL".into(),
+        });
+    }
+    // reqwest may have left no process-wide provider; the TLS config of the socket needs one.
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(max_frame_bytes))
+        .max_frame_size(Some(max_frame_bytes));
+    match tokio_tungstenite::connect_async_with_config(url, Some(config), true).await {
+        Ok((socket, _)) => Ok(socket),
+        Err(tungstenite::Error::Url(e)) => Err(Error::BadUrl {
+            url: url.to_owned(),
+            detail: e.to_string(),
+        }),
+        Err(e) => Err(Error::Network(e.to_string())),
+    }
+}
+
+/// Sends `aibot_subscribe` and waits for its answer, nothing else in between (§1.3).
+/// Callbacks cannot come before it: the server pushes only to subscribed sockets.
+pub(crate) async fn subscribe(
+    socket: &mut Socket,
+    conn: &Connection,
+) -> Result<(), Error> {
+    let creds = &conn.inner.creds;
+    let req_id = frame::new_req_id(cmd::SUBSCRIBE);
+    let body = json!({"bot_id": creds.bot_id, "secret": creds.secret.expose()});
+    let text = frame::request(cmd::SUBSCRIBE, &req_id, Some(body));
+    socket
+        .send(Message::text(text))
+        .await
+        .map_err(|e| Error::Network(e.to_string()))?;
+    let timeout = conn.inner.options.subscribe_timeout;
+    let answer = tokio::time::timeout(timeout, async {
+        while let Some(msg) = socket.next().await {
+            let text = match msg {
+                Ok(Message::Text(t)) => t,
+                Ok(Message::Close(_)) => return Err(Error::Closed),
+                Ok(_) => continue,
+                Err(e) => return Err(Error::Network(e.to_string())),
+            };
+            if let Ok(ServerFrame::Response { req_id: r, errcode, errmsg, .. }) = frame::parse(&text)
+                && r == req_id
+            {
+                return Ok((errcode, errmsg));
+            }
+        }
+        Err(Error::Closed)
+    })
+    .await
+    .map_err(|_| Error::AckTimeout { cmd: cmd::SUBSCRIBE, after: timeout })??;
+    match answer {
+        (0, _) => Ok(()),
+        (code, errmsg) => {
+            let _ = socket.close(None).await;
+            Err(Error::Platform { cmd: cmd::SUBSCRIBE, code, errmsg })
+        }
+    }
+}
+
+/// Dials, subscribes, and runs the socket.
+pub(crate) async fn run(
+    conn: &Connection,
+    deliveries: &mpsc::Sender<Delivery>,
+    cancel: &CancellationToken,
+) -> Result<SessionEnd, Error> {
+    let opts = &conn.inner.options;
+    let mut socket = tokio::select! {
+        _ = cancel.cancelled() => return Ok(SessionEnd::Cancelled),
+        s = dial(&opts.url, opts.max_frame_bytes) => s?,
+    };
+    conn.inner.status.send_modify(|s| s.dials += 1);
+    tokio::select! {
+        _ = cancel.cancelled() => return Ok(SessionEnd::Cancelled),
+        r = subscribe(&mut socket, conn) => r?,
+    }
+    let (out, out_rx) = mpsc::unbounded_channel();
+    let pending: Pending = Arc::default();
+    *conn.link() = Some(Link { out, pending: pending.clone() });
+    conn.inner.status.send_modify(|s| {
+        s.state = LinkState::Connected;
+        s.subscribes += 1;
+        s.last_evidence = Some(Instant::now());
+    });
+    let (sink, stream) = socket.split();
+    let mut live = Live { conn, sink, pending, pings: HashSet::new(), held: None };
+    let end = live.serve(stream, out_rx, deliveries, cancel).await;
+    // A delivery still held (e.g. the `disconnected_event` itself) is handed over, not lost.
+    if let (SessionEnd::Subscribed(_), Some(d)) = (&end, live.held.take()) {
+        tokio::select! {
+            _ = cancel.cancelled() => {}
+            _ = deliveries.send(d) => {}
+        }
+    }
+    // Close before anything dials again; waiting commands fail now (their senders drop).
+    *conn.link() = None;
+    lock(&live.pending).clear();
+    let _ = live.sink.close().await;
+    Ok(end)
+}
+
+/// A subscribed socket's state.
+struct Live<'a> {
+    conn: &'a Connection,
+    sink: SplitSink<Socket, Message>,
+    pending: Pending,
+    /// Pings sent and not yet answered.
+    pings: HashSet<String>,
+    /// A delivery the full queue could not take yet; the socket is not read meanwhile.
+    held: Option<Delivery>,
+}
+
+impl Live<'_> {
+    async fn serve(
+        &mut self,
+        mut stream: SplitStream<Socket>,
+        mut out_rx: mpsc::UnboundedReceiver<String>,
+        deliveries: &mpsc::Sender<Delivery>,
+        cancel: &CancellationToken,
+    ) -> SessionEnd {
+        let opts = &self.conn.inner.options;
+        let mut next_ping = Instant::now() + opts.ping_interval;
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return SessionEnd::Cancelled,
+                _ = sleep_until(next_ping) => {
+                    if let Err(e) = self.ping().await {
+                        return SessionEnd::Subscribed(e);
+                    }
+                    next_ping = Instant::now() + opts.ping_interval;
+                }
+                Some(text) = out_rx.recv() => {
+                    if let Err(e) = self.sink.send(Message::text(text)).await {
+                        return SessionEnd::Subscribed(Error::Network(e.to_string()));
+                    }
+                }
+                room = deliveries.reserve(), if self.held.is_some() => match (room, self.held.take()) {
+                    (Ok(permit), Some(d)) => permit.send(d),
+                    _ => return SessionEnd::ReceiverGone,
+                },
+                msg = stream.next(), if self.held.is_none() => {
+                    let text = match msg {
+                        None | Some(Ok(Message::Close(_))) => return SessionEnd::Subscribed(Error::Closed),
+                        Some(Err(e)) => return SessionEnd::Subscribed(Error::Network(e.to_string())),
+                        Some(Ok(Message::Text(t))) => t,
+                        // WS pings are answered by tungstenite; binary frames are not in the
+                        // protocol (unconfirmed): alive, nothing to read.
+                        Some(Ok(_)) => continue,
+                    };
+                    if let Some(end) = self.on_text(&text, deliveries) {
+                        return end;
+                    }
+                }
+            }
+        }
+    }
+
+    /// At each tick: dead if the last pings are unanswered, else the next ping (§1.4).
+    async fn ping(&mut self) -> Result<(), Error> {
+        let missed = self.conn.inner.options.missed_pongs.max(1);
+        if self.pings.len() as u32 >= missed {
+            return Err(Error::Stalled { missed: self.pings.len() as u32 });
+        }
+        let req_id = frame::new_req_id(cmd::PING);
+        let text = frame::request(cmd::PING, &req_id, None);
+        self.pings.insert(req_id);
+        self.sink
+            .send(Message::text(text))
+            .await
+            .map_err(|e| Error::Network(e.to_string()))
+    }
+
+    fn on_text(&mut self, text: &str, deliveries: &mpsc::Sender<Delivery>) -> Option<SessionEnd> {
+        let parsed = frame::parse(text);
+        self.conn
+            .inner
+            .status
+            .send_modify(|s| s.last_evidence = Some(Instant::now()));
+        match parsed {
+            Err(e) => {
+                tracing::warn!(error = %e, bytes = text.len(), "ignoring unreadable wecom frame");
+                None
+            }
+            Ok(ServerFrame::Response { req_id, errcode, errmsg, body }) => {
+                if self.pings.remove(&req_id) {
+                    // Any answer proves the link; the count is of pings in a row.
+                    self.pings.clear();
+                } else if let Some(waiter) = lock(&self.pending).remove(&req_id) {
+                    let _ = waiter.send(Response { errcode, errmsg, body });
+                } else {
+                    tracing::debug!(errcode, "wecom answer for no waiting command (late or unknown)");
+                }
+                None
+            }
+            Ok(ServerFrame::Callback { cmd, req_id, body, raw }) => {
+                let d = Delivery::new(cmd, req_id, body, raw);
+                let superseded = matches!(
+                    d.callback(),
+                    Ok(c) if c.kind == CallbackKind::Event(Event::Disconnected)
+                );
+                match deliveries.try_send(d) {
+                    Ok(()) => {}
+                    Err(mpsc::error::TrySendError::Full(d)) => self.held = Some(d),
+                    Err(mpsc::error::TrySendError::Closed(_)) => return Some(SessionEnd::ReceiverGone),
+                }
+                // The event is handed over (journal it), then this socket stops for good.
+                superseded.then_some(SessionEnd::Subscribed(Error::Superseded))
+            }
+        }
+    }
+}
