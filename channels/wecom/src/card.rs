@@ -95,7 +95,11 @@ mod tests {
             desc: None,
             buttons: keys
                 .iter()
-                .map(|k| Button { text: k.to_string(), style: 1, key: k.to_string() })
+                .map(|k| Button {
+                    text: k.to_string(),
+                    style: 1,
+                    key: k.to_string(),
+                })
                 .collect(),
             task_id: task_id.into(),
         }
@@ -105,7 +109,11 @@ mod tests {
     fn platform_rules() {
         assert!(card(&["yes", "no"], "q-1@x_2").validate().is_ok());
         assert!(card(&[], "q").validate().is_err());
-        assert!(card(&["a", "b", "c", "d", "e", "f", "g"], "q").validate().is_err());
+        assert!(
+            card(&["a", "b", "c", "d", "e", "f", "g"], "q")
+                .validate()
+                .is_err()
+        );
         assert!(card(&["a", "a"], "q").validate().is_err());
         assert!(card(&["a"], "q 1").validate().is_err());
         assert!(card(&["a"], &"q".repeat(129)).validate().is_err());

@@ -178,21 +178,45 @@ mod tests {
             (p(cmd::SUBSCRIBE, BAD_PARAMETER), bad.clone()),
             (p(cmd::SUBSCRIBE, 12345), Transient),
             (p(cmd::SEND_MSG, BAD_PARAMETER), Rejected { code: 40058 }),
-            (p(cmd::SEND_MSG, RATE_LIMITED), SlowDown(SEND_RATE_LIMIT_WAIT)),
+            (
+                p(cmd::SEND_MSG, RATE_LIMITED),
+                SlowDown(SEND_RATE_LIMIT_WAIT),
+            ),
             (p(cmd::SEND_MSG, INVALID_CHATID), Rejected { code: 93006 }),
             (p(cmd::SEND_MSG, BAD_MSGTYPE), Rejected { code: 40008 }),
-            (p(cmd::SEND_MSG, DEVICE_NOT_SUPPORTED), Rejected { code: 600039 }),
+            (
+                p(cmd::SEND_MSG, DEVICE_NOT_SUPPORTED),
+                Rejected { code: 600039 },
+            ),
             (p(cmd::SEND_MSG, NOT_SUBSCRIBED), Transient),
             (p(cmd::SEND_MSG, 846601), Transient),
             (p(cmd::SEND_MSG, 846602), Transient),
-            (p(cmd::RESPOND_MSG, REPLY_EXPIRED), HandleGone { code: 846604 }),
-            (p(cmd::RESPOND_MSG, INVALID_REQ_ID), HandleGone { code: 846605 }),
-            (p(cmd::RESPOND_MSG, STREAM_EXPIRED), HandleGone { code: 846608 }),
-            (p(cmd::RESPOND_MSG, DEVICE_NOT_SUPPORTED), HandleGone { code: 600039 }),
+            (
+                p(cmd::RESPOND_MSG, REPLY_EXPIRED),
+                HandleGone { code: 846604 },
+            ),
+            (
+                p(cmd::RESPOND_MSG, INVALID_REQ_ID),
+                HandleGone { code: 846605 },
+            ),
+            (
+                p(cmd::RESPOND_MSG, STREAM_EXPIRED),
+                HandleGone { code: 846608 },
+            ),
+            (
+                p(cmd::RESPOND_MSG, DEVICE_NOT_SUPPORTED),
+                HandleGone { code: 600039 },
+            ),
             (p(cmd::RESPOND_MSG, BAD_PARAMETER), Rejected { code: 40058 }),
             (p(cmd::RESPOND_MSG, VERSION_CONFLICT), Transient),
-            (p(cmd::RESPOND_WELCOME, INVALID_REQ_ID), HandleGone { code: 846605 }),
-            (p(cmd::RESPOND_UPDATE, INVALID_REQ_ID), HandleGone { code: 846605 }),
+            (
+                p(cmd::RESPOND_WELCOME, INVALID_REQ_ID),
+                HandleGone { code: 846605 },
+            ),
+            (
+                p(cmd::RESPOND_UPDATE, INVALID_REQ_ID),
+                HandleGone { code: 846605 },
+            ),
             (p(cmd::UPLOAD_CHUNK, BUSY), Transient),
             (p(cmd::UPLOAD_FINISH, 40058), Rejected { code: 40058 }),
             (
@@ -202,7 +226,12 @@ mod tests {
                 },
                 Transient,
             ),
-            (Error::ConnectionLost { cmd: cmd::RESPOND_MSG }, HandleGone { code: 0 }),
+            (
+                Error::ConnectionLost {
+                    cmd: cmd::RESPOND_MSG,
+                },
+                HandleGone { code: 0 },
+            ),
             (Error::ConnectionLost { cmd: cmd::SEND_MSG }, Transient),
             (Error::NotConnected { cmd: cmd::SEND_MSG }, Transient),
             (Error::Network("x".into()), Transient),
@@ -236,7 +265,12 @@ mod tests {
                 Rejected { code: 0 },
             ),
             (Error::Invalid("x".into()), Rejected { code: 0 }),
-            (Error::WindowClosed { cmd: cmd::RESPOND_MSG }, HandleGone { code: 0 }),
+            (
+                Error::WindowClosed {
+                    cmd: cmd::RESPOND_MSG,
+                },
+                HandleGone { code: 0 },
+            ),
         ];
         for (err, want) in rows {
             assert_eq!(classify(&err), want, "{err}");

@@ -166,7 +166,10 @@ mod tests {
     #[test]
     fn control_bytes_are_stripped_but_tab_and_newline_stay() {
         let raw = "{\"cmd\":\"aibot_msg_callback\",\n\t\"headers\":{\"req_id\":\"R\"},\"body\":{\"t\":\"a\u{0B}b\u{1F}c\td\ne\u{0}\\\"q\\\\\"}}";
-        assert!(serde_json::from_str::<Value>(raw).is_err(), "strict parser refuses");
+        assert!(
+            serde_json::from_str::<Value>(raw).is_err(),
+            "strict parser refuses"
+        );
         let ServerFrame::Callback { body, req_id, .. } = parse(raw).unwrap() else {
             panic!("callback expected")
         };
@@ -177,7 +180,13 @@ mod tests {
     #[test]
     fn responses_and_junk() {
         let r = parse(r#"{"headers":{"req_id":"x"},"errcode":846605,"errmsg":"invalid req_id"}"#);
-        assert!(matches!(r, Ok(ServerFrame::Response { errcode: 846605, .. })));
+        assert!(matches!(
+            r,
+            Ok(ServerFrame::Response {
+                errcode: 846605,
+                ..
+            })
+        ));
         assert_eq!(parse("[1,2]"), Err(FrameError::NotJson));
         assert_eq!(parse("nope"), Err(FrameError::NotJson));
         assert_eq!(parse(r#"{"cmd":"x"}"#), Err(FrameError::NoReqId));

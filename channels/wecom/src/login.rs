@@ -24,14 +24,19 @@ pub struct BotIdentity {
 /// limit is a slow down; anything else is transient (try again).
 pub async fn check(options: &Options, creds: &Credentials) -> Result<BotIdentity, Error> {
     if creds.bot_id.is_empty() || creds.secret.expose().is_empty() {
-        return Err(Error::Invalid("the bot id and the secret are both needed".into()));
+        return Err(Error::Invalid(
+            "the bot id and the secret are both needed".into(),
+        ));
     }
     let conn = crate::connection::Connection::new(creds.clone(), options.clone());
-    let mut socket = crate::connection::dial_for_login(&options.url, options.max_frame_bytes).await?;
+    let mut socket =
+        crate::connection::dial_for_login(&options.url, options.max_frame_bytes).await?;
     let result = crate::connection::subscribe_for_login(&mut socket, &conn).await;
     let _ = futures_util::SinkExt::close(&mut socket).await;
     match result {
-        Ok(()) => Ok(BotIdentity { bot_id: creds.bot_id.clone() }),
+        Ok(()) => Ok(BotIdentity {
+            bot_id: creds.bot_id.clone(),
+        }),
         Err(e @ Error::Platform { code, .. }) => match e.class() {
             crate::ErrorClass::Fatal { .. } => Err(Error::CredentialsInvalid {
                 code,

@@ -54,7 +54,10 @@ pub fn decrypt(key: &[u8; 32], data: &[u8]) -> Result<Vec<u8>, Error> {
     if pad == 0 || pad > PAD_BLOCK || pad > plain.len() {
         return Err(bad("padding"));
     }
-    if !plain[plain.len() - pad..].iter().all(|&b| b as usize == pad) {
+    if !plain[plain.len() - pad..]
+        .iter()
+        .all(|&b| b as usize == pad)
+    {
         return Err(bad("padding"));
     }
     plain.truncate(plain.len() - pad);
@@ -109,7 +112,10 @@ impl Connection {
         let file_name = header("content-disposition").and_then(|d| disposition_name(&d));
         let content_type = header("content-type");
         if resp.content_length().is_some_and(|n| n > cap) {
-            return Err(Error::TooLarge { what: "inbound media", limit: cap });
+            return Err(Error::TooLarge {
+                what: "inbound media",
+                limit: cap,
+            });
         }
         let mut bytes = Vec::new();
         let mut body = resp.bytes_stream();
@@ -119,7 +125,10 @@ impl Connection {
         {
             bytes.extend_from_slice(&chunk?);
             if bytes.len() as u64 > cap + PAD_BLOCK as u64 {
-                return Err(Error::TooLarge { what: "inbound media", limit: cap });
+                return Err(Error::TooLarge {
+                    what: "inbound media",
+                    limit: cap,
+                });
             }
         }
         let bytes = match &media.aeskey {
@@ -127,9 +136,16 @@ impl Connection {
             None => bytes,
         };
         if bytes.len() as u64 > cap {
-            return Err(Error::TooLarge { what: "inbound media", limit: cap });
+            return Err(Error::TooLarge {
+                what: "inbound media",
+                limit: cap,
+            });
         }
-        Ok(Downloaded { bytes, file_name, content_type })
+        Ok(Downloaded {
+            bytes,
+            file_name,
+            content_type,
+        })
     }
 }
 
@@ -139,7 +155,9 @@ pub fn disposition_name(header: &str) -> Option<String> {
     let parts: Vec<&str> = header.split(';').map(str::trim).collect();
     let star = parts.iter().find_map(|p| {
         let v = p.strip_prefix("filename*=")?;
-        let enc = v.strip_prefix("UTF-8''").or_else(|| v.strip_prefix("utf-8''"))?;
+        let enc = v
+            .strip_prefix("UTF-8''")
+            .or_else(|| v.strip_prefix("utf-8''"))?;
         String::from_utf8(percent_decode(enc)).ok()
     });
     let plain = || {
@@ -218,7 +236,10 @@ impl MediaKind {
             _ => MediaKind::File,
         };
         if kind == MediaKind::File && size > limits::FILE_MAX_BYTES {
-            return Err(Error::TooLarge { what: "file", limit: limits::FILE_MAX_BYTES });
+            return Err(Error::TooLarge {
+                what: "file",
+                limit: limits::FILE_MAX_BYTES,
+            });
         }
         Ok(kind)
     }
@@ -245,7 +266,12 @@ pub fn upload_concurrency(chunks: usize) -> usize {
 impl Connection {
     /// Uploads `bytes` as `kind` named `filename` (init, chunks, finish) and returns the
     /// `media_id`. Checks the size limits first ([`MediaKind::choose`] picks the kind).
-    pub async fn upload(&self, kind: MediaKind, filename: &str, bytes: &[u8]) -> Result<Uploaded, Error> {
+    pub async fn upload(
+        &self,
+        kind: MediaKind,
+        filename: &str,
+        bytes: &[u8],
+    ) -> Result<Uploaded, Error> {
         let chunks: Vec<&[u8]> = bytes.chunks(UPLOAD_CHUNK_BYTES).collect();
         if chunks.is_empty() {
             return Err(Error::Invalid("an empty file cannot be uploaded".into()));
@@ -268,7 +294,9 @@ impl Connection {
             .collect()
             .await;
         results.into_iter().collect::<Result<(), Error>>()?;
-        let done = self.upload_frame(cmd::UPLOAD_FINISH, json!({"upload_id": upload_id})).await?;
+        let done = self
+            .upload_frame(cmd::UPLOAD_FINISH, json!({"upload_id": upload_id}))
+            .await?;
         Ok(Uploaded {
             media_id: body_str(&done, "media_id")?,
             kind: body_str(&done, "type").unwrap_or_else(|_| kind.as_str().to_owned()),
@@ -309,7 +337,10 @@ impl Connection {
 
 /// Lower-case hex of the md5 of `bytes` (the upload's and a finish image's checksum).
 pub fn md5_hex(bytes: &[u8]) -> String {
-    Md5::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn body_str(v: &Value, key: &str) -> Result<String, Error> {
@@ -343,8 +374,17 @@ mod tests {
 
     #[test]
     fn file_names_cannot_climb() {
-        assert_eq!(disposition_name("attachment; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf; filename=\"x.pdf\"").as_deref(), Some("报告.pdf"));
-        assert_eq!(disposition_name("attachment; filename=\"../../etc/passwd\"").as_deref(), Some("passwd"));
+        assert_eq!(
+            disposition_name(
+                "attachment; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf; filename=\"x.pdf\""
+            )
+            .as_deref(),
+            Some("报告.pdf")
+        );
+        assert_eq!(
+            disposition_name("attachment; filename=\"../../etc/passwd\"").as_deref(),
+            Some("passwd")
+        );
         assert_eq!(disposition_name("attachment; filename=\"..\""), None);
         assert_eq!(disposition_name("inline"), None);
         assert_eq!(disposition_name("attachment; filename*=UTF-8''%E6%"), None);

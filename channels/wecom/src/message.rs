@@ -325,10 +325,7 @@ fn event(body: &Value) -> Event {
 /// groups the mention arrives as plain text and the bot's display name is not in the callback.
 pub fn strip_leading_mentions(text: &str) -> &str {
     let mut rest = text.trim_start();
-    while let Some(after) = rest
-        .strip_prefix('@')
-        .or_else(|| rest.strip_prefix('＠'))
-    {
+    while let Some(after) = rest.strip_prefix('@').or_else(|| rest.strip_prefix('＠')) {
         let end = after.find(char::is_whitespace).unwrap_or(after.len());
         rest = after[end..].trim_start();
     }
@@ -345,10 +342,17 @@ mod tests {
         let body = json!({"msgid": "M1", "aibotid": "aib1", "chatid": "GrpA", "chattype": "group",
             "from": {"userid": "ZhangSan"}, "msgtype": "text", "text": {"content": "@RobotA  hi"}});
         let c = parse_callback(cmd::MSG_CALLBACK, &body).unwrap();
-        assert_eq!(c.chat, ChatTarget::Group { chatid: "GrpA".into() });
+        assert_eq!(
+            c.chat,
+            ChatTarget::Group {
+                chatid: "GrpA".into()
+            }
+        );
         assert_eq!(c.from_userid, "ZhangSan");
         assert_eq!(c.dedupe_key(), "M1");
-        let CallbackKind::Message { content, .. } = c.kind else { panic!() };
+        let CallbackKind::Message { content, .. } = c.kind else {
+            panic!()
+        };
         assert_eq!(strip_leading_mentions(&content.text().unwrap()), "hi");
         assert_eq!(strip_leading_mentions("＠机器人 @b yes"), "yes");
         assert_eq!(strip_leading_mentions("@"), "");
@@ -357,16 +361,32 @@ mod tests {
 
     #[test]
     fn hostile_bodies_are_errors_or_unknown_never_panics() {
-        for body in [json!(null), json!([]), json!({"msgid": 5}), json!({"msgid": "x"}),
-            json!({"msgid": "x", "from": {"userid": "u"}, "chattype": "group"})] {
+        for body in [
+            json!(null),
+            json!([]),
+            json!({"msgid": 5}),
+            json!({"msgid": "x"}),
+            json!({"msgid": "x", "from": {"userid": "u"}, "chattype": "group"}),
+        ] {
             assert!(parse_callback(cmd::MSG_CALLBACK, &body).is_err());
         }
         let odd = json!({"msgid": "x", "from": {"userid": "u"}, "msgtype": "image", "image": 7,
             "quote": "no", "event": 3});
         let c = parse_callback(cmd::MSG_CALLBACK, &odd).unwrap();
-        assert!(matches!(c.kind, CallbackKind::Message { content: Content::Unknown { .. }, quote: None }));
+        assert!(matches!(
+            c.kind,
+            CallbackKind::Message {
+                content: Content::Unknown { .. },
+                quote: None
+            }
+        ));
         let ev = parse_callback(cmd::EVENT_CALLBACK, &odd).unwrap();
-        assert_eq!(ev.kind, CallbackKind::Event(Event::Other { eventtype: String::new() }));
+        assert_eq!(
+            ev.kind,
+            CallbackKind::Event(Event::Other {
+                eventtype: String::new()
+            })
+        );
     }
 
     #[test]
@@ -379,8 +399,14 @@ mod tests {
                 "card_type": "button_interaction"}});
         for b in [nested, flat] {
             let c = parse_callback(cmd::EVENT_CALLBACK, &b).unwrap();
-            assert_eq!(c.kind, CallbackKind::Event(Event::CardClick {
-                card_type: "button_interaction".into(), event_key: "yes".into(), task_id: "q1".into() }));
+            assert_eq!(
+                c.kind,
+                CallbackKind::Event(Event::CardClick {
+                    card_type: "button_interaction".into(),
+                    event_key: "yes".into(),
+                    task_id: "q1".into()
+                })
+            );
         }
     }
 }

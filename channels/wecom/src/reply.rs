@@ -4,12 +4,14 @@
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::classify::{ErrorClass, VERSION_CONFLICT, BUSY};
+use crate::classify::{BUSY, ErrorClass, VERSION_CONFLICT};
 use crate::connection::{Connection, Response};
 use crate::delivery::{HandleKind, ReplyHandle};
 use crate::error::Error;
 use crate::frame::{self, cmd};
-use crate::limits::{EVENT_REPLY_WINDOW, MARKDOWN_MAX_CHARS, STREAM_CONTENT_MAX_BYTES, STREAM_FINISH_BY};
+use crate::limits::{
+    EVENT_REPLY_WINDOW, MARKDOWN_MAX_CHARS, STREAM_CONTENT_MAX_BYTES, STREAM_FINISH_BY,
+};
 use crate::message::ChatTarget;
 use crate::text::split_markdown;
 
@@ -46,7 +48,10 @@ impl Connection {
         let timeout = self.options().ack_timeout;
         let mut attempt = 0;
         loop {
-            match self.command(command, &handle.req_id, body.clone(), timeout).await {
+            match self
+                .command(command, &handle.req_id, body.clone(), timeout)
+                .await
+            {
                 Err(Error::Platform { code, .. })
                     if (code == VERSION_CONFLICT || code == BUSY) && attempt < CONFLICT_RETRIES =>
                 {
@@ -96,7 +101,9 @@ impl Connection {
     pub async fn welcome(&self, handle: &ReplyHandle, text: &str) -> Result<(), Error> {
         blank_check(text)?;
         let body = json!({"msgtype": "text", "text": {"content": text}});
-        self.respond(handle, cmd::RESPOND_WELCOME, body).await.map(drop)
+        self.respond(handle, cmd::RESPOND_WELCOME, body)
+            .await
+            .map(drop)
     }
 
     /// Replaces the clicked card for `userids` (empty: for everyone) on a card-event handle,
@@ -111,7 +118,9 @@ impl Connection {
         if !userids.is_empty() {
             body["userids"] = json!(userids);
         }
-        self.respond(handle, cmd::RESPOND_UPDATE, body).await.map(drop)
+        self.respond(handle, cmd::RESPOND_UPDATE, body)
+            .await
+            .map(drop)
     }
 
     /// Proactive markdown to a chat, split at [`MARKDOWN_MAX_CHARS`]; one `aibot_send_msg`
@@ -123,8 +132,11 @@ impl Connection {
             return Err(Error::Invalid("blank message".into()));
         }
         for piece in pieces {
-            self.send_msg(chat, json!({"msgtype": "markdown", "markdown": {"content": piece}}))
-                .await?;
+            self.send_msg(
+                chat,
+                json!({"msgtype": "markdown", "markdown": {"content": piece}}),
+            )
+            .await?;
         }
         Ok(())
     }
@@ -136,8 +148,11 @@ impl Connection {
         card: &crate::card::ButtonCard,
     ) -> Result<(), Error> {
         card.validate()?;
-        self.send_msg(chat, json!({"msgtype": "template_card", "template_card": card.to_json()}))
-            .await
+        self.send_msg(
+            chat,
+            json!({"msgtype": "template_card", "template_card": card.to_json()}),
+        )
+        .await
     }
 
     /// `aibot_send_msg` with `body` plus the chat id (§4.3).
@@ -145,7 +160,9 @@ impl Connection {
         body["chatid"] = Value::from(chat.send_id());
         let req_id = frame::new_req_id(cmd::SEND_MSG);
         let timeout = self.options().ack_timeout;
-        self.command(cmd::SEND_MSG, &req_id, body, timeout).await.map(drop)
+        self.command(cmd::SEND_MSG, &req_id, body, timeout)
+            .await
+            .map(drop)
     }
 }
 
@@ -172,7 +189,13 @@ impl StreamReply {
     /// A new bubble (a fresh stream id) on `handle`. Sends nothing yet.
     pub fn new(conn: Connection, handle: ReplyHandle) -> Self {
         let id = frame::new_req_id("stream");
-        Self { conn, handle, id, last: None, finished: false }
+        Self {
+            conn,
+            handle,
+            id,
+            last: None,
+            finished: false,
+        }
     }
 
     /// The stream id (journal it: a restart cannot reopen the bubble, but can tell it was one).
@@ -230,7 +253,9 @@ impl StreamReply {
         }
         let body = json!({"msgtype": "stream",
             "stream": {"id": self.id, "finish": finish, "content": text}});
-        self.conn.respond(&self.handle, cmd::RESPOND_MSG, body).await?;
+        self.conn
+            .respond(&self.handle, cmd::RESPOND_MSG, body)
+            .await?;
         self.last = Some(text.to_owned());
         Ok(())
     }

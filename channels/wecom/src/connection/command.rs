@@ -51,6 +51,9 @@ impl Connection {
         body: Value,
         timeout: Duration,
     ) -> Result<Response, Error> {
+        let started = tokio::time::Instant::now();
+        self.wait_for_link(timeout).await;
+        let timeout = timeout.saturating_sub(started.elapsed());
         let (tx, rx) = oneshot::channel();
         {
             let link = self.link();
@@ -58,7 +61,11 @@ impl Connection {
                 return Err(Error::NotConnected { cmd });
             };
             lock(&link.pending).insert(req_id.to_owned(), tx);
-            if link.out.send(frame::request(cmd, req_id, Some(body))).is_err() {
+            if link
+                .out
+                .send(frame::request(cmd, req_id, Some(body)))
+                .is_err()
+            {
                 lock(&link.pending).remove(req_id);
                 return Err(Error::NotConnected { cmd });
             }
@@ -71,7 +78,10 @@ impl Connection {
                 if let Some(link) = self.link().as_ref() {
                     lock(&link.pending).remove(req_id);
                 }
-                return Err(Error::AckTimeout { cmd, after: timeout });
+                return Err(Error::AckTimeout {
+                    cmd,
+                    after: timeout,
+                });
             }
         };
         match answer.errcode {
@@ -82,6 +92,14 @@ impl Connection {
                 errmsg: answer.errmsg,
             }),
         }
+    }
+
+    /// Waits up to `timeout` for a subscribed socket, so a command issued during a reconnect
+    /// (a fallback right after the old socket died) goes out on the next one.
+    async fn wait_for_link(&self, timeout: Duration) {
+        let mut status = self.status();
+        let up = status.wait_for(|s| s.state == super::LinkState::Connected);
+        let _ = tokio::time::timeout(timeout, up).await;
     }
 
     fn handle_lock(&self, req_id: &str) -> Arc<tokio::sync::Mutex<()>> {

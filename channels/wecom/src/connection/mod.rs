@@ -210,7 +210,15 @@ impl Connection {
                 ErrorClass::Fatal {
                     reason: FatalReason::BadCredentials,
                     ..
-                } => return self.stopped(LinkState::CredentialsInvalid, Err(err)),
+                } => {
+                    let err = match err {
+                        Error::Platform { code, errmsg, .. } => {
+                            Error::CredentialsInvalid { code, errmsg }
+                        }
+                        other => other,
+                    };
+                    return self.stopped(LinkState::CredentialsInvalid, Err(err));
+                }
                 ErrorClass::Fatal { .. } => return self.stopped(LinkState::Disconnected, Err(err)),
                 // A rate limit is no auth failure (§1.6): wait it out, count nothing.
                 ErrorClass::SlowDown(d) => wait = Some(d),

@@ -66,10 +66,7 @@ pub(crate) async fn dial(url: &str, max_frame_bytes: usize) -> Result<Socket, Er
 
 /// Sends `aibot_subscribe` and waits for its answer, nothing else in between (§1.3).
 /// Callbacks cannot come before it: the server pushes only to subscribed sockets.
-pub(crate) async fn subscribe(
-    socket: &mut Socket,
-    conn: &Connection,
-) -> Result<(), Error> {
+pub(crate) async fn subscribe(socket: &mut Socket, conn: &Connection) -> Result<(), Error> {
     let creds = &conn.inner.creds;
     let req_id = frame::new_req_id(cmd::SUBSCRIBE);
     let body = json!({"bot_id": creds.bot_id, "secret": creds.secret.expose()});
@@ -87,7 +84,12 @@ pub(crate) async fn subscribe(
                 Ok(_) => continue,
                 Err(e) => return Err(Error::Network(e.to_string())),
             };
-            if let Ok(ServerFrame::Response { req_id: r, errcode, errmsg, .. }) = frame::parse(&text)
+            if let Ok(ServerFrame::Response {
+                req_id: r,
+                errcode,
+                errmsg,
+                ..
+            }) = frame::parse(&text)
                 && r == req_id
             {
                 return Ok((errcode, errmsg));
@@ -96,12 +98,19 @@ pub(crate) async fn subscribe(
         Err(Error::Closed)
     })
     .await
-    .map_err(|_| Error::AckTimeout { cmd: cmd::SUBSCRIBE, after: timeout })??;
+    .map_err(|_| Error::AckTimeout {
+        cmd: cmd::SUBSCRIBE,
+        after: timeout,
+    })??;
     match answer {
         (0, _) => Ok(()),
         (code, errmsg) => {
             let _ = socket.close(None).await;
-            Err(Error::Platform { cmd: cmd::SUBSCRIBE, code, errmsg })
+            Err(Error::Platform {
+                cmd: cmd::SUBSCRIBE,
+                code,
+                errmsg,
+            })
         }
     }
 }
@@ -124,14 +133,23 @@ pub(crate) async fn run(
     }
     let (out, out_rx) = mpsc::unbounded_channel();
     let pending: Pending = Arc::default();
-    *conn.link() = Some(Link { out, pending: pending.clone() });
+    *conn.link() = Some(Link {
+        out,
+        pending: pending.clone(),
+    });
     conn.inner.status.send_modify(|s| {
         s.state = LinkState::Connected;
         s.subscribes += 1;
         s.last_evidence = Some(Instant::now());
     });
     let (sink, stream) = socket.split();
-    let mut live = Live { conn, sink, pending, pings: HashSet::new(), held: None };
+    let mut live = Live {
+        conn,
+        sink,
+        pending,
+        pings: HashSet::new(),
+        held: None,
+    };
     let end = live.serve(stream, out_rx, deliveries, cancel).await;
     // A delivery still held (e.g. the `disconnected_event` itself) is handed over, not lost.
     if let (SessionEnd::Subscribed(_), Some(d)) = (&end, live.held.take()) {
@@ -142,6 +160,9 @@ pub(crate) async fn run(
     }
     // Close before anything dials again; waiting commands fail now (their senders drop).
     *conn.link() = None;
+    conn.inner
+        .status
+        .send_modify(|s| s.state = LinkState::Disconnected);
     lock(&live.pending).clear();
     let _ = live.sink.close().await;
     Ok(end)
@@ -207,7 +228,9 @@ impl Live<'_> {
     async fn ping(&mut self) -> Result<(), Error> {
         let missed = self.conn.inner.options.missed_pongs.max(1);
         if self.pings.len() as u32 >= missed {
-            return Err(Error::Stalled { missed: self.pings.len() as u32 });
+            return Err(Error::Stalled {
+                missed: self.pings.len() as u32,
+            });
         }
         let req_id = frame::new_req_id(cmd::PING);
         let text = frame::request(cmd::PING, &req_id, None);
@@ -229,18 +252,35 @@ impl Live<'_> {
                 tracing::warn!(error = %e, bytes = text.len(), "ignoring unreadable wecom frame");
                 None
             }
-            Ok(ServerFrame::Response { req_id, errcode, errmsg, body }) => {
+            Ok(ServerFrame::Response {
+                req_id,
+                errcode,
+                errmsg,
+                body,
+            }) => {
                 if self.pings.remove(&req_id) {
                     // Any answer proves the link; the count is of pings in a row.
                     self.pings.clear();
                 } else if let Some(waiter) = lock(&self.pending).remove(&req_id) {
-                    let _ = waiter.send(Response { errcode, errmsg, body });
+                    let _ = waiter.send(Response {
+                        errcode,
+                        errmsg,
+                        body,
+                    });
                 } else {
-                    tracing::debug!(errcode, "wecom answer for no waiting command (late or unknown)");
+                    tracing::debug!(
+                        errcode,
+                        "wecom answer for no waiting command (late or unknown)"
+                    );
                 }
                 None
             }
-            Ok(ServerFrame::Callback { cmd, req_id, body, raw }) => {
+            Ok(ServerFrame::Callback {
+                cmd,
+                req_id,
+                body,
+                raw,
+            }) => {
                 let d = Delivery::new(cmd, req_id, body, raw);
                 let superseded = matches!(
                     d.callback(),
@@ -249,7 +289,9 @@ impl Live<'_> {
                 match deliveries.try_send(d) {
                     Ok(()) => {}
                     Err(mpsc::error::TrySendError::Full(d)) => self.held = Some(d),
-                    Err(mpsc::error::TrySendError::Closed(_)) => return Some(SessionEnd::ReceiverGone),
+                    Err(mpsc::error::TrySendError::Closed(_)) => {
+                        return Some(SessionEnd::ReceiverGone);
+                    }
                 }
                 // The event is handed over (journal it), then this socket stops for good.
                 superseded.then_some(SessionEnd::Subscribed(Error::Superseded))
