@@ -29,12 +29,14 @@ pub fn options(fake: &FakeWeCom) -> Options {
     }
 }
 
-/// Moves the paused clock in 10 ms steps while it lives.
+/// Moves the paused clock in 10 ms steps, each after a little real time, while it lives.
 ///
 /// On a paused clock tokio jumps to the next timer whenever no task is ready, and a frame
 /// still on its way through the loopback socket does not count as ready: a 5 s ack timeout
-/// would fire in the same instant the answer is read. With a timer every 10 ms, time moves
-/// at most one step while a frame is in flight, so timeouts fire only when they should.
+/// would fire in the same instant the answer is read. With a timer every 10 ms, time moves at
+/// most one step at once; and each step first waits ~100 µs of real time in a blocking task
+/// (which holds the clock still while it runs), so a frame the kernel is slow to hand over
+/// on a loaded machine arrives before much virtual time has passed.
 pub struct Ticker(JoinHandle<()>);
 
 impl Drop for Ticker {
@@ -47,6 +49,8 @@ impl Drop for Ticker {
 pub fn ticker() -> Ticker {
     Ticker(tokio::spawn(async {
         loop {
+            let real = || std::thread::sleep(Duration::from_micros(100));
+            let _ = tokio::task::spawn_blocking(real).await;
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }))
