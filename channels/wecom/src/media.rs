@@ -43,7 +43,7 @@ fn hex32(k: &str) -> Option<Vec<u8>> {
 /// AES-256-CBC with IV = the key's first 16 bytes, then WeCom's 32-byte PKCS#7 unpadding.
 pub fn decrypt(key: &[u8; 32], data: &[u8]) -> Result<Vec<u8>, Error> {
     let bad = |why: &str| Error::BadMedia(why.into());
-    if data.is_empty() || data.len() % 16 != 0 {
+    if data.is_empty() || !data.len().is_multiple_of(16) {
         return Err(bad("length is not whole AES blocks"));
     }
     let mut plain = cbc::Decryptor::<aes::Aes256>::new_from_slices(key, &key[..16])
