@@ -3,6 +3,7 @@
 
 mod connect;
 mod media;
+mod privacy;
 mod receive;
 mod reply;
 mod send;
