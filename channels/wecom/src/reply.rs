@@ -10,8 +10,10 @@ use crate::delivery::{HandleKind, ReplyHandle};
 use crate::error::Error;
 use crate::frame::{self, cmd};
 use crate::limits::{
-    EVENT_REPLY_WINDOW, MARKDOWN_MAX_CHARS, STREAM_CONTENT_MAX_BYTES, STREAM_FINISH_BY,
+    EVENT_REPLY_WINDOW, FINISH_IMAGES_MAX, IMAGE_MAX_BYTES, MARKDOWN_MAX_CHARS,
+    STREAM_CONTENT_MAX_BYTES, STREAM_FINISH_BY,
 };
+use crate::media::md5_hex;
 use crate::message::ChatTarget;
 use crate::text::split_markdown;
 
@@ -226,6 +228,42 @@ impl StreamReply {
         Ok(())
     }
 
+    /// Closes the bubble with `text` and up to 10 JPG/PNG images of ≤ 10 MB each, shown under
+    /// it (`msg_item`, allowed on the finish frame only, §4.5).
+    pub async fn finish_with_images(
+        &mut self,
+        text: &str,
+        images: &[Vec<u8>],
+    ) -> Result<(), Error> {
+        blank_check(text)?;
+        if images.len() > FINISH_IMAGES_MAX {
+            return Err(Error::Invalid(format!(
+                "at most {FINISH_IMAGES_MAX} images on a finish frame"
+            )));
+        }
+        let mut items = Vec::with_capacity(images.len());
+        for image in images {
+            if image.len() as u64 > IMAGE_MAX_BYTES {
+                return Err(Error::TooLarge {
+                    what: "image",
+                    limit: IMAGE_MAX_BYTES,
+                });
+            }
+            if !(image.starts_with(b"\xFF\xD8\xFF") || image.starts_with(b"\x89PNG\r\n\x1A\n")) {
+                return Err(Error::Invalid(
+                    "finish-frame images must be JPG or PNG".into(),
+                ));
+            }
+            let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, image);
+            items
+                .push(json!({"msgtype": "image", "image": {"base64": b64, "md5": md5_hex(image)}}));
+        }
+        self.send_frame(text, true, Some(Value::Array(items)))
+            .await?;
+        self.finished = true;
+        Ok(())
+    }
+
     /// [`StreamReply::finish`], or the whole text as proactive markdown when the handle can no
     /// longer carry it (window, `846604/846605/846608`, `600039`, connection lost).
     pub async fn finish_or_send(&mut self, text: &str) -> Result<Route, Error> {
@@ -242,6 +280,15 @@ impl StreamReply {
     }
 
     async fn frame(&mut self, text: &str, finish: bool) -> Result<(), Error> {
+        self.send_frame(text, finish, None).await
+    }
+
+    async fn send_frame(
+        &mut self,
+        text: &str,
+        finish: bool,
+        items: Option<Value>,
+    ) -> Result<(), Error> {
         if self.finished {
             return Err(Error::Invalid("the stream is already finished".into()));
         }
@@ -251,8 +298,11 @@ impl StreamReply {
                 limit: STREAM_CONTENT_MAX_BYTES as u64,
             });
         }
-        let body = json!({"msgtype": "stream",
+        let mut body = json!({"msgtype": "stream",
             "stream": {"id": self.id, "finish": finish, "content": text}});
+        if let Some(items) = items {
+            body["stream"]["msg_item"] = items;
+        }
         self.conn
             .respond(&self.handle, cmd::RESPOND_MSG, body)
             .await?;

@@ -201,46 +201,59 @@ impl Connection {
                 s.state = LinkState::Disconnected;
                 s.last_error = Some(err.to_string());
             });
-            let mut wait = None;
-            match err.class() {
-                ErrorClass::Fatal {
-                    reason: FatalReason::Superseded,
-                    ..
-                } => return self.stopped(LinkState::Superseded, Err(err)),
-                ErrorClass::Fatal {
-                    reason: FatalReason::BadCredentials,
-                    ..
-                } => {
-                    let err = match err {
-                        Error::Platform { code, errmsg, .. } => {
-                            Error::CredentialsInvalid { code, errmsg }
-                        }
-                        other => other,
-                    };
-                    return self.stopped(LinkState::CredentialsInvalid, Err(err));
-                }
-                ErrorClass::Fatal { .. } => return self.stopped(LinkState::Disconnected, Err(err)),
-                // A rate limit is no auth failure (§1.6): wait it out, count nothing.
-                ErrorClass::SlowDown(d) => wait = Some(d),
-                _ if is_subscribe_refusal(&err) => {
-                    auth_failures += 1;
-                    if auth_failures >= limits::AUTH_FAILURES_FATAL {
-                        let fatal = Error::CredentialsInvalid {
-                            code: err.code().unwrap_or_default(),
-                            errmsg: format!("{auth_failures} subscribe refusals in a row"),
-                        };
-                        return self.stopped(LinkState::CredentialsInvalid, Err(fatal));
-                    }
-                }
-                _ => {}
-            }
-            failures += 1;
-            let delay = wait.unwrap_or_else(|| reconnect_delay(&self.inner.options, failures));
+            let delay = match self.retry_after(err, &mut failures, &mut auth_failures) {
+                Ok(delay) => delay,
+                Err((state, err)) => return self.stopped(state, Err(err)),
+            };
             tokio::select! {
                 _ = cancel.cancelled() => return self.stopped(LinkState::Disconnected, Ok(())),
                 _ = tokio::time::sleep(delay) => {}
             }
         }
+    }
+
+    /// After a socket ended with `err`: how long to wait before dialling again, or the final
+    /// state and error when it must not dial again (superseded, credentials refused).
+    fn retry_after(
+        &self,
+        err: Error,
+        failures: &mut u32,
+        auth_failures: &mut u32,
+    ) -> Result<Duration, (LinkState, Error)> {
+        match err.class() {
+            ErrorClass::Fatal {
+                reason: FatalReason::Superseded,
+                ..
+            } => return Err((LinkState::Superseded, err)),
+            ErrorClass::Fatal {
+                reason: FatalReason::BadCredentials,
+                ..
+            } => {
+                let err = match err {
+                    Error::Platform { code, errmsg, .. } => {
+                        Error::CredentialsInvalid { code, errmsg }
+                    }
+                    other => other,
+                };
+                return Err((LinkState::CredentialsInvalid, err));
+            }
+            ErrorClass::Fatal { .. } => return Err((LinkState::Disconnected, err)),
+            // A rate limit is no auth failure (§1.6): wait it out, count nothing.
+            ErrorClass::SlowDown(d) => return Ok(d),
+            _ if is_subscribe_refusal(&err) => {
+                *auth_failures += 1;
+                if *auth_failures >= limits::AUTH_FAILURES_FATAL {
+                    let fatal = Error::CredentialsInvalid {
+                        code: err.code().unwrap_or_default(),
+                        errmsg: format!("{auth_failures} subscribe refusals in a row"),
+                    };
+                    return Err((LinkState::CredentialsInvalid, fatal));
+                }
+            }
+            _ => {}
+        }
+        *failures += 1;
+        Ok(reconnect_delay(&self.inner.options, *failures))
     }
 
     fn set_state(&self, state: LinkState) {

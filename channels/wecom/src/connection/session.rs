@@ -124,7 +124,11 @@ pub(crate) async fn run(
     let opts = &conn.inner.options;
     let mut socket = tokio::select! {
         _ = cancel.cancelled() => return Ok(SessionEnd::Cancelled),
-        s = dial(&opts.url, opts.max_frame_bytes) => s?,
+        // A server that takes the TCP connection and never completes the upgrade must not
+        // hold the account for ever: the subscribe wait bounds the dial too.
+        s = tokio::time::timeout(opts.subscribe_timeout, dial(&opts.url, opts.max_frame_bytes)) => {
+            s.map_err(|_| Error::Network(format!("no WebSocket handshake within {:?}", opts.subscribe_timeout)))??
+        }
     };
     conn.inner.status.send_modify(|s| s.dials += 1);
     tokio::select! {

@@ -162,11 +162,14 @@ fn stream(st: &mut State, req_id: &str, body: &Value) -> Answer {
     if content.len() > crate::limits::STREAM_CONTENT_MAX_BYTES {
         return Answer::err(code::BAD_PARAMETER, "content exceed max length");
     }
-    let images = s
+    let items = s
         .get("msg_item")
         .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    if images > 0 && (!finish || images > crate::limits::FINISH_IMAGES_MAX) {
+        .cloned()
+        .unwrap_or_default();
+    let images = items.len();
+    let bad_item = !items.iter().all(image_ok);
+    if images > 0 && (!finish || images > crate::limits::FINISH_IMAGES_MAX || bad_item) {
         return Answer::err(code::BAD_PARAMETER, "invalid msg_item");
     }
     let pos = st
@@ -257,4 +260,26 @@ fn update(sh: &Shared, st: &mut State, conn: u64, req_id: &str, body: &Value) ->
         body: body.clone(),
     });
     Answer::ok()
+}
+
+/// A finish-frame image: base64 that decodes, ≤ 10 MB, with the md5 of its bytes (§4.5).
+fn image_ok(item: &Value) -> bool {
+    use base64::Engine;
+    let b64 = item
+        .pointer("/image/base64")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let md5 = item
+        .pointer("/image/md5")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match base64::engine::general_purpose::STANDARD.decode(b64) {
+        Ok(raw) => {
+            item.get("msgtype").and_then(Value::as_str) == Some("image")
+                && !raw.is_empty()
+                && raw.len() as u64 <= crate::limits::IMAGE_MAX_BYTES
+                && crate::media::md5_hex(&raw) == md5
+        }
+        Err(_) => false,
+    }
 }

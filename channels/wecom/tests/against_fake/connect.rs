@@ -335,3 +335,39 @@ async fn a_reply_waiting_when_the_socket_dies_goes_out_proactively_on_the_next_o
     assert_eq!(r.fake.accepted(), 2, "sent on the new socket");
     r.stop().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_never_upgrades_is_given_up_on_and_dialled_again() {
+    let _t = ticker();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    let opts = scv_wecom::Options {
+        jitter: 0.0,
+        ..scv_wecom::Options::with_url(url)
+    };
+    let conn = scv_wecom::Connection::new(Credentials::new("aib1", "s"), opts);
+    let (tx, _rx) = tokio::sync::mpsc::channel(1);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn({
+        let (c, k) = (conn.clone(), cancel.clone());
+        async move { c.run(tx, k).await }
+    });
+    // Accepted and held open, never answered.
+    let _first = listener.accept().await.unwrap();
+    let since = tokio::time::Instant::now();
+    let _second = tokio::time::timeout(PROMPTLY, listener.accept())
+        .await
+        .expect("dialled again");
+    let waited = since.elapsed();
+    assert!(
+        about(
+            waited,
+            scv_wecom::limits::SUBSCRIBE_TIMEOUT + Duration::from_secs(1)
+        ),
+        "{waited:?}"
+    );
+    let status = conn.status().borrow().clone();
+    assert!(status.last_error.unwrap().contains("handshake"));
+    cancel.cancel();
+    task.await.unwrap().unwrap();
+}

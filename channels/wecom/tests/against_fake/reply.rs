@@ -292,3 +292,43 @@ async fn an_old_req_id_after_a_reconnect_is_refused_and_the_answer_goes_out_proa
     assert_eq!(r.fake.sent().len(), 1);
     r.stop().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn finish_frames_carry_images_checked_by_md5() {
+    let mut r = Running::start(FakeConfig::default()).await;
+    r.fake.push_text(OWNER, "chart please");
+    let (_, handle) = r.next_handle().await;
+    let png = [b"\x89PNG\r\n\x1A\n".as_slice(), &[7u8; 100]].concat();
+    let mut s = StreamReply::new(r.conn.clone(), handle.clone());
+    let too_many = vec![png.clone(); 11];
+    assert!(matches!(
+        s.finish_with_images("x", &too_many).await,
+        Err(Error::Invalid(_))
+    ));
+    assert!(matches!(
+        s.finish_with_images("x", &[b"GIF89a".to_vec()]).await,
+        Err(Error::Invalid(_))
+    ));
+    s.finish_with_images("Here it is.", &[png.clone(), png])
+        .await
+        .unwrap();
+    let b = &r.fake.bubbles()[0];
+    assert!(b.finished && b.images == 2);
+    // What the platform refuses when sent anyway: images on a frame that does not finish,
+    // and an md5 that is not the bytes'.
+    let item = json!({"msgtype": "image", "image": {"base64": "AAAA", "md5": "00"}});
+    for (finish, md5_ok) in [(false, true), (true, false)] {
+        let mut it = item.clone();
+        if md5_ok {
+            it["image"]["md5"] = json!(scv_wecom::media::md5_hex(&[0, 0, 0]));
+        }
+        let body = json!({"msgtype": "stream", "stream": {"id": "s9", "finish": finish, "content": "x", "msg_item": [it]}});
+        let err = r
+            .conn
+            .command(cmd::RESPOND_MSG, &handle.req_id, body, ACK_TIMEOUT)
+            .await
+            .unwrap_err();
+        assert_eq!(err.class(), ErrorClass::Rejected { code: 40058 });
+    }
+    r.stop().await.unwrap();
+}
