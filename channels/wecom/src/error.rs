@@ -1,5 +1,5 @@
 //! The crate's one error type. Each variant says what failed; [`Error::class`] says what the
-//! caller does about it (decided once, in [`crate::classify`]).
+//! caller does about it (decided once, in [`classify`](mod@crate::classify)).
 
 use std::time::Duration;
 

@@ -19,6 +19,7 @@
 //! - [`card`]: the yes/no `button_interaction` card and the card that replaces it.
 //! - [`media`]: inbound download + AES-256-CBC decryption; chunked upload and media sends.
 //! - [`text`]: splitting markdown at the platform's size.
+//! - [`pace`]: [`pace::SendPacer`], the proactive-send pace (2 s, 30/min, 1000/h).
 //! - [`login`]: the credential check behind `login wecom ACCOUNT`.
 //! - [`error`] and [`classify`](mod@classify): the one [`Error`] and its [`ErrorClass`].
 //! - `fake` (feature `fake`): [`fake::FakeWeCom`], a loopback WeCom with a test handle.
@@ -44,8 +45,8 @@
 //! 4. Answer: [`StreamReply::update`] with the whole text so far, ≥ 500 ms apart, then
 //!    [`StreamReply::finish_or_send`] (never blank; by 5 min 30 s after the message; it falls
 //!    back to proactive markdown when the handle is gone). Whole answers:
-//!    [`Connection::reply_or_send`]. Proactive: [`Connection::send_markdown`], paced by
-//!    [`limits::SEND_SPACING`] and [`limits::SEND_PER_MINUTE`].
+//!    [`Connection::reply_or_send`]. Proactive: [`Connection::send_markdown`], each after
+//!    [`pace::SendPacer::wait`] (one pacer per bot; on `SlowDown(d)` call `hold_for(d)`).
 //! 5. Questions: [`Connection::send_card`] with a [`card::ButtonCard`] (`task_id` = question
 //!    id); on a [`message::Event::CardClick`] from the owner, [`Connection::update_card`] within
 //!    5 s with [`card::answered_card`]; clicks by anyone else change nothing.
@@ -53,6 +54,21 @@
 //!    `d`; `HandleGone`: send through `aibot_send_msg` instead; `Rejected`: this item can
 //!    never go, tell the owner; `Fatal`: stop the account with [`FatalReason::hint`].
 //!    [`Error::outcome_unknown`]: the frame may have arrived; do not resend a finish blindly.
+//!
+//! # What the platform can lose (its own gap, not this crate's)
+//!
+//! WeCom neither acknowledges nor (as far as known) redelivers callbacks (§2.1), so a
+//! callback is lost when it is pushed while no socket is subscribed: from the moment a link
+//! dies (found by a close at once, by the heartbeat within 60–90 s when it goes silent) until
+//! the next subscribe (backoff 1 s doubling to 30 s), and in the instant between the bytes
+//! arriving and the journal commit if the process is killed there. The daemon's README states
+//! that window, measured, as it does for WeChat.
+//!
+//! # Logs
+//!
+//! This crate logs no message text, file name, media URL or secret at any level (a test
+//! records every line). The WebSocket library below it logs whole frames at `trace`, the
+//! subscribe secret included: keep `tungstenite` and `tokio_tungstenite` at `info` or above.
 
 #![warn(missing_docs)]
 
@@ -66,6 +82,7 @@ pub mod limits;
 pub mod login;
 pub mod media;
 pub mod message;
+pub mod pace;
 pub mod reply;
 pub mod secret;
 pub mod text;
