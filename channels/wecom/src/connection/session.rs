@@ -60,7 +60,7 @@ pub(crate) async fn dial(url: &str, max_frame_bytes: usize) -> Result<Socket, Er
             url: url.to_owned(),
             detail: e.to_string(),
         }),
-        Err(e) => Err(Error::Network(e.to_string())),
+        Err(e) => Err(Error::Network(scv_net::transport(&e))),
     }
 }
 
@@ -74,7 +74,7 @@ pub(crate) async fn subscribe(socket: &mut Socket, conn: &Connection) -> Result<
     socket
         .send(Message::text(text))
         .await
-        .map_err(|e| Error::Network(e.to_string()))?;
+        .map_err(|e| Error::Network(scv_net::transport(&e)))?;
     let timeout = conn.inner.options.subscribe_timeout;
     let answer = tokio::time::timeout(timeout, async {
         while let Some(msg) = socket.next().await {
@@ -82,7 +82,7 @@ pub(crate) async fn subscribe(socket: &mut Socket, conn: &Connection) -> Result<
                 Ok(Message::Text(t)) => t,
                 Ok(Message::Close(_)) => return Err(Error::Closed),
                 Ok(_) => continue,
-                Err(e) => return Err(Error::Network(e.to_string())),
+                Err(e) => return Err(Error::Network(scv_net::transport(&e))),
             };
             if let Ok(ServerFrame::Response {
                 req_id: r,
@@ -204,7 +204,7 @@ impl Live<'_> {
                 }
                 Some(text) = out_rx.recv() => {
                     if let Err(e) = self.sink.send(Message::text(text)).await {
-                        return SessionEnd::Subscribed(Error::Network(e.to_string()));
+                        return SessionEnd::Subscribed(Error::Network(scv_net::transport(&e)));
                     }
                 }
                 room = deliveries.reserve(), if self.held.is_some() => match (room, self.held.take()) {
@@ -214,7 +214,7 @@ impl Live<'_> {
                 msg = stream.next(), if self.held.is_none() => {
                     let text = match msg {
                         None | Some(Ok(Message::Close(_))) => return SessionEnd::Subscribed(Error::Closed),
-                        Some(Err(e)) => return SessionEnd::Subscribed(Error::Network(e.to_string())),
+                        Some(Err(e)) => return SessionEnd::Subscribed(Error::Network(scv_net::transport(&e))),
                         Some(Ok(Message::Text(t))) => t,
                         // WS pings are answered by tungstenite; binary frames are not in the
                         // protocol (unconfirmed): alive, nothing to read.
@@ -242,7 +242,7 @@ impl Live<'_> {
         self.sink
             .send(Message::text(text))
             .await
-            .map_err(|e| Error::Network(e.to_string()))
+            .map_err(|e| Error::Network(scv_net::transport(&e)))
     }
 
     fn on_text(&mut self, text: &str, deliveries: &mpsc::Sender<Delivery>) -> Option<SessionEnd> {

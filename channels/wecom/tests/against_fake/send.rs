@@ -226,3 +226,19 @@ async fn a_card_as_a_reply_on_the_message_handle() {
     assert_eq!(sent[0].body["template_card"]["task_id"], "q7");
     r.stop().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn injected_busy_and_not_subscribed_on_a_send_are_transient() {
+    let r = Running::start(config()).await;
+    for code in [-1, scv_wecom::classify::NOT_SUBSCRIBED, 846601, 846602] {
+        r.fake
+            .fail_next(cmd::SEND_MSG, scv_wecom::fake::Fault::Code(code), 1);
+        let err = r.conn.send_markdown(&owner(), "x").await.unwrap_err();
+        assert_eq!(err.class(), ErrorClass::Transient, "{code}");
+    }
+    r.conn
+        .send_markdown(&owner(), "then it goes")
+        .await
+        .unwrap();
+    r.stop().await.unwrap();
+}
