@@ -116,6 +116,11 @@ impl FakeWeCom {
             .route("/", get(ws::upgrade))
             .route("/media/{id}", get(host::serve))
             .with_state(shared.clone());
+        // Without TCP_NODELAY a small frame after another waits for a delayed ACK (40 ms),
+        // which no real server adds.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let server = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
                 tracing::warn!(error = %e, "fake wecom server stopped");
