@@ -197,4 +197,30 @@ mod tests {
         let id = new_req_id("ping");
         assert!(id.starts_with("ping_") && id != new_req_id("ping"));
     }
+
+    #[test]
+    fn random_frames_never_panic() {
+        use rand::Rng;
+        let alphabet: Vec<char> = "{}[]\":,\\ \t\nabc0\u{0}\u{1}\u{1F}\u{7F}é字\u{FFFD}"
+            .chars()
+            .collect();
+        let mut rng = rand::rng();
+        let good = r#"{"cmd":"aibot_msg_callback","headers":{"req_id":"R"},"body":{"msgid":"m","from":{"userid":"u"},"msgtype":"text","text":{"content":"x"}}}"#;
+        for _ in 0..5_000 {
+            let n = rng.random_range(0..64);
+            let noise: String = (0..n)
+                .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+                .collect();
+            let _ = parse(&noise);
+            // A real frame with noise spliced in somewhere.
+            let mut cut = rng.random_range(0..good.len());
+            while !good.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let spliced = format!("{}{noise}{}", &good[..cut], &good[cut..]);
+            if let Ok(ServerFrame::Callback { cmd, body, .. }) = parse(&spliced) {
+                let _ = crate::message::parse_callback(&cmd, &body);
+            }
+        }
+    }
 }
