@@ -234,3 +234,45 @@ async fn too_many_chunks_at_once_get_a_system_error_from_the_fake() {
     );
     r.stop().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_upload_whose_bytes_do_not_match_its_md5_is_refused_at_finish() {
+    let r = Running::start(FakeConfig::default()).await;
+    let t = Duration::from_secs(30);
+    let init = serde_json::json!({"type": "file", "filename": "x", "total_size": 1, "total_chunks": 1,
+        "md5": scv_wecom::media::md5_hex(b"y")});
+    let up = r
+        .conn
+        .command(cmd::UPLOAD_INIT, "i1", init, t)
+        .await
+        .unwrap();
+    let upload_id = up.body.unwrap()["upload_id"].as_str().unwrap().to_owned();
+    let chunk =
+        serde_json::json!({"upload_id": upload_id, "chunk_index": 0, "base64_data": "eA=="});
+    r.conn
+        .command(cmd::UPLOAD_CHUNK, "c1", chunk, t)
+        .await
+        .unwrap();
+    let finish = serde_json::json!({"upload_id": upload_id});
+    let err = r
+        .conn
+        .command(cmd::UPLOAD_FINISH, "f1", finish, t)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.class(),
+        ErrorClass::Rejected {
+            code: BAD_PARAMETER
+        }
+    );
+    // Over 100 chunks is refused by the client before anything is sent.
+    let big = vec![0u8; UPLOAD_CHUNK_BYTES * 100 + 1];
+    let err = r
+        .conn
+        .upload(MediaKind::File, "big", &big)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::TooLarge { .. }));
+    assert_eq!(r.fake.frames_of(cmd::UPLOAD_INIT).len(), 1);
+    r.stop().await.unwrap();
+}

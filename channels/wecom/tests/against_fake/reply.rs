@@ -148,6 +148,20 @@ async fn past_the_stream_window_the_answer_goes_out_proactively() {
             code: STREAM_EXPIRED
         }
     );
+    // Any other reply past the window: 846604.
+    let card = json!({"msgtype": "template_card", "template_card": {"card_type": "text_notice",
+        "main_title": {"title": "late"}, "task_id": "late1"}});
+    let err = r
+        .conn
+        .command(cmd::RESPOND_MSG, &handle.req_id, card, ACK_TIMEOUT)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.class(),
+        ErrorClass::HandleGone {
+            code: REPLY_EXPIRED
+        }
+    );
     r.stop().await.unwrap();
 }
 
@@ -237,6 +251,17 @@ async fn handles_take_only_their_own_command_within_their_window() {
     assert_eq!(
         r.conn.reply_or_send(&welcome, "hi").await.unwrap(),
         Route::Proactive
+    );
+    let markdown = json!({"msgtype": "markdown", "markdown": {"content": "hi"}});
+    let err = r
+        .conn
+        .command(cmd::RESPOND_WELCOME, &welcome.req_id, markdown, ACK_TIMEOUT)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.class(),
+        ErrorClass::Rejected { code: 40008 },
+        "a welcome is text or a card"
     );
     r.conn.welcome(&welcome, "Welcome back").await.unwrap();
     assert_eq!(r.fake.sent().last().unwrap().cmd, cmd::RESPOND_WELCOME);
