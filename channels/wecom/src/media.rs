@@ -76,6 +76,21 @@ pub fn encrypt(key: &[u8; 32], plain: &[u8]) -> Vec<u8> {
     }
 }
 
+/// One HTTP client for every account in the process: each carries its own TLS configuration
+/// and root store, which many accounts should not repeat. Downloads carry no credentials, so
+/// sharing the pool shares nothing private. Built on first use; a build failure is an error,
+/// never a panic (`reqwest::Client::new` would panic).
+fn shared_http() -> Result<reqwest::Client, Error> {
+    static SHARED: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    if let Some(c) = SHARED.get() {
+        return Ok(c.clone());
+    }
+    let built = reqwest::Client::builder()
+        .build()
+        .map_err(|e| Error::Network(format!("cannot build the HTTP client: {e}")))?;
+    Ok(SHARED.get_or_init(|| built).clone())
+}
+
 /// A downloaded, decrypted media item. The name is the platform's, made safe for a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Downloaded {
@@ -96,7 +111,7 @@ impl Connection {
         cap: u64,
         timeout: std::time::Duration,
     ) -> Result<Downloaded, Error> {
-        let resp = tokio::time::timeout(timeout, self.inner.http.get(&media.url).send())
+        let resp = tokio::time::timeout(timeout, shared_http()?.get(&media.url).send())
             .await
             .map_err(|_| Error::Network(format!("no answer within {timeout:?}")))??;
         let status = resp.status().as_u16();

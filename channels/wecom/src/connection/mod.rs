@@ -125,7 +125,6 @@ pub(crate) struct Inner {
     pub(crate) status: watch::Sender<LinkStatus>,
     /// One lock per reply handle: the next frame on a `req_id` waits for the previous answer.
     pub(crate) handle_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    pub(crate) http: reqwest::Client,
 }
 
 impl Connection {
@@ -145,7 +144,6 @@ impl Connection {
                 link: Mutex::new(None),
                 status,
                 handle_locks: Mutex::new(HashMap::new()),
-                http: reqwest::Client::new(),
             }),
         }
     }
