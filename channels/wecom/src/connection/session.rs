@@ -163,10 +163,11 @@ pub(crate) async fn run(
         }
     }
     // Close before anything dials again; waiting commands fail now (their senders drop).
-    *conn.link() = None;
+    // Disconnected first, so a command that finds no link waits for the next socket.
     conn.inner
         .status
         .send_modify(|s| s.state = LinkState::Disconnected);
+    *conn.link() = None;
     lock(&live.pending).clear();
     let _ = live.sink.close().await;
     Ok(end)
