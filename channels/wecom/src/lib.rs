@@ -44,7 +44,9 @@
 //!    [`message::strip_leading_mentions`]. Match the owner on [`Callback::from_userid`].
 //! 4. Answer: [`StreamReply::update`] with the whole text so far, ≥ 500 ms apart, then
 //!    [`StreamReply::finish_or_send`] (never blank; by 5 min 30 s after the message; it falls
-//!    back to proactive markdown when the handle is gone). Whole answers:
+//!    back to proactive markdown when the handle is gone). A bubble holds at most
+//!    [`limits::STREAM_CONTENT_MAX_BYTES`]: past that, finish it with
+//!    [`text::truncate_bytes`]'s prefix and send the rest proactively. Whole answers:
 //!    [`Connection::reply_or_send`]. Proactive: [`Connection::send_markdown`], each after
 //!    [`pace::SendPacer::wait`] (one pacer per bot; on `SlowDown(d)` call `hold_for(d)`).
 //! 5. Questions: [`Connection::send_card`] with a [`card::ButtonCard`] (`task_id` = question
