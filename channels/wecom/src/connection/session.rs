@@ -1,6 +1,6 @@
 //! One socket's life: dial, subscribe, then ping, read, write and deliver until it ends.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use futures_util::stream::{SplitSink, SplitStream};
@@ -22,6 +22,11 @@ use crate::message::{CallbackKind, Event};
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Response>>>>;
+
+/// Callbacks kept in memory while the account task is behind, before reading pauses. At
+/// most 1 MiB each; the platform lets a user have 3 messages in progress (§2.3), so a backlog
+/// this long means the task is stuck, not busy.
+const BACKLOG_MAX: usize = 1024;
 
 /// The subscribed socket, as commands see it: where to write and where answers are awaited.
 /// Dropped when the socket ends, which fails every waiting command at once (§1.6).
@@ -152,14 +157,17 @@ pub(crate) async fn run(
         sink,
         pending,
         pings: HashSet::new(),
-        held: None,
+        backlog: VecDeque::new(),
     };
     let end = live.serve(stream, out_rx, deliveries, cancel).await;
-    // A delivery still held (e.g. the `disconnected_event` itself) is handed over, not lost.
-    if let (SessionEnd::Subscribed(_), Some(d)) = (&end, live.held.take()) {
-        tokio::select! {
-            _ = cancel.cancelled() => {}
-            _ = deliveries.send(d) => {}
+    // Callbacks still in the backlog (the `disconnected_event` among them) are handed over:
+    // the platform will not send them again.
+    if let SessionEnd::Subscribed(_) = end {
+        while let Some(d) = live.backlog.pop_front() {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                sent = deliveries.send(d) => if sent.is_err() { break },
+            }
         }
     }
     // Close before anything dials again; waiting commands fail now (their senders drop).
@@ -180,8 +188,11 @@ struct Live<'a> {
     pending: Pending,
     /// Pings sent and not yet answered.
     pings: HashSet<String>,
-    /// A delivery the full queue could not take yet; the socket is not read meanwhile.
-    held: Option<Delivery>,
+    /// Callbacks the full queue could not take yet, in order. The socket is still read (answers
+    /// and pongs must get through, or replies time out and the link looks dead, and a redial
+    /// would lose what sits unread: nothing is redelivered); only past [`BACKLOG_MAX`] does
+    /// reading pause.
+    backlog: VecDeque<Delivery>,
 }
 
 impl Live<'_> {
@@ -208,11 +219,11 @@ impl Live<'_> {
                         return SessionEnd::Subscribed(Error::Network(scv_net::transport(&e)));
                     }
                 }
-                room = deliveries.reserve(), if self.held.is_some() => match (room, self.held.take()) {
+                room = deliveries.reserve(), if !self.backlog.is_empty() => match (room, self.backlog.pop_front()) {
                     (Ok(permit), Some(d)) => permit.send(d),
                     _ => return SessionEnd::ReceiverGone,
                 },
-                msg = stream.next(), if self.held.is_none() => {
+                msg = stream.next(), if self.backlog.len() < BACKLOG_MAX => {
                     let text = match msg {
                         None | Some(Ok(Message::Close(_))) => return SessionEnd::Subscribed(Error::Closed),
                         Some(Err(e)) => return SessionEnd::Subscribed(Error::Network(scv_net::transport(&e))),
@@ -291,9 +302,14 @@ impl Live<'_> {
                     d.callback(),
                     Ok(c) if c.kind == CallbackKind::Event(Event::Disconnected)
                 );
+                if !self.backlog.is_empty() {
+                    // Behind others already waiting: keep the order.
+                    self.backlog.push_back(d);
+                    return superseded.then_some(SessionEnd::Subscribed(Error::Superseded));
+                }
                 match deliveries.try_send(d) {
                     Ok(()) => {}
-                    Err(mpsc::error::TrySendError::Full(d)) => self.held = Some(d),
+                    Err(mpsc::error::TrySendError::Full(d)) => self.backlog.push_back(d),
                     Err(mpsc::error::TrySendError::Closed(_)) => {
                         return Some(SessionEnd::ReceiverGone);
                     }

@@ -84,9 +84,14 @@ impl Running {
 
     /// A connection with `creds` against `fake`, running, not waited for.
     pub async fn with(fake: FakeWeCom, creds: Credentials) -> Self {
+        Self::with_queue(fake, creds, 64).await
+    }
+
+    /// [`Running::with`] with a delivery queue of `capacity`.
+    pub async fn with_queue(fake: FakeWeCom, creds: Credentials, capacity: usize) -> Self {
         let ticker = ticker();
         let conn = Connection::new(creds, options(&fake));
-        let (tx, rx) = mpsc::channel(64);
+        let (tx, rx) = mpsc::channel(capacity);
         let cancel = CancellationToken::new();
         let task = tokio::spawn({
             let (conn, cancel) = (conn.clone(), cancel.clone());

@@ -258,3 +258,36 @@ async fn an_oversized_frame_ends_the_socket_and_the_link_comes_back() {
     assert_eq!(r.next().await.dedupe_key(), Some(after.msgid.as_str()));
     r.stop().await.unwrap();
 }
+
+/// A slow account task: callbacks wait in order while the queue is full, and the socket is
+/// still read, so replies are answered, pings too, and nothing is dropped.
+#[tokio::test(start_paused = true)]
+async fn a_full_queue_keeps_callbacks_in_order_while_replies_and_pings_flow() {
+    let fake = scv_wecom::fake::FakeWeCom::start(FakeConfig::default())
+        .await
+        .unwrap();
+    let creds = fake.credentials();
+    let mut r = Running::with_queue(fake, creds, 1).await;
+    r.connected().await;
+    let pushed: Vec<_> = (0..5)
+        .map(|i| r.fake.push_text(OWNER, &format!("m{i}")))
+        .collect();
+    let (_, handle) = r.next_handle().await;
+    // Four callbacks wait (one in the queue, three in the backlog); a reply is still answered.
+    tokio::time::timeout(PROMPTLY, r.conn.reply_text(&handle, "answer"))
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(scv_wecom::limits::PING_INTERVAL * 3 + Duration::from_secs(1)).await;
+    let pings = r.fake.frames_of("ping");
+    assert!(
+        pings.len() >= 3,
+        "pings go out while the queue is full: {pings:?}"
+    );
+    assert!(pings.iter().all(|p| p.errcode == Some(0)));
+    assert_eq!(r.conn.status().borrow().subscribes, 1, "the link stayed up");
+    for p in &pushed[1..] {
+        assert_eq!(r.next().await.dedupe_key(), Some(p.msgid.as_str()));
+    }
+    r.stop().await.unwrap();
+}
