@@ -168,8 +168,8 @@ impl Connection {
     /// Everything else reconnects, without limit, 1 s doubling to 30 s with jitter; the
     /// failure count resets only after a successful subscribe (§1.6).
     ///
-    /// A full `deliveries` queue pauses reading the socket (pings and commands still go out),
-    /// so nothing is dropped here.
+    /// A full `deliveries` queue does not stop the socket: callbacks wait in memory, in order
+    /// (reading pauses only past 1024 of them), so answers and pongs keep arriving.
     pub async fn run(
         &self,
         deliveries: mpsc::Sender<Delivery>,
