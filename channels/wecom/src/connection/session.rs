@@ -120,26 +120,29 @@ pub(crate) async fn subscribe(socket: &mut Socket, conn: &Connection) -> Result<
     }
 }
 
+/// Dials and subscribes. A server that takes the TCP connection and never completes the
+/// upgrade must not hold the account for ever: the subscribe wait bounds the dial too.
+async fn open(conn: &Connection) -> Result<Socket, Error> {
+    let opts = &conn.inner.options;
+    let wait = opts.subscribe_timeout;
+    let mut socket = tokio::time::timeout(wait, dial(&opts.url, opts.max_frame_bytes))
+        .await
+        .map_err(|_| Error::Network(format!("no WebSocket handshake within {wait:?}")))??;
+    conn.inner.status.send_modify(|s| s.dials += 1);
+    subscribe(&mut socket, conn).await?;
+    Ok(socket)
+}
+
 /// Dials, subscribes, and runs the socket.
 pub(crate) async fn run(
     conn: &Connection,
     deliveries: &mpsc::Sender<Delivery>,
     cancel: &CancellationToken,
 ) -> Result<SessionEnd, Error> {
-    let opts = &conn.inner.options;
-    let mut socket = tokio::select! {
+    let socket = tokio::select! {
         _ = cancel.cancelled() => return Ok(SessionEnd::Cancelled),
-        // A server that takes the TCP connection and never completes the upgrade must not
-        // hold the account for ever: the subscribe wait bounds the dial too.
-        s = tokio::time::timeout(opts.subscribe_timeout, dial(&opts.url, opts.max_frame_bytes)) => {
-            s.map_err(|_| Error::Network(format!("no WebSocket handshake within {:?}", opts.subscribe_timeout)))??
-        }
+        s = open(conn) => s?,
     };
-    conn.inner.status.send_modify(|s| s.dials += 1);
-    tokio::select! {
-        _ = cancel.cancelled() => return Ok(SessionEnd::Cancelled),
-        r = subscribe(&mut socket, conn) => r?,
-    }
     let (out, out_rx) = mpsc::unbounded_channel();
     let pending: Pending = Arc::default();
     *conn.link() = Some(Link {
@@ -160,16 +163,6 @@ pub(crate) async fn run(
         backlog: VecDeque::new(),
     };
     let end = live.serve(stream, out_rx, deliveries, cancel).await;
-    // Callbacks still in the backlog (the `disconnected_event` among them) are handed over:
-    // the platform will not send them again.
-    if let SessionEnd::Subscribed(_) = end {
-        while let Some(d) = live.backlog.pop_front() {
-            tokio::select! {
-                _ = cancel.cancelled() => break,
-                sent = deliveries.send(d) => if sent.is_err() { break },
-            }
-        }
-    }
     // Close before anything dials again; waiting commands fail now (their senders drop).
     // Disconnected first, so a command that finds no link waits for the next socket.
     conn.inner
@@ -178,7 +171,35 @@ pub(crate) async fn run(
     *conn.link() = None;
     lock(&live.pending).clear();
     let _ = live.sink.close().await;
+    hand_over(&mut live.backlog, &end, deliveries, cancel).await;
     Ok(end)
+}
+
+/// Hands the backlog's callbacks to the account task after the socket ended (the
+/// `disconnected_event` among them): the platform will not send them again. When cancelled,
+/// only what fits in the queue at once.
+async fn hand_over(
+    backlog: &mut VecDeque<Delivery>,
+    end: &SessionEnd,
+    deliveries: &mpsc::Sender<Delivery>,
+    cancel: &CancellationToken,
+) {
+    if let SessionEnd::Subscribed(_) = end {
+        while !backlog.is_empty() {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                permit = deliveries.reserve() => match (permit, backlog.pop_front()) {
+                    (Ok(permit), Some(d)) => permit.send(d),
+                    _ => return,
+                },
+            }
+        }
+    }
+    while let Some(d) = backlog.pop_front() {
+        if deliveries.try_send(d).is_err() {
+            return;
+        }
+    }
 }
 
 /// A subscribed socket's state.
@@ -296,27 +317,31 @@ impl Live<'_> {
                 req_id,
                 body,
                 raw,
-            }) => {
-                let d = Delivery::new(cmd, req_id, body, raw);
-                let superseded = matches!(
-                    d.callback(),
-                    Ok(c) if c.kind == CallbackKind::Event(Event::Disconnected)
-                );
-                if !self.backlog.is_empty() {
-                    // Behind others already waiting: keep the order.
-                    self.backlog.push_back(d);
-                    return superseded.then_some(SessionEnd::Subscribed(Error::Superseded));
-                }
-                match deliveries.try_send(d) {
-                    Ok(()) => {}
-                    Err(mpsc::error::TrySendError::Full(d)) => self.backlog.push_back(d),
-                    Err(mpsc::error::TrySendError::Closed(_)) => {
-                        return Some(SessionEnd::ReceiverGone);
-                    }
-                }
-                // The event is handed over (journal it), then this socket stops for good.
-                superseded.then_some(SessionEnd::Subscribed(Error::Superseded))
+            }) => self.on_callback(Delivery::new(cmd, req_id, body, raw), deliveries),
+        }
+    }
+
+    /// Hands a callback over (or queues it behind those waiting); a `disconnected_event` ends
+    /// the socket for good once it is handed over.
+    fn on_callback(
+        &mut self,
+        d: Delivery,
+        deliveries: &mpsc::Sender<Delivery>,
+    ) -> Option<SessionEnd> {
+        let superseded = matches!(
+            d.callback(),
+            Ok(c) if c.kind == CallbackKind::Event(Event::Disconnected)
+        );
+        if !self.backlog.is_empty() {
+            // Behind others already waiting: keep the order.
+            self.backlog.push_back(d);
+        } else {
+            match deliveries.try_send(d) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(d)) => self.backlog.push_back(d),
+                Err(mpsc::error::TrySendError::Closed(_)) => return Some(SessionEnd::ReceiverGone),
             }
         }
+        superseded.then_some(SessionEnd::Subscribed(Error::Superseded))
     }
 }
