@@ -100,6 +100,28 @@ pub enum HandleKind {
     CardEvent,
 }
 
+impl HandleKind {
+    /// A stable name for the journal (`message`, `enter_chat`, `card_event`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HandleKind::Message => "message",
+            HandleKind::EnterChat => "enter_chat",
+            HandleKind::CardEvent => "card_event",
+        }
+    }
+
+    /// The kind [`HandleKind::as_str`] named, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            HandleKind::Message,
+            HandleKind::EnterChat,
+            HandleKind::CardEvent,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
+}
+
 /// A callback's reply handle. Made by [`Delivery::journaled`]; the daemon may store its
 /// fields and rebuild it after a restart (the platform will likely refuse an old `req_id`
 /// with `846605`, and the reply then goes out proactively).
@@ -115,4 +137,30 @@ pub struct ReplyHandle {
     pub from_userid: String,
     /// When the callback arrived.
     pub received_at: Instant,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip_through_their_names() {
+        for k in [
+            HandleKind::Message,
+            HandleKind::EnterChat,
+            HandleKind::CardEvent,
+        ] {
+            assert_eq!(HandleKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(HandleKind::parse("Message"), None);
+    }
+
+    #[test]
+    fn only_replyable_callbacks_get_a_handle() {
+        let body = serde_json::json!({"msgid": "m", "from": {"userid": "u"}, "msgtype": "event",
+            "event": {"eventtype": "disconnected_event"}});
+        let d = Delivery::new(cmd::EVENT_CALLBACK.into(), "r".into(), body, String::new());
+        assert_eq!(d.dedupe_key(), Some("m"));
+        assert!(d.journaled().1.is_none());
+    }
 }
