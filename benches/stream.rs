@@ -32,13 +32,14 @@ const OWNER: &str = "owner0001@im.wechat";
 const TOKEN_EVERY: Duration = Duration::from_millis(50);
 const TOKEN_CHARS: usize = 4;
 
-/// The answer: 2,000 characters in paragraphs of about 300.
+/// The answer: about 2,000 characters of prose, in seven paragraphs of five sentences.
 fn answer() -> String {
     (0..7)
         .map(|i| {
-            format!("[p{i}] {}", "word ".repeat(58))
-                .trim_end()
-                .to_string()
+            let sentences: Vec<String> = (0..5)
+                .map(|j| format!("Sentence {j} of this part says a few words about the topic."))
+                .collect();
+            format!("[p{i}] {}", sentences.join(" "))
         })
         .collect::<Vec<_>>()
         .join("\n\n")
@@ -298,5 +299,10 @@ async fn wechat() {
         );
     }
     println!("  sends for the answer        {sends}");
+    let cut = sent
+        .iter()
+        .filter(|m| !m.text.trim_end().ends_with(['.', '!', '?', '。', '！', '？']))
+        .count();
+    println!("  pieces ending mid-sentence  {cut}");
     d.stop().await;
 }

@@ -7,9 +7,10 @@
 
 use crate::conversation::split;
 
-/// The least non-blank characters the first streamed piece has: more than a sentence, so the
-/// first message says something while it still arrives early.
-pub(super) const FIRST_PIECE: usize = 200;
+/// The least non-blank characters the first streamed piece has: it ends at the first sentence
+/// end (or line end) after this many, so the first message says something and arrives early,
+/// never cut mid-sentence.
+pub(super) const FIRST_PIECE: usize = 60;
 
 /// Later pieces wait for this share (in quarters) of the platform's size: the ~10 sends one
 /// inbound message allows (WeChat) are spent on near-full messages, never on fragments.
@@ -132,15 +133,15 @@ impl Chunker {
             }
         };
         let pending = &self.text[end..];
-        let complete = &pending[..last_boundary(pending)?];
-        let want = if self.count == 0 {
-            FIRST_PIECE
+        let complete = if self.count == 0 {
+            &pending[..super::sentence::first_end(pending, FIRST_PIECE)?]
         } else {
-            self.max * LATER_QUARTERS / 4
+            let complete = &pending[..last_boundary(pending)?];
+            if non_blank(complete) < self.max * LATER_QUARTERS / 4 {
+                return None;
+            }
+            complete
         };
-        if non_blank(complete) < want {
-            return None;
-        }
         let pieces = split(complete, self.max);
         // An oversized code block is re-fenced per piece: such pieces are not the answer's own
         // text and would not match the mark, so the final store sends them.
@@ -215,7 +216,7 @@ fn last_boundary(s: &str) -> Option<usize> {
     best
 }
 
-fn non_blank(s: &str) -> usize {
+pub(super) fn non_blank(s: &str) -> usize {
     s.chars().filter(|c| !c.is_whitespace()).count()
 }
 
@@ -229,6 +230,26 @@ mod tests {
 
     fn pieces(r: Option<(usize, Vec<String>, Mark)>) -> Option<(usize, Vec<String>)> {
         r.map(|(i, p, _)| (i, p))
+    }
+
+    #[test]
+    fn the_first_piece_ends_at_the_first_sentence_after_the_minimum() {
+        let mut c = Chunker::new(2000, 0, None);
+        c.push("Short one. ");
+        assert_eq!(c.ready(), None, "under the minimum");
+        c.push("Then a sentence long enough to carry the first message on its own");
+        assert_eq!(c.ready(), None, "the sentence is still being written");
+        c.push(". And more");
+        assert_eq!(
+            pieces(c.ready()),
+            Some((
+                0,
+                vec![
+                    "Short one. Then a sentence long enough to carry the first message on its own."
+                        .to_string()
+                ]
+            ))
+        );
     }
 
     #[test]

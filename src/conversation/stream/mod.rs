@@ -15,6 +15,7 @@
 mod chunks;
 mod edit;
 mod progress;
+mod sentence;
 
 use std::future::Future;
 use std::sync::Arc;
