@@ -56,7 +56,9 @@ pub(crate) async fn dial(url: &Secret, options: &StreamOptions) -> Result<Socket
     let config = WebSocketConfig::default()
         .max_message_size(Some(options.max_frame_bytes))
         .max_frame_size(Some(options.max_frame_bytes));
-    let dial = tokio_tungstenite::connect_async_with_config(url.expose(), Some(config), false);
+    // No Nagle: ACKs and ping echoes are small frames that must leave at once (an ACK held
+    // back behind an unacknowledged segment can wait for the peer's delayed ACK).
+    let dial = tokio_tungstenite::connect_async_with_config(url.expose(), Some(config), true);
     match tokio::time::timeout(options.connect_timeout, dial).await {
         Err(_) => Err(Error::WebSocket(format!(
             "no handshake within {:?}",
