@@ -258,6 +258,21 @@ impl FakeDingTalk {
         }
     }
 
+    /// Every live connection hangs: nothing is read or written (WebSocket pings go unanswered),
+    /// and pushes to it are lost.
+    pub fn freeze_all(&self) {
+        let mut st = self.shared.lock();
+        for c in st.conns.values_mut() {
+            c.zombie = true;
+            let _ = c.tx.send(ConnCmd::Freeze);
+        }
+    }
+
+    /// Pushes sent that no ACK has answered yet.
+    pub fn unacked(&self) -> usize {
+        self.shared.lock().inflight.len()
+    }
+
     /// Drops every connection without a close frame.
     pub fn reset_all(&self) {
         self.control(|| ConnCmd::Reset);
@@ -298,10 +313,7 @@ impl FakeDingTalk {
     /// Connections open now that would take a push.
     pub fn deliverable_connections(&self) -> usize {
         let st = self.shared.lock();
-        st.conns
-            .values()
-            .filter(|c| !c.retiring && !c.zombie)
-            .count()
+        st.conns.values().filter(|c| c.takes_pushes()).count()
     }
 
     /// Pushes sent (re-pushes and lost ones included), in order.

@@ -25,6 +25,8 @@ pub(crate) enum ConnCmd {
     Disconnect,
     /// Go silent but keep the socket (and WebSocket pongs) alive.
     Zombie,
+    /// Stop reading and writing altogether, socket kept (no pongs: a hung peer).
+    Freeze,
     /// Close with a close frame.
     Close,
     /// Drop the TCP connection without a close frame.
@@ -38,6 +40,13 @@ pub(crate) struct Conn {
     pub topics: Vec<String>,
     pub retiring: bool,
     pub zombie: bool,
+}
+
+impl Conn {
+    /// Whether the platform would dispatch a push to it.
+    pub fn takes_pushes(&self) -> bool {
+        !self.retiring && !self.zombie
+    }
 }
 
 /// A push waiting for its ACK.
@@ -97,7 +106,7 @@ impl State {
         let live: Vec<u64> = self
             .conns
             .iter()
-            .filter(|(_, c)| !c.retiring && !c.zombie && c.topics.iter().any(|t| t == topic))
+            .filter(|(_, c)| c.takes_pushes() && c.topics.iter().any(|t| t == topic))
             .map(|(id, _)| *id)
             .collect();
         let target = live.choose(&mut rand::rng()).copied();

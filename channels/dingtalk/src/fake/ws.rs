@@ -67,6 +67,25 @@ pub(crate) async fn upgrade(
     })
 }
 
+/// What one connection's loop keeps between turns.
+struct Turns {
+    zombie: bool,
+    frozen: bool,
+    close_at: Option<Instant>,
+    next_ping: Instant,
+    last_ping: Option<String>,
+}
+
+/// What a turn of the loop decided.
+enum Next {
+    /// Send this message.
+    Send(Message),
+    /// Nothing to send.
+    Nothing,
+    /// End the connection, with a close frame or (`false`) by dropping the socket.
+    End(bool),
+}
+
 /// Runs one connection until either side ends it: one task reads and writes, so a client
 /// frame is read as soon as it arrives whatever the fake is sending.
 async fn serve(
@@ -76,65 +95,91 @@ async fn serve(
     mut rx: mpsc::UnboundedReceiver<ConnCmd>,
 ) {
     let far = Instant::now() + std::time::Duration::from_secs(86_400 * 365);
-    let mut zombie = false;
-    let mut close_at: Option<Instant> = None;
     let every = sh.config.ping_every;
-    let mut next_ping = every.map_or(far, |e| Instant::now() + e);
-    let mut last_ping: Option<String> = None;
+    let mut t = Turns {
+        zombie: false,
+        frozen: false,
+        close_at: None,
+        next_ping: every.map_or(far, |e| Instant::now() + e),
+        last_ping: None,
+    };
     loop {
-        let out = tokio::select! {
-            msg = socket.recv() => match msg {
-                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
-                // Every WebSocket ping is answered (a zombie answers too: that is what makes it one).
-                Some(Ok(Message::Ping(data))) => Some(Message::Pong(data)),
-                Some(Ok(Message::Text(t))) => {
-                    on_client_text(sh, id, t.as_str());
-                    None
-                }
-                Some(Ok(Message::Binary(_))) => {
-                    sh.lock().protocol_errors += 1;
-                    None
-                }
-                Some(Ok(_)) => None,
-            },
-            cmd = rx.recv() => match cmd {
-                None | Some(ConnCmd::Close) => {
-                    let _ = socket.send(Message::Close(None)).await;
-                    return;
-                }
-                // Dropping the socket without a close frame: an abrupt end.
-                Some(ConnCmd::Reset) => return,
-                Some(ConnCmd::Zombie) => {
-                    zombie = true;
-                    None
-                }
-                Some(ConnCmd::Text(t)) | Some(ConnCmd::Raw(t)) => (!zombie).then(|| Message::Text(t.into())),
-                Some(ConnCmd::Disconnect) => {
-                    close_at = Some(Instant::now() + sh.config.disconnect_close_after);
-                    let n = sh.lock().next();
-                    let frame = system_frame(&format!("sys-{n}"), "disconnect", &json!({"reason": "connection is expired"}));
-                    Some(Message::Text(frame.into()))
-                }
-            },
-            _ = sleep_until(close_at.unwrap_or(far)), if close_at.is_some() => {
-                let _ = socket.send(Message::Close(None)).await;
-                return;
-            }
-            _ = sleep_until(next_ping), if !zombie && close_at.is_none() => {
-                let unanswered = last_ping.as_ref().is_some_and(|p| sh.lock().pings.contains_key(p));
+        let next = tokio::select! {
+            // A frozen connection reads nothing (not even WebSocket pings) and sends nothing.
+            msg = socket.recv(), if !t.frozen => on_client(sh, id, msg),
+            cmd = rx.recv() => on_cmd(sh, cmd, &mut t),
+            _ = sleep_until(t.close_at.unwrap_or(far)), if t.close_at.is_some() => Next::End(true),
+            _ = sleep_until(t.next_ping), if !t.zombie && !t.frozen && t.close_at.is_none() => {
+                let unanswered = t.last_ping.as_ref().is_some_and(|p| sh.lock().pings.contains_key(p));
                 if unanswered && sh.config.drop_on_unanswered_ping {
                     return;
                 }
                 let (mid, data) = new_ping(sh, id);
-                last_ping = Some(mid.clone());
-                next_ping = Instant::now() + every.unwrap_or_default();
-                Some(Message::Text(system_frame(&mid, "ping", &data).into()))
+                t.last_ping = Some(mid.clone());
+                t.next_ping = Instant::now() + every.unwrap_or_default();
+                Next::Send(Message::Text(system_frame(&mid, "ping", &data).into()))
             }
         };
-        if let Some(out) = out
-            && socket.send(out).await.is_err()
-        {
-            return;
+        match next {
+            Next::Send(out) => {
+                if socket.send(out).await.is_err() {
+                    return;
+                }
+            }
+            Next::Nothing => {}
+            Next::End(close) => {
+                if close {
+                    let _ = socket.send(Message::Close(None)).await;
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// A client message: pings answered (a zombie answers too: that is what makes it one), text
+/// frames checked, binary ones counted as protocol errors.
+fn on_client(sh: &Shared, id: u64, msg: Option<Result<Message, axum::Error>>) -> Next {
+    match msg {
+        None | Some(Err(_)) | Some(Ok(Message::Close(_))) => Next::End(false),
+        Some(Ok(Message::Ping(data))) => Next::Send(Message::Pong(data)),
+        Some(Ok(Message::Text(t))) => {
+            on_client_text(sh, id, t.as_str());
+            Next::Nothing
+        }
+        Some(Ok(Message::Binary(_))) => {
+            sh.lock().protocol_errors += 1;
+            Next::Nothing
+        }
+        Some(Ok(_)) => Next::Nothing,
+    }
+}
+
+/// A test's command for this connection.
+fn on_cmd(sh: &Shared, cmd: Option<ConnCmd>, t: &mut Turns) -> Next {
+    match cmd {
+        None | Some(ConnCmd::Close) => Next::End(true),
+        // Dropping the socket without a close frame: an abrupt end.
+        Some(ConnCmd::Reset) => Next::End(false),
+        Some(ConnCmd::Zombie) => {
+            t.zombie = true;
+            Next::Nothing
+        }
+        Some(ConnCmd::Freeze) => {
+            t.frozen = true;
+            Next::Nothing
+        }
+        Some(ConnCmd::Text(text)) | Some(ConnCmd::Raw(text)) if !t.zombie && !t.frozen => {
+            Next::Send(Message::Text(text.into()))
+        }
+        Some(ConnCmd::Text(_)) | Some(ConnCmd::Raw(_)) => Next::Nothing,
+        Some(ConnCmd::Disconnect) => {
+            t.close_at = Some(Instant::now() + sh.config.disconnect_close_after);
+            let n = sh.lock().next();
+            let data = json!({"reason": "connection is expired"});
+            Next::Send(Message::Text(
+                system_frame(&format!("sys-{n}"), "disconnect", &data).into(),
+            ))
         }
     }
 }

@@ -89,7 +89,16 @@ fn ws_error(e: tungstenite::Error) -> Error {
 /// Runs one socket until it ends; reports its end to `notices` and returns.
 pub(crate) async fn run(ctx: Ctx, socket: Socket, notices: mpsc::UnboundedSender<Notice>) {
     let mut saw_frames = false;
-    let r = serve(&ctx, socket, &notices, &mut saw_frames).await;
+    let mut held = None;
+    let r = serve(&ctx, socket, &notices, &mut saw_frames, &mut held).await;
+    // A push read but not yet handed over when the socket failed: hand it over anyway (its
+    // ACK cannot be sent any more, but a robot message is never pushed again, so this copy is
+    // the only one). Not when the caller stopped.
+    if let Some(d) = held
+        && !matches!(r, Ok(End::Cancelled | End::ReceiverGone))
+    {
+        let _ = ctx.deliveries.send(d).await;
+    }
     let _ = notices.send(Notice::Ended(ctx.id, r, saw_frames));
 }
 
@@ -106,6 +115,7 @@ async fn serve(
     socket: Socket,
     notices: &mpsc::UnboundedSender<Notice>,
     saw_frames: &mut bool,
+    held: &mut Option<Delivery>,
 ) -> Result<End, Error> {
     let o = &ctx.options;
     let (mut sink, mut stream) = socket.split();
@@ -117,9 +127,8 @@ async fn serve(
         pong_due: None,
         retire_at: None,
     };
-    // A push the full queue could not take yet: the socket is not read until it is handed
-    // over, so nothing is dropped (a dropped robot message is never re-pushed).
-    let mut held: Option<Delivery> = None;
+    // `held`: a push the full queue could not take yet. The socket is not read until it is
+    // handed over, so nothing is dropped (a dropped robot message is never re-pushed).
     let far = now + Duration::from_secs(86_400 * 365);
     loop {
         let watching = held.is_none() && t.retire_at.is_none();
@@ -137,7 +146,8 @@ async fn serve(
             _ = sleep_until(t.last_frame + o.idle_timeout), if watching => {
                 return Err(Error::Idle(o.idle_timeout));
             }
-            _ = sleep_until(t.pong_due.unwrap_or(far)), if t.pong_due.is_some() && t.retire_at.is_none() => {
+            // Not while holding either: the pong waits unread behind the held push.
+            _ = sleep_until(t.pong_due.unwrap_or(far)), if t.pong_due.is_some() && watching => {
                 return Err(Error::PongMissing(o.pong_timeout));
             }
             _ = sleep_until(t.next_ping) => {
@@ -152,50 +162,86 @@ async fn serve(
             room = ctx.deliveries.reserve(), if held.is_some() => match (room, held.take()) {
                 (Ok(permit), Some(d)) => {
                     permit.send(d);
-                    // The idle window starts again once the socket is read again.
-                    t.last_frame = Instant::now();
+                    // The idle and pong windows start again once the socket is read again.
+                    let now = Instant::now();
+                    t.last_frame = now;
+                    if t.pong_due.is_some() {
+                        t.pong_due = Some(now + o.pong_timeout);
+                    }
                 }
                 _ => return Ok(End::ReceiverGone),
             },
             msg = stream.next(), if held.is_none() => {
-                let text = match msg {
-                    None | Some(Ok(Message::Close(_))) => {
-                        return if t.retire_at.is_some() { Ok(End::Retired) } else { Err(Error::Closed) };
-                    }
-                    Some(Err(e)) if t.retire_at.is_some() => {
-                        tracing::debug!(error = %ws_error(e), "retired Stream socket ended");
-                        return Ok(End::Retired);
-                    }
-                    Some(Err(e)) => return Err(ws_error(e)),
-                    Some(Ok(Message::Text(text))) => text,
-                    Some(Ok(Message::Pong(_))) => {
-                        t.pong_due = None;
-                        continue;
-                    }
-                    Some(Ok(Message::Binary(_))) => {
-                        tracing::warn!("dingtalk stream: binary frame ignored (the protocol is text JSON)");
-                        continue;
-                    }
-                    // WebSocket pings are answered by tungstenite; they prove nothing about
-                    // delivery (a zombie answers them), so the idle window is not reset.
-                    Some(Ok(_)) => continue,
+                let frame = match read(msg, &mut t)? {
+                    Read::Frame(f) => f,
+                    Read::Skip => continue,
+                    Read::End(end) => return Ok(end),
                 };
-                let Some(frame) = Downstream::parse(text.as_str()) else {
-                    tracing::warn!(bytes = text.len(), "dingtalk stream: unreadable frame ignored");
-                    continue;
-                };
-                t.last_frame = Instant::now();
                 *saw_frames = true;
                 mark_alive(&ctx.status);
                 if let Some(d) = on_frame(ctx, frame, &ack_tx, &mut sink, notices, &mut t).await? {
-                    match ctx.deliveries.try_send(d) {
-                        Ok(()) => {}
-                        Err(mpsc::error::TrySendError::Full(d)) => held = Some(d),
-                        Err(mpsc::error::TrySendError::Closed(_)) => return Ok(End::ReceiverGone),
-                    }
+                    *held = match hand_over(ctx, d) {
+                        Ok(held) => held,
+                        Err(end) => return Ok(end),
+                    };
                 }
             }
         }
+    }
+}
+
+/// What one read from the socket gave.
+enum Read {
+    /// A frame of the protocol.
+    Frame(Downstream),
+    /// Nothing to act on (pong, WebSocket ping, binary, unreadable text).
+    Skip,
+    /// The socket ended without an error.
+    End(End),
+}
+
+/// Sorts one read: a text frame parsed (the idle window restarts), a pong noted, the end.
+fn read(msg: Option<Result<Message, tungstenite::Error>>, t: &mut Clock) -> Result<Read, Error> {
+    let text = match msg {
+        None | Some(Ok(Message::Close(_))) if t.retire_at.is_some() => {
+            return Ok(Read::End(End::Retired));
+        }
+        None | Some(Ok(Message::Close(_))) => return Err(Error::Closed),
+        Some(Err(e)) if t.retire_at.is_some() => {
+            tracing::debug!(error = %ws_error(e), "retired Stream socket ended");
+            return Ok(Read::End(End::Retired));
+        }
+        Some(Err(e)) => return Err(ws_error(e)),
+        Some(Ok(Message::Text(text))) => text,
+        Some(Ok(Message::Pong(_))) => {
+            t.pong_due = None;
+            return Ok(Read::Skip);
+        }
+        Some(Ok(Message::Binary(_))) => {
+            tracing::warn!("dingtalk stream: binary frame ignored (the protocol is text JSON)");
+            return Ok(Read::Skip);
+        }
+        // WebSocket pings are answered by tungstenite; they prove nothing about delivery (a
+        // zombie answers them), so the idle window is not reset.
+        Some(Ok(_)) => return Ok(Read::Skip),
+    };
+    let Some(frame) = Downstream::parse(text.as_str()) else {
+        tracing::warn!(
+            bytes = text.len(),
+            "dingtalk stream: unreadable frame ignored"
+        );
+        return Ok(Read::Skip);
+    };
+    t.last_frame = Instant::now();
+    Ok(Read::Frame(frame))
+}
+
+/// Hands a push to the caller; `Ok(Some)` when the queue is full (hold it, stop reading).
+fn hand_over(ctx: &Ctx, d: Delivery) -> Result<Option<Delivery>, End> {
+    match ctx.deliveries.try_send(d) {
+        Ok(()) => Ok(None),
+        Err(mpsc::error::TrySendError::Full(d)) => Ok(Some(d)),
+        Err(mpsc::error::TrySendError::Closed(_)) => Err(End::ReceiverGone),
     }
 }
 

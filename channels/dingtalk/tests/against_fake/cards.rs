@@ -84,6 +84,12 @@ async fn card_refusals_degrade_to_markdown() {
     );
     let e = AnswerCard::start(&client, &t, &owner()).await.unwrap_err();
     assert!(e.card_should_degrade(), "{e}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn bad_cards_are_rejected() {
+    let (fake, client) = start().await;
+    let t = template();
     // Unknown template, unknown space, duplicate outTrackId, oversized value.
     let bad = CardTemplate {
         template_id: "nope.schema".into(),
@@ -118,6 +124,18 @@ async fn card_refusals_degrade_to_markdown() {
         .await
         .unwrap_err();
     assert!(matches!(e, Error::TooLarge { .. }), "{e}");
+    assert_eq!(fake.cards().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_refusals() {
+    let (fake, client) = start().await;
+    let t = template();
+    let id = new_id("s-");
+    client
+        .create_card(&t.template_id, &id, &owner(), &[("content", "")])
+        .await
+        .unwrap();
     // Streaming: unknown card (200 success:false), unknown key, QPS.
     let e = client
         .stream_card("never-created", "content", "x", false, false)

@@ -50,6 +50,12 @@ async fn every_message_type_parses() {
     .await;
     assert!(!m.addresses_bot());
 
+    r.stop().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn media_messages_carry_download_codes_and_voice_its_text() {
+    let mut r = Running::start(FakeConfig::default()).await;
     let m = receive(&mut r, &Push::new(OWNER, InboundBody::Picture(vec![1, 2]))).await;
     assert!(
         matches!(m.body(), Body::Picture { download_code } if download_code.starts_with("dc-"))

@@ -287,3 +287,74 @@ async fn only_subscribed_topics_are_pushed() {
     assert_eq!(r.fake.connections()[0].topics, [ROBOT_TOPIC]);
     r.stop().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_hung_peer_is_found_by_the_pong_deadline_before_the_idle_watchdog() {
+    let r = Running::start(FakeConfig::default()).await;
+    let at = Instant::now();
+    r.fake.freeze_all();
+    r.sockets(2).await;
+    // Ping every 30 s, pong within 10 s: found by 40 s, well before the 120 s idle window.
+    assert!(
+        at.elapsed() <= Duration::from_secs(40 + 4),
+        "{:?}",
+        at.elapsed()
+    );
+    let why = r
+        .conn
+        .status()
+        .borrow()
+        .last_error
+        .clone()
+        .unwrap_or_default();
+    assert!(why.contains("no pong"), "{why}");
+    r.stop().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_full_queue_pauses_reading_and_loses_nothing() {
+    let (fake, client) = crate::start().await;
+    let conn = std::sync::Arc::new(StreamConnection::new(client, StreamOptions::default()));
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let run = tokio::spawn({
+        let (conn, cancel) = (conn.clone(), cancel.clone());
+        async move { conn.run(tx, cancel).await }
+    });
+    assert!(
+        fake.wait_until(PROMPTLY, |f| f.deliverable_connections() == 1)
+            .await
+    );
+    let sent: Vec<String> = (0..12)
+        .map(|i| fake.push_text(OWNER, &format!("m{i}")).msg_id)
+        .collect();
+    // The caller is slow: a minute passes before it reads; no watchdog fires meanwhile.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let mut got = Vec::new();
+    for _ in 0..12 {
+        let d = tokio::time::timeout(PROMPTLY, rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let Ok(Inbound::Message(m)) = d.parse() else {
+            panic!()
+        };
+        got.push(m.dedupe_key().to_string());
+        d.ack.ack(AckReply::Done).unwrap();
+    }
+    assert_eq!(got, sent, "all of them, in order");
+    assert!(fake.wait_until(PROMPTLY, |f| f.unacked() == 0).await);
+    assert_eq!(fake.connections().len(), 1);
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_handling_is_acked_with_code_500() {
+    let mut r = Running::start(FakeConfig::default()).await;
+    r.fake.push_text(OWNER, "cannot journal this");
+    r.next().await.ack.ack(AckReply::Failed).unwrap();
+    assert!(r.fake.wait_until(PROMPTLY, |f| !f.acks().is_empty()).await);
+    assert_eq!(r.fake.acks()[0].code, Some(500));
+    r.stop().await.unwrap();
+}
