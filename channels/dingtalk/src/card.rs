@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use crate::call::Call;
 use crate::client::Client;
 use crate::error::{Error, NotSent};
-use crate::limits::{CARD_PARAM_KEY_MAX_BYTES, CARD_PARAM_VALUE_MAX_BYTES};
+use crate::limits::{CARD_CONTENT_MAX_CHARS, CARD_PARAM_KEY_MAX_BYTES, CARD_PARAM_VALUE_MAX_BYTES};
 
 /// `POST` path creating and delivering a card.
 pub const CREATE_PATH: &str = "/v1.0/card/instances/createAndDeliver";
@@ -251,6 +251,12 @@ impl AnswerCard {
         &self.out_track_id
     }
 
+    /// True when `full_text` is past what one card should hold ([`CARD_CONTENT_MAX_CHARS`]):
+    /// finish this card and go on in a new one.
+    pub fn is_full(full_text: &str) -> bool {
+        full_text.chars().count() > CARD_CONTENT_MAX_CHARS
+    }
+
     /// Shows `full_text` (the whole answer so far).
     pub async fn update(&self, full_text: &str) -> Result<(), Error> {
         self.open()?;
@@ -330,5 +336,7 @@ mod tests {
         assert!(check_success(Call::CardStream, &json!({"success": false})).is_err());
         assert!(param_map(&[("k", &"x".repeat(1025))]).is_err());
         assert!(param_map(&[(&"k".repeat(101), "v")]).is_err());
+        assert!(!AnswerCard::is_full(&"字".repeat(3000)));
+        assert!(AnswerCard::is_full(&"字".repeat(3001)));
     }
 }

@@ -1,6 +1,7 @@
 //! The crate's one error type. Each variant says what failed; [`Error::class`] (the table in
-//! [`crate::classify`]) says what the caller does about it. No variant carries message text,
-//! a secret or a response body: only codes and the platform's own short message.
+//! [`crate::classify`](mod@crate::classify)) says what the caller does about it. No variant
+//! carries message text, a secret or a response body: only codes and the platform's own short
+//! message.
 
 use std::time::Duration;
 

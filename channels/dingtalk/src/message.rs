@@ -183,6 +183,12 @@ impl RobotMessage {
         })
     }
 
+    /// True when the message names a robot code other than `expected` (spec §3: for internal
+    /// apps it is the client id; the daemon warns once when it differs).
+    pub fn robot_code_differs(&self, expected: &str) -> bool {
+        !self.robot_code.is_empty() && self.robot_code != expected
+    }
+
     /// The quoted message's id, when this text replies to one.
     pub fn quoted_msg_id(&self) -> Option<&str> {
         let t = self.text.as_ref()?;

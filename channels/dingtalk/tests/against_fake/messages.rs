@@ -34,6 +34,8 @@ async fn every_message_type_parses() {
         (corp.as_str(), OWNER)
     );
     assert!(m.session_webhook().is_some());
+    assert!(!m.robot_code_differs(&r.fake.config().client_id));
+    assert!(m.robot_code_differs("dingSomeOtherRobot"));
 
     let m = receive(&mut r, &Push::text(OWNER, "status?").in_group(&group, true)).await;
     assert_eq!(

@@ -358,3 +358,46 @@ async fn a_failed_handling_is_acked_with_code_500() {
     assert_eq!(r.fake.acks()[0].code, Some(500));
     r.stop().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn with_two_connections_each_push_goes_to_one_of_them_at_random() {
+    // Why the client keeps one: the platform splits pushes between live connections.
+    let mut r = Running::start(FakeConfig::default()).await;
+    let second = std::sync::Arc::new(StreamConnection::new(
+        r.client.clone(),
+        StreamOptions::default(),
+    ));
+    let (tx, mut rx2) = tokio::sync::mpsc::channel(64);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    tokio::spawn({
+        let (second, cancel) = (second.clone(), cancel.clone());
+        async move { second.run(tx, cancel).await }
+    });
+    assert!(
+        r.fake
+            .wait_until(PROMPTLY, |f| f.deliverable_connections() == 2)
+            .await
+    );
+    for i in 0..40 {
+        r.fake.push_text(OWNER, &format!("m{i}"));
+    }
+    let per_connection = |c: u64| {
+        r.fake
+            .pushes()
+            .iter()
+            .filter(|p| p.connection == Some(c))
+            .count()
+    };
+    let ids: Vec<u64> = r.fake.connections().iter().map(|c| c.id).collect();
+    let (a, b) = (per_connection(ids[0]), per_connection(ids[1]));
+    assert_eq!(a + b, 40);
+    assert!(a > 0 && b > 0, "{a} / {b}");
+    for _ in 0..a {
+        r.next().await.ack.ack(AckReply::Done).unwrap();
+    }
+    for _ in 0..b {
+        rx2.recv().await.unwrap().ack.ack(AckReply::Done).unwrap();
+    }
+    cancel.cancel();
+    r.stop().await.unwrap();
+}
