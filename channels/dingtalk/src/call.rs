@@ -30,6 +30,8 @@ pub enum Call {
     DownloadUrl,
     /// `POST {oapi}/media/upload`.
     Upload,
+    /// `POST /v1.0/robot/emotion/reply` and `/recall` (the typing reaction).
+    Emotion,
 }
 
 impl Call {
@@ -48,6 +50,7 @@ impl Call {
             Call::Download => "messageFiles/download",
             Call::DownloadUrl => "downloadUrl",
             Call::Upload => "media/upload",
+            Call::Emotion => "emotion",
         }
     }
 

@@ -77,9 +77,10 @@ pub fn classify(err: &Error) -> ErrorClass {
         Error::TooLarge { .. } | Error::Invalid(_) | Error::WebhookExpired => ErrorClass::Rejected,
         Error::NotSent { reason, .. } => match reason {
             NotSent::FlowControlled => ErrorClass::SlowDown(THROTTLE_SLOW_DOWN),
-            NotSent::InvalidRecipient | NotSent::Filtered | NotSent::CardRefused { .. } => {
-                ErrorClass::Rejected
-            }
+            NotSent::InvalidRecipient
+            | NotSent::Filtered
+            | NotSent::Refused { .. }
+            | NotSent::CardRefused { .. } => ErrorClass::Rejected,
         },
         Error::Http {
             status,

@@ -18,23 +18,38 @@ pub enum Answer {
 /// The question as markdown with Yes / No links. `qid` is the daemon's question code; the
 /// labels come from the daemon's word catalogue.
 pub fn yes_no_markdown(title: &str, question: &str, qid: &str, yes: &str, no: &str) -> Outgoing {
-    let link = |word: &str| {
-        let content: String = byte_serialize(format!("{word} #{qid}").as_bytes()).collect();
-        // `+` is form encoding's space; the client expects %20.
-        format!(
-            "dtmd://dingtalkclient/sendMessage?content={}",
-            content.replace('+', "%20")
-        )
-    };
     let text = format!(
         "{question}\n\n[{yes}]({}) · [{no}]({})",
-        link("yes"),
-        link("no")
+        answer_link("yes", qid),
+        answer_link("no", qid)
     );
     Outgoing::Markdown {
         title: title.to_string(),
         text,
     }
+}
+
+/// The same question with two buttons (`sampleActionCard2`, robot API only: a session
+/// webhook takes text and markdown). The buttons send the same texts as the links.
+pub fn yes_no_buttons(title: &str, question: &str, qid: &str, yes: &str, no: &str) -> Outgoing {
+    Outgoing::ActionCard2 {
+        title: title.to_string(),
+        text: question.to_string(),
+        buttons: [
+            (yes.to_string(), answer_link("yes", qid)),
+            (no.to_string(), answer_link("no", qid)),
+        ],
+    }
+}
+
+/// `dtmd://dingtalkclient/sendMessage?content=<word #qid>`: tapping it sends that text.
+fn answer_link(word: &str, qid: &str) -> String {
+    let content: String = byte_serialize(format!("{word} #{qid}").as_bytes()).collect();
+    // `+` is form encoding's space; the client expects %20.
+    format!(
+        "dtmd://dingtalkclient/sendMessage?content={}",
+        content.replace('+', "%20")
+    )
 }
 
 /// Reads "yes #qid", "no #qid", or a bare typed yes/no (and 是/否). `None` for anything else.
@@ -81,5 +96,14 @@ mod tests {
         assert_eq!(parse_answer("yes please"), None);
         assert_eq!(parse_answer("nothing"), None);
         assert_eq!(parse_answer("no #"), None);
+        let Outgoing::ActionCard2 { buttons, .. } =
+            yes_no_buttons("C", "Delete?", "q7", "Yes", "No")
+        else {
+            panic!()
+        };
+        assert_eq!(
+            buttons[1].1,
+            "dtmd://dingtalkclient/sendMessage?content=no%20%23q7"
+        );
     }
 }

@@ -17,6 +17,11 @@ pub enum NotSent {
     InvalidRecipient,
     /// The recipient is in `filteredStaffIdList` (e.g. outside the app's visibility scope).
     Filtered,
+    /// `success:false` on another call (the typing reaction).
+    Refused {
+        /// What the answer said.
+        detail: String,
+    },
     /// `success:false` on a card call, or a `deliverResults[].success:false`.
     CardRefused {
         /// The platform's `errorMsg`, if any.

@@ -21,6 +21,7 @@
 //! - [`card`]: AI cards (create, stream, finish).
 //! - [`confirm`]: yes/no questions without a template, and reading the answers.
 //! - [`media`]: uploads, downloads under a cap, safe file names.
+//! - [`emotion`]: the optional "thinking" reaction on the user's message.
 //! - `fake` (feature `fake`): [`fake::FakeDingTalk`] and its test handle.
 //!
 //! # Using it from an account task
@@ -51,8 +52,9 @@
 //!    `finish` at the end (journal `out_track_id` while open; after a restart `resume` +
 //!    `finish`). On an error where [`Error::card_should_degrade`] holds, send whole markdown
 //!    for [`limits::CARD_DEGRADE_FOR`]. Without a template: whole markdown answers.
-//! 6. Confirm: [`confirm::yes_no_markdown`] and [`confirm::parse_answer`] on the owner's
-//!    next text.
+//! 6. Confirm: [`confirm::yes_no_markdown`] (webhook or robot API) or
+//!    [`confirm::yes_no_buttons`] (robot API), then [`confirm::parse_answer`] on the owner's
+//!    next text (the links and buttons send "yes #qid" as the owner).
 //! 7. Media: [`Client::download`] with the body's download code and the inbox cap (name it
 //!    with [`media::safe_file_name`]); [`Client::upload`] then an [`send::Outgoing`] with
 //!    the `media_id`.
@@ -69,6 +71,7 @@ pub mod card;
 pub mod classify;
 pub mod client;
 pub mod confirm;
+pub mod emotion;
 pub mod error;
 mod http;
 pub mod limits;

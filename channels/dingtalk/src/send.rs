@@ -48,6 +48,16 @@ pub enum Outgoing {
         /// Extension, e.g. `pdf`.
         file_type: String,
     },
+    /// `sampleActionCard2`: markdown with two URL buttons side by side (e.g. the `dtmd://`
+    /// links of [`crate::confirm::yes_no_buttons`]; URL-only, spec §4.3).
+    ActionCard2 {
+        /// Notification preview.
+        title: String,
+        /// The markdown above the buttons.
+        text: String,
+        /// (label, URL) of each button.
+        buttons: [(String, String); 2],
+    },
     /// `sampleAudio`.
     Audio {
         /// `media_id` of a voice upload.
@@ -65,6 +75,7 @@ impl Outgoing {
             Outgoing::Markdown { .. } => "sampleMarkdown",
             Outgoing::Image { .. } => "sampleImageMsg",
             Outgoing::File { .. } => "sampleFile",
+            Outgoing::ActionCard2 { .. } => "sampleActionCard2",
             Outgoing::Audio { .. } => "sampleAudio",
         }
     }
@@ -84,6 +95,12 @@ impl Outgoing {
                 media_id,
                 duration_ms,
             } => json!({"mediaId": media_id, "duration": duration_ms.to_string()}),
+            Outgoing::ActionCard2 {
+                title,
+                text,
+                buttons: [(t1, u1), (t2, u2)],
+            } => json!({"title": title, "text": text, "actionTitle1": t1, "actionURL1": u1,
+                        "actionTitle2": t2, "actionURL2": u2}),
         }
         .to_string()
     }

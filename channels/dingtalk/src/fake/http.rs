@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::records::{Fault, OpenRecord, SentRecord};
+use super::records::{EmotionRecord, Fault, OpenRecord, SentRecord};
 use super::state::{Refusal, Shared, api_error, errcode, fault_response, ok};
 use crate::call::Call;
 
@@ -25,6 +25,17 @@ const MSG_KEYS: &[(&str, &[&str])] = &[
     (
         "sampleActionCard",
         &["title", "text", "singleTitle", "singleURL"],
+    ),
+    (
+        "sampleActionCard2",
+        &[
+            "title",
+            "text",
+            "actionTitle1",
+            "actionURL1",
+            "actionTitle2",
+            "actionURL2",
+        ],
     ),
     ("sampleFile", &["mediaId", "fileName", "fileType"]),
     ("sampleAudio", &["mediaId", "duration"]),
@@ -398,4 +409,45 @@ pub(crate) async fn webhook(
         process_query_key: String::new(),
     });
     ok(json!({"errcode": 0, "errmsg": "ok"}))
+}
+
+/// `POST /v1.0/robot/emotion/reply` and `/recall`: accepted and recorded (spec §7.16).
+async fn emotion(sh: &Shared, headers: &HeaderMap, body: &[u8], recall: bool) -> Response {
+    if let Err(r) = gate(sh, headers, Call::Emotion).await {
+        return r;
+    }
+    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    if let Err(r) = check_robot(sh, &v) {
+        return r.into_response();
+    }
+    let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+    let (msg_id, conversation_id, name) = (
+        field("openMsgId"),
+        field("openConversationId"),
+        field("emotionName"),
+    );
+    if msg_id.is_empty() || conversation_id.is_empty() || name.is_empty() {
+        return api_error(
+            400,
+            "invalidParameter",
+            "openMsgId, openConversationId and emotionName are required",
+        );
+    }
+    sh.lock().emotions.push(EmotionRecord {
+        recall,
+        msg_id,
+        conversation_id,
+        name,
+    });
+    ok(json!({"success": true, "result": true}))
+}
+
+/// Puts a reaction.
+pub(crate) async fn emotion_reply(State(sh): S, headers: HeaderMap, body: Bytes) -> Response {
+    emotion(&sh, &headers, &body, false).await
+}
+
+/// Recalls a reaction.
+pub(crate) async fn emotion_recall(State(sh): S, headers: HeaderMap, body: Bytes) -> Response {
+    emotion(&sh, &headers, &body, true).await
 }

@@ -152,6 +152,8 @@ impl FakeDingTalk {
             .route("/v1.0/robot/oToMessages/batchSend", post(http::batch_send))
             .route("/v1.0/robot/groupMessages/send", post(http::group_send))
             .route("/robot/sendBySession", post(http::webhook))
+            .route("/v1.0/robot/emotion/reply", post(http::emotion_reply))
+            .route("/v1.0/robot/emotion/recall", post(http::emotion_recall))
             .route("/v1.0/card/instances/createAndDeliver", post(cards::create))
             .route("/v1.0/card/streaming", put(cards::stream))
             .route("/v1.0/card/instances", put(cards::update))
@@ -339,6 +341,11 @@ impl FakeDingTalk {
     /// Every card.
     pub fn cards(&self) -> Vec<CardRecord> {
         self.shared.lock().cards.values().cloned().collect()
+    }
+
+    /// Reactions put and recalled, in order.
+    pub fn emotions(&self) -> Vec<EmotionRecord> {
+        self.shared.lock().emotions.clone()
     }
 
     /// Accepted uploads.

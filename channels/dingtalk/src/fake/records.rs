@@ -99,6 +99,19 @@ pub struct CardRecord {
     pub reopened: bool,
 }
 
+/// One reaction put or recalled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmotionRecord {
+    /// A recall (else a reply).
+    pub recall: bool,
+    /// `openMsgId`.
+    pub msg_id: String,
+    /// `openConversationId`.
+    pub conversation_id: String,
+    /// `emotionName`.
+    pub name: String,
+}
+
 /// One accepted upload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UploadRecord {

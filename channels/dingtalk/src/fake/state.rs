@@ -87,6 +87,7 @@ pub(crate) struct State {
     pub media: HashMap<String, (Vec<u8>, String)>,
     pub download_urls: HashMap<String, (String, Instant)>,
     pub uploads: Vec<UploadRecord>,
+    pub emotions: Vec<EmotionRecord>,
     pub calls: HashMap<Call, usize>,
     /// Every pushed payload by key (`msgId` / `outTrackId`), for re-pushes: (topic, data).
     pub payloads: HashMap<String, (String, String)>,

@@ -307,3 +307,41 @@ async fn gateways_hangs_and_the_monthly_quota() {
     // The quota code is unconfirmed: the message is refused, the account is not stopped.
     assert_eq!(e.class(), ErrorClass::Rejected, "{e}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn yes_no_buttons_go_as_an_action_card_and_the_thinking_reaction_comes_and_goes() {
+    let (fake, client) = start().await;
+    let q = scv_dingtalk::confirm::yes_no_buttons("Confirm", "Deploy?", "q42", "Yes", "No");
+    client.send_to_user(OWNER, &q).await.expect("sent");
+    let rec = &fake.sent()[0];
+    assert_eq!(rec.msg_key, "sampleActionCard2");
+    assert_eq!(
+        rec.param["actionURL1"],
+        "dtmd://dingtalkclient/sendMessage?content=yes%20%23q42"
+    );
+    // A button card cannot go through the webhook.
+    let hook = webhook_of(&fake).await;
+    assert_eq!(
+        client
+            .reply_by_webhook(&hook, &q)
+            .await
+            .unwrap_err()
+            .class(),
+        ErrorClass::Rejected
+    );
+
+    use scv_dingtalk::emotion::THINKING;
+    client
+        .react("msgA==", "cidA==", THINKING)
+        .await
+        .expect("reacted");
+    client
+        .unreact("msgA==", "cidA==", THINKING)
+        .await
+        .expect("recalled");
+    let e = fake.emotions();
+    assert_eq!((e.len(), e[0].recall, e[1].recall), (2, false, true));
+    assert_eq!(e[0].name, THINKING);
+    let e = client.react("", "cidA==", THINKING).await.unwrap_err();
+    assert_eq!(e.class(), ErrorClass::Rejected);
+}
