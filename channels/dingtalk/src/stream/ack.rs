@@ -17,8 +17,8 @@ pub const ROBOT_TOPIC: &str = "/v1.0/im/bot/messages/get";
 /// Topic of card callbacks (spec §4.7 B).
 pub const CARD_CALLBACK_TOPIC: &str = "/v1.0/card/instances/callback";
 
-/// One push (`EVENT` or `CALLBACK`) with its ACK handle.
-#[derive(Debug)]
+/// One push (`EVENT` or `CALLBACK`) with its ACK handle. Its `Debug` leaves `data` out (it
+/// carries message text).
 pub struct Delivery {
     /// The frame type.
     pub kind: FrameKind,
@@ -33,6 +33,18 @@ pub struct Delivery {
     pub data: String,
     /// Sends the ACK on the socket that delivered the push.
     pub ack: AckHandle,
+}
+
+impl std::fmt::Debug for Delivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delivery")
+            .field("kind", &self.kind)
+            .field("topic", &self.topic)
+            .field("message_id", &self.message_id)
+            .field("connection", &self.connection)
+            .field("data_bytes", &self.data.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A parsed push.
@@ -187,6 +199,16 @@ mod tests {
         h.ack(AckReply::Failed).unwrap();
         let v: Value = serde_json::from_str(&rx.try_recv().unwrap()).unwrap();
         assert_eq!(v["code"], 500);
+        let (h, _rx) = handle(FrameKind::Callback, ROBOT_TOPIC);
+        let d = Delivery {
+            kind: FrameKind::Callback,
+            topic: ROBOT_TOPIC.into(),
+            message_id: "m-1".into(),
+            connection: 1,
+            data: r#"{"text":{"content":"secret words"}}"#.into(),
+            ack: h,
+        };
+        assert!(!format!("{d:?}").contains("secret words"));
         let (h, rx) = handle(FrameKind::Callback, ROBOT_TOPIC);
         drop(rx);
         assert_eq!(h.ack(AckReply::Done), Err(AckError));

@@ -16,8 +16,8 @@ pub enum FrameKind {
     Other(String),
 }
 
-/// One downstream frame.
-#[derive(Debug, Clone)]
+/// One downstream frame. Its `Debug` leaves `data` out (it carries message text).
+#[derive(Clone)]
 pub struct Downstream {
     /// The frame type.
     pub kind: FrameKind,
@@ -25,6 +25,17 @@ pub struct Downstream {
     pub headers: Map<String, Value>,
     /// `data`: JSON text, parsed a second time by the reader.
     pub data: String,
+}
+
+impl std::fmt::Debug for Downstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Downstream")
+            .field("kind", &self.kind)
+            .field("topic", &self.topic())
+            .field("message_id", &self.message_id())
+            .field("data_bytes", &self.data.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Downstream {
