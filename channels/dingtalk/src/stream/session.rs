@@ -110,6 +110,25 @@ struct Clock {
     retire_at: Option<Instant>,
 }
 
+impl Clock {
+    /// A WebSocket ping went out: a pong is due (the first unanswered one's deadline stays).
+    fn pinged(&mut self, o: &StreamOptions) {
+        let now = Instant::now();
+        self.pong_due.get_or_insert(now + o.pong_timeout);
+        self.next_ping = now + o.ping_interval;
+    }
+
+    /// Reading resumes after a held push was handed over: the idle and pong windows start
+    /// again (what came meanwhile waits unread in the socket).
+    fn resumed(&mut self, o: &StreamOptions) {
+        let now = Instant::now();
+        self.last_frame = now;
+        if self.pong_due.is_some() {
+            self.pong_due = Some(now + o.pong_timeout);
+        }
+    }
+}
+
 async fn serve(
     ctx: &Ctx,
     socket: Socket,
@@ -152,9 +171,7 @@ async fn serve(
             }
             _ = sleep_until(t.next_ping) => {
                 sink.send(Message::Ping(Vec::new().into())).await.map_err(ws_error)?;
-                let now = Instant::now();
-                t.pong_due.get_or_insert(now + o.pong_timeout);
-                t.next_ping = now + o.ping_interval;
+                t.pinged(o);
             }
             Some(ack) = ack_rx.recv() => {
                 sink.send(Message::Text(ack.into())).await.map_err(ws_error)?;
@@ -162,12 +179,7 @@ async fn serve(
             room = ctx.deliveries.reserve(), if held.is_some() => match (room, held.take()) {
                 (Ok(permit), Some(d)) => {
                     permit.send(d);
-                    // The idle and pong windows start again once the socket is read again.
-                    let now = Instant::now();
-                    t.last_frame = now;
-                    if t.pong_due.is_some() {
-                        t.pong_due = Some(now + o.pong_timeout);
-                    }
+                    t.resumed(o);
                 }
                 _ => return Ok(End::ReceiverGone),
             },
