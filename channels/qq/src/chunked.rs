@@ -14,7 +14,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use sha1::Sha1;
 
-use crate::client::{Client, status_error};
+use crate::answer::status_error;
+use crate::client::Client;
 use crate::error::{Call, Error};
 use crate::media::{FileType, Uploaded};
 

@@ -105,6 +105,13 @@ const RATE_LIMITED: [i64; 2] = [22009, 100001];
 /// "token expired or not exist": the client refreshes and retries once before it surfaces.
 pub const TOKEN_STALE: i64 = 11244;
 
+impl Error {
+    /// What to do about this error. The one classification, made here at the boundary.
+    pub fn class(&self) -> ErrorClass {
+        classify(self)
+    }
+}
+
 /// Maps an error to what the caller should do.
 pub fn classify(err: &Error) -> ErrorClass {
     match err {

@@ -1,11 +1,10 @@
-//! The one error type of the crate. Each variant says what failed; [`Error::class`] (the table in
-//! [`crate::classify`](mod@crate::classify)) says what the caller does about it. Texts never carry message content,
-//! tokens or secrets: only call names, codes and the platform's own `message`.
+//! The one error type of the crate. Each variant says what failed; `Error::class`, kept beside
+//! the one table in `classify` (which imports this file, not the other way), says what the
+//! caller does about it. Texts never carry message content, tokens or secrets: only call names,
+//! codes and the platform's own `message`.
 
 use std::fmt;
 use std::time::Duration;
-
-use crate::classify::{ErrorClass, classify};
 
 /// Which call failed; printed in errors and logs. Stable names: the daemon may show them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -131,11 +130,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// What to do about this error. The one classification, made here at the boundary.
-    pub fn class(&self) -> ErrorClass {
-        classify(self)
-    }
-
     /// The business code, when the platform gave one.
     pub fn code(&self) -> Option<i64> {
         match self {

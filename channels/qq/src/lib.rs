@@ -14,6 +14,8 @@
 //! - [`error`] and [`classify`](mod@classify): the one [`Error`] type and the one table from it
 //!   to [`ErrorClass`] (transient / slow down for exactly D / rejected this message / fatal).
 //! - [`token`]: the access-token cache (`expires_in` as string or number; refresh in the last minute).
+//! - `answer`: reading one HTTP answer (capped body, the success rule, short error texts),
+//!   below both the token fetch and the client.
 //! - [`client`]: [`Client`], the OpenAPI calls with refresh-and-retry-once on a stale token;
 //!   [`Client::check_login`] is the login check.
 //! - [`send`]: passive replies ([`Target`], [`Reply`] = trigger + `msg_seq`, [`Body`]) and click
@@ -72,6 +74,7 @@
 
 #![warn(missing_docs)]
 
+mod answer;
 pub mod chunked;
 pub mod classify;
 pub mod client;

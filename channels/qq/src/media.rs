@@ -7,7 +7,8 @@ use base64::engine::general_purpose::STANDARD as B64;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::client::{Client, read_capped};
+use crate::answer::{read_capped, status_error};
+use crate::client::Client;
 use crate::error::{Call, Error};
 use crate::limits::{MAX_INLINE_UPLOAD_BYTES, MAX_UPLOAD_BYTES};
 use crate::send::Target;
@@ -103,7 +104,7 @@ impl Client {
             .map_err(|e| Error::network(Call::Download, e))?;
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
-            return Err(crate::client::status_error(Call::Download, status));
+            return Err(status_error(Call::Download, status));
         }
         read_capped(Call::Download, resp, cap).await
     }

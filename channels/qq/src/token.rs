@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
+use crate::answer::{MAX_API_BODY, read_capped, short_message, status_error};
 use crate::error::{Call, Error};
 use crate::limits::{TOKEN_LIFETIME, TOKEN_NEW_WINDOW, TOKEN_REFRESH_AHEAD};
 use crate::secret::{Credentials, Secret};
@@ -92,7 +93,7 @@ pub async fn fetch_token(
         .await
         .map_err(|e| Error::network(Call::Token, e))?;
     let status = resp.status().as_u16();
-    let bytes = crate::client::read_capped(Call::Token, resp, crate::client::MAX_API_BODY).await?;
+    let bytes = read_capped(Call::Token, resp, MAX_API_BODY).await?;
     parse_token_answer(status, &bytes)
 }
 
@@ -100,7 +101,7 @@ pub async fn fetch_token(
 pub(crate) fn parse_token_answer(status: u16, bytes: &[u8]) -> Result<(Secret, Duration), Error> {
     let value: Value = serde_json::from_slice(bytes).map_err(|_| {
         if status >= 500 {
-            crate::client::status_error(Call::Token, status)
+            status_error(Call::Token, status)
         } else {
             Error::Malformed {
                 call: Call::Token,
@@ -114,11 +115,11 @@ pub(crate) fn parse_token_answer(status: u16, bytes: &[u8]) -> Result<(Secret, D
         .filter(|t| !t.trim().is_empty());
     let Some(token) = token else {
         if status >= 500 {
-            return Err(crate::client::status_error(Call::Token, status));
+            return Err(status_error(Call::Token, status));
         }
         return Err(Error::Token {
             code: value.get("code").and_then(Value::as_i64).unwrap_or(0),
-            message: crate::client::short_message(&value),
+            message: short_message(&value),
         });
     };
     Ok((

@@ -102,6 +102,13 @@ pub enum Rejection {
     Other,
 }
 
+impl Error {
+    /// What to do about this error (the one table, [`classify`]).
+    pub fn class(&self) -> ErrorClass {
+        classify(self)
+    }
+}
+
 /// Maps an error to what the caller should do. Every row is tested.
 pub fn classify(err: &Error) -> ErrorClass {
     match err {

@@ -1,9 +1,9 @@
-//! The client's error type. Each variant says what failed; [`Error::class`] says what to do.
-//! Made only by this crate's client; the daemon reads `class()` and shows `Display`.
+//! The client's error type. Each variant says what failed; `Error::class`, kept beside the one
+//! table in `classify` (which imports this file, not the other way), says what to do. Made only
+//! by this crate's client; the daemon reads `class()` and shows `Display`.
 
 use std::time::Duration;
 
-use crate::classify::{ErrorClass, classify};
 use crate::method::Method;
 
 /// A failed Bot API call or file transfer. `Display` never carries the token (URLs are
@@ -87,11 +87,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// What to do about this error (the one table in [`mod@crate::classify`]).
-    pub fn class(&self) -> ErrorClass {
-        classify(self)
-    }
-
     /// The method that failed, when there was a call.
     pub fn method(&self) -> Option<Method> {
         match self {

@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::classify::{ErrorClass, Rejection};
 use crate::client::Client;
 use crate::error::Error;
 use crate::method::Method;
@@ -243,10 +244,7 @@ impl Client {
 fn not_modified_is_success(result: Result<Value, Error>) -> Result<Edited, Error> {
     match result {
         Ok(_) => Ok(Edited::Changed),
-        Err(e)
-            if e.class()
-                == crate::ErrorClass::Rejected(crate::classify::Rejection::NotModified) =>
-        {
+        Err(e) if e.class() == ErrorClass::Rejected(Rejection::NotModified) => {
             Ok(Edited::Unchanged)
         }
         Err(e) => Err(e),

@@ -91,6 +91,13 @@ impl FatalReason {
     }
 }
 
+impl Error {
+    /// What to do about this error.
+    pub fn class(&self) -> ErrorClass {
+        classify(self)
+    }
+}
+
 /// Maps an error to what the caller should do. Every row is tested.
 pub fn classify(err: &Error) -> ErrorClass {
     match err {

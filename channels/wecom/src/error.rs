@@ -1,9 +1,8 @@
-//! The crate's one error type. Each variant says what failed; [`Error::class`] says what the
-//! caller does about it (decided once, in [`classify`](mod@crate::classify)).
+//! The crate's one error type. Each variant says what failed; `Error::class`, kept beside the
+//! one table in `classify` (which imports this file, not the other way), says what the caller
+//! does about it.
 
 use std::time::Duration;
-
-use crate::classify::{ErrorClass, classify};
 
 /// Anything that can go wrong talking to WeCom. Messages never carry message text or secrets.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -103,11 +102,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// What to do about this error.
-    pub fn class(&self) -> ErrorClass {
-        classify(self)
-    }
-
     /// The platform code, if the platform answered with one.
     pub fn code(&self) -> Option<i64> {
         match self {

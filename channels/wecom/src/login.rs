@@ -2,6 +2,7 @@
 //! subscribe once, close. There is no token exchange and no identity call; a successful
 //! subscribe is the proof, and the bot id is the identity.
 
+use crate::classify::ErrorClass;
 use crate::connection::Options;
 use crate::error::Error;
 use crate::secret::Credentials;
@@ -38,7 +39,7 @@ pub async fn check(options: &Options, creds: &Credentials) -> Result<BotIdentity
             bot_id: creds.bot_id.clone(),
         }),
         Err(e @ Error::Platform { code, .. }) => match e.class() {
-            crate::ErrorClass::Fatal { .. } => Err(Error::CredentialsInvalid {
+            ErrorClass::Fatal { .. } => Err(Error::CredentialsInvalid {
                 code,
                 errmsg: e.to_string(),
             }),

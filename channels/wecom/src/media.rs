@@ -9,6 +9,7 @@ use futures_util::StreamExt;
 use md5::{Digest, Md5};
 use serde_json::{Value, json};
 
+use crate::classify::ErrorClass;
 use crate::connection::Connection;
 use crate::error::Error;
 use crate::frame::{self, cmd};
@@ -325,7 +326,7 @@ impl Connection {
         let mut attempt = 0u64;
         loop {
             match self.upload_frame(cmd::UPLOAD_CHUNK, body.clone()).await {
-                Err(e) if attempt < 2 && e.class() == crate::ErrorClass::Transient => {
+                Err(e) if attempt < 2 && e.class() == ErrorClass::Transient => {
                     attempt += 1;
                     tokio::time::sleep(std::time::Duration::from_millis(500 * attempt)).await;
                 }

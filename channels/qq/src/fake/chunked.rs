@@ -13,20 +13,8 @@ use md5::{Digest, Md5};
 use serde_json::{Value, json};
 
 use super::http::{reject, unauthorized};
-use super::records::UploadRecord;
-use super::state::{Scope, Shared, State as FakeState};
-
-/// An upload in progress.
-#[derive(Debug)]
-pub(crate) struct Chunked {
-    scope: Scope,
-    file_type: i64,
-    size: usize,
-    md5: String,
-    block: usize,
-    blocks: Vec<Option<Vec<u8>>>,
-    finished: Vec<bool>,
-}
+use super::records::{FAKE_FILE_TOO_LARGE, UploadRecord};
+use super::state::{Chunked, Scope, Shared, State as FakeState};
 
 type Refusal = (u16, i64, &'static str);
 
@@ -92,7 +80,7 @@ fn start(st: &mut FakeState, scope: Scope, v: &Value) -> Result<Value, Refusal> 
         return Err((400, 0, "file_size, md5, sha1 and md5_10m are required"));
     }
     if size as u64 > st.cfg.max_chunked_bytes {
-        return Err((400, super::FAKE_FILE_TOO_LARGE, "file too large"));
+        return Err((400, FAKE_FILE_TOO_LARGE, "file too large"));
     }
     let block = st.cfg.chunk_block_size.max(1) as usize;
     let count = size.div_ceil(block);
@@ -222,7 +210,7 @@ pub(crate) fn complete(
     st.chunked.remove(id);
     let file_info = format!("FAKE_FILE_INFO_{}", st.next());
     Ok(UploadRecord {
-        to: super::rules::scope_name(scope),
+        to: scope.name(),
         file_type,
         data_len: Some(data.len()),
         url: None,

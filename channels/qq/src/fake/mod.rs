@@ -42,8 +42,10 @@ use axum::routing::{get, post, put};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-pub use records::{InteractionAck, Pushed, Rejected, SentRecord, UploadRecord};
-pub use rules::{FAKE_FILE_TOO_LARGE, FAKE_MEDIA_SCOPE, FAKE_TOO_LONG};
+pub use records::{
+    FAKE_FILE_TOO_LARGE, FAKE_MEDIA_SCOPE, FAKE_TOO_LONG, InteractionAck, Pushed, Rejected,
+    SentRecord, UploadRecord,
+};
 use state::{Scope, Shared};
 pub use webhook::SignedRequest;
 

@@ -1,4 +1,5 @@
-//! What the fake records for assertions. Made by the fake's handlers; read through `FakeQq`.
+//! What the fake records for assertions, and the codes it answers with where the real ones are
+//! unconfirmed. Made by the fake's handlers; read through `FakeQq`.
 
 use serde_json::Value;
 use tokio::time::Instant;
@@ -73,3 +74,12 @@ pub struct Pushed {
     /// `t`.
     pub kind: String,
 }
+
+/// The code the fake answers for text over its limit. The real limit and code are
+/// unconfirmed (§4.2); this one is the fake's own.
+pub const FAKE_TOO_LONG: i64 = 40034001;
+/// The code for a media `file_info` expired or not issued for this kind of chat (real code
+/// unconfirmed).
+pub const FAKE_MEDIA_SCOPE: i64 = 40034016;
+/// The code for an upload over the fake's size limit (real limit and code unconfirmed).
+pub const FAKE_FILE_TOO_LARGE: i64 = 40034017;

@@ -14,7 +14,9 @@ use tokio::time::Instant;
 
 use super::RateLimitStyle;
 use super::http::{reject, unauthorized};
-use super::records::{SentRecord, UploadRecord};
+use super::records::{
+    FAKE_FILE_TOO_LARGE, FAKE_MEDIA_SCOPE, FAKE_TOO_LONG, SentRecord, UploadRecord,
+};
 use super::state::{Scope, Shared, State as FakeState};
 
 /// A refusal: HTTP status, code, reason.
@@ -23,15 +25,6 @@ type Refusal = (u16, i64, String);
 fn no(status: u16, code: i64, reason: &str) -> Refusal {
     (status, code, reason.to_owned())
 }
-
-/// The code the fake answers for text over its limit. The real limit and code are
-/// unconfirmed (§4.2); this one is the fake's own.
-pub const FAKE_TOO_LONG: i64 = 40034001;
-/// The code for a media `file_info` expired or not issued for this kind of chat (real code
-/// unconfirmed).
-pub const FAKE_MEDIA_SCOPE: i64 = 40034016;
-/// The code for an upload over the fake's size limit (real limit and code unconfirmed).
-pub const FAKE_FILE_TOO_LARGE: i64 = 40034017;
 
 /// `POST /v2/users/{openid}/messages`.
 pub(crate) async fn send_user(
@@ -74,13 +67,6 @@ fn send(State(sh): State<Arc<Shared>>, scope: Scope, headers: HeaderMap, body: B
     }
 }
 
-pub(crate) fn scope_name(scope: &Scope) -> String {
-    match scope {
-        Scope::User(id) => format!("user:{id}"),
-        Scope::Group(id) => format!("group:{id}"),
-    }
-}
-
 /// Every rule, in the order the platform is most likely to apply them.
 fn check_send(st: &mut FakeState, scope: &Scope, v: &Value) -> Result<SentRecord, Refusal> {
     if st.rate_limit_next > 0 {
@@ -116,7 +102,7 @@ fn check_send(st: &mut FakeState, scope: &Scope, v: &Value) -> Result<SentRecord
         .unwrap_or_default();
     let id = format!("FAKE_MSG_{}", st.next());
     Ok(SentRecord {
-        to: scope_name(scope),
+        to: scope.name(),
         msg_type,
         content,
         msg_id: text("msg_id"),
@@ -285,7 +271,7 @@ fn check_upload(st: &mut FakeState, scope: &Scope, v: &Value) -> Result<UploadRe
     }
     let file_info = format!("FAKE_FILE_INFO_{}", st.next());
     Ok(UploadRecord {
-        to: scope_name(scope),
+        to: scope.name(),
         file_type,
         data_len,
         url,

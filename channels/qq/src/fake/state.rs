@@ -34,6 +34,14 @@ impl Scope {
     pub(crate) fn is_group(&self) -> bool {
         matches!(self, Scope::Group(_))
     }
+
+    /// `user:<openid>` or `group:<openid>`, as the records name a destination.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Scope::User(id) => format!("user:{id}"),
+            Scope::Group(id) => format!("group:{id}"),
+        }
+    }
 }
 
 /// A `msg_id` or `event_id` a reply may carry.
@@ -52,6 +60,18 @@ pub(crate) struct Session {
     pub s: u64,
     pub buffer: Vec<(u64, Value)>,
     pub valid: bool,
+}
+
+/// A chunked upload in progress (§8.8); its steps are in `chunked`.
+#[derive(Debug)]
+pub(crate) struct Chunked {
+    pub scope: Scope,
+    pub file_type: i64,
+    pub size: usize,
+    pub md5: String,
+    pub block: usize,
+    pub blocks: Vec<Option<Vec<u8>>>,
+    pub finished: Vec<bool>,
 }
 
 /// A minted access token.
@@ -80,7 +100,7 @@ pub(crate) struct State {
     pub files: HashMap<String, (Scope, Instant)>,
     pub media: HashMap<String, Vec<u8>>,
     /// Chunked uploads in progress.
-    pub chunked: HashMap<String, super::chunked::Chunked>,
+    pub chunked: HashMap<String, Chunked>,
     // Faults.
     pub rate_limit_next: u32,
     pub rate_style: RateLimitStyle,

@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::Shared;
-use super::http::{error, ok};
+use super::answer::{error, ok};
 use super::params::Params;
 use super::records::SentFile;
 use super::send::{Refusal, refuse, sent_message};

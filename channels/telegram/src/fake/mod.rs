@@ -32,6 +32,7 @@
 //! # Ok(()) }
 //! ```
 
+mod answer;
 mod files;
 mod flood;
 mod handle;

@@ -5,8 +5,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use super::answer::{error, error_with, ok};
 use super::html::visible_text;
-use super::http::{error, error_with, ok};
 use super::params::Params;
 use super::records::{ChatActionRecord, DraftFrame, SentText};
 use super::state::State;

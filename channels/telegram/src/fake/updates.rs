@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::Shared;
-use super::http::{error, ok};
+use super::answer::{error, ok};
 use super::params::Params;
 use super::state::State;
 

@@ -12,7 +12,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::Shared;
-use super::http::{error, ok};
+use super::answer::{error, ok};
 use super::params::Params;
 use super::state::State;
 use crate::webhook::{ALLOWED_PORTS, MAX_SECRET_LEN, SECRET_HEADER};

@@ -10,6 +10,7 @@
 //! silence pings, delay or withhold answers, close or drop sockets. Times are `tokio::time`,
 //! so tests run it on a paused clock. Everything sent is recorded.
 
+mod answer;
 mod host;
 mod push;
 mod rules;

@@ -5,7 +5,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::rules::Answer;
+use super::answer::Answer;
 use super::state::{Shared, State, Upload};
 use crate::classify as code;
 use crate::frame::cmd;

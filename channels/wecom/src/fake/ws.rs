@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::rules::{self, Answer};
+use super::answer::Answer;
+use super::rules;
 use super::state::{Conn, Ctl, Fault, FrameRecord, Shared, State};
 use crate::frame::cmd;
 
