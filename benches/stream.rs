@@ -301,7 +301,11 @@ async fn wechat() {
     println!("  sends for the answer        {sends}");
     let cut = sent
         .iter()
-        .filter(|m| !m.text.trim_end().ends_with(['.', '!', '?', '。', '！', '？']))
+        .filter(|m| {
+            !m.text
+                .trim_end()
+                .ends_with(['.', '!', '?', '。', '！', '？'])
+        })
         .count();
     println!("  pieces ending mid-sentence  {cut}");
     d.stop().await;

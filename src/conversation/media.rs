@@ -277,9 +277,26 @@ async fn fetch_one(
         taken.insert(n.to_string_lossy().into_owned());
     }
     let max = limits.max_item_bytes.min(room);
-    match download(rt, item, &m.reply, &path, max).await {
+    let got = download(rt, item, &m.reply, &path, max).await;
+    settle(conv, rt, m, idx, path, max, got).await
+}
+
+/// Records what one download ended with: the saved file, or the reason it is refused (kept,
+/// so a re-run says the same without downloading again) unless it may heal (network).
+async fn settle(
+    conv: &Arc<Conversation>,
+    rt: &Arc<AccountRuntime>,
+    m: &super::message::Inbound,
+    idx: i64,
+    path: PathBuf,
+    max: u64,
+    got: Result<u64, crate::failure::Failure>,
+) -> Result<PathBuf, MediaSkip> {
+    let limits = rt.link.media;
+    let (a, id) = (m.account.to_string(), m.msg_id.as_str().to_string());
+    match got {
         Ok(size) => {
-            let (a, id, p2) = (a.clone(), id.clone(), path.clone());
+            let p2 = path.clone();
             let stored = conv
                 .store
                 .call(move |t| write(t, &a, &id, idx, "saved", &p2, size, None))

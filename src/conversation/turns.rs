@@ -332,9 +332,29 @@ async fn turn(
             return TurnEnd::Unavailable(e);
         }
     };
+    let cut_from = cut.map(|_| (m.text.len(), max));
+    let answer = compose(rt, key, lang, cut_from, &media, said, streamed);
+    let end = store_answer(conv, rt, chat, m, answer, typing.pending()).await;
+    // Cleared beside the send; the worker takes its next message after.
+    typing.clear().await;
+    end
+}
+
+/// The answer a turn stores: what the agent said, after the notes (a message cut from
+/// `cut_from` = (its length, the most handed on); media not passed on), without the files it
+/// sends, as pieces of the platform's size less what streaming already queued.
+fn compose(
+    rt: &AccountRuntime,
+    key: String,
+    lang: Lang,
+    cut_from: Option<(usize, usize)>,
+    media: &super::media::Prepared,
+    said: Said,
+    streamed: super::stream::Streamed,
+) -> Answer {
     let mut text = said.text;
-    if cut.is_some() {
-        let note = super::cap::note(m.text.len(), max, lang);
+    if let Some((len, max)) = cut_from {
+        let note = super::cap::note(len, max, lang);
         text = if text.is_empty() {
             note
         } else {
@@ -354,17 +374,13 @@ async fn turn(
     {
         pieces = super::chunk::split(&shown, max);
     }
-    let answer = Answer {
+    Answer {
         key,
         first,
         pieces,
         files,
         keep: said.keep,
-    };
-    let end = store_answer(conv, rt, chat, m, answer, typing.pending()).await;
-    // Cleared beside the send; the worker takes its next message after.
-    typing.clear().await;
-    end
+    }
 }
 
 /// What the agent is asked for message `next`: its prompt (the text, cut, with the media

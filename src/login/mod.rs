@@ -5,6 +5,7 @@
 pub mod agent;
 mod pairing_wait;
 pub mod prompt;
+mod said;
 mod steps;
 mod terminal;
 

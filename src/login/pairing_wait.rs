@@ -7,7 +7,7 @@ use crate::config::{AccountKey, CommandLine};
 use crate::port::pairing::{CODE_FIELD, CODE_TTL_SECS};
 use crate::secrets::{CredentialStore, Credentials};
 
-use super::steps::Said;
+use super::said::Said;
 use crate::port::login_store::load;
 
 /// How often the command looks whether the code was used, unless the caller says.

@@ -7,6 +7,7 @@ use crate::port::login_store::{load, store_verified};
 use crate::supervisor::unix_now;
 
 use super::LoginArgs;
+use super::said::Said;
 
 /// Runs `channel`'s login for `account` with any UI; everything it said, one line each, is
 /// also shown through `ui` as it goes. The error is for people.
@@ -117,30 +118,5 @@ fn unknown_flags(fields: &[Field], args: &LoginArgs) -> Result<(), String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
-    }
-}
-
-/// The lines a login says: shown as they come, and kept for the caller.
-pub(super) struct Said<'a> {
-    ui: &'a mut dyn LoginUi,
-    lines: Vec<String>,
-}
-
-impl<'a> Said<'a> {
-    fn new(ui: &'a mut dyn LoginUi) -> Self {
-        Said {
-            ui,
-            lines: Vec::new(),
-        }
-    }
-
-    /// Shows `line` and keeps it.
-    pub(super) fn line(&mut self, line: String) {
-        self.ui.show(Shown::Line(line.clone()));
-        self.lines.push(line);
-    }
-
-    fn all(self) -> String {
-        self.lines.join("\n")
     }
 }

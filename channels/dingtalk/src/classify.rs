@@ -161,6 +161,14 @@ fn classify_errcode(call: Call, errcode: i64) -> ErrorClass {
     }
 }
 
+impl Error {
+    /// What to do about this error (the table above; it lives here so the error type does not
+    /// import its classification).
+    pub fn class(&self) -> ErrorClass {
+        classify(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use crate::call::Call;
-use crate::classify::{ErrorClass, classify};
 
 /// Why an HTTP 200 still means "not sent" (spec §4.3, §4.6).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,11 +138,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// What to do about this error.
-    pub fn class(&self) -> ErrorClass {
-        classify(self)
-    }
-
     /// The call that failed, when there was one.
     pub fn call(&self) -> Option<Call> {
         match self {

@@ -75,6 +75,7 @@ pub mod emotion;
 pub mod error;
 mod http;
 pub mod limits;
+mod login;
 pub mod markdown;
 pub mod media;
 pub mod message;

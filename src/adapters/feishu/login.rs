@@ -6,7 +6,6 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use scv_feishu::{Client, ClientOptions, Domain, ErrorClass, classify};
 
-use super::platform::APP_ID_FIELD;
 use super::{ENCRYPT_KEY_FIELD, TOKEN_FIELD};
 use crate::config::{AccountKey, ChannelSettings, FeishuMode, FeishuSettings};
 use crate::port::login_flow::{
@@ -15,6 +14,8 @@ use crate::port::login_flow::{
 use crate::port::login_store::{load, store_verified};
 use crate::secrets::{CredentialStore, Credentials};
 
+/// The stored login's field naming the app (the same-bot check reads it).
+pub(crate) const APP_ID_FIELD: &str = "app_id";
 /// The stored login's secret.
 pub(super) const APP_SECRET_FIELD: &str = "app_secret";
 

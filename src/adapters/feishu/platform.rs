@@ -8,13 +8,11 @@ use futures_util::future::BoxFuture;
 use crate::port::login_flow::LoginFlow;
 use crate::probe::{Check, ProbeInput};
 
+use super::login::APP_ID_FIELD;
 use crate::adapters::platform::{BuildParts, Platform};
 use crate::config::{AccountSpec, Channel};
 use crate::secrets::{BotIdentity, Credentials};
 use crate::supervisor::{Capabilities, Component};
-
-/// The stored login's field naming the app (the bot), written by `login feishu`.
-pub(crate) const APP_ID_FIELD: &str = "app_id";
 
 /// Feishu / Lark open-platform bots.
 pub struct Feishu;

@@ -9,13 +9,14 @@ use scv_wechat::login::{LoginEvent, LoginOptions, LoginOutcome, run_login};
 use scv_wechat::types::DEFAULT_BASE_URL;
 use scv_wechat::{BotToken, Client, LoginCredentials};
 
-use super::platform::BOT_ID_FIELD;
 use crate::config::ChannelSettings;
 use crate::port::login_flow::{
     Answers, Checked, Field, LoginFlow, LoginInput, LoginUi, OwnerBy, Shown, Verified,
 };
 use crate::secrets::{Credentials, OWNER_FIELD};
 
+/// The stored login's field naming the bot (from the scan's answer; the same-bot check reads it).
+pub(crate) const BOT_ID_FIELD: &str = "bot_id";
 /// The stored login's secret.
 pub(crate) const TOKEN_FIELD: &str = "bot_token";
 /// The stored login's iLink host (the one the scan happened on).

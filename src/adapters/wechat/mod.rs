@@ -122,8 +122,7 @@ impl StoredLogin for Login {
                 .map(|s| s.expose().trim().to_string())
                 .filter(|s| !s.is_empty())
         };
-        let (Some(token), Some(bot_id)) =
-            (field(login::TOKEN_FIELD), field(platform::BOT_ID_FIELD))
+        let (Some(token), Some(bot_id)) = (field(login::TOKEN_FIELD), field(login::BOT_ID_FIELD))
         else {
             return Err(LoginError("the stored login is incomplete"));
         };

@@ -8,13 +8,11 @@ use futures_util::future::BoxFuture;
 use crate::port::login_flow::LoginFlow;
 use crate::probe::{Check, ProbeInput};
 
+use super::login::BOT_ID_FIELD;
 use crate::adapters::platform::{BuildParts, Platform};
 use crate::config::{AccountSpec, Channel};
 use crate::secrets::{BotIdentity, Credentials};
 use crate::supervisor::{Capabilities, Component};
-
-/// The stored login's field naming the bot (written by `login wechat` from the scan's answer).
-pub(crate) const BOT_ID_FIELD: &str = "bot_id";
 
 /// WeChat through the iLink bot API.
 pub struct Wechat;

@@ -126,8 +126,14 @@ mod tests {
         let s = "Long enough here.";
         assert_eq!(piece(s, 5), None, "nothing follows yet");
         assert_eq!(piece("Long enough here. ", 5), None, "still not known");
-        assert_eq!(piece("Long enough here. Next", 5), Some("Long enough here."));
-        assert_eq!(piece("Long enough here.\nnext", 5), Some("Long enough here."));
+        assert_eq!(
+            piece("Long enough here. Next", 5),
+            Some("Long enough here.")
+        );
+        assert_eq!(
+            piece("Long enough here.\nnext", 5),
+            Some("Long enough here.")
+        );
     }
 
     #[test]
@@ -137,13 +143,22 @@ mod tests {
             piece(s, 5),
             Some("This is e.g. a test, by J. Smith, at 3.5 per cent.")
         );
-        assert_eq!(piece("Short. Then a longer sentence here. More", 20), Some("Short. Then a longer sentence here."));
+        assert_eq!(
+            piece("Short. Then a longer sentence here. More", 20),
+            Some("Short. Then a longer sentence here.")
+        );
     }
 
     #[test]
     fn questions_exclamations_and_chinese_ends() {
-        assert_eq!(piece("Is this long enough? yes", 5), Some("Is this long enough?"));
-        assert_eq!(piece("这是第一句话，内容足够长了。然后", 5), Some("这是第一句话，内容足够长了。"));
+        assert_eq!(
+            piece("Is this long enough? yes", 5),
+            Some("Is this long enough?")
+        );
+        assert_eq!(
+            piece("这是第一句话，内容足够长了。然后", 5),
+            Some("这是第一句话，内容足够长了。")
+        );
         assert_eq!(
             piece("他说：“好的，没问题。”后面", 5),
             Some("他说：“好的，没问题。”")
@@ -154,7 +169,10 @@ mod tests {
     fn never_inside_code() {
         let s = "```\nline one. Line two.\nmore\n```\nAfter it";
         assert_eq!(piece(s, 3), Some("```\nline one. Line two.\nmore\n```\n"));
-        assert_eq!(piece("Run `a. Bb. Cc` now! Yes", 3), Some("Run `a. Bb. Cc` now!"));
+        assert_eq!(
+            piece("Run `a. Bb. Cc` now! Yes", 3),
+            Some("Run `a. Bb. Cc` now!")
+        );
         assert_eq!(piece("```rust\nfn a() {}", 1), None, "an open block");
     }
 
