@@ -4,4 +4,6 @@
 mod chat;
 mod intake;
 mod login;
+mod media;
+mod privacy;
 mod support;
