@@ -56,11 +56,13 @@ pub enum ChannelSettings {
     Wechat(raw::WechatSettings),
     /// Feishu settings.
     Feishu(raw::FeishuSettings),
+    /// Telegram settings.
+    Telegram(raw::TelegramSettings),
     /// Mail settings.
     Mail(raw::MailSettings),
 }
 
-pub use raw::{FeishuSettings, MailSettings, WechatSettings};
+pub use raw::{FeishuSettings, MailSettings, TelegramSettings, WechatSettings};
 
 /// The least `min_send_interval_ms` accepted: below it a bot's burst is certain to be throttled.
 pub const MIN_SEND_INTERVAL_FLOOR_MS: u64 = 100;
@@ -325,7 +327,7 @@ impl<'de> Deserialize<'de> for AccountKey {
         let s = String::deserialize(d)?;
         AccountKey::parse(&s).ok_or_else(|| {
             serde::de::Error::custom(format!(
-                "expected <channel>:<account> with channel wechat, feishu or mail, found '{s}'"
+                "expected <channel>:<account> with channel wechat, feishu, telegram or mail, found '{s}'"
             ))
         })
     }

@@ -271,7 +271,10 @@ fn account_key(channel: &str, account: &str) -> Result<AccountKey, CommandError>
     AccountKey::parse(&format!("{channel}:{account}")).ok_or_else(|| {
         CommandError::new(
             ErrorCode::InvalidRequest,
-            format!("expected channel wechat, feishu or mail and an account name of letters, digits, '-' or '_', found '{channel}:{account}'"),
+            format!(
+                "expected channel {} and an account name of letters, digits, '-' or '_', found '{channel}:{account}'",
+                crate::config::Channel::ALL.map(|c| c.as_str()).join(", ")
+            ),
         )
     })
 }

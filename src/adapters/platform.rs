@@ -2,7 +2,8 @@
 //! rest of the bridge needs without running an account (its name for people, what its accounts
 //! can do, how its stored login names its bot) and how an account of it is built.
 //!
-//! Each platform makes its own value (`wechat::PLATFORM`, `feishu::PLATFORM`, and mail's in
+//! Each platform makes its own value (`wechat::PLATFORM`, `feishu::PLATFORM`,
+//! `telegram::PLATFORM`, and mail's in
 //! `adapters/mail_platform.rs`); `adapters::platform` is the one place that maps a [`Channel`]
 //! to it. Callers
 //! iterate `Channel::ALL` and ask the value; none matches on a channel themselves, so a new
@@ -69,7 +70,7 @@ mod tests {
             assert_eq!(platform(c).channel(), c);
         }
         let labels: Vec<&str> = all().map(|p| p.label()).collect();
-        assert_eq!(labels, ["WeChat", "Feishu", "mail"]);
+        assert_eq!(labels, ["WeChat", "Feishu", "Telegram", "mail"]);
     }
 
     #[test]
@@ -90,6 +91,12 @@ mod tests {
                     platform: "Feishu",
                     called: "app id",
                     id: "cli_1".into()
+                }),
+                // Telegram's login names its bot under the same field name as WeChat's.
+                Some(BotIdentity {
+                    platform: "Telegram",
+                    called: "bot id",
+                    id: "b@im.bot".into()
                 }),
                 None,
             ]

@@ -111,7 +111,7 @@ fn every_numeric_key_has_a_range() {
     // Every chat account table may hold its own `media` caps, with the `[media]` ranges (a mail
     // table refuses them; the walk cannot reach below it, its required keys get in the way).
     for r in RANGES.iter().filter(|r| r.scope == Scope::Media) {
-        for c in ["feishu", "wechat"] {
+        for c in ["feishu", "telegram", "wechat"] {
             ranged.push((format!("{c}.*.media"), r.key.to_string()));
         }
     }
@@ -132,6 +132,7 @@ fn every_numeric_key_is_checked_at_zero_its_maximum_and_u64_max() {
         let (header, channel, line) = match r.scope {
             Scope::Agent => ("agent".to_string(), "", 2),
             Scope::Wechat => ("wechat.w".to_string(), "wechat", 2),
+            Scope::Telegram => ("telegram.t".to_string(), "telegram", 2),
             Scope::Mail => ("mail.m".to_string(), "mail", 2),
             Scope::Media => ("media".to_string(), "", 2),
         };

@@ -10,6 +10,8 @@ pub(crate) enum Scope {
     Agent,
     /// Every `[wechat.ACCOUNT]` table.
     Wechat,
+    /// Every `[telegram.ACCOUNT]` table.
+    Telegram,
     /// Every `[mail.ACCOUNT]` table.
     Mail,
     /// The `[media]` table.
@@ -22,6 +24,7 @@ impl Scope {
         match self {
             Scope::Agent => "agent",
             Scope::Wechat => "wechat",
+            Scope::Telegram => "telegram",
             Scope::Mail => "mail",
             Scope::Media => "media",
         }
@@ -100,6 +103,8 @@ pub(crate) const RANGES: &[KeyRange] = &[
         60_000,
         "milliseconds",
     ),
+    // Telegram user ids have at most 52 significant bits and are positive (spec §1.1).
+    range(Scope::Telegram, "owner", 1, 1 << 52, ""),
     range(Scope::Mail, "imap_port", 1, 65_535, ""),
     range(Scope::Mail, "smtp_port", 1, 65_535, ""),
     range(Scope::Mail, "token_budget", 1, 1_000_000_000, "tokens"),

@@ -289,6 +289,16 @@ account_table!(
 });
 
 account_table!(
+    /// Telegram-only settings.
+    TelegramSettings, RawTelegram {
+    /// The owner's numeric Telegram user id; unset: the owner pairs with the code `login` shows.
+    owner: Option<i64>,
+    /// The Bot API base URL (default `https://api.telegram.org/`; a self-hosted Bot API server
+    /// or a test's fake).
+    base_url: Option<String>,
+});
+
+account_table!(
     /// Mail-only settings.
     MailSettings, RawMail {
     /// The IMAP server.
@@ -350,6 +360,8 @@ pub(super) struct RawConfig {
     #[serde(default)]
     feishu: BTreeMap<String, RawFeishu>,
     #[serde(default)]
+    telegram: BTreeMap<String, RawTelegram>,
+    #[serde(default)]
     mail: BTreeMap<String, RawMail>,
 }
 
@@ -395,6 +407,10 @@ impl RawConfig {
             .chain(self.feishu.into_iter().map(|(n, r)| {
                 let (shared, s) = r.split();
                 (Channel::Feishu, n, shared, ChannelSettings::Feishu(s))
+            }))
+            .chain(self.telegram.into_iter().map(|(n, r)| {
+                let (shared, s) = r.split();
+                (Channel::Telegram, n, shared, ChannelSettings::Telegram(s))
             }));
         for (channel, name, shared, settings) in chats {
             let table = format!("{channel}.{name}");
@@ -466,7 +482,7 @@ impl RawConfig {
                         &spec.key.to_string().replace(':', "."),
                         Some("report_to"),
                         format!(
-                            "expected a configured wechat or feishu account (a purpose = \"mail\" chat or an ordinary one), found '{to}'"
+                            "expected a configured wechat, feishu or telegram account (a purpose = \"mail\" chat or an ordinary one), found '{to}'"
                         ),
                     ));
                 }
@@ -480,7 +496,7 @@ impl RawConfig {
             return Err(err(
                 "",
                 Some("notify"),
-                format!("expected a configured wechat or feishu account, found '{n}'"),
+                format!("expected a configured wechat, feishu or telegram account, found '{n}'"),
             ));
         }
         Ok(Config {

@@ -21,6 +21,7 @@ fn example_config_parses_with_every_account() {
             "wechat:inbox",
             "wechat:phone",
             "feishu:work",
+            "telegram:bot",
             "mail:personal"
         ]
     );
@@ -84,7 +85,9 @@ fn semantic_errors_are_located() {
     );
     let e = err("[mail.m]\nimap_host = \"h\"\nusername = \"u\"\nreport_to = \"wechat:nope\"\n");
     assert!(
-        e.contains(":4: mail.m.report_to: expected a configured wechat or feishu account"),
+        e.contains(
+            ":4: mail.m.report_to: expected a configured wechat, feishu or telegram account"
+        ),
         "{e}"
     );
     let e = err("notify = \"feishu:work\"\n");

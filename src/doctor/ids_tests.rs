@@ -30,6 +30,8 @@ fn the_ids_are_pinned() {
             "wechat.endpoint",
             "feishu.endpoint",
             "feishu.app",
+            "telegram.bot",
+            "telegram.webhook",
             "mail.imap",
             "mail.smtp",
         ]

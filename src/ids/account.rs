@@ -9,13 +9,20 @@ pub enum Channel {
     Wechat,
     /// Feishu / Lark open-platform bot.
     Feishu,
+    /// A Telegram bot through the Bot API (long polling).
+    Telegram,
     /// A mailbox over IMAP and SMTP.
     Mail,
 }
 
 impl Channel {
     /// Every channel, in configuration order.
-    pub const ALL: [Channel; 3] = [Channel::Wechat, Channel::Feishu, Channel::Mail];
+    pub const ALL: [Channel; 4] = [
+        Channel::Wechat,
+        Channel::Feishu,
+        Channel::Telegram,
+        Channel::Mail,
+    ];
 
     /// The lowercase name used in configuration, ids and the protocol.
     pub fn as_str(self) -> &'static str {
@@ -23,6 +30,7 @@ impl Channel {
             Channel::Wechat => "wechat",
             Channel::Feishu => "feishu",
             Channel::Mail => "mail",
+            Channel::Telegram => "telegram",
         }
     }
 

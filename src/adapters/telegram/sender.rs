@@ -1,0 +1,332 @@
+//! Sending outbox items through the Bot API: text rendered to Telegram's HTML (plain text once
+//! when the HTML is refused), questions with an inline Yes/No keyboard, closed questions as an
+//! edit of the question, files as photo or document; typing; received files fetched. Platform
+//! errors go through the account's one table ([`super::failure`]).
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use scv_telegram::limits::{CHAT_SEND_INTERVAL, MAX_DOWNLOAD_BYTES, MAX_TEXT_UTF16};
+use scv_telegram::text::utf16_len;
+use scv_telegram::{ChatAction, Client, ErrorClass, Keyboard, OutgoingText, Rejection, UploadKind};
+
+use super::failure::failure;
+use super::inbound::{Locator, ReplyRef};
+use super::pace::Pace;
+use crate::conversation::body::{Ending, MediaOut, QuestionClosed};
+use crate::conversation::{
+    Body, ChatId, ChatSender, MediaRef, Outbound, OutboundKind, PlatformMsgId, ReplyContext,
+    SendError, SendLimits, Sent,
+};
+use crate::failure::general;
+use crate::ids::AccountKey;
+use crate::supervisor::Capabilities;
+
+/// What a Telegram account can do: inline keyboards, edits (a closed question edits its
+/// message), typing, questions.
+pub const CAPABILITIES: Capabilities = Capabilities {
+    typing: true,
+    buttons: true,
+    edit: true,
+    questions: true,
+    send_window: false,
+};
+
+/// The core splits answers to this many characters; a piece whose UTF-16 length (how Telegram
+/// counts) is still over [`MAX_TEXT_UTF16`] is split again here.
+pub const MAX_CHARS: usize = MAX_TEXT_UTF16;
+
+/// Sends one account's messages.
+pub struct TelegramSender {
+    client: Client,
+    account: AccountKey,
+    pace: Pace,
+}
+
+impl TelegramSender {
+    /// A sender over `client` for `account`.
+    pub fn new(client: Client, account: AccountKey) -> Self {
+        TelegramSender {
+            client,
+            account,
+            pace: Pace::default(),
+        }
+    }
+
+    fn fail(&self, e: &scv_telegram::Error) -> SendError {
+        failure(e, &self.account)
+    }
+
+    /// Sends `text` (Markdown) to `chat` as HTML, split further if Telegram would count it
+    /// over its limit; the keyboard rides on the last piece. Returns the last message.
+    async fn send_text(
+        &self,
+        chat: i64,
+        reply_to: Option<i64>,
+        text: &str,
+        keyboard: Option<Keyboard>,
+    ) -> Result<Sent, SendError> {
+        let pieces = fit(text);
+        let last = pieces.len().saturating_sub(1);
+        let mut sent = Sent::default();
+        for (i, piece) in pieces.iter().enumerate() {
+            let mut out = OutgoingText::html(chat, super::render::html(piece));
+            if let (0, Some(m)) = (i, reply_to) {
+                out = out.replying_to(m, false);
+            }
+            if let (true, Some(k)) = (i == last, keyboard.clone()) {
+                out = out.with_keyboard(k);
+            }
+            let message = self.send_one(out, piece).await?;
+            sent = Sent {
+                msg_id: Some(PlatformMsgId::new(message.message_id.to_string())),
+                chat: Some(ChatId::new(message.chat.id.to_string())),
+            };
+        }
+        Ok(sent)
+    }
+
+    /// One `sendMessage`, paced; refused HTML goes once more as the plain `source` (spec §4.1).
+    async fn send_one(
+        &self,
+        out: OutgoingText,
+        source: &str,
+    ) -> Result<scv_telegram::Message, SendError> {
+        self.pace.wait(out.chat_id).await;
+        match self.client.send_text(&out).await {
+            Err(e) if e.class() == ErrorClass::Rejected(Rejection::BadMarkup) => {
+                tracing::warn!(account = %self.account, "Telegram refused the HTML; sending plain text");
+                let plain = OutgoingText {
+                    text: source.to_string(),
+                    parse_mode: None,
+                    ..out
+                };
+                self.client
+                    .send_text(&plain)
+                    .await
+                    .map_err(|e| self.fail(&e))
+            }
+            other => other.map_err(|e| self.fail(&e)),
+        }
+    }
+
+    async fn send_media(&self, chat: i64, media: &MediaOut) -> Result<Sent, SendError> {
+        let size = tokio::fs::metadata(&media.path)
+            .await
+            .map(|m| m.len())
+            .unwrap_or(u64::MAX);
+        let kind = match media.kind {
+            crate::agent::MediaKind::Image if size <= UploadKind::Photo.limit() => {
+                UploadKind::Photo
+            }
+            _ => UploadKind::Document,
+        };
+        self.pace.wait(chat).await;
+        let sent = self
+            .client
+            .send_file(chat, kind, &media.path, &media.name, None)
+            .await
+            .map_err(|e| self.fail(&e))?;
+        Ok(Sent {
+            msg_id: Some(PlatformMsgId::new(sent.message_id.to_string())),
+            chat: Some(ChatId::new(sent.chat.id.to_string())),
+        })
+    }
+}
+
+/// The chat id an outbox item names.
+fn chat_of(chat: &ChatId) -> Result<i64, SendError> {
+    chat.as_str().parse().map_err(|_| {
+        SendError::rejected(
+            general::UPDATE_TARGET_MISSING,
+            "not a Telegram chat id (a chat of another platform?)",
+        )
+    })
+}
+
+/// `text` in pieces Telegram counts within its limit: the core's own split (paragraphs, then
+/// sentences; code re-fenced), tightened until every piece's UTF-16 length fits.
+fn fit(text: &str) -> Vec<String> {
+    if utf16_len(text) <= MAX_TEXT_UTF16 {
+        return vec![text.to_string()];
+    }
+    let mut max = MAX_TEXT_UTF16;
+    loop {
+        max = max * 3 / 4;
+        let pieces = crate::conversation::split(text, max);
+        if max <= 64 || pieces.iter().all(|p| utf16_len(p) <= MAX_TEXT_UTF16) {
+            return pieces;
+        }
+    }
+}
+
+/// The inline keyboard of a question, when its data fits Telegram's 64 bytes.
+pub(super) fn keyboard(question: &str) -> Option<Keyboard> {
+    let (yes, no) = (format!("q:{question}:y"), format!("q:{question}:n"));
+    (yes.len() <= scv_telegram::limits::MAX_CALLBACK_DATA_BYTES)
+        .then(|| Keyboard::row(&[("Yes", yes.as_str()), ("No", no.as_str())]))
+}
+
+/// How a closed question reads in place of the question (as Feishu's closed card says it).
+pub(super) fn closed_text(c: &QuestionClosed) -> String {
+    let at = &c.at;
+    let line = match c.ended {
+        Ending::Approved => format!("✅ Approved at {at}"),
+        Ending::Declined => format!("❌ Declined at {at}"),
+        Ending::Expired => format!("⌛ Expired at {at} without an answer"),
+        Ending::Withdrawn => "↩️ Withdrawn by the asker".to_string(),
+        _ => "⚠️ Could not be delivered in time".to_string(),
+    };
+    format!("{}\n\n{line}", c.text)
+}
+
+impl ChatSender for TelegramSender {
+    fn limits(&self) -> SendLimits {
+        SendLimits {
+            max_chars: MAX_CHARS,
+            min_interval: CHAT_SEND_INTERVAL,
+        }
+    }
+
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
+        Box::pin(async move {
+            let chat = chat_of(&msg.chat)?;
+            let reply = ReplyRef::parse(&msg.reply);
+            // In groups an answer quotes the message it answers; in private chats that is noise.
+            let reply_to =
+                (reply.g && reply.m != 0 && msg.kind == OutboundKind::Reply).then_some(reply.m);
+            match &msg.body {
+                Body::Media(media) => self.send_media(chat, media).await,
+                Body::Question(q) if q.buttons => {
+                    self.send_text(chat, reply_to, &msg.text, keyboard(&q.id))
+                        .await
+                }
+                _ => self.send_text(chat, reply_to, &msg.text, None).await,
+            }
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        target: &'a PlatformMsgId,
+        msg: &'a Outbound,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            let chat = chat_of(&msg.chat)?;
+            let Ok(message) = target.as_str().parse::<i64>() else {
+                return Err(SendError::rejected(
+                    general::UPDATE_TARGET_MISSING,
+                    "not a Telegram message id",
+                ));
+            };
+            if utf16_len(&msg.text) > MAX_TEXT_UTF16 {
+                return Err(SendError::rejected(
+                    general::MESSAGE_TOO_LONG,
+                    "the new text is over one message",
+                ));
+            }
+            self.pace.wait(chat).await;
+            let html = super::render::html(&msg.text);
+            let edited = self
+                .client
+                .edit_text(
+                    chat,
+                    message,
+                    &html,
+                    Some(scv_telegram::ParseMode::Html),
+                    None,
+                )
+                .await;
+            match edited {
+                Ok(_) => Ok(()),
+                Err(e) if e.class() == ErrorClass::Rejected(Rejection::BadMarkup) => self
+                    .client
+                    .edit_text(chat, message, &msg.text, None, None)
+                    .await
+                    .map(drop)
+                    .map_err(|e| self.fail(&e)),
+                Err(e) => Err(self.fail(&e)),
+            }
+        })
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        media: &'a MediaRef,
+        _reply: &'a ReplyContext,
+        dest: &'a std::path::Path,
+        max_bytes: u64,
+    ) -> BoxFuture<'a, Result<u64, SendError>> {
+        Box::pin(async move {
+            let Ok(locator) = serde_json::from_value::<Locator>(media.locator.clone()) else {
+                return Err(SendError::rejected(
+                    general::MEDIA_INVALID,
+                    "the stored media reference is not Telegram's",
+                ));
+            };
+            let file = self
+                .client
+                .get_file(&locator.f)
+                .await
+                .map_err(|e| self.fail(&e))?;
+            let cap = max_bytes.min(MAX_DOWNLOAD_BYTES);
+            self.client
+                .download(&file, dest, cap)
+                .await
+                .map_err(|e| self.fail(&e))
+        })
+    }
+
+    fn typing<'a>(
+        &'a self,
+        chat: &'a ChatId,
+        _reply: &'a ReplyContext,
+        on: bool,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            // "typing" lapses by itself within 5 s or at the next message: nothing to clear.
+            let Ok(chat) = chat.as_str().parse::<i64>() else {
+                return;
+            };
+            if !on {
+                return;
+            }
+            let shown = tokio::time::timeout(
+                Duration::from_secs(5),
+                self.client.send_chat_action(chat, ChatAction::Typing),
+            )
+            .await;
+            if let Ok(Err(e)) = shown {
+                tracing::debug!(account = %self.account, error = %e, "typing not shown");
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_fit_as_telegram_counts() {
+        let short = "a".repeat(MAX_TEXT_UTF16);
+        assert_eq!(fit(&short), vec![short]);
+        // 4,000 characters, but 8,000 UTF-16 units: astral characters count twice.
+        let astral = "😀".repeat(2000) + "\n\n" + &"😀".repeat(2000);
+        let pieces = fit(&astral);
+        assert!(pieces.len() >= 2, "{}", pieces.len());
+        assert!(pieces.iter().all(|p| utf16_len(p) <= MAX_TEXT_UTF16));
+        assert_eq!(pieces.concat().matches('😀').count(), 4000, "nothing lost");
+    }
+
+    #[test]
+    fn keyboards_carry_the_question_within_64_bytes() {
+        let k = keyboard("q-7").expect("fits");
+        let data: Vec<&str> = k.inline_keyboard[0]
+            .iter()
+            .map(|b| b.callback_data.as_str())
+            .collect();
+        assert_eq!(data, ["q:q-7:y", "q:q-7:n"]);
+        assert!(keyboard(&"x".repeat(70)).is_none());
+    }
+}
