@@ -25,7 +25,7 @@ pub fn ago(at: Option<u64>, now: u64) -> String {
 }
 
 /// The NOTE column: the error, the next retry, the fix, and settings changed at run time.
-fn note(h: &ComponentHealth, now: u64) -> String {
+pub fn note(h: &ComponentHealth, now: u64) -> String {
     let mut parts = Vec::new();
     if let Some(e) = &h.error {
         parts.push(e.clone());
@@ -80,6 +80,9 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = format!("scv-bridge {} (pid {})\n", status.version, status.pid);
+    if let Some(w) = status.console.as_ref().and_then(|c| c.warning.as_ref()) {
+        out.push_str(&format!("warning: {w}\n"));
+    }
     if status.components.is_empty() {
         out.push_str(&format!(
             "no accounts configured; add one to the configuration file and run `{}`\n",
@@ -127,7 +130,7 @@ fn fix_commands(components: &[ComponentHealth]) -> String {
 }
 
 /// The agent's one line under the accounts: backend, model, state, last success, error and fix.
-fn agent_line(agent: Option<&AgentHealth>, now: u64) -> String {
+pub fn agent_line(agent: Option<&AgentHealth>, now: u64) -> String {
     let Some(a) = agent else {
         return String::new();
     };

@@ -64,6 +64,11 @@ pub enum ChannelSettings {
 
 pub use raw::{FeishuSettings, MailSettings, TelegramSettings, WechatSettings};
 
+/// Where the console listens when `console_listen` is not set: this machine only.
+pub const DEFAULT_CONSOLE_LISTEN: std::net::SocketAddr = std::net::SocketAddr::V4(
+    std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, 7860),
+);
+
 /// The least `min_send_interval_ms` accepted: below it a bot's burst is certain to be throttled.
 pub const MIN_SEND_INTERVAL_FLOOR_MS: u64 = 100;
 
@@ -84,6 +89,9 @@ pub struct Config {
     pub timezone: Option<chrono_tz::Tz>,
     /// Where Prometheus metrics are served, if anywhere.
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Where the web console is served (`console_listen`; `None`: `off`). A non-loopback
+    /// address is served as set, and `status` and `doctor` warn about it.
+    pub console_listen: Option<std::net::SocketAddr>,
     /// The agent backend.
     pub agent: AgentConfig,
     /// Every configured account.
@@ -204,6 +212,9 @@ impl Config {
         }
         if self.metrics_listen != new.metrics_listen {
             changed.push("metrics_listen");
+        }
+        if self.console_listen != new.console_listen {
+            changed.push("console_listen");
         }
         // The agent (and mail triage's model) is built once, at start; a reload that took the
         // rest and said "nothing changed" would leave the old agent answering unseen. The key

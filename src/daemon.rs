@@ -23,9 +23,12 @@ use crate::supervisor::{
 };
 
 mod accounts;
+pub mod console_keys;
+mod console_link;
 mod same_bot;
 
 pub use accounts::ChannelSet;
+pub use console_keys::ConsoleKeys;
 
 /// The state every control command works on.
 pub struct Core {
@@ -35,6 +38,10 @@ pub struct Core {
     supervisor: Supervisor,
     conversation: Option<Arc<Conversation>>,
     confirm: Option<Arc<ConfirmService>>,
+    /// The web console's links and sessions (the console serves them; `console_link` makes one).
+    console_keys: ConsoleKeys,
+    /// Where the console is served, set once it listens (`console_listen`).
+    console_listen: std::sync::OnceLock<std::net::SocketAddr>,
 }
 
 /// What the daemon runs: the component factory and, when accounts chat, the conversation pipeline.
@@ -63,6 +70,7 @@ impl Core {
     pub fn status(&self) -> DaemonStatus {
         let mut status = self.status_with(self.supervisor.registry().snapshot());
         status.agent = self.agent_health();
+        status.console = self.console_status(None);
         status
     }
 
@@ -195,6 +203,7 @@ impl Handler for Core {
     fn status_line(&self, request_id: &str) -> Option<String> {
         let mut head = self.status_with(Vec::new());
         head.agent = self.agent_health();
+        head.console = self.console_status(None);
         let components = self.supervisor.registry().snapshot_json();
         Some(crate::protocol::status_line(request_id, &head, &components))
     }
@@ -232,6 +241,7 @@ impl Handler for Core {
             c @ (DaemonCommand::ConfirmAsk { .. } | DaemonCommand::ConfirmStatus { .. }) => {
                 return self.confirm_command(c).await;
             }
+            DaemonCommand::ConsoleLink => return self.console_link(),
             DaemonCommand::Delegations
             | DaemonCommand::DelegationKill
             | DaemonCommand::RestartWhenIdle => {
@@ -412,6 +422,11 @@ where
     let socket = config.socket.clone();
     let registry = Arc::new(HealthRegistry::default());
     let wiring = wire(&credentials, &store, &registry);
+    // The daemon's one clock is the confirm service's (a test's paused or hand-moved one).
+    let clock = wiring
+        .confirm
+        .as_ref()
+        .map_or_else(crate::clock::Clock::system, |c| c.clock().clone());
     let core = Arc::new(Core {
         config: Mutex::new(config.clone()),
         store,
@@ -419,6 +434,8 @@ where
         supervisor: Supervisor::with_registry(wiring.factory, policy, registry),
         conversation: wiring.conversation,
         confirm: wiring.confirm,
+        console_keys: ConsoleKeys::new(clock),
+        console_listen: std::sync::OnceLock::new(),
     });
     if let Some(c) = &core.confirm {
         // Before the accounts start, so a replayed or early answer finds its question.

@@ -137,6 +137,7 @@ pub async fn run(path: &Path) -> Report {
     }
     checks.extend(agent::checks(&config, local::agent_key(&credentials), status.is_some()).await);
     checks.extend(local::approvals(&config));
+    checks.extend(local::console(&config));
     Report { daemon, checks }
 }
 

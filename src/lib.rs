@@ -46,6 +46,7 @@ pub mod client;
 pub mod clock;
 pub mod config;
 pub mod confirm;
+pub mod console;
 pub mod control;
 pub mod conversation;
 pub mod daemon;

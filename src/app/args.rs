@@ -70,6 +70,8 @@ pub enum Command {
     Man,
     /// Reread the configuration and restart only what changed.
     Reload,
+    /// Print a one-time login link to the web console (it works once, for a few minutes).
+    Console,
     /// Enable, disable, change, reset or log out one account.
     Channel {
         #[command(subcommand)]

@@ -111,6 +111,21 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Command::Console => {
+            let status = client::request(&socket_of(&config_path), DaemonCommand::ConsoleLink)
+                .await
+                .map_err(|e| e.to_string())?;
+            let console = status.console.unwrap_or_default();
+            if let Some(w) = &console.warning {
+                eprintln!("warning: {w}");
+            }
+            let link = console
+                .link
+                .ok_or("the daemon answered without a link; is it an older release? restart it")?;
+            println!("{link}");
+            println!("Open it in a browser on this machine within 5 minutes; it works once.");
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Channel { action } => channel(&config_path, action).await,
         Command::Confirm {
             question,

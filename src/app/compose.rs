@@ -18,6 +18,18 @@ use crate::supervisor::{ComponentFactory, HealthRegistry, LifecyclePolicy};
 pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let hangups = super::hangup::listen();
     let config = Config::load(config_path).map_err(|e| e.to_string())?;
+    // Bound before the daemon starts; a port that cannot be bound is logged and the daemon
+    // runs without a console (status then shows none, and `console` says why).
+    let console = match config.console_listen {
+        Some(addr) => match crate::console::bind(addr).await {
+            Ok(l) => Some(l),
+            Err(e) => {
+                tracing::error!(%addr, error = %e, "cannot serve the console; fix console_listen and restart");
+                None
+            }
+        },
+        None => None,
+    };
     let mut agent_config = config.agent.clone();
     let timezone = config.timezone;
     let wire = move |creds: &CredentialStore, store: &Store, registry: &Arc<HealthRegistry>| {
@@ -54,6 +66,14 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let daemon = crate::daemon::start_with(config, wire, LifecyclePolicy::default())
         .await
         .map_err(|e| e.to_string())?;
+    if let Some(listener) = console {
+        crate::console::start(
+            daemon.core.clone(),
+            config_path.to_path_buf(),
+            listener,
+            daemon.shutdown.clone(),
+        );
+    }
     if let Some(h) = hangups {
         tokio::spawn(super::hangup::reload_on_hangup(h, daemon.core.clone()));
     }

@@ -350,6 +350,7 @@ pub(super) struct RawConfig {
     notify: Option<AccountKey>,
     timezone: Option<String>,
     metrics_listen: Option<String>,
+    console_listen: Option<String>,
     language: Option<Language>,
     #[serde(default)]
     agent: AgentConfig,
@@ -393,6 +394,17 @@ impl RawConfig {
                     "",
                     Some("metrics_listen"),
                     format!("expected an address such as 127.0.0.1:9464, found '{addr}'"),
+                )
+            })?),
+        };
+        let console_listen = match self.console_listen.as_deref() {
+            None => Some(super::DEFAULT_CONSOLE_LISTEN),
+            Some("off") => None,
+            Some(addr) => Some(addr.parse::<std::net::SocketAddr>().map_err(|_| {
+                err(
+                    "",
+                    Some("console_listen"),
+                    format!("expected an address such as 127.0.0.1:7860, or off, found '{addr}'"),
                 )
             })?),
         };
@@ -507,6 +519,7 @@ impl RawConfig {
             notify: self.notify,
             timezone,
             metrics_listen,
+            console_listen,
             agent: self.agent,
             accounts,
         })

@@ -90,6 +90,11 @@ impl Index {
         self.questions.insert(q.row.seq, q);
     }
 
+    /// Every question remembered, by sequence number.
+    pub fn all(&self) -> impl Iterator<Item = &Question> {
+        self.questions.values()
+    }
+
     /// One question.
     pub fn get(&self, seq: i64) -> Option<&Question> {
         self.questions.get(&seq)

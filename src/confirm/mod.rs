@@ -30,8 +30,10 @@ pub use crate::clock::Clock;
 pub use parse::{TextAnswer, parse as parse_answer};
 pub use route::{CapabilityLookup, Route};
 pub use service::{
-    AnswerOutcome, ConfirmError, ConfirmParts, ConfirmService, ConfirmSettings, QuestionView,
+    AnswerOutcome, CONSOLE_ANSWERER, ConfirmError, ConfirmParts, ConfirmService, ConfirmSettings,
+    OpenQuestion, QuestionView,
 };
+pub use text::deadline_in;
 
 /// How long a question waits when the asker names no timeout (seconds).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 1800;

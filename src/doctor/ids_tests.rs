@@ -27,6 +27,7 @@ fn the_ids_are_pinned() {
             "agent.endpoint",
             "agent.server",
             "approvals",
+            "console",
             "wechat.endpoint",
             "feishu.endpoint",
             "feishu.app",

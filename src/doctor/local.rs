@@ -136,6 +136,30 @@ pub(super) fn agent_key(loaded: &Loaded) -> Option<Secret> {
 }
 
 /// `approvals = "ask"` means something only to an agent that runs tools and asks first.
+/// The console's address: on this machine it passes; beyond it, a warning with the fix.
+pub(super) fn console(config: &Config) -> Option<Check> {
+    let addr = config.console_listen?;
+    Some(if addr.ip().is_loopback() {
+        Check::pass(
+            CheckId::Console,
+            format!("the console listens on {addr}, this machine only"),
+        )
+    } else {
+        Check::fail(
+            CheckId::Console,
+            format!(
+                "the console listens on {addr}, beyond this machine: anyone who can reach it may try to log in, over plain HTTP"
+            ),
+            format!(
+                "set console_listen = \"127.0.0.1:{}\" and reach it with `ssh -L {}:127.0.0.1:{} HOST`",
+                addr.port(),
+                addr.port(),
+                addr.port()
+            ),
+        )
+    })
+}
+
 pub(super) fn approvals(config: &Config) -> Vec<Check> {
     if matches!(config.agent.backend, AgentBackend::Scv | AgentBackend::Acp) {
         return Vec::new();

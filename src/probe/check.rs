@@ -36,12 +36,14 @@ pub enum CheckId {
     AgentServer,
     /// `approvals = "ask"` with an agent that runs no tools.
     Approvals,
+    /// The web console listens beyond this machine (`console_listen`).
+    Console,
 }
 
 impl CheckId {
     /// Every id the core runs, in the order they were introduced (the platforms' own follow
     /// from the registry).
-    pub const ALL: [CheckId; 14] = [
+    pub const ALL: [CheckId; 15] = [
         CheckId::Config,
         CheckId::Daemon,
         CheckId::DaemonAccount,
@@ -56,6 +58,7 @@ impl CheckId {
         CheckId::AgentEndpoint,
         CheckId::AgentServer,
         CheckId::Approvals,
+        CheckId::Console,
     ];
 
     /// The id as `doctor --json` prints it.
@@ -76,6 +79,7 @@ impl CheckId {
             CheckId::AgentEndpoint => "agent.endpoint",
             CheckId::AgentServer => "agent.server",
             CheckId::Approvals => "approvals",
+            CheckId::Console => "console",
         }
     }
 }

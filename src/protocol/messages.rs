@@ -123,6 +123,8 @@ pub enum ErrorCode {
 ///   kept as a run-time setting, so the file decides again from then on.
 /// - `channel_reset` (`channel`, `account`) forgets every run-time setting of one configured
 ///   account (`channel_set`, `enable`, `disable`): it runs as its file table says again.
+/// - `console_link` makes a one-time login link to the web console; the answer's `console`
+///   carries it (an old daemon answers `unsupported`, as for any action it does not know).
 ///
 /// `channel_set` and `channel_reset` of an account that is not in the configuration answer
 /// `not_found`, naming the closest configured account.
@@ -185,6 +187,8 @@ pub enum DaemonCommand {
         /// The question's id.
         id: String,
     },
+    /// Make a one-time login link to the web console (`scv-bridge console`).
+    ConsoleLink,
     /// Not served by the bridge.
     Delegations,
     /// Not served by the bridge.

@@ -13,7 +13,7 @@ pub use messages::{
 };
 pub use status::{
     AgentHealth, AgentProcesses, AgentState, ComponentHealth, ComponentState, ConfirmInfo,
-    ConfirmState, DaemonStatus, DelegationSummary, HealthNote, MailCounts, NoteSource, Purpose,
-    ReloadSummary, RemoteTools, Senders,
+    ConfirmState, ConsoleStatus, DaemonStatus, DelegationSummary, HealthNote, MailCounts,
+    NoteSource, Purpose, ReloadSummary, RemoteTools, Senders,
 };
 pub use status_frame::status_line;

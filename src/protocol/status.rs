@@ -40,6 +40,23 @@ pub struct DaemonStatus {
     /// accounts; omitted in every other answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reload: Option<Box<ReloadSummary>>,
+    /// Extension: where the web console is served; omitted when it is off and in confirm
+    /// answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console: Option<Box<ConsoleStatus>>,
+}
+
+/// Extension: the web console as `status` shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsoleStatus {
+    /// The address it listens on (`console_listen`).
+    pub listen: String,
+    /// A warning for people when it listens beyond this machine (a non-loopback address).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    /// The one-time login link; only in the answer to `console_link`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 impl DaemonStatus {
@@ -56,6 +73,7 @@ impl DaemonStatus {
             project: None,
             agent: None,
             reload: None,
+            console: None,
         }
     }
 }

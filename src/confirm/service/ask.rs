@@ -99,6 +99,7 @@ impl ConfirmService {
             None => tracing::info!(id = %q.id(), chat = %q.row.account, "question asked"),
         }
         self.lock().put(q.clone());
+        self.changed();
         if !failed && let Err(e) = self.enqueue_question(&q).await {
             // The delivery check re-queues it (same key) shortly.
             tracing::error!(id = %q.id(), error = %e, "cannot queue a question yet");

@@ -8,6 +8,8 @@ use tokio_util::sync::CancellationToken;
 mod answers;
 mod approvals;
 mod ask;
+mod console;
+pub use console::{CONSOLE_ANSWERER, OpenQuestion};
 mod counts;
 mod deadlines;
 mod delivery;
@@ -167,6 +169,8 @@ pub struct ConfirmService {
     wake: Notify,
     /// Counts closes, so in-process askers wake on an answer instead of their next poll.
     closes: watch::Sender<u64>,
+    /// Counts asks and closes, for the console's live page.
+    changes: watch::Sender<u64>,
     cancel: CancellationToken,
 }
 
@@ -186,6 +190,7 @@ impl ConfirmService {
             ask_lock: tokio::sync::Mutex::new(()),
             wake: Notify::new(),
             closes: watch::channel(0).0,
+            changes: watch::channel(0).0,
             cancel: CancellationToken::new(),
         })
     }
@@ -440,6 +445,7 @@ impl ConfirmService {
         }
         if changed {
             self.closes.send_modify(|n| *n = n.wrapping_add(1));
+            self.changed();
         }
         match (changed, snapshot) {
             (true, Some(q)) => Ok(Closed::Now(q)),

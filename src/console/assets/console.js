@@ -1,0 +1,44 @@
+// The console's one script: the live part follows the daemon over server-sent events, and the
+// page's forms are sent without leaving the page (without this script they still work).
+"use strict";
+
+function follow() {
+  const live = document.getElementById("live");
+  if (!live || !window.EventSource) {
+    return;
+  }
+  const events = new EventSource(live.dataset.events);
+  events.addEventListener("live", (e) => {
+    live.innerHTML = e.data;
+  });
+}
+
+async function send(form, button) {
+  const body = new URLSearchParams(new FormData(form));
+  if (button && button.name) {
+    body.set(button.name, button.value);
+  }
+  const answer = await fetch(form.action, {
+    method: "POST",
+    body,
+    credentials: "same-origin",
+    redirect: "manual",
+  });
+  if (answer.type !== "opaqueredirect" && !answer.ok) {
+    const note = document.createElement("p");
+    note.className = "failed";
+    note.textContent = await answer.text();
+    form.append(note);
+  }
+}
+
+document.addEventListener("submit", (e) => {
+  const form = e.target;
+  if (!(form instanceof HTMLFormElement)) {
+    return;
+  }
+  e.preventDefault();
+  send(form, e.submitter);
+});
+
+document.addEventListener("DOMContentLoaded", follow);

@@ -1,0 +1,205 @@
+//! A login from the console: the platform's own steps (`login::run_with`, the walk `scv-bridge
+//! login` takes) with a web [`LoginUi`] whose QR codes are drawn as SVG on the server. One login
+//! runs at a time; the live part shows its codes and lines as they come.
+
+use std::sync::Mutex;
+
+use axum::extract::{Form, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use super::Console;
+use super::guard::{csrf_ok, csrf_refused, lang};
+use crate::config::Config;
+use crate::daemon::console_keys::Session;
+use crate::ids::Channel;
+use crate::login::LoginArgs;
+use crate::port::login_flow::{Field, LoginUi, Shown};
+
+/// The code to scan, as the page shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Qr {
+    /// The code drawn as SVG (no script, no text of its own).
+    pub svg: String,
+    /// What it encodes (also offered as a link).
+    pub url: String,
+    /// This code's number, from 1.
+    pub number: u32,
+    /// How many codes the login shows at most.
+    pub of: u32,
+}
+
+/// One login as the page shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct ScanView {
+    /// The account logging in.
+    pub account: String,
+    /// The latest code, while one is shown.
+    pub qr: Option<Qr>,
+    /// The progress lines so far.
+    pub lines: Vec<String>,
+    /// How it ended, once it did (the error is for people).
+    pub done: Option<Result<(), String>>,
+}
+
+/// The console's login: at most one at a time, watched by the live part.
+#[derive(Default)]
+pub(super) struct Scans {
+    current: Mutex<Option<ScanView>>,
+    changes: watch::Sender<u64>,
+}
+
+impl Scans {
+    /// The login shown now, if any.
+    pub(super) fn view(&self) -> Option<ScanView> {
+        self.lock().clone()
+    }
+
+    /// Changes whenever the login shows something.
+    pub(super) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Starts showing a login of `account`; false while another one runs.
+    fn begin(&self, account: &str) -> bool {
+        {
+            let mut current = self.lock();
+            if current.as_ref().is_some_and(|s| s.done.is_none()) {
+                return false;
+            }
+            *current = Some(ScanView {
+                account: account.to_string(),
+                ..ScanView::default()
+            });
+        }
+        self.bump();
+        true
+    }
+
+    fn update(&self, f: impl FnOnce(&mut ScanView)) {
+        if let Some(view) = self.lock().as_mut() {
+            f(view);
+        }
+        self.bump();
+    }
+
+    fn bump(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<ScanView>> {
+        self.current.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The page as a login's UI: codes and lines go to [`Scans`].
+struct WebUi {
+    scans: std::sync::Arc<Scans>,
+}
+
+impl LoginUi for WebUi {
+    fn show(&mut self, shown: Shown) {
+        match shown {
+            Shown::Line(line) => self.scans.update(|v| v.lines.push(line)),
+            Shown::Qr {
+                url, number, of, ..
+            } => {
+                let Some(svg) = svg(&url) else {
+                    return self.scans.update(|v| v.lines.push(url));
+                };
+                self.scans.update(|v| {
+                    v.qr = Some(Qr {
+                        svg,
+                        url,
+                        number,
+                        of,
+                    })
+                });
+            }
+        }
+    }
+
+    fn ask<'a>(&'a mut self, field: &'a Field) -> BoxFuture<'a, Result<String, String>> {
+        // The page has no question box yet: the login says what to run instead.
+        let asked = field.prompt.unwrap_or(field.name);
+        async move {
+            Err(format!(
+                "the console cannot ask \"{asked}\" yet; log in on the terminal with `scv-bridge login`"
+            ))
+        }
+        .boxed()
+    }
+}
+
+/// `url` as an SVG QR code, without the XML prolog (it goes inside the page).
+fn svg(url: &str) -> Option<String> {
+    let code = qrcode::QrCode::new(url.as_bytes()).ok()?;
+    let image = code
+        .render::<qrcode::render::svg::Color<'_>>()
+        .min_dimensions(240, 240)
+        .build();
+    Some(match image.find("?>") {
+        Some(at) if image.starts_with("<?xml") => image[at + 2..].to_string(),
+        _ => image,
+    })
+}
+
+/// The form that starts a login.
+#[derive(Deserialize)]
+pub(super) struct ScanForm {
+    csrf: Option<String>,
+    account: String,
+}
+
+/// `POST /scan`: starts the WeChat login of a configured account; the live part shows it.
+pub(super) async fn start(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    axum::Extension(session): axum::Extension<Session>,
+    Form(form): Form<ScanForm>,
+) -> Response {
+    if !csrf_ok(&session, form.csrf.as_deref()) {
+        return csrf_refused(lang(&headers, None));
+    }
+    let config = match Config::load(&console.config_path) {
+        Ok(c) => c,
+        Err(e) => return (StatusCode::CONFLICT, e.to_string()).into_response(),
+    };
+    if !console.scans.begin(&form.account) {
+        return (StatusCode::CONFLICT, "a login is already running").into_response();
+    }
+    let scans = console.scans.clone();
+    tokio::spawn(async move {
+        let mut ui = WebUi {
+            scans: scans.clone(),
+        };
+        let args = LoginArgs::default();
+        let outcome =
+            crate::login::run_with(Channel::Wechat, &config, &form.account, &args, &mut ui).await;
+        if let Err(e) = &outcome {
+            tracing::warn!(error = %e, "console: a login failed");
+        }
+        scans.update(|v| {
+            v.qr = None;
+            v.done = Some(outcome.map(drop));
+        });
+    });
+    Redirect::to("/").into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_code_is_an_svg_element_without_prolog_or_style() {
+        let svg = svg("https://example.invalid/qr?code=abc").expect("drawn");
+        assert!(svg.starts_with("<svg"), "{svg}");
+        assert!(svg.ends_with("</svg>"));
+        assert!(!svg.contains("style") && !svg.contains("script"));
+    }
+}

@@ -1,0 +1,187 @@
+//! The web console's words, in English and Simplified Chinese (`console/`): headings, column
+//! names, buttons and the lines around them. What the daemon reports (states, notes, commands,
+//! a login's progress lines) is shown as the daemon wrote it, like `status` shows it.
+
+use super::Lang;
+
+/// Every word of the console's pages.
+#[derive(Debug)]
+pub struct Console {
+    pub title: &'static str,
+    pub accounts: &'static str,
+    pub account: &'static str,
+    pub state: &'static str,
+    pub since: &'static str,
+    pub note: &'static str,
+    pub fix: &'static str,
+    pub no_accounts: &'static str,
+    pub agent: &'static str,
+    pub agent_none: &'static str,
+    pub mail: &'static str,
+    pub mail_seen: &'static str,
+    pub mail_reported: &'static str,
+    pub mail_queued: &'static str,
+    pub mail_tokens: &'static str,
+    pub questions: &'static str,
+    pub no_questions: &'static str,
+    pub deadline: &'static str,
+    pub yes: &'static str,
+    pub no: &'static str,
+    pub always: &'static str,
+    pub scan: &'static str,
+    pub scan_title: &'static str,
+    pub scan_with: &'static str,
+    pub scan_open: &'static str,
+    pub login_done: &'static str,
+    pub login_failed: &'static str,
+    pub answered: &'static str,
+    pub not_answered: &'static str,
+    pub warning: &'static str,
+    pub language: &'static str,
+    pub signed_out: &'static str,
+    pub link_refused: &'static str,
+    pub too_many: &'static str,
+    pub refused: &'static str,
+}
+
+const EN: Console = Console {
+    title: "scv-bridge console",
+    accounts: "Accounts",
+    account: "Account",
+    state: "State",
+    since: "For",
+    note: "Note",
+    fix: "Fix",
+    no_accounts: "No accounts are configured.",
+    agent: "Agent",
+    agent_none: "This daemon runs no agent.",
+    mail: "Mail",
+    mail_seen: "seen today",
+    mail_reported: "reported today",
+    mail_queued: "waiting to be reported",
+    mail_tokens: "model tokens today",
+    questions: "Questions",
+    no_questions: "No question waits for an answer.",
+    deadline: "No answer counts as no at",
+    yes: "Yes",
+    no: "No",
+    always: "Always",
+    scan: "Log in by scanning",
+    scan_title: "WeChat login",
+    scan_with: "Scan with WeChat (code {n} of {of})",
+    scan_open: "or open",
+    login_done: "Logged in.",
+    login_failed: "The login failed:",
+    answered: "Answered from the console:",
+    not_answered: "Not recorded:",
+    warning: "Warning:",
+    language: "中文",
+    signed_out: "Not signed in. Run `scv-bridge console` on the daemon's machine for a login link.",
+    link_refused: "This login link is used or expired. Run `scv-bridge console` for a new one.",
+    too_many: "Too many login attempts. Wait a minute, then run `scv-bridge console` for a new link.",
+    refused: "Refused: this request did not come from the console's own page. Reload the page and try again.",
+};
+
+const ZH_CN: Console = Console {
+    title: "scv-bridge 控制台",
+    accounts: "账号",
+    account: "账号",
+    state: "状态",
+    since: "持续",
+    note: "说明",
+    fix: "解决办法",
+    no_accounts: "还没有配置账号。",
+    agent: "智能体",
+    agent_none: "这个守护进程没有运行智能体。",
+    mail: "邮件",
+    mail_seen: "今天已处理",
+    mail_reported: "今天已报告",
+    mail_queued: "等待报告",
+    mail_tokens: "今天的模型 token",
+    questions: "待回答的问题",
+    no_questions: "没有等待回答的问题。",
+    deadline: "不回答即视为否，截止于",
+    yes: "是",
+    no: "否",
+    always: "总是允许",
+    scan: "扫码登录",
+    scan_title: "微信登录",
+    scan_with: "用微信扫码（第 {n} 个，共 {of} 个）",
+    scan_open: "或打开",
+    login_done: "已登录。",
+    login_failed: "登录失败：",
+    answered: "已在控制台回答：",
+    not_answered: "未记录：",
+    warning: "警告：",
+    language: "English",
+    signed_out: "未登录。请在守护进程所在的机器上运行 `scv-bridge console` 获取登录链接。",
+    link_refused: "这个登录链接已用过或已过期。请运行 `scv-bridge console` 获取新的链接。",
+    too_many: "登录尝试过多。请等一分钟，再运行 `scv-bridge console` 获取新的链接。",
+    refused: "已拒绝：这个请求不是来自控制台自己的页面。请刷新页面后重试。",
+};
+
+/// The console's words in `lang`.
+pub fn console(lang: Lang) -> &'static Console {
+    match lang {
+        Lang::En => &EN,
+        Lang::ZhCn => &ZH_CN,
+    }
+}
+
+/// The language an `Accept-Language` header asks for first among the two (by its q-values;
+/// English when it names neither).
+pub fn accept_language(header: &str) -> Lang {
+    let mut best: Option<(f32, Lang)> = None;
+    for part in header.split(',') {
+        let mut bits = part.split(';');
+        let tag = bits.next().unwrap_or("").trim().to_ascii_lowercase();
+        let q = bits
+            .find_map(|b| b.trim().strip_prefix("q="))
+            .and_then(|q| q.parse::<f32>().ok())
+            .unwrap_or(1.0);
+        let lang = if tag == "zh" || tag.starts_with("zh-") {
+            Lang::ZhCn
+        } else if tag == "en" || tag.starts_with("en-") {
+            Lang::En
+        } else {
+            continue;
+        };
+        if best.is_none_or(|(b, _)| q > b) {
+            best = Some((q, lang));
+        }
+    }
+    best.map_or(Lang::En, |(_, l)| l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_language_picks_the_preferred_of_the_two() {
+        assert_eq!(accept_language("zh-CN"), Lang::ZhCn);
+        assert_eq!(accept_language("zh-CN,zh;q=0.9,en;q=0.8"), Lang::ZhCn);
+        assert_eq!(accept_language("en-US,en;q=0.9,zh-CN;q=0.8"), Lang::En);
+        assert_eq!(accept_language("fr;q=1,zh;q=0.5"), Lang::ZhCn);
+        assert_eq!(accept_language("de"), Lang::En);
+        assert_eq!(accept_language(""), Lang::En);
+    }
+
+    #[test]
+    fn both_languages_fill_every_word() {
+        for lang in [Lang::En, Lang::ZhCn] {
+            let c = console(lang);
+            let words = [
+                c.title,
+                c.accounts,
+                c.yes,
+                c.no,
+                c.always,
+                c.scan,
+                c.signed_out,
+            ];
+            assert!(words.iter().all(|w| !w.is_empty()));
+        }
+        assert_ne!(console(Lang::En).yes, console(Lang::ZhCn).yes);
+    }
+}

@@ -1,0 +1,176 @@
+//! The console in a real headless Chromium, driven over WebDriver (fantoccini): in through the
+//! one-time link, a WeChat account logged in by scanning (the fake plays the phone) and shown
+//! `connected` without a reload, a `scv-bridge confirm` question answered Yes, and the page in
+//! Chinese for a browser that asks for it.
+
+use std::process::Stdio;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use scv_bridge::protocol::ComponentState;
+
+use crate::support::*;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const INSTALL: &str = "apt-get install -y chromium chromium-driver";
+
+/// A chromedriver process, killed with the test.
+struct Driver {
+    _process: tokio::process::Child,
+    url: String,
+}
+
+impl Driver {
+    /// Starts chromedriver on a free port; fails (never skips) when Chromium is not installed.
+    async fn start() -> Driver {
+        for need in [CHROMIUM, CHROMEDRIVER] {
+            assert!(
+                std::path::Path::new(need).exists(),
+                "{need} is missing: the browser tests need Chromium; as root run `{INSTALL}`"
+            );
+        }
+        let port = free_port();
+        let process = tokio::process::Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {CHROMEDRIVER}: {e}; run `{INSTALL}`"));
+        Driver {
+            _process: process,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    /// A headless browser session whose `Accept-Language` is `languages`.
+    async fn browser(&self, languages: &str) -> Client {
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({
+                "binary": CHROMIUM,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+                "prefs": { "intl.accept_languages": languages },
+            }),
+        );
+        let builder = {
+            let mut b = ClientBuilder::rustls().expect("TLS roots");
+            b.capabilities(caps);
+            b
+        };
+        // chromedriver answers once it listens: each refused connection is a wait for that.
+        within(
+            async {
+                loop {
+                    match builder.connect(&self.url).await {
+                        Ok(c) => return c,
+                        Err(fantoccini::error::NewSessionError::NotW3C(v)) => {
+                            panic!("chromedriver is not a W3C driver: {v}")
+                        }
+                        Err(_) => tokio::task::yield_now().await,
+                    }
+                }
+            },
+            "chromedriver",
+        )
+        .await
+    }
+}
+
+fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("probe");
+    probe.local_addr().expect("addr").port()
+}
+
+/// Waits until `css` matches an element of the page (the browser is asked as it changes).
+async fn wait_for(browser: &Client, css: &str) -> fantoccini::elements::Element {
+    wait_for_at(browser, Locator::Css(css)).await
+}
+
+/// Waits until `locator` matches an element of the page.
+async fn wait_for_at(browser: &Client, locator: Locator<'_>) -> fantoccini::elements::Element {
+    browser
+        .wait()
+        .at_most(PATIENCE)
+        .for_element(locator)
+        .await
+        .unwrap_or_else(|e| panic!("{locator:?} never showed: {e}"))
+}
+
+#[tokio::test]
+async fn the_console_in_a_browser() {
+    let driver = Driver::start().await;
+    let mut bed = Bed::start(Options::default()).await;
+    bed.wait_state(ComponentState::Failed).await;
+    let browser = driver.browser("en-US").await;
+    browser
+        .goto(&bed.link().await)
+        .await
+        .expect("open the link");
+    let row = format!("tr[data-account=\"{ID}\"]");
+    wait_for(&browser, &format!("{row} td.state[data-state=\"failed\"]")).await;
+    // Marks this page: a reload or navigation would lose it.
+    browser
+        .execute("window.keptSinceLoad = 'yes'; return 1;", vec![])
+        .await
+        .expect("mark the page");
+
+    wait_for(&browser, &format!("{row} form.scan button"))
+        .await
+        .click()
+        .await
+        .expect("scan");
+    let fake = bed.fake.handle();
+    assert!(fake.wait_for_qr(1, PATIENCE).await, "a code was issued");
+    let svg = wait_for(&browser, "#scan .qr svg").await;
+    assert!(svg.attr("viewBox").await.expect("attr").is_some());
+    fake.qr_scan();
+    let scanned = "//section[@id='scan']//li[starts-with(normalize-space(.), 'scanned')]";
+    wait_for_at(&browser, Locator::XPath(scanned)).await;
+    fake.qr_confirm(OWNER).expect("a code to confirm");
+    wait_for(
+        &browser,
+        &format!("{row} td.state[data-state=\"connected\"]"),
+    )
+    .await;
+    wait_for(&browser, "#scan p.done").await;
+    let kept = browser
+        .execute("return window.keptSinceLoad || 'reloaded';", vec![])
+        .await
+        .expect("read the mark");
+    assert_eq!(
+        kept,
+        serde_json::json!("yes"),
+        "connected shown without a reload"
+    );
+
+    let asker = bed
+        .cli_command(&["confirm", "Deploy release 1.4?", "--chat", ID])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("ask");
+    let question = wait_for(&browser, "form.question").await;
+    let text = question.text().await.expect("text");
+    assert!(text.contains("Deploy release 1.4?"), "{text}");
+    wait_for(&browser, "form.question button[value=\"yes\"]")
+        .await
+        .click()
+        .await
+        .expect("yes");
+    let out = within(asker.wait_with_output(), "the CLI to end")
+        .await
+        .expect("the CLI ran");
+    assert_eq!(out.status.code(), Some(0), "{:?}", out);
+    wait_for(&browser, "#questions p").await;
+    browser.close().await.expect("close");
+
+    let zh = driver.browser("zh-CN").await;
+    zh.goto(&bed.link().await).await.expect("open the link");
+    let h1 = wait_for(&zh, "html[lang=\"zh-CN\"] h1").await;
+    assert!(h1.text().await.expect("text").contains("控制台"));
+    let switch = wait_for(&zh, "a.lang").await;
+    assert_eq!(switch.text().await.expect("text"), "English");
+    zh.close().await.expect("close");
+    bed.stop().await;
+}

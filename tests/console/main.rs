@@ -1,0 +1,6 @@
+//! The web console (`src/console/`): its guard over real HTTP, and the pages in a real
+//! headless Chromium, against a daemon wired as `scv-bridge run` wires it.
+
+mod browser;
+mod security;
+mod support;
