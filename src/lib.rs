@@ -18,6 +18,8 @@
 //! - [`confirm`]: owner yes/no questions: ask, deliver, read answers, deadlines, `scv-bridge confirm`.
 //! - [`agent`]: agent backends (OpenAI-compatible HTTP, SCV agent server) behind one trait.
 //! - [`control`]: the `daemon.control` Unix socket server.
+//! - [`console`]: the web console (axum, maud): the owner's view of the daemon over HTTP, its
+//!   questions, a WeChat login by scanning; one-time links, sessions, CSRF, a strict CSP.
 //! - [`cli`]: command-line rendering (the status table, human durations).
 //! - [`client`]: the control socket client used by the command line.
 //! - [`daemon`]: wires configuration, store, supervisor and control socket into `run`.
