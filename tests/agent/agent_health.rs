@@ -2,7 +2,7 @@
 //! backend built from `[agent]` as `run` builds it, in-memory chat accounts, and the fake
 //! OpenAI-compatible server on loopback. Also what one chat message may hand to the agent.
 
-mod memory_support;
+use crate::memory_support;
 
 use std::path::Path;
 use std::sync::Arc;

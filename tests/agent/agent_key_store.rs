@@ -2,7 +2,7 @@
 //! no unit file) answers a WeChat chat, sends that key to the model, and never shows it in
 //! status or its log.
 
-mod process_support;
+use crate::process_support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
-//! The real-agent tests (`tests/acp_real.rs`, `tests/acp_chat.rs`) without the agents: each
+//! The real-agent tests (`tests/acp_real/acp_real.rs`, `tests/acp_real/acp_chat.rs`) without the agents: each
 //! counts as ignored, with the reason, never as passed; with them, each runs.
 
-mod acp_support;
+use crate::acp_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,7 @@
 //! The pipeline through a running daemon: in-memory chat accounts, the real agent backends,
 //! and fake OpenAI / SCV servers over real sockets.
 
-mod memory_support;
+use crate::memory_support;
 
 use std::path::Path;
 use std::sync::Arc;

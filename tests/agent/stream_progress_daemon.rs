@@ -3,7 +3,7 @@
 //! "Still working: running tests" after 30 s, each later line only after twice the silence
 //! before it, three at most, then the answer.
 
-mod memory_support;
+use crate::memory_support;
 
 use std::path::Path;
 use std::sync::Arc;
