@@ -10,8 +10,8 @@
 //! missing agent fails. A `harness = false` test (libtest-mimic), so the skip is decided when
 //! the tests run and shows in the count.
 
-mod acp_support;
-mod process_support;
+use crate::acp_support;
+use crate::process_support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -203,10 +203,10 @@ async fn drive(make: impl Fn(&Path, &FakeModels) -> AgentCmd) {
     terminate(&mut bed.daemon);
 }
 
-fn main() {
-    let args = libtest_mimic::Arguments::from_args();
+/// This file's trials (run by `main.rs`).
+pub fn trials() -> Vec<libtest_mimic::Trial> {
     let dir = acp_support::agents_dir();
-    let trials = vec![
+    vec![
         acp_support::agent_trial(
             "real_codex_acp_from_the_wechat_chat_asks_and_obeys_the_owner",
             dir.clone(),
@@ -217,6 +217,5 @@ fn main() {
             dir,
             |dir| async move { drive(|home, models| acp_support::claude(&dir, home, models)).await },
         ),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    ]
 }

@@ -7,7 +7,7 @@
 //! missing agent fails. A `harness = false` test (libtest-mimic), so the skip is decided when
 //! the tests run and shows in the count.
 
-mod acp_support;
+use crate::acp_support;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -129,10 +129,10 @@ async fn drive(make: impl Fn(&Path, &FakeModels) -> acp_support::AgentCmd) {
     a.close().await;
 }
 
-fn main() {
-    let args = libtest_mimic::Arguments::from_args();
+/// This file's trials (run by `main.rs`).
+pub fn trials() -> Vec<libtest_mimic::Trial> {
     let dir = acp_support::agents_dir();
-    let trials = vec![
+    vec![
         acp_support::agent_trial(
             "real_codex_acp_asks_the_owner_and_obeys_the_answer",
             dir.clone(),
@@ -143,6 +143,5 @@ fn main() {
             dir,
             |dir| async move { drive(|home, models| acp_support::claude(&dir, home, models)).await },
         ),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    ]
 }
