@@ -4,9 +4,9 @@
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
-const README: &str = include_str!("../README.md");
-const DEPLOY: &str = include_str!("../deploy/README.md");
-const README_ZH: &str = include_str!("../README.zh-CN.md");
+const README: &str = include_str!("../../README.md");
+const DEPLOY: &str = include_str!("../../deploy/README.md");
+const README_ZH: &str = include_str!("../../README.zh-CN.md");
 
 /// Every `scv-bridge ...` invocation in ```sh blocks, as argument lists (without the program name).
 fn invocations(text: &str) -> Vec<Vec<String>> {

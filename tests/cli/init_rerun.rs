@@ -4,9 +4,8 @@
 //! again, and only the mailbox's password is stored (checked against a real Dovecot).
 
 // The mail server harness is shared with `channels/mail`'s own tests.
-mod process_support;
-#[path = "../channels/mail/tests/support/mod.rs"]
-mod server;
+use crate::process_support;
+use crate::server;
 
 use std::collections::BTreeMap;
 use std::path::Path;

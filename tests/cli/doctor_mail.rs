@@ -3,8 +3,7 @@
 //! person meets (a private CA without `tls_ca`, a wrong password, an https endpoint whose
 //! certificate this machine does not trust), each with its fix.
 
-#[path = "../channels/mail/tests/support/mod.rs"]
-mod server;
+use crate::server;
 
 use std::path::Path;
 use std::process::Command;

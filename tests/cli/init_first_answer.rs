@@ -2,7 +2,7 @@
 //! terminal (agent tested, key stored, WeChat QR login against the fake iLink server), then
 //! `run`, and the owner's first message is answered by the fake model.
 
-mod process_support;
+use crate::process_support;
 
 use std::process::Command;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! `scv-bridge doctor` through the real binary (completions: `tests/completions.rs`).
+//! `scv-bridge doctor` through the real binary (completions: `tests/cli/completions.rs`).
 
 use std::path::Path;
 use std::process::Command;

@@ -6,9 +6,9 @@
 
 use std::process::Command;
 
-const README: &str = include_str!("../README.md");
-const README_ZH: &str = include_str!("../README.zh-CN.md");
-const MANIFEST: &str = include_str!("../Cargo.toml");
+const README: &str = include_str!("../../README.md");
+const README_ZH: &str = include_str!("../../README.zh-CN.md");
+const MANIFEST: &str = include_str!("../../Cargo.toml");
 
 /// `1.89` or `1.89.0` as comparable numbers.
 fn version(v: &str) -> Vec<u64> {
