@@ -2,8 +2,7 @@
 //! restart hands a journaled answer to the confirm service even when its question closed
 //! meanwhile, instead of deciding again and giving the owner's "yes" to the agent.
 
-#[path = "confirm_support/mod.rs"]
-mod support;
+use crate::confirm_support as support;
 
 use std::path::Path;
 

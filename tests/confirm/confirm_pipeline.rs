@@ -1,7 +1,6 @@
 //! Confirm questions through the conversation pipeline with a MemoryChannel account and a manual clock.
 
-#[path = "confirm_support/mod.rs"]
-mod support;
+use crate::confirm_support as support;
 
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! Messages updated in place: the pipeline's update items, and Feishu question cards updated when
 //! the question closes, with a MemoryChannel account (it edits like Feishu) and a manual clock.
 
-#[path = "confirm_support/mod.rs"]
-mod support;
+use crate::confirm_support as support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,8 +1,7 @@
 //! Send-path trouble shows in the account's health while it lasts ("sends failing: HTTP 500;
 //! 1 waiting; retry in 1 s") and clears on the next success. Paused clock: retries are instant.
 
-#[path = "confirm_support/mod.rs"]
-mod support;
+use crate::confirm_support as support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,8 +2,7 @@
 //! question in the owner's chat, and the owner's answer becomes `approval.resolve`; with
 //! `approvals = "ask_or_always"` an ACP agent's allow-always option is offered as `A <code>`.
 
-#[path = "confirm_support/mod.rs"]
-mod support;
+use crate::confirm_support as support;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,8 +1,7 @@
 //! Confirm questions in the owner's language: fixed by `language = "zh-CN"`, or followed from
 //! the chat under `auto`; English stays byte for byte as it was (see confirm_pipeline.rs).
 
-#[path = "confirm_support/mod.rs"]
-mod support;
+use crate::confirm_support as support;
 
 use scv_bridge::protocol::ConfirmState;
 use scv_bridge::words::Language;

@@ -1,7 +1,6 @@
 //! Confirm questions over the daemon's real control socket, and `scv-bridge confirm`'s exit codes.
 
-#[path = "confirm_support/mod.rs"]
-mod support;
+use crate::confirm_support as support;
 
 use std::path::Path;
 use std::sync::Arc;
