@@ -2,8 +2,8 @@
 //! WeChat stops polling and keeps the batch it holds, Feishu answers 500 so it pushes again;
 //! status says so; both resume by themselves once a commit succeeds. Paused clock.
 
-mod feishu_support;
-mod wechat_support;
+use crate::feishu_support;
+use crate::wechat_support;
 
 use std::time::Duration;
 

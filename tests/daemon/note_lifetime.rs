@@ -2,7 +2,7 @@
 //! send succeeds and nothing waits, even when the account restarted during the outage.
 //! Paused clock; waits are on health changes, never on timeouts.
 
-mod wechat_support;
+use crate::wechat_support;
 
 use std::time::Duration;
 

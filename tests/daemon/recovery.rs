@@ -1,9 +1,9 @@
 //! Accounts always come back: short outages never end an account, and after `failed` the fix a
 //! person runs (`login` with the same credentials, `reload`) restarts it, on every channel.
 
-mod feishu_support;
-mod support_mail;
-mod wechat_support;
+use crate::feishu_support;
+use crate::support_mail;
+use crate::wechat_support;
 
 use std::time::Duration;
 

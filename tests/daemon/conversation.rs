@@ -12,7 +12,7 @@ use scv_bridge::failure::{Code, general};
 use scv_bridge::protocol::{NoteSource, Purpose, RemoteTools, Senders};
 use tokio::sync::{Notify, watch};
 
-mod conversation_support;
+use crate::conversation_support;
 use conversation_support::*;
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! Recovery at the platform's pace, through the real WeChat adapter and the fake iLink server:
 //! however many outages came before, the account is connected again within 15 s of the heal.
 
-mod wechat_support;
+use crate::wechat_support;
 
 use std::time::Duration;
 

@@ -427,7 +427,7 @@ async fn metrics_are_served_when_configured() {
         page.contains("scv_bridge_account_restarts_total{account=\"feishu:c\"} 0"),
         "{page}"
     );
-    // The latency histograms appear once traffic has passed (tests/metrics_round_trip.rs).
+    // The latency histograms appear once traffic has passed (tests/daemon/metrics_round_trip.rs).
     for family in ["build", "outbox_depth"] {
         assert!(
             page.contains(&format!("# HELP scv_bridge_{family} ")),

@@ -1,7 +1,7 @@
 //! The metrics page after real traffic: the daemon with the WeChat adapter against the fake iLink
 //! server, one round trip, then a scrape over HTTP with a real client.
 
-mod wechat_support;
+use crate::wechat_support;
 
 use scv_bridge::protocol::ComponentState;
 use scv_wechat::fake::FakeConfig;

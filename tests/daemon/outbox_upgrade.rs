@@ -2,7 +2,7 @@
 //! and its update as raw Feishu card JSON in the `rich` column), left pending when that daemon
 //! was killed, go out after the upgrade exactly as that release would have sent them.
 
-mod feishu_support;
+use crate::feishu_support;
 
 use std::os::unix::fs::PermissionsExt;
 

@@ -3,7 +3,7 @@
 use scv_bridge::protocol::*;
 use serde_json::{Value, json};
 
-const EXAMPLES: &str = include_str!("fixtures/protocol-examples.jsonl");
+const EXAMPLES: &str = include_str!("../fixtures/protocol-examples.jsonl");
 
 /// Parses a line as a client message or a server event and re-serializes it.
 fn round_trip(line: &str) -> Value {

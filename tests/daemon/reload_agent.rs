@@ -2,7 +2,7 @@
 //! at start), as for `metrics_listen`; it never reports "nothing changed" while the old agent
 //! keeps answering.
 
-mod wechat_support;
+use crate::wechat_support;
 
 use scv_bridge::protocol::ComponentState;
 use scv_wechat::fake::FakeConfig;
