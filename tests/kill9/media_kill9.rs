@@ -2,7 +2,7 @@
 //! real WeChat adapter and OpenAI backend, SIGKILLed while the fake CDN holds the transfer, then
 //! restarted. Nothing is lost, no file is stored twice, nothing is sent twice.
 
-mod process_support;
+use crate::process_support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! the real WeChat adapter and OpenAI backend, against the fake iLink and model servers over real
 //! sockets, SIGKILLed at a different point of the work in each round, then restarted.
 
-mod process_support;
+use crate::process_support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

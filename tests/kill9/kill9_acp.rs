@@ -4,7 +4,7 @@
 //! grandchild, which that signal does not reach, dies when the daemon starts again (the group
 //! recorded in the state directory is killed at start, before any message).
 
-mod process_support;
+use crate::process_support;
 
 use std::path::Path;
 use std::time::Duration;

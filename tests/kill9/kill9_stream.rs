@@ -4,7 +4,7 @@
 //! card sent), then restarted. The turn runs again and the answer ends whole: nothing lost,
 //! nothing sent twice.
 
-mod process_support;
+use crate::process_support;
 
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 //! journal commit is re-pushed, a kill after it is deduped by the journal, and a send the
 //! platform carried out but the daemon never heard of is deduped by its `uuid`.
 
-mod process_support;
+use crate::process_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

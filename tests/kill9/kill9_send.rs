@@ -8,7 +8,7 @@
 //! got is announced as possibly cut off, it sends `/again`. Every reply must arrive exactly
 //! once: no doubles, none lost.
 
-mod process_support;
+use crate::process_support;
 
 use std::time::Duration;
 

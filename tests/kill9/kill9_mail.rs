@@ -7,10 +7,9 @@
 //! item, the model asked about each mail once (plus the one decision in flight at a kill), the
 //! flags untouched, and no mail text in the trace-level logs.
 
-mod process_support;
+use crate::process_support;
 
-#[path = "../channels/mail/tests/support/mod.rs"]
-mod server;
+use crate::server;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
