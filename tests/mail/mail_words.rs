@@ -1,7 +1,6 @@
 //! Mail digests in the owner's language: `language = "zh-CN"` on the mail account.
 
-#[path = "support_mail/mod.rs"]
-mod support_mail;
+use crate::support_mail;
 
 use scv_bridge::protocol::ComponentState;
 use support_mail::Harness;

@@ -1,7 +1,7 @@
 //! The mail account end to end: real Dovecot and SMTP, the daemon, a fake model, an in-memory
 //! mail chat and a manual clock. Every wait is for an event (with a generous bound).
 
-mod support_mail;
+use crate::support_mail;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

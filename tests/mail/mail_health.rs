@@ -2,7 +2,7 @@
 //! in IDLE (here: another client flagging a message) moves `last_success`, so it says when the
 //! server last spoke, not when mail last came.
 
-mod support_mail;
+use crate::support_mail;
 
 use scv_bridge::protocol::ComponentState;
 use scv_mail::{ImapSession, Security};

@@ -2,8 +2,7 @@
 //! makes `/digest`'s "nothing new", the `/reply` question and the answer to the yes Chinese.
 //! Real Dovecot and SMTP receiver, the conversation pipeline, a memory chat.
 
-#[path = "support_mail/mod.rs"]
-mod support_mail;
+use crate::support_mail;
 
 use scv_bridge::protocol::ComponentState;
 use support_mail::Harness;

@@ -3,7 +3,7 @@
 //! handled by the mail accounts, and none of it reaches the model or its stored history. Real
 //! Dovecot, the daemon, the real OpenAI backend against the fake model.
 
-mod support_mail;
+use crate::support_mail;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! answer is partly invalid asks again only for what it left undecided. Real Dovecot, the daemon,
 //! the fake model.
 
-mod support_mail;
+use crate::support_mail;
 
 use std::sync::atomic::Ordering;
 
