@@ -1,6 +1,6 @@
 //! Yes/no cards: sent as proactive cards, clicked by the owner or a stranger.
 
-mod feishu_support;
+use crate::feishu_support;
 
 use std::sync::Arc;
 

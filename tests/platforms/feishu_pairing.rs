@@ -1,6 +1,6 @@
 //! Owner pairing: `login` stores a one-time code; the first private sender of it becomes the owner.
 
-mod feishu_support;
+use crate::feishu_support;
 
 use feishu_support::*;
 use scv_bridge::config::FeishuSettings;

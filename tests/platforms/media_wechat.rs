@@ -1,7 +1,7 @@
 //! Media both ways over real sockets: the fake iLink server with its strict CDN, the daemon
 //! with the real WeChat adapter, and the agents' real backends against their fakes.
 
-mod media_support;
+use crate::media_support;
 
 use std::sync::Arc;
 

@@ -3,8 +3,8 @@
 //! closes (answer, expiry, withdrawal), durably across a restart, with a new message when the
 //! card cannot be updated. The questions' clock is manual; nothing sleeps for real seconds.
 
-mod feishu_support;
-mod process_support;
+use crate::feishu_support;
+use crate::process_support;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! the answer; a card that can no longer be updated ends with the rest as a new message; a
 //! short answer stays a plain message; a restart mid-answer finishes the same card.
 
-mod stream_support;
+use crate::stream_support;
 
 use std::sync::Arc;
 

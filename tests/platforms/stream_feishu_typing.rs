@@ -1,7 +1,7 @@
 //! The typing sign on Feishu: a `Typing` reaction on the owner's message while the agent
 //! works, removed once the answer is done; best-effort when Feishu refuses it.
 
-mod feishu_support;
+use crate::feishu_support;
 
 use feishu_support::*;
 use scv_bridge::protocol::ComponentState;

@@ -1,7 +1,7 @@
 //! `scv-bridge login feishu` with no daemon running stores the login and the pairing code, then
 //! says to start the daemon first and returns: it never waits for a code nobody can receive.
 
-mod feishu_support;
+use crate::feishu_support;
 
 use std::process::Stdio;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! account's listener, journaled before the 200, answered over the IM API of the fake; forged and
 //! unsigned requests refused before anything reaches the agent.
 
-mod feishu_support;
+use crate::feishu_support;
 
 use std::sync::Arc;
 

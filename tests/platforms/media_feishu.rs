@@ -5,7 +5,7 @@
 //! download or an upload is in flight (frozen half way by a proxy in front of the fake) loses
 //! nothing and sends nothing twice.
 
-mod process_support;
+use crate::process_support;
 
 use std::time::Duration;
 

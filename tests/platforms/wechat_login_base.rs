@@ -1,7 +1,7 @@
 //! `scv-bridge login wechat ACCOUNT` logs in where the account lives: the `base_url` of its
 //! table (so the command `status` prints works as copied), and a failure names that host.
 
-mod wechat_support;
+use crate::wechat_support;
 
 use std::time::Duration;
 

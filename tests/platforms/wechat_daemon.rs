@@ -1,6 +1,6 @@
 //! The daemon with the real WeChat adapter against the fake iLink server, over real sockets.
 
-mod wechat_support;
+use crate::wechat_support;
 
 use std::time::Duration;
 

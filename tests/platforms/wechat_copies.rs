@@ -1,7 +1,7 @@
 //! Redelivered copies are dropped only when provably copies: a message with a creation time is
 //! a copy only of one created at the same time; every drop is counted by reason.
 
-mod wechat_support;
+use crate::wechat_support;
 
 use scv_bridge::config::{AccountKey, Channel};
 use scv_wechat::fake::FakeConfig;

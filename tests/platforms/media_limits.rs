@@ -4,7 +4,7 @@
 //! its path with a note; an account's own `[wechat.<name>.media]` cap wins over `[media]`; and
 //! partial downloads a crash left in the inbox are swept when the account starts.
 
-mod media_support;
+use crate::media_support;
 
 use std::io::Cursor;
 use std::sync::Arc;

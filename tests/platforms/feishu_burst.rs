@@ -3,7 +3,7 @@
 //! event is answered once. Not timed: the fake's ACK deadline is set far out, so an event the
 //! bridge dropped would show as a missing ACK, never as a quiet re-push.
 
-mod feishu_support;
+use crate::feishu_support;
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! `/again` in a WeChat chat with no reply held (see `adapters/wechat/held.rs`) is an ordinary
 //! message: the bridge takes it out of the batch only when it has something to send again.
 
-mod wechat_support;
+use crate::wechat_support;
 
 use scv_bridge::protocol::ComponentState;
 use scv_wechat::fake::FakeConfig;

@@ -1,7 +1,7 @@
 //! Streaming on WeChat against the fake iLink server: finished parts of a long answer go out
 //! while the model still writes, and a restart mid-answer loses and repeats nothing.
 
-mod wechat_support;
+use crate::wechat_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

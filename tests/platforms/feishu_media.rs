@@ -3,7 +3,7 @@
 //! queued workspace image arrives as an image with the file's bytes; an upload the app has no
 //! scope for shows in the account's health with the scope to add.
 
-mod feishu_support;
+use crate::feishu_support;
 
 use feishu_support::{Harness, OWNER, Setup, p2p_chat};
 use scv_bridge::agent::MediaKind;

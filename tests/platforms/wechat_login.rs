@@ -1,7 +1,7 @@
 //! `scv-bridge login wechat` against the fake iLink server, alone and with a running daemon
 //! whose session expired.
 
-mod wechat_support;
+use crate::wechat_support;
 
 use std::sync::Arc;
 use std::time::Duration;

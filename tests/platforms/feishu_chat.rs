@@ -1,6 +1,6 @@
 //! The Feishu account end to end: the daemon against the fake over the long connection.
 
-mod feishu_support;
+use crate::feishu_support;
 
 use feishu_support::*;
 use scv_bridge::client;
