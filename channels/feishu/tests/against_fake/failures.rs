@@ -1,7 +1,7 @@
 //! Fatal and transient failures of the long connection, and the fake's own protocol checks.
 #![cfg(feature = "fake")]
 
-mod common;
+use crate::common;
 
 use common::{WAIT, client_for, client_with, fast_options};
 use futures_util::{SinkExt, StreamExt};

@@ -1,7 +1,7 @@
 //! Token cache, REST calls and error classes against the fake.
 #![cfg(feature = "fake")]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The real long connection against the fake, over real sockets.
 #![cfg(feature = "fake")]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! image and file uploads with the platform's limits, and media messages.
 #![cfg(feature = "fake")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
