@@ -1,7 +1,7 @@
 //! The multi-charset fixtures decode to the right text, both parsed directly and fetched
 //! from a real Dovecot after APPEND (so the IMAP partial fetch path is covered too).
 
-mod support;
+use crate::support;
 
 use scv_mail::{MailItem, ParseLimits, parse_message};
 use support::{MailServer, fixture};

@@ -1,7 +1,7 @@
 //! SELECT values, finding new mail, batched fetching without touching `\Seen`, keyword
 //! marking and UIDVALIDITY changes, against a real Dovecot.
 
-mod support;
+use crate::support;
 
 use scv_mail::{Security, TRIAGED_KEYWORD};
 use support::MailServer;

@@ -1,7 +1,7 @@
 //! Waiting for new mail: IDLE woken by real SMTP delivery, refresh, cancellation and the
 //! NOOP fallback. Every wait is for an event; no test sleeps for a fixed time.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

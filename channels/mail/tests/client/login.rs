@@ -1,6 +1,6 @@
 //! Logging in against a real Dovecot over every transport, and how failures classify.
 
-mod support;
+use crate::support;
 
 use scv_mail::{ErrorClass, ImapAuth, ImapSession, MailError, Password, Security};
 use support::MailServer;

@@ -1,7 +1,7 @@
 //! SMTP sending against the real receiver (delivering into Dovecot): threaded replies,
 //! TLS variants, AUTH failures, and saving the sent bytes to the Sent folder.
 
-mod support;
+use crate::support;
 
 use scv_mail::{
     ErrorClass, MailAddress, MailError, MailItem, Password, Security, SmtpSender, SmtpSettings,
