@@ -14,6 +14,7 @@ use scv_bridge::config::{AccountKey, Channel};
 use scv_bridge::conversation::ChatId;
 use scv_bridge::store::Store;
 use scv_bridge::testing::fake_acp::{FakeAcp, ScriptedApprover};
+use scv_bridge::testing::turn_request;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
@@ -28,15 +29,9 @@ fn key(chat: &str) -> SessionKey {
 fn req(chat: &str, prompt: &str, approver: Option<Arc<dyn Approver>>) -> TurnRequest {
     TurnRequest {
         session: key(chat),
-        prompt: prompt.into(),
-        no_tools: false,
-        auto_approve: false,
         approver,
         workspace: Some(PathBuf::from("/srv/work")),
-        channel_label: "WeChat",
-        language: Default::default(),
-        attachments: Vec::new(),
-        events: TurnEvents::none(),
+        ..turn_request(chat, prompt)
     }
 }
 

@@ -12,8 +12,9 @@ use scv_bridge::agent::{Agent, OpenAiAgent, OpenAiOptions};
 use scv_bridge::config::{AccountKey, AgentConfig, Config};
 use scv_bridge::conversation::*;
 use scv_bridge::daemon::RunningDaemon;
-use scv_bridge::protocol::{AgentState, DaemonCommand, DaemonStatus};
+use scv_bridge::protocol::AgentState;
 use scv_bridge::store::Store;
+use scv_bridge::testing::daemon_status as status;
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 
 const OWNER: &str = "o9@im.wechat";
@@ -48,12 +49,6 @@ async fn start_with(
         make(&agent_config, store.clone())
     })
     .await
-}
-
-async fn status(d: &RunningDaemon) -> DaemonStatus {
-    scv_bridge::client::request(&d.socket, DaemonCommand::Status)
-        .await
-        .expect("status")
 }
 
 fn msg(id: &str, text: &str) -> Inbound {

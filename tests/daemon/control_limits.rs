@@ -3,7 +3,6 @@
 //! within `idle` is closed, and the daemon raises its soft open-file limit to the hard one.
 
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -11,6 +10,7 @@ use std::time::Duration;
 
 use scv_bridge::control::{self, CommandError, Handler, Limits};
 use scv_bridge::protocol::{DaemonCommand, DaemonStatus};
+use scv_bridge::testing::process::limit_open_files;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::time::Instant;
@@ -210,20 +210,7 @@ fn spawn_daemon(dir: &Path, soft: u64, hard: u64) -> (std::process::Child, std::
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let lim = libc::rlimit {
-        rlim_cur: soft,
-        rlim_max: hard,
-    };
-    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
-            }
-        });
-    }
+    limit_open_files(&mut cmd, soft, hard);
     (cmd.spawn().expect("spawn the daemon"), socket)
 }
 

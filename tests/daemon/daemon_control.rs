@@ -10,6 +10,7 @@ use scv_bridge::protocol::*;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::FakeFactory;
+use scv_bridge::testing::daemon_status as status;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
@@ -35,12 +36,6 @@ async fn start(
     let config = Config::load(&path).expect("config");
     let f: Arc<dyn ComponentFactory> = factory;
     daemon::start(config, move |_, _| f, LifecyclePolicy::default()).await
-}
-
-async fn status(d: &RunningDaemon) -> DaemonStatus {
-    client::request(&d.socket, DaemonCommand::Status)
-        .await
-        .expect("status")
 }
 
 async fn wait_connected(d: &RunningDaemon, id: &str) {

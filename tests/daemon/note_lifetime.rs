@@ -52,19 +52,7 @@ async fn a_send_note_clears_when_the_send_succeeds_after_a_twenty_second_502() {
         "the account dropped meanwhile"
     );
     fake.clear_faults();
-    let answered = async {
-        loop {
-            let changed = fake.changed();
-            if !fake.sent().is_empty() {
-                return;
-            }
-            changed.await;
-        }
-    };
-    tokio::select! {
-        () = answered => {}
-        () = scv_bridge::testing::let_time_pass(Duration::from_secs(60)) => {}
-    }
+    wechat_support::until_sent(&fake, 1, Duration::from_secs(60)).await;
     assert_eq!(
         fake.sent().into_iter().map(|m| m.text).collect::<Vec<_>>(),
         ["echo: hello"]

@@ -55,21 +55,7 @@ async fn wechat_four_short_outages_then_healthy_connects_within_the_cap_and_answ
     assert_eq!(s.action, None);
 
     fake.push_text(wechat_support::OWNER, "still there?");
-    // Woken by the fake's changes; a minute of paused time in small steps is only the ceiling
-    // (after it the assertion below says what was sent).
-    let answered = async {
-        loop {
-            let changed = fake.changed();
-            if !fake.sent().is_empty() {
-                return;
-            }
-            changed.await;
-        }
-    };
-    tokio::select! {
-        () = answered => {}
-        () = scv_bridge::testing::let_time_pass(Duration::from_secs(60)) => {}
-    }
+    wechat_support::until_sent(&fake, 1, Duration::from_secs(60)).await;
     let texts: Vec<String> = fake.sent().into_iter().map(|m| m.text).collect();
     assert_eq!(texts, ["echo: still there?"]);
     assert_eq!(h.agent.turns("still there?"), 1, "answered once");

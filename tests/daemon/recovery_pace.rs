@@ -47,19 +47,7 @@ async fn wechat_notices_the_platform_back_within_fifteen_seconds_in_every_round(
         scv_bridge::testing::let_time_pass(Duration::from_secs(20).saturating_sub(back)).await;
     }
     fake.push_text(wechat_support::OWNER, "still there?");
-    let answered = async {
-        loop {
-            let changed = fake.changed();
-            if !fake.sent().is_empty() {
-                return;
-            }
-            changed.await;
-        }
-    };
-    tokio::select! {
-        () = answered => {}
-        () = scv_bridge::testing::let_time_pass(Duration::from_secs(60)) => {}
-    }
+    wechat_support::until_sent(&fake, 1, Duration::from_secs(60)).await;
     let texts: Vec<String> = fake.sent().into_iter().map(|m| m.text).collect();
     assert_eq!(texts, ["echo: still there?"]);
     h.stop().await;

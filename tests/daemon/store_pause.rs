@@ -83,19 +83,7 @@ async fn wechat_stops_polling_while_the_journal_cannot_commit_and_loses_nothing(
     })
     .await;
     assert_eq!(store_note(&s), None, "{s:?}");
-    let answered = async {
-        loop {
-            let changed = fake.changed();
-            if fake.sent().len() >= 2 {
-                return;
-            }
-            changed.await;
-        }
-    };
-    tokio::select! {
-        () = answered => {}
-        () = scv_bridge::testing::let_time_pass(Duration::from_secs(60)) => {}
-    }
+    wechat_support::until_sent(&fake, 2, Duration::from_secs(60)).await;
     let texts: Vec<String> = fake.sent().into_iter().map(|m| m.text).collect();
     assert_eq!(texts, ["echo: one", "echo: two"]);
     h.stop().await;

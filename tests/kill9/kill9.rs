@@ -3,11 +3,12 @@
 //! sockets, SIGKILLed at a different point of the work in each round, then restarted.
 
 use crate::process_support;
+use crate::wechat_bed;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use process_support::bed::{ProcessBed, openai_agent, states, wechat_login};
+use process_support::bed::{ProcessBed, states};
 use process_support::log_count::LogCount;
 use process_support::{Daemon, exits_cleanly, sigkill, sigterm, terminate};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
@@ -32,19 +33,7 @@ impl Bed {
     }
 
     async fn with(config: FakeConfig) -> Bed {
-        let fake = FakeServer::start_with(config).await.expect("fake ilink");
-        let model = FakeOpenAi::start().await.expect("fake model");
-        let p = ProcessBed::new(
-            |_| {
-                format!(
-                    "{}[wechat.phone]\nsenders = \"anyone\"\nbase_url = \"{}\"\n",
-                    openai_agent(&model.base_url(), "m", "SCV_KILL9_KEY"),
-                    fake.base_url(),
-                )
-            },
-            &[("SCV_KILL9_KEY", "k")],
-        );
-        p.save_login("wechat:phone", &wechat_login(&fake, "owner@im.wechat"));
+        let (p, fake, model) = wechat_bed::start(config).await;
         Bed { p, fake, model }
     }
 

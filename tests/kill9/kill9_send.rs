@@ -9,10 +9,11 @@
 //! once: no doubles, none lost.
 
 use crate::process_support;
+use crate::wechat_bed;
 
 use std::time::Duration;
 
-use process_support::bed::{ProcessBed, openai_agent, wechat_login};
+use process_support::bed::ProcessBed;
 use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_wechat::Endpoint;
@@ -33,24 +34,11 @@ struct Bed {
 
 impl Bed {
     async fn new() -> Bed {
-        let fake = FakeServer::start_with(FakeConfig {
+        let (p, fake, model) = wechat_bed::start(FakeConfig {
             refuse_reused_client_ids: false,
             ..FakeConfig::default()
         })
-        .await
-        .expect("fake ilink");
-        let model = FakeOpenAi::start().await.expect("fake model");
-        let p = ProcessBed::new(
-            |_| {
-                format!(
-                    "{}[wechat.phone]\nsenders = \"anyone\"\nbase_url = \"{}\"\n",
-                    openai_agent(&model.base_url(), "m", "SCV_KILL9_KEY"),
-                    fake.base_url(),
-                )
-            },
-            &[("SCV_KILL9_KEY", "k")],
-        );
-        p.save_login("wechat:phone", &wechat_login(&fake, "owner@im.wechat"));
+        .await;
         Bed { p, fake, model }
     }
 

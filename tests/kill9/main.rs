@@ -1,5 +1,7 @@
-//! `kill -9` of the real daemon at any moment: nothing lost, nothing sent twice: one test binary, each file below one area of it (they share the support
-//! modules declared here and run on parallel threads).
+//! `kill -9` of the real daemon at any moment: nothing lost, nothing sent twice.
+//!
+//! One test binary: each file is a module, the support is declared once here, and the tests run on
+//! parallel threads of this one process (so none changes process-wide state another reads).
 
 #[path = "../process_support/mod.rs"]
 mod process_support;
@@ -13,3 +15,4 @@ mod kill9_mail;
 mod kill9_send;
 mod kill9_stream;
 mod media_kill9;
+mod wechat_bed;

@@ -9,11 +9,9 @@ use std::time::Duration;
 use process_support::bed::{ProcessBed, files_below, openai_agent, wechat_login};
 use process_support::{Daemon, sigkill, terminate};
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
+use scv_bridge::testing::wechat::image_item;
 use scv_wechat::Endpoint;
-use scv_wechat::cdn::MediaKey;
 use scv_wechat::fake::{FakeHandle, FakeServer, UploadFault};
-use scv_wechat::media::{CdnMedia, ImageItem};
-use scv_wechat::message::MessageItem;
 
 const PATIENCE: Duration = Duration::from_secs(30);
 const OWNER: &str = "owner@im.wechat";
@@ -95,24 +93,9 @@ async fn sigkill_during_a_download_loses_nothing_and_stores_the_file_once() {
         .copied()
         .chain((0..200_000u32).map(|i| (i % 253) as u8))
         .collect();
-    let key = MediaKey::random();
-    let param = h.cdn_put(&photo, Some(&key));
+    let item = image_item(&h, &photo);
     h.cdn_download_fault(0);
-    h.push_items(
-        OWNER,
-        vec![MessageItem {
-            item_type: Some(2),
-            image_item: Some(ImageItem {
-                media: Some(CdnMedia {
-                    encrypt_query_param: Some(param),
-                    ..CdnMedia::default()
-                }),
-                aeskey: Some(key.hex()),
-                ..ImageItem::default()
-            }),
-            ..MessageItem::default()
-        }],
-    );
+    h.push_items(OWNER, vec![item]);
     let mut child = bed.spawn();
     bed.wait_until("the download to start", || h.cdn_requests().0 >= 1)
         .await;

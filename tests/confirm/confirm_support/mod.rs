@@ -3,12 +3,11 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::memory::MemoryChannel;
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{
     AccountKey, AccountSpec, Channel, ChannelSettings, CredentialsMode, FeishuSettings,
     WechatSettings,
@@ -44,39 +43,7 @@ pub async fn within<F: std::future::Future>(f: F) -> F::Output {
 }
 
 /// An agent that answers `echo: <prompt>` and records prompts.
-#[derive(Default)]
-pub struct EchoAgent {
-    prompts: Mutex<Vec<String>>,
-}
-
-impl EchoAgent {
-    /// Every prompt the agent saw.
-    pub fn prompts(&self) -> Vec<String> {
-        self.prompts.lock().expect("lock").clone()
-    }
-}
-
-impl Agent for EchoAgent {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        self.prompts.lock().expect("lock").push(req.prompt.clone());
-        Box::pin(async move {
-            Ok(TurnOutput {
-                text: format!("echo: {}", req.prompt),
-                usage: None,
-                files: Vec::new(),
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
-}
+pub use scv_bridge::testing::InstantAgent as EchoAgent;
 
 /// The spec of `key`.
 pub fn spec(key: &AccountKey, senders: Senders) -> AccountSpec {

@@ -11,17 +11,18 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::PlatformParts;
-use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
+use scv_bridge::adapters::wechat::Tuning;
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
-use scv_bridge::config::{AccountSpec, AgentConfig, Config};
+use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::{self, RunningDaemon};
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::store::Store;
-use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
+use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::WechatFactory;
 use scv_wechat::cdn::MediaKey;
 use scv_wechat::fake::{FakeHandle, FakeServer};
-use scv_wechat::media::{CdnMedia, FileItem, ImageItem, VoiceItem};
+use scv_wechat::media::{CdnMedia, FileItem, VoiceItem};
 use scv_wechat::message::MessageItem;
 use tokio_util::sync::CancellationToken;
 
@@ -69,21 +70,6 @@ impl Agent for ScriptedAgent {
 
     fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
         Box::pin(async { Ok(()) })
-    }
-}
-
-struct Factory {
-    ctx: PlatformParts,
-}
-
-impl ComponentFactory for Factory {
-    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        let tuning = Tuning {
-            min_send_interval: Duration::from_millis(20),
-            slow_down_base: Duration::from_millis(300),
-            ..Tuning::default()
-        };
-        Arc::new(WechatComponent::new(self.ctx.ports().port(spec)).with_tuning(tuning))
     }
 }
 
@@ -163,7 +149,12 @@ impl Bed {
                 agent: AgentConfig::default(),
                 mail: Default::default(),
             };
-            let f: Arc<dyn ComponentFactory> = Arc::new(Factory { ctx });
+            let tuning = Tuning {
+                min_send_interval: Duration::from_millis(20),
+                slow_down_base: Duration::from_millis(300),
+                ..Tuning::default()
+            };
+            let f: Arc<dyn ComponentFactory> = Arc::new(WechatFactory { parts: ctx, tuning });
             f
         };
         let config = Config::load(&self.config_path).expect("config");
@@ -226,23 +217,8 @@ pub async fn within<T>(fut: impl std::future::Future<Output = T>, what: &str) ->
     }
 }
 
-/// An image item whose bytes sit on the fake CDN, keyed by `image_item.aeskey` (hex).
-pub fn image_item(h: &FakeHandle, bytes: &[u8]) -> MessageItem {
-    let key = MediaKey::random();
-    let param = h.cdn_put(bytes, Some(&key));
-    MessageItem {
-        item_type: Some(2),
-        image_item: Some(ImageItem {
-            media: Some(CdnMedia {
-                encrypt_query_param: Some(param),
-                ..CdnMedia::default()
-            }),
-            aeskey: Some(key.hex()),
-            ..ImageItem::default()
-        }),
-        ..MessageItem::default()
-    }
-}
+/// An image item whose bytes sit on the fake CDN (shared with the benches).
+pub use scv_bridge::testing::wechat::image_item;
 
 /// A file item (key in form B, as files carry it) with its declared length.
 pub fn file_item(
