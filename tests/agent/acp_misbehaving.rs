@@ -9,30 +9,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use scv_bridge::agent::{
-    AcpAgent, AcpOptions, Agent, AgentError, AgentErrorKind, Approver, Decision, SessionKey,
-    TurnEvents, TurnRequest,
+    AcpAgent, AcpOptions, Agent, AgentError, AgentErrorKind, Approver, Decision, TurnEvents,
+    TurnRequest,
 };
-use scv_bridge::config::{AccountKey, Channel};
-use scv_bridge::conversation::ChatId;
 use scv_bridge::testing::fake_acp::{FakeAcp, ScriptedApprover};
+use scv_bridge::testing::turn_request;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 fn req(chat: &str, prompt: &str) -> TurnRequest {
     TurnRequest {
-        session: SessionKey {
-            account: AccountKey::new(Channel::Wechat, "phone"),
-            chat: ChatId::new(chat),
-        },
-        prompt: prompt.into(),
-        no_tools: false,
-        auto_approve: false,
-        approver: None,
         workspace: Some(PathBuf::from("/srv/work")),
-        channel_label: "WeChat",
-        language: Default::default(),
-        attachments: Vec::new(),
-        events: TurnEvents::none(),
+        ..turn_request(chat, prompt)
     }
 }
 
@@ -226,7 +214,7 @@ fn captured() -> &'static Captured {
     })
 }
 
-/// Answers initialize and session/new, then on the prompt writes to stderr and exits 3.
+/// Answers initialize and session/new, then on the prompt writes to stderr and exits 7.
 const DYING: &str = r#"#!/bin/sh
 read line
 printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"sh-agent","version":"1"}}}'
@@ -234,7 +222,7 @@ read line
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}'
 read line
 echo "fatal: the model went away" >&2
-exit 3
+exit 7
 "#;
 
 #[tokio::test]
@@ -255,11 +243,12 @@ async fn why_the_agent_ended_is_logged_at_info_with_its_stderr_and_no_message_te
             .await,
     );
     assert_eq!(e.kind, AgentErrorKind::Ended);
-    // Other tests of this binary log their agents' ends too: this one's exits 3.
-    let text = log.until("reason=it exited: exit status: 3").await;
+    // Other tests of this binary log their agents' ends too (`acp_process`'s script exits 3 with
+    // the same stderr): this one's alone exits 7.
+    let text = log.until("reason=it exited: exit status: 7").await;
     let line = text
         .lines()
-        .find(|l| l.contains("reason=it exited: exit status: 3"))
+        .find(|l| l.contains("reason=it exited: exit status: 7"))
         .expect("the line");
     assert!(
         line.contains(" INFO ")

@@ -1,5 +1,8 @@
-//! Agent backends (openai, scv, acp) and the agent inside the pipeline and the daemon: one test binary, each file below one area of it (they share the support
-//! modules declared here and run on parallel threads).
+//! The agent backends (openai, scv, acp) against their fakes, and the agent inside the pipeline and
+//! a running daemon.
+//!
+//! One test binary: each file is a module, the support is declared once here, and the tests run on
+//! parallel threads of this one process (so none changes process-wide state another reads).
 
 #[path = "../acp_support/mod.rs"]
 mod acp_support;
@@ -10,6 +13,8 @@ mod process_support;
 
 mod acp_absent;
 mod acp_fake;
+// Installs the process's one global log subscriber (INFO, every thread) and looks in it for its
+// own agent's end only; no other test here installs one.
 mod acp_misbehaving;
 mod acp_process;
 mod agent_ended;

@@ -1,5 +1,8 @@
-//! The command line through the real binary: run, init, doctor, completions, install and the README: one test binary, each file below one area of it (they share the support
-//! modules declared here and run on parallel threads).
+//! The command line through the real binary: run, init, doctor, completions, install, and the
+//! README's commands.
+//!
+//! One test binary: each file is a module, the support is declared once here, and the tests run on
+//! parallel threads of this one process (so none changes process-wide state another reads).
 
 #[path = "../process_support/mod.rs"]
 mod process_support;

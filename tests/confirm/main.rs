@@ -1,5 +1,7 @@
-//! Confirm questions: through the pipeline, the daemon and its control socket, in both languages: one test binary, each file below one area of it (they share the support
-//! modules declared here and run on parallel threads).
+//! Confirm questions: through the pipeline, the daemon and its control socket, in both languages.
+//!
+//! One test binary: each file is a module, the support is declared once here, and the tests run on
+//! parallel threads of this one process (so none changes process-wide state another reads).
 
 mod confirm_support;
 

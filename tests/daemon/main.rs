@@ -1,9 +1,14 @@
-//! The daemon: its control socket, the conversation pipeline, the store, recovery and words: one test binary, each file below one area of it (they share the support
-//! modules declared here and run on parallel threads).
+//! The daemon: its control socket, the conversation pipeline, the store, recovery and the owner's
+//! language.
+//!
+//! One test binary: each file is a module, the support is declared once here, and the tests run on
+//! parallel threads of this one process (so none changes process-wide state another reads).
 
 mod conversation_support;
 #[path = "../feishu_support/mod.rs"]
 mod feishu_support;
+// `recovery`'s mail test installs the process's one global log subscriber (`support_mail::logs`);
+// no other test here installs one or reads the logs.
 #[path = "../support_mail/mod.rs"]
 mod support_mail;
 #[path = "../wechat_support/mod.rs"]

@@ -19,6 +19,8 @@ fn companions(db: &Path) -> [std::path::PathBuf; 2] {
 }
 
 /// The umask most systems run with; without it a 0077 umask would hide a 0644 creation.
+/// Process-wide: the other tests of this binary then create files under it too, and none of them
+/// depends on the umask (both tests here set the same value, so their order does not matter).
 fn usual_umask() {
     // SAFETY: umask only changes this process's file-creation mask; it cannot fail.
     unsafe { libc::umask(0o022) };

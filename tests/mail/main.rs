@@ -1,6 +1,10 @@
-//! The mail account end to end against a real Dovecot and SMTP receiver: one test binary, each file below one area of it (they share the support
-//! modules declared here and run on parallel threads).
+//! The mail account end to end against a real Dovecot and SMTP receiver.
+//!
+//! One test binary: each file is a module, the support is declared once here, and the tests run on
+//! parallel threads of this one process (so none changes process-wide state another reads).
 
+// The first mail harness installs this process's one global log subscriber (every thread, at
+// trace: `support_mail::logs`); the privacy checks look in it for their own tests' texts only.
 #[path = "../support_mail/mod.rs"]
 mod support_mail;
 

@@ -1,5 +1,8 @@
-//! The chat platforms end to end against their fakes over real sockets: WeChat, Feishu, media and streaming: one test binary, each file below one area of it (they share the support
-//! modules declared here and run on parallel threads).
+//! The chat platforms end to end against their fakes over real sockets: WeChat, Feishu, media and
+//! streaming.
+//!
+//! One test binary: each file is a module, the support is declared once here, and the tests run on
+//! parallel threads of this one process (so none changes process-wide state another reads).
 
 #[path = "../feishu_support/mod.rs"]
 mod feishu_support;
