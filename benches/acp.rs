@@ -9,12 +9,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scv_bridge::agent::{
-    AcpAgent, AcpOptions, Agent, Approver, Decision, SessionKey, TurnEvents, TurnRequest,
-};
-use scv_bridge::config::{AccountKey, Channel};
-use scv_bridge::conversation::ChatId;
+use scv_bridge::agent::{AcpAgent, AcpOptions, Agent, Approver, Decision, TurnRequest};
 use scv_bridge::testing::fake_acp::{FakeAcp, ScriptedApprover};
+use scv_bridge::testing::turn_request;
 use tokio_util::sync::CancellationToken;
 
 const TURNS: usize = 2000;
@@ -22,19 +19,9 @@ const ASKS: usize = 200;
 
 fn req(chat: &str, prompt: &str, approver: Option<Arc<dyn Approver>>) -> TurnRequest {
     TurnRequest {
-        session: SessionKey {
-            account: AccountKey::new(Channel::Wechat, "phone"),
-            chat: ChatId::new(chat),
-        },
-        prompt: prompt.into(),
-        no_tools: false,
-        auto_approve: false,
         approver,
         workspace: Some(PathBuf::from("/tmp")),
-        channel_label: "WeChat",
-        language: Default::default(),
-        attachments: Vec::new(),
-        events: TurnEvents::none(),
+        ..turn_request(chat, prompt)
     }
 }
 

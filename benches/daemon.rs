@@ -13,6 +13,7 @@ use scv_bridge::client::{Client, StatusWatch};
 use scv_bridge::config::Config;
 use scv_bridge::protocol::{ComponentState, DaemonCommand};
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::process::limit_open_files;
 use scv_bridge::testing::{FakeFactory, wait_for_state};
 
 const ACCOUNTS: usize = 1000;
@@ -223,7 +224,6 @@ const FLOOD_FD_LIMIT: u64 = 1024;
 /// Starts `scv-bridge run` (4 accounts, none logged in) under soft = hard = `FLOOD_FD_LIMIT`
 /// open files, as the issue found it: 5,000 held connections there made `status` time out.
 fn spawn_limited_daemon(dir: &Path) -> (std::process::Child, PathBuf) {
-    use std::os::unix::process::CommandExt;
     let path = dir.join("c.toml");
     std::fs::write(&path, config_text(dir, 4)).expect("write");
     let socket = dir.join("state/daemon.sock");
@@ -232,20 +232,7 @@ fn spawn_limited_daemon(dir: &Path) -> (std::process::Child, PathBuf) {
         .arg(&path)
         .arg("run")
         .stderr(std::process::Stdio::null());
-    let lim = libc::rlimit {
-        rlim_cur: FLOOD_FD_LIMIT,
-        rlim_max: FLOOD_FD_LIMIT,
-    };
-    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
-            }
-        });
-    }
+    limit_open_files(&mut cmd, FLOOD_FD_LIMIT, FLOOD_FD_LIMIT);
     let child = cmd.spawn().expect("spawn");
     while std::os::unix::net::UnixStream::connect(&socket).is_err() {
         std::thread::sleep(Duration::from_millis(1));

@@ -18,6 +18,7 @@ use scv_bridge::daemon::{self, RunningDaemon};
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::InstantAgent;
 use scv_bridge::testing::wait_for_state;
 use scv_feishu::fake::{AckRecord, FakeConfig, FakeFeishu, PushOptions};
 use tokio_util::sync::CancellationToken;
@@ -30,30 +31,6 @@ const MESSAGES: usize = 2000;
 const CHATS: usize = 200;
 /// Messages in the idle latency run, one at a time.
 const IDLE_MESSAGES: usize = 300;
-
-/// Answers at once.
-struct Echo;
-
-impl Agent for Echo {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async move {
-            Ok(TurnOutput {
-                text: format!("echo: {}", req.prompt),
-                usage: None,
-                files: Vec::new(),
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
-}
 
 /// Never answers (until the turn is cancelled): the burst's ingest alone, without answering
 /// work competing for the two cores.
@@ -188,7 +165,14 @@ async fn throughput_and_latency() {
         .expect("fake");
     let dir = tempfile::tempdir().expect("tempdir");
     let table = "senders = \"anyone\"\n";
-    let d = start_daemon(dir.path(), fake.base_url(), 1, table, Arc::new(Echo)).await;
+    let d = start_daemon(
+        dir.path(),
+        fake.base_url(),
+        1,
+        table,
+        Arc::new(InstantAgent::default()),
+    )
+    .await;
 
     // Idle: one message at a time, each ACKed and answered before the next.
     for i in 0..IDLE_MESSAGES {
@@ -267,7 +251,14 @@ async fn burst(fake: &FakeFeishu, answers: bool) {
 /// Child mode: a daemon with `n` accounts against the fake at `url`; prints RSS once connected.
 async fn child(url: &str, n: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let d = start_daemon(dir.path(), url, n, "senders = \"anyone\"\n", Arc::new(Echo)).await;
+    let d = start_daemon(
+        dir.path(),
+        url,
+        n,
+        "senders = \"anyone\"\n",
+        Arc::new(InstantAgent::default()),
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     println!("{}", rss_kib());
     d.stop().await;

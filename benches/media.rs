@@ -14,29 +14,26 @@ use std::time::{Duration, Instant};
 
 use scv_bridge::adapters::PlatformParts;
 use scv_bridge::adapters::feishu::build_with;
-use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
+use scv_bridge::adapters::wechat::Tuning;
 use scv_bridge::agent::{Agent, OpenAiAgent, OpenAiOptions};
 use scv_bridge::config::{AccountSpec, AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::WechatFactory;
 use scv_bridge::testing::fake_openai::FakeOpenAi;
+use scv_bridge::testing::wechat::image_item;
 use scv_feishu::fake::{FakeConfig, FakeFeishu};
 use scv_feishu::media::ResourceType;
 use scv_wechat::Client;
 use scv_wechat::cdn::MediaKey;
 use scv_wechat::cdn_client::{MediaDownload, UploadKind, download_url, media_item};
 use scv_wechat::fake::FakeServer;
-use scv_wechat::media::{CdnMedia, ImageItem};
-use scv_wechat::message::MessageItem;
+use scv_wechat::media::CdnMedia;
 
 const OWNER: &str = "owner0001@im.wechat";
 const MB: usize = 1024 * 1024;
 const ROUNDS: usize = 3;
-
-struct Factory {
-    ctx: PlatformParts,
-}
 
 struct FeishuFactory {
     ctx: PlatformParts,
@@ -45,16 +42,6 @@ struct FeishuFactory {
 impl ComponentFactory for FeishuFactory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
         build_with(self.ctx.ports().port(spec), None)
-    }
-}
-
-impl ComponentFactory for Factory {
-    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        let tuning = Tuning {
-            min_send_interval: Duration::from_millis(20),
-            ..Tuning::default()
-        };
-        Arc::new(WechatComponent::new(self.ctx.ports().port(spec)).with_tuning(tuning))
     }
 }
 
@@ -118,7 +105,11 @@ async fn photo_to_model() -> Vec<Duration> {
     let url = model.base_url();
     let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
         let ctx = parts(&url, creds, store);
-        let f: Arc<dyn ComponentFactory> = Arc::new(Factory { ctx });
+        let tuning = Tuning {
+            min_send_interval: Duration::from_millis(20),
+            ..Tuning::default()
+        };
+        let f: Arc<dyn ComponentFactory> = Arc::new(WechatFactory { parts: ctx, tuning });
         f
     };
     let d = scv_bridge::daemon::start(
@@ -132,20 +123,7 @@ async fn photo_to_model() -> Vec<Duration> {
     let mut times = Vec::new();
     for round in 0..ROUNDS {
         let bytes = photo(5 * MB, round);
-        let key = MediaKey::random();
-        let param = h.cdn_put(&bytes, Some(&key));
-        let item = MessageItem {
-            item_type: Some(2),
-            image_item: Some(ImageItem {
-                media: Some(CdnMedia {
-                    encrypt_query_param: Some(param),
-                    ..CdnMedia::default()
-                }),
-                aeskey: Some(key.hex()),
-                ..ImageItem::default()
-            }),
-            ..MessageItem::default()
-        };
+        let item = image_item(&h, &bytes);
         let start = Instant::now();
         h.push_items(OWNER, vec![item]);
         tokio::time::timeout(Duration::from_secs(120), model.wait_requests(round + 1))

@@ -9,40 +9,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
 use scv_bridge::conversation::*;
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
 use scv_bridge::store::Store;
 use scv_bridge::supervisor::{Capabilities, HealthCell, HealthHandle};
+use scv_bridge::testing::InstantAgent;
 use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 
 const CHATS: usize = 100;
 const PER_CHAT: usize = 200;
-
-/// Answers at once.
-struct InstantAgent;
-
-impl Agent for InstantAgent {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        _c: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async move {
-            Ok(TurnOutput {
-                text: req.prompt,
-                usage: None,
-                files: Vec::new(),
-                ..Default::default()
-            })
-        })
-    }
-    fn reset<'a>(&'a self, _s: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
-}
 
 /// Records when each message reached the platform.
 struct Clocked {
@@ -76,7 +52,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 async fn run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (store, guard) = Store::open(&dir.path().join("bench.db")).expect("store");
-    let conv = Conversation::new(store.clone(), Arc::new(InstantAgent));
+    let conv = Conversation::new(store.clone(), Arc::new(InstantAgent::new(str::to_owned)));
     let key = AccountKey::new(Channel::Wechat, "bench");
     let spec = AccountSpec {
         key: key.clone(),

@@ -32,12 +32,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use scv_bridge::adapters::PlatformParts;
-use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
-use scv_bridge::config::{AccountSpec, AgentBackend, AgentConfig, Config};
+use scv_bridge::adapters::wechat::Tuning;
+use scv_bridge::config::{AgentBackend, AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
-use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
+use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::WechatFactory;
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_bridge::testing::wait_for_state;
 use scv_wechat::fake::{FakeConfig, FakeServer};
@@ -45,21 +46,6 @@ use tokio::time::Instant;
 
 const OWNER: &str = "owner0001@im.wechat";
 const PATIENCE: Duration = Duration::from_secs(30);
-
-struct Factory {
-    ctx: PlatformParts,
-}
-
-impl ComponentFactory for Factory {
-    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        // No pacing: the pipeline is measured, not WeChat's 1 s between sends.
-        let tuning = Tuning {
-            min_send_interval: Duration::ZERO,
-            ..Tuning::default()
-        };
-        Arc::new(WechatComponent::new(self.ctx.ports().port(spec)).with_tuning(tuning))
-    }
-}
 
 fn setup(dir: &Path, fake: &FakeServer, metrics: std::net::SocketAddr) -> Config {
     let text = format!(
@@ -226,7 +212,12 @@ async fn run(
             agent: agent_config.clone(),
             mail: Default::default(),
         };
-        let f: Arc<dyn ComponentFactory> = Arc::new(Factory { ctx });
+        // No pacing: the pipeline is measured, not WeChat's 1 s between sends.
+        let tuning = Tuning {
+            min_send_interval: Duration::ZERO,
+            ..Tuning::default()
+        };
+        let f: Arc<dyn ComponentFactory> = Arc::new(WechatFactory { parts: ctx, tuning });
         f
     };
     let d = scv_bridge::daemon::start(config, make, LifecyclePolicy::default())

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::PlatformParts;
-use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
+use scv_bridge::adapters::wechat::Tuning;
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
 use scv_bridge::config::{AccountSpec, AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
@@ -22,6 +22,7 @@ use scv_bridge::daemon::RunningDaemon;
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::WechatFactory;
 use scv_bridge::testing::wait_for_state;
 use scv_feishu::fake::FakeFeishu;
 use scv_wechat::fake::{FakeConfig, FakeServer};
@@ -77,20 +78,6 @@ impl Agent for PacedAgent {
 
     fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
         Box::pin(async { Ok(()) })
-    }
-}
-
-struct Factory {
-    ctx: PlatformParts,
-}
-
-impl ComponentFactory for Factory {
-    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        let tuning = Tuning {
-            min_send_interval: Duration::from_millis(1000),
-            ..Tuning::default()
-        };
-        Arc::new(WechatComponent::new(self.ctx.ports().port(spec)).with_tuning(tuning))
     }
 }
 
@@ -262,7 +249,14 @@ async fn wechat() {
         .expect("fake");
     let dir = tempfile::tempdir().expect("tempdir");
     let config = write_setup(dir.path(), &fake);
-    let (d, agent) = start(config, "wechat:a", |ctx| Arc::new(Factory { ctx })).await;
+    let (d, agent) = start(config, "wechat:a", |parts| {
+        let tuning = Tuning {
+            min_send_interval: Duration::from_millis(1000),
+            ..Tuning::default()
+        };
+        Arc::new(WechatFactory { parts, tuning })
+    })
+    .await;
     let handle = fake.handle();
     let started = Instant::now();
     handle.push_text(OWNER, "write a long answer");

@@ -10,56 +10,18 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
 use scv_bridge::adapters::PlatformParts;
-use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
-use scv_bridge::config::{AccountSpec, AgentConfig, Config};
+use scv_bridge::adapters::wechat::Tuning;
+use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
-use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
-use scv_bridge::testing::wait_for_state;
+use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::{InstantAgent, WechatFactory, wait_for_state};
 use scv_wechat::fake::{FakeConfig, FakeServer};
-use tokio_util::sync::CancellationToken;
 
 const OWNER: &str = "owner0001@im.wechat";
 const IDLE_ACCOUNTS: usize = 200;
-
-/// Answers at once.
-struct InstantAgent;
-
-impl Agent for InstantAgent {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async move {
-            Ok(TurnOutput {
-                text: format!("ok {}", req.prompt.len()),
-                usage: None,
-                files: Vec::new(),
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
-}
-
-struct Factory {
-    ctx: PlatformParts,
-    tuning: Tuning,
-}
-
-impl ComponentFactory for Factory {
-    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        Arc::new(WechatComponent::new(self.ctx.ports().port(spec)).with_tuning(self.tuning.clone()))
-    }
-}
 
 fn write_setup(dir: &Path, fake: &FakeServer, accounts: usize, extra: &str) -> Config {
     let mut text = format!(
@@ -90,11 +52,14 @@ async fn start(config: Config, tuning: Tuning) -> scv_bridge::daemon::RunningDae
         let ctx = PlatformParts {
             credentials: creds.clone(),
             store: store.clone(),
-            conversation: Conversation::new(store.clone(), Arc::new(InstantAgent)),
+            conversation: Conversation::new(
+                store.clone(),
+                Arc::new(InstantAgent::new(|prompt| format!("ok {}", prompt.len()))),
+            ),
             agent: AgentConfig::default(),
             mail: Default::default(),
         };
-        let f: Arc<dyn ComponentFactory> = Arc::new(Factory { ctx, tuning });
+        let f: Arc<dyn ComponentFactory> = Arc::new(WechatFactory { parts: ctx, tuning });
         f
     };
     scv_bridge::daemon::start(config, make, LifecyclePolicy::default())

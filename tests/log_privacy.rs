@@ -21,6 +21,7 @@ use scv_bridge::daemon::{self, RunningDaemon, Wiring};
 use scv_bridge::protocol::{ComponentState, ConfirmState, DaemonCommand};
 use scv_bridge::secrets::{CredentialStore, Credentials, Secret};
 use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::InstantAgent;
 use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 use scv_bridge::testing::fake_scv::FakeScv;
 use scv_bridge::testing::wait_for_state;
@@ -332,7 +333,7 @@ async fn no_card_content_reaches_the_logs() {
     let d = daemon::start_with(
         config,
         move |creds: &CredentialStore, store: &scv_bridge::store::Store, registry: &Arc<_>| {
-            let agent: Arc<dyn Agent> = Arc::new(Echo);
+            let agent: Arc<dyn Agent> = Arc::new(InstantAgent::default());
             let (confirm, conversation) =
                 daemon::confirm_and_pipeline(store, creds, Clock::tokio(), registry, agent);
             let _ = sl.set(confirm.clone());
@@ -416,34 +417,4 @@ async fn no_card_content_reaches_the_logs() {
     assert_ne!(state, ConfirmState::Pending, "closed by the text answer");
     d.stop().await;
     assert_logs_clean(&[CARD_QUESTION, CARD_TEXT_QUESTION]);
-}
-
-/// An agent that answers `echo: <prompt>`.
-struct Echo;
-
-impl Agent for Echo {
-    fn turn(
-        &self,
-        req: scv_bridge::agent::TurnRequest,
-        _cancel: CancellationToken,
-    ) -> futures_util::future::BoxFuture<
-        '_,
-        Result<scv_bridge::agent::TurnOutput, scv_bridge::agent::AgentError>,
-    > {
-        Box::pin(async move {
-            Ok(scv_bridge::agent::TurnOutput {
-                text: format!("echo: {}", req.prompt),
-                usage: None,
-                files: Vec::new(),
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(
-        &'a self,
-        _session: &'a SessionKey,
-    ) -> futures_util::future::BoxFuture<'a, Result<(), scv_bridge::agent::AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
 }

@@ -4,6 +4,13 @@
 //! - [`fake_openai`]: an OpenAI-compatible chat completions server on loopback.
 //! - [`fake_scv`]: an SCV agent server on a Unix socket.
 //! - [`connections`]: a listener for the fakes that counts the connections still open.
+//! - [`agents`]: an agent that answers at once, and a turn request with the usual defaults.
+//! - [`wechat`]: the WeChat adapter with test timings, and photos on the fake iLink CDN.
+//! - [`process`]: the real binary under an open-file limit.
+//! - [`status`]: a running daemon's status over its control socket.
+//!
+//! What both the tests and the benches use lives here (benches cannot include `tests/`); what
+//! only one test binary uses stays in that binary's folder under `tests/`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -14,11 +21,19 @@ use futures_util::future::BoxFuture;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+pub mod agents;
 pub mod connections;
 pub mod fake_acp;
 pub mod fake_models;
 pub mod fake_openai;
 pub mod fake_scv;
+pub mod process;
+pub mod status;
+pub mod wechat;
+
+pub use agents::{InstantAgent, turn_request};
+pub use status::daemon_status;
+pub use wechat::WechatFactory;
 
 use crate::config::{AccountKey, AccountSpec};
 use crate::protocol::ComponentState;

@@ -10,16 +10,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use scv_bridge::adapters::wechat::{Tuning, WechatComponent};
+use scv_bridge::adapters::wechat::Tuning;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
-use scv_bridge::config::{AccountSpec, AgentConfig, Config};
+use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::{self, RunningDaemon};
 use scv_bridge::protocol::{ComponentHealth, ComponentState, DaemonCommand};
 use scv_bridge::secrets::{CredentialStore, Credentials};
-use scv_bridge::supervisor::{BackoffPolicy, Component, ComponentFactory, LifecyclePolicy};
-use scv_wechat::fake::{FakeConfig, FakeServer};
+use scv_bridge::supervisor::{BackoffPolicy, ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::WechatFactory;
+use scv_wechat::fake::{FakeConfig, FakeHandle, FakeServer};
 use tokio_util::sync::CancellationToken;
 
 /// The owner's WeChat id (the QR scanner).
@@ -89,15 +90,22 @@ impl Agent for EchoAgent {
     }
 }
 
-/// Builds WeChat components with test timings (short pacing and holds).
-struct TunedFactory {
-    ctx: PlatformParts,
-    tuning: Tuning,
-}
-
-impl ComponentFactory for TunedFactory {
-    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        Arc::new(WechatComponent::new(self.ctx.ports().port(spec)).with_tuning(self.tuning.clone()))
+/// Waits until the fake has taken at least `n` sends, woken by its changes; `ceiling` of paused
+/// time, let pass in small steps, is only the bound (after it the caller's assertion says what
+/// was sent).
+pub async fn until_sent(fake: &FakeHandle, n: usize, ceiling: Duration) {
+    let sent = async {
+        loop {
+            let changed = fake.changed();
+            if fake.sent().len() >= n {
+                return;
+            }
+            changed.await;
+        }
+    };
+    tokio::select! {
+        () = sent => {}
+        () = scv_bridge::testing::let_time_pass(ceiling) => {}
     }
 }
 
@@ -197,7 +205,7 @@ impl Harness {
                 mail: Default::default(),
             };
             let f: Arc<dyn ComponentFactory> = match tuning {
-                Some(tuning) => Arc::new(TunedFactory { ctx, tuning }),
+                Some(tuning) => Arc::new(WechatFactory { parts: ctx, tuning }),
                 None => PlatformFactory::new(ctx),
             };
             f

@@ -298,7 +298,7 @@ pub async fn open(
 }
 
 /// Sets a read-only mode where the agent lists one (codex's `read-only`). NOT claude's `plan`:
-/// observed with claude-agent-acp 0.23.1 (tests/acp_real.rs), in `plan` a stranger's `mkdir x`
+/// observed with claude-agent-acp 0.23.1 (tests/acp_real/acp_real.rs), in `plan` a stranger's `mkdir x`
 /// ran WITHOUT a permission request, while its `default` mode asks (and hears no). Other agents'
 /// modes are unconfirmed, so none is guessed; every permission request is rejected anyway.
 async fn set_read_only(proc: &Proc, id: &str, new_result: &Value) {

@@ -1,0 +1,88 @@
+//! Agents and turn requests the tests and benches share (each used to carry its own copy).
+
+use std::sync::Mutex;
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Agent, AgentError, SessionKey, TurnEvents, TurnOutput, TurnRequest};
+use crate::ids::{AccountKey, Channel, ChatId};
+
+/// An agent that answers at once with `answer(prompt)` and remembers every prompt, for tests
+/// and benches that measure or check the bridge, not the agent. `Default` echoes:
+/// `echo: <prompt>` (what the end-to-end tests look for in the chat).
+pub struct InstantAgent {
+    answer: fn(&str) -> String,
+    prompts: Mutex<Vec<String>>,
+}
+
+impl InstantAgent {
+    /// An agent whose answer to `prompt` is `answer(prompt)`.
+    pub fn new(answer: fn(&str) -> String) -> Self {
+        InstantAgent {
+            answer,
+            prompts: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Every prompt the agent saw, in order.
+    pub fn prompts(&self) -> Vec<String> {
+        self.prompts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl Default for InstantAgent {
+    fn default() -> Self {
+        InstantAgent::new(|prompt| format!("echo: {prompt}"))
+    }
+}
+
+impl Agent for InstantAgent {
+    fn turn(
+        &self,
+        req: TurnRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
+        self.prompts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(req.prompt.clone());
+        let text = (self.answer)(&req.prompt);
+        Box::pin(async move {
+            Ok(TurnOutput {
+                text,
+                usage: None,
+                files: Vec::new(),
+                ..Default::default()
+            })
+        })
+    }
+
+    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A turn of the WeChat account `phone` in `chat`: tools allowed, nobody to ask, no workspace,
+/// no attachments, nobody listening to its events. Callers change what they test with struct
+/// update syntax (`TurnRequest { approver, ..turn_request(chat, prompt) }`).
+pub fn turn_request(chat: &str, prompt: &str) -> TurnRequest {
+    TurnRequest {
+        session: SessionKey {
+            account: AccountKey::new(Channel::Wechat, "phone"),
+            chat: ChatId::new(chat),
+        },
+        prompt: prompt.into(),
+        no_tools: false,
+        auto_approve: false,
+        approver: None,
+        workspace: None,
+        channel_label: "WeChat",
+        language: Default::default(),
+        attachments: Vec::new(),
+        events: TurnEvents::none(),
+    }
+}
