@@ -5,13 +5,11 @@ use serde_json::Value;
 
 /// Where a numeric key lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scope {
+pub enum Scope {
     /// The `[agent]` table.
     Agent,
-    /// Every `[wechat.ACCOUNT]` table.
-    Wechat,
-    /// Every `[telegram.ACCOUNT]` table.
-    Telegram,
+    /// Every account table of a chat platform (its ranges are in its `TableSchema`).
+    Account(crate::ids::Channel),
     /// Every `[mail.ACCOUNT]` table.
     Mail,
     /// The `[media]` table.
@@ -23,8 +21,7 @@ impl Scope {
     pub(crate) fn table(self) -> &'static str {
         match self {
             Scope::Agent => "agent",
-            Scope::Wechat => "wechat",
-            Scope::Telegram => "telegram",
+            Scope::Account(channel) => channel.as_str(),
             Scope::Mail => "mail",
             Scope::Media => "media",
         }
@@ -38,7 +35,7 @@ impl Scope {
 
 /// One numeric key and the whole numbers it accepts (both ends included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct KeyRange {
+pub struct KeyRange {
     /// The table.
     pub scope: Scope,
     /// The key.
@@ -63,6 +60,17 @@ impl KeyRange {
     }
 }
 
+/// A numeric key of `channel`'s account tables, for the platform's `TableSchema`.
+pub const fn account_range(
+    channel: crate::ids::Channel,
+    key: &'static str,
+    min: u64,
+    max: u64,
+    unit: &'static str,
+) -> KeyRange {
+    range(Scope::Account(channel), key, min, max, unit)
+}
+
 const fn range(
     scope: Scope,
     key: &'static str,
@@ -79,9 +87,10 @@ const fn range(
     }
 }
 
-/// Every numeric key of the configuration. `config/example.toml` shows each range; the tests
-/// fail when a numeric key exists without an entry here.
-pub(crate) const RANGES: &[KeyRange] = &[
+/// Every numeric key of the configuration's own tables; a chat platform's are in its
+/// `TableSchema`. `config/example.toml` shows each range; the tests fail when a numeric key
+/// exists without an entry.
+const RANGES: &[KeyRange] = &[
     range(Scope::Agent, "timeout_seconds", 1, 86_400, "seconds"),
     range(
         Scope::Agent,
@@ -94,17 +103,6 @@ pub(crate) const RANGES: &[KeyRange] = &[
     range(Scope::Agent, "max_image_mb", 1, 100, "MB"),
     range(Scope::Media, "max_item_mb", 1, 1_024, "MB"),
     range(Scope::Media, "max_workspace_mb", 1, 1_048_576, "MB"),
-    range(Scope::Wechat, "send_window_hours", 1, 168, "hours"),
-    range(Scope::Wechat, "sends_per_message", 1, 1_000, "sends"),
-    range(
-        Scope::Wechat,
-        "min_send_interval_ms",
-        crate::config::MIN_SEND_INTERVAL_FLOOR_MS,
-        60_000,
-        "milliseconds",
-    ),
-    // Telegram user ids have at most 52 significant bits and are positive (spec §1.1).
-    range(Scope::Telegram, "owner", 1, 1 << 52, ""),
     range(Scope::Mail, "imap_port", 1, 65_535, ""),
     range(Scope::Mail, "smtp_port", 1, 65_535, ""),
     range(Scope::Mail, "token_budget", 1, 1_000_000_000, "tokens"),
@@ -115,18 +113,24 @@ pub(crate) const RANGES: &[KeyRange] = &[
     range(Scope::Mail, "backfill_days", 0, 3_650, "days"),
 ];
 
+/// Every numeric key: the configuration's own, then each platform's.
+pub(crate) fn all() -> impl Iterator<Item = &'static KeyRange> {
+    let platforms = super::platform_table::PLATFORM_TABLES
+        .iter()
+        .flat_map(|s| s.ranges);
+    RANGES.iter().chain(platforms)
+}
+
 /// The range of the key at dotted `path` (`mail.home.backfill_days`), if it is a numeric key.
 pub(crate) fn range_of(path: &str) -> Option<&'static KeyRange> {
     let parts: Vec<&str> = path.split('.').collect();
-    RANGES
-        .iter()
-        .find(|r| match (r.scope.per_account(), parts.as_slice()) {
-            (false, [t, k]) => *t == r.scope.table() && *k == r.key,
-            (true, [t, _, k]) => *t == r.scope.table() && *k == r.key,
-            // An account's own media caps (`wechat.phone.media.max_item_mb`).
-            (false, [_, _, "media", k]) => r.scope == Scope::Media && *k == r.key,
-            _ => false,
-        })
+    all().find(|r| match (r.scope.per_account(), parts.as_slice()) {
+        (false, [t, k]) => *t == r.scope.table() && *k == r.key,
+        (true, [t, _, k]) => *t == r.scope.table() && *k == r.key,
+        // An account's own media caps (`wechat.phone.media.max_item_mb`).
+        (false, [_, _, "media", k]) => r.scope == Scope::Media && *k == r.key,
+        _ => false,
+    })
 }
 
 /// A number outside its range: the table (`mail.home`), the key and the message.
@@ -143,7 +147,7 @@ pub(crate) struct OutOfRange {
 /// Checks every numeric key present in the parsed file; values of another type are left to the
 /// typed parse, which names the type expected.
 pub(crate) fn check(tree: &Value) -> Result<(), OutOfRange> {
-    for r in RANGES {
+    for r in all() {
         let table = tree.get(r.scope.table());
         let tables: Vec<(String, &Value)> = match table {
             None => Vec::new(),

@@ -8,6 +8,8 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use scv_bridge::adapters::feishu::FeishuSettings;
+use scv_bridge::adapters::wechat::WechatSettings;
 use scv_bridge::config::{AccountKey, AgentBackend, ChannelSettings, Config, MailTls};
 
 const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
@@ -95,13 +97,9 @@ fn flags_give_everything_a_real_setup_needs() {
             Some(ws.as_path())
         );
     }
-    let ChannelSettings::Wechat(w) = &cfg.accounts[&key("wechat:phone")].settings else {
-        panic!("wechat settings")
-    };
+    let w = WechatSettings::of(&cfg.accounts[&key("wechat:phone")].settings);
     assert_eq!(w.base_url.as_deref(), Some("https://ilink.example.com"));
-    let ChannelSettings::Feishu(f) = &cfg.accounts[&key("feishu:work")].settings else {
-        panic!("feishu settings")
-    };
+    let f = FeishuSettings::of(&cfg.accounts[&key("feishu:work")].settings);
     assert_eq!(f.domain.as_deref(), Some("lark"));
     let ChannelSettings::Mail(m) = &cfg.accounts[&key("mail:box")].settings else {
         panic!("mail settings")

@@ -51,9 +51,7 @@ impl Platform for Feishu {
 
     fn probe<'a>(&'a self, input: ProbeInput<'a>) -> BoxFuture<'a, Vec<Check>> {
         async move {
-            let crate::config::ChannelSettings::Feishu(s) = &input.spec.settings else {
-                return Vec::new();
-            };
+            let s = &super::FeishuSettings::of(&input.spec.settings);
             let id = input.spec.key.to_string();
             super::probe::probe(&id, s, input.stored, input.login).await
         }

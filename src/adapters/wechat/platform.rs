@@ -51,9 +51,7 @@ impl Platform for Wechat {
 
     fn probe<'a>(&'a self, input: ProbeInput<'a>) -> BoxFuture<'a, Vec<Check>> {
         async move {
-            let crate::config::ChannelSettings::Wechat(s) = &input.spec.settings else {
-                return Vec::new();
-            };
+            let s = &super::WechatSettings::of(&input.spec.settings);
             let id = input.spec.key.to_string();
             vec![super::probe::probe(&id, s, input.stored).await]
         }
