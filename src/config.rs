@@ -11,6 +11,7 @@ use crate::protocol::{Purpose, RemoteTools, Senders};
 
 mod client_socket;
 mod command_line;
+mod key_range;
 mod locate;
 mod platform_split;
 mod platform_table;
@@ -66,8 +67,8 @@ impl Default for ChannelSettings {
     }
 }
 
+pub use key_range::{KeyRange, Scope, account_range};
 pub use platform_table::{PLATFORM_TABLES, PlatformTable, TableSchema, schema};
-pub use ranges::{KeyRange, Scope, account_range};
 pub use raw::MailSettings;
 
 /// Where the console listens when `console_listen` is not set: this machine only.
@@ -188,8 +189,17 @@ impl Config {
         ranges::check(&tree).map_err(|o| located(path, text, &o.table, Some(o.key), o.message))?;
         // The chat platforms' tables are theirs to check; the rest is the configuration's.
         let mut doc = toml::de::DeTable::parse(text).map_err(parse_error)?;
-        let platforms =
-            platform_split::take_platform_tables(doc.get_mut(), path, text, &parse_error)?;
+        let written = platform_split::take_platform_tables(
+            doc.get_mut(),
+            path,
+            text,
+            &parse_error,
+            &raw::SHARED_KEYS,
+        )?;
+        let platforms = written
+            .into_iter()
+            .map(|w| raw::PlatformAccount::read(w).map_err(&parse_error))
+            .collect::<Result<Vec<_>, _>>()?;
         let raw =
             raw::RawConfig::deserialize(toml::de::Deserializer::from(doc)).map_err(parse_error)?;
         raw.validate(path, text, platforms)
@@ -346,7 +356,8 @@ impl<'de> Deserialize<'de> for AccountKey {
         let s = String::deserialize(d)?;
         AccountKey::parse(&s).ok_or_else(|| {
             serde::de::Error::custom(format!(
-                "expected <channel>:<account> with channel wechat, feishu, telegram or mail, found '{s}'"
+                "expected <channel>:<account> with channel {}, found '{s}'",
+                Channel::ALL.map(Channel::as_str).join(", ")
             ))
         })
     }

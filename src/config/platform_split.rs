@@ -1,36 +1,37 @@
 //! Takes the chat platforms' account tables out of the parsed document before the configuration
-//! reads the rest: each account table gives the shared keys (read here) and the platform's own
-//! (checked by its schema, kept as a [`PlatformTable`]). Every error keeps the span of the key
+//! reads the rest: each account table's platform keys are checked by its schema and kept as a
+//! [`PlatformTable`]; the table as written goes back to the configuration for the shared keys. Every error keeps the span of the key
 //! or value it is about, so it names file, line and key like any other.
 
 use std::path::Path;
 
 use serde::Deserialize;
+use toml::Spanned;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
 
-use super::raw::{SHARED_KEYS, Shared};
 use super::{Channel, ConfigError, PlatformTable, located, schema};
 
-/// One account table of a chat platform as read.
-pub(super) struct PlatformAccount {
+/// One account table of a chat platform as written, its platform's keys checked.
+pub(super) struct Written<'i> {
     /// Its platform.
     pub channel: Channel,
     /// Its name (`[<channel>.<name>]`).
     pub name: String,
-    /// The keys every account may set.
-    pub shared: Shared,
+    /// The table as written, spans kept: the configuration reads the shared keys from it.
+    pub value: Spanned<DeValue<'i>>,
     /// The platform's own keys.
     pub table: PlatformTable,
 }
 
 /// Removes every chat platform's tables from `doc` and reads them; mail's stays (the
 /// configuration reads it with the rest).
-pub(super) fn take_platform_tables(
-    doc: &mut DeTable<'_>,
+pub(super) fn take_platform_tables<'i>(
+    doc: &mut DeTable<'i>,
     path: &Path,
     text: &str,
     toml_error: &dyn Fn(toml::de::Error) -> ConfigError,
-) -> Result<Vec<PlatformAccount>, ConfigError> {
+    shared_keys: &[&str],
+) -> Result<Vec<Written<'i>>, ConfigError> {
     let mut accounts = Vec::new();
     for channel in Channel::ALL {
         let Some(schema) = schema(channel) else {
@@ -50,14 +51,13 @@ pub(super) fn take_platform_tables(
                 return Err(located(path, text, channel.as_str(), Some(&name), msg));
             }
             let read = || ValueDeserializer::from(value.clone());
-            let shared = Shared::deserialize(read()).map_err(toml_error)?;
             (schema.check)(read()).map_err(toml_error)?;
             let table = toml::Table::deserialize(read()).map_err(toml_error)?;
-            accounts.push(PlatformAccount {
+            accounts.push(Written {
                 channel,
                 name,
-                shared,
-                table: PlatformTable::own_keys(table, &SHARED_KEYS),
+                table: PlatformTable::own_keys(table, shared_keys),
+                value,
             });
         }
     }

@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use toml::de::ValueDeserializer;
 
 use super::Channel;
-use super::ranges::KeyRange;
+use super::key_range::KeyRange;
 
 /// Every chat platform's table, one entry each (a test checks there is exactly one per chat
 /// channel).
@@ -51,7 +51,7 @@ impl Eq for PlatformTable {}
 impl PlatformTable {
     /// The table of the platform keys in `table` (the shared ones removed).
     pub(super) fn own_keys(mut table: toml::Table, shared: &[&str]) -> Self {
-        table.retain(|k, _| !shared.contains(&k.as_ref()));
+        table.retain(|k, _| !shared.contains(&k));
         PlatformTable(table)
     }
 

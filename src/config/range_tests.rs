@@ -1,7 +1,8 @@
 //! Every numeric key has a range: found by asking the parser itself for every key, so a numeric
 //! key added without an entry in `RANGES` or its platform's `TableSchema` fails here.
 
-use super::ranges::{Scope, all};
+use super::key_range::Scope;
+use super::ranges::all;
 use super::*;
 
 const FILE: &str = "/etc/scv/config.toml";

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::platform_split::PlatformAccount;
+use super::platform_split::Written;
 use super::{
     AccountKey, AccountSpec, Channel, ChannelSettings, Config, ConfigError, expand_tilde, located,
     socket_path, valid_account_name,
@@ -234,6 +234,31 @@ macro_rules! account_table {
             }
         }
     };
+}
+
+/// One account table of a chat platform as read.
+pub(super) struct PlatformAccount {
+    /// Its platform.
+    pub channel: Channel,
+    /// Its name (`[<channel>.<name>]`).
+    pub name: String,
+    /// The keys every account may set.
+    pub shared: Shared,
+    /// The platform's own keys.
+    pub table: super::PlatformTable,
+}
+
+impl PlatformAccount {
+    /// Reads the shared keys of a table its platform has checked.
+    pub(super) fn read(written: Written<'_>) -> Result<Self, toml::de::Error> {
+        let shared = Shared::deserialize(toml::de::ValueDeserializer::from(written.value))?;
+        Ok(PlatformAccount {
+            channel: written.channel,
+            name: written.name,
+            shared,
+            table: written.table,
+        })
+    }
 }
 
 /// The names of [`Shared`]'s keys, taken out of a platform's table before it keeps the rest.
