@@ -124,6 +124,51 @@ fn flags_give_everything_a_real_setup_needs() {
     );
 }
 
+/// Any chat platform is set up the same way: `--chat CHANNEL:ACCOUNT`, its set-up answers with
+/// `--setup KEY=VALUE`; an answer no new account asks, or a channel that is no chat platform, is
+/// refused before anything is written.
+#[test]
+fn any_chat_platform_is_set_up_by_the_same_flags() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.toml");
+    let chats = ["--chat", "telegram:bot", "--chat", "feishu:work"];
+    let out = init(
+        &config,
+        dir.path(),
+        &[&chats[..], &["--setup", "domain=lark"]].concat(),
+    );
+    assert!(out.status.success(), "{}", said(&out));
+    let cfg = Config::load(&config).expect("the written file loads");
+    assert!(cfg.accounts.contains_key(&key("telegram:bot")));
+    let f = FeishuSettings::of(&cfg.accounts[&key("feishu:work")].settings);
+    assert_eq!(f.domain.as_deref(), Some("lark"));
+    assert_eq!(
+        cfg.notify,
+        Some(key("telegram:bot")),
+        "the first chat given"
+    );
+    for (args, says) in [
+        (
+            &["--chat", "telegram:two", "--setup", "domain=lark"][..],
+            "no new chat account asks domain",
+        ),
+        (
+            &["--chat", "mail:box"][..],
+            "--chat takes CHANNEL:ACCOUNT of a chat platform",
+        ),
+        (
+            &["--chat", "telegram:bot", "--setup", "domain"][..],
+            "--setup takes KEY=VALUE",
+        ),
+    ] {
+        let before = std::fs::read_to_string(&config).expect("written");
+        let out = init(&config, dir.path(), args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(said(&out).contains(says), "{args:?}: {}", said(&out));
+        assert_eq!(std::fs::read_to_string(&config).expect("kept"), before);
+    }
+}
+
 #[test]
 fn a_service_that_cannot_be_installed_fails_the_run() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -45,6 +45,10 @@ impl Platform for Feishu {
         &super::login::FeishuLogin
     }
 
+    fn setup(&self) -> Option<&'static crate::port::setup::Setup> {
+        Some(&super::settings::SETUP)
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[super::probe::ENDPOINT, super::probe::APP]
     }

@@ -4,6 +4,7 @@ use linkme::distributed_slice;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Channel, PLATFORM_TABLES, TableSchema};
+use crate::port::setup::{Choice, Goes, Question, Said, Setup};
 
 /// How a Feishu account receives events.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -36,4 +37,51 @@ static TABLE: TableSchema = TableSchema {
     channel: Channel::Feishu,
     check: check_table,
     ranges: &[],
+};
+
+/// What `init` asks when it adds a Feishu account: the domain (written), the app ID (for the
+/// login only).
+pub static SETUP: Setup = Setup {
+    name: Said {
+        en: "A name for the Feishu account",
+        zh: "飞书账号的名称",
+    },
+    default_name: "work",
+    questions: &[
+        Question {
+            key: "domain",
+            goes: Goes::Table,
+            prompt: Said {
+                en: "Feishu (China) or Lark (international)?",
+                zh: "飞书（中国）还是 Lark（国际版）？",
+            },
+            choices: &[
+                Choice {
+                    value: "feishu",
+                    label: Said {
+                        en: "Feishu (open.feishu.cn)",
+                        zh: "飞书（open.feishu.cn）",
+                    },
+                },
+                Choice {
+                    value: "lark",
+                    label: Said {
+                        en: "Lark (open.larksuite.com)",
+                        zh: "Lark（国际版，open.larksuite.com）",
+                    },
+                },
+            ],
+            default: None,
+        },
+        Question {
+            key: "app-id",
+            goes: Goes::Login,
+            prompt: Said {
+                en: "The Feishu app ID (cli_...; empty: log in later)",
+                zh: "飞书应用 ID（cli_...；留空：稍后登录）",
+            },
+            choices: &[],
+            default: None,
+        },
+    ],
 };

@@ -43,6 +43,10 @@ impl Platform for Telegram {
         &super::login::TelegramLogin
     }
 
+    fn setup(&self) -> Option<&'static crate::port::setup::Setup> {
+        Some(&super::settings::SETUP)
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[super::probe::BOT, super::probe::WEBHOOK]
     }

@@ -3,6 +3,7 @@
 use linkme::distributed_slice;
 
 use crate::config::{Channel, KeyRange, PLATFORM_TABLES, TableSchema, account_range};
+use crate::port::setup::{Said, Setup};
 
 crate::platform_table!(
     /// Telegram-only settings.
@@ -25,4 +26,14 @@ static TABLE: TableSchema = TableSchema {
     channel: Channel::Telegram,
     check: check_table,
     ranges: RANGES,
+};
+
+/// What `init` asks when it adds a Telegram bot: only its name (the token is the login's).
+pub static SETUP: Setup = Setup {
+    name: Said {
+        en: "A name for the Telegram bot",
+        zh: "Telegram 机器人的名称",
+    },
+    default_name: "bot",
+    questions: &[],
 };

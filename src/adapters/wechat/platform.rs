@@ -45,6 +45,10 @@ impl Platform for Wechat {
         &super::login::WechatLogin
     }
 
+    fn setup(&self) -> Option<&'static crate::port::setup::Setup> {
+        Some(&super::settings::SETUP)
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[super::probe::ENDPOINT]
     }

@@ -3,6 +3,7 @@
 use linkme::distributed_slice;
 
 use crate::config::{Channel, KeyRange, PLATFORM_TABLES, TableSchema, account_range};
+use crate::port::setup::{Goes, Question, Said, Setup};
 
 crate::platform_table!(
     /// WeChat-only settings.
@@ -40,6 +41,25 @@ static TABLE: TableSchema = TableSchema {
     channel: Channel::Wechat,
     check: check_table,
     ranges: RANGES,
+};
+
+/// What `init` asks when it adds a WeChat account.
+pub static SETUP: Setup = Setup {
+    name: Said {
+        en: "A name for the WeChat account",
+        zh: "微信账号的名称",
+    },
+    default_name: "phone",
+    questions: &[Question {
+        key: "base_url",
+        goes: Goes::Table,
+        prompt: Said {
+            en: "WeChat's iLink endpoint",
+            zh: "微信 iLink 接口地址",
+        },
+        choices: &[],
+        default: Some(scv_wechat::types::DEFAULT_BASE_URL),
+    }],
 };
 
 #[cfg(test)]
