@@ -19,7 +19,8 @@
 //! - [`agent`]: agent backends (OpenAI-compatible HTTP, SCV agent server) behind one trait.
 //! - [`control`]: the `daemon.control` Unix socket server.
 //! - [`console`]: the web console (axum, maud): the owner's view of the daemon over HTTP, its
-//!   questions, a WeChat login by scanning; one-time links, sessions, CSRF, a strict CSP.
+//!   questions, any account's login (codes to scan, questions in a form); one-time links,
+//!   sessions, CSRF, a strict CSP.
 //! - [`cli`]: command-line rendering (the status table, human durations).
 //! - [`client`]: the control socket client used by the command line.
 //! - [`daemon`]: wires configuration, store, supervisor and control socket into `run`.
