@@ -27,6 +27,7 @@
 //! - [`doctor`]: `scv-bridge doctor`: every dependency checked, each with its fix.
 //! - [`probe`]: what a doctor check is, and the network probes the platforms' checks share.
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: walk the platform's login steps, store, pair.
+//! - [`setup`]: what `init` and the console write: a plan applied to the file, comments kept.
 //! - [`port`]: what the daemon lends each account: its state, its login, an inbox into the pipeline.
 //! - [`adapters`]: WeChat and Feishu, each a platform crate turned into a `Component` over a
 //!   port, and the platform registry (`adapters::platform`), one value per channel.
@@ -67,6 +68,7 @@ pub mod protocol;
 pub mod sd_notify;
 pub mod secret;
 pub mod secrets;
+pub mod setup;
 pub mod store;
 pub mod supervisor;
 pub mod telemetry;
