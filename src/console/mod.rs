@@ -17,6 +17,7 @@ mod guard;
 mod live;
 mod pages;
 mod scan;
+mod setup;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -82,6 +83,8 @@ fn router(console: Console) -> Router {
         .route("/events", get(live::events))
         .route("/scan", post(scan::start))
         .route("/scan/answer", post(scan::answer))
+        .route("/setup/agent", post(setup::agent))
+        .route("/setup/chat", post(setup::chat))
         .route("/answer", post(answer::answer))
         .route_layer(axum::middleware::from_fn_with_state(
             console.clone(),

@@ -43,9 +43,11 @@ async function send(form, button) {
     credentials: "same-origin",
     redirect: "manual",
   });
-  if (answer.type !== "opaqueredirect" && !answer.ok) {
+  // A redirect means done (the live part shows what changed); any other answer is a line to
+  // read beside the form: what failed, or what to do next.
+  if (answer.type !== "opaqueredirect") {
     const note = document.createElement("p");
-    note.className = "failed";
+    note.className = answer.ok ? "done" : "failed";
     note.textContent = await answer.text();
     form.append(note);
   }
