@@ -111,7 +111,7 @@ fn every_numeric_key_has_a_range() {
     // Every chat account table may hold its own `media` caps, with the `[media]` ranges (a mail
     // table refuses them; the walk cannot reach below it, its required keys get in the way).
     for r in RANGES.iter().filter(|r| r.scope == Scope::Media) {
-        for c in ["feishu", "telegram", "wechat"] {
+        for c in ["dingtalk", "feishu", "telegram", "wechat"] {
             ranged.push((format!("{c}.*.media"), r.key.to_string()));
         }
     }
@@ -133,6 +133,7 @@ fn every_numeric_key_is_checked_at_zero_its_maximum_and_u64_max() {
             Scope::Agent => ("agent".to_string(), "", 2),
             Scope::Wechat => ("wechat.w".to_string(), "wechat", 2),
             Scope::Telegram => ("telegram.t".to_string(), "telegram", 2),
+            Scope::Dingtalk => ("dingtalk.d".to_string(), "dingtalk", 2),
             Scope::Mail => ("mail.m".to_string(), "mail", 2),
             Scope::Media => ("media".to_string(), "", 2),
         };

@@ -12,6 +12,8 @@ pub(crate) enum Scope {
     Wechat,
     /// Every `[telegram.ACCOUNT]` table.
     Telegram,
+    /// Every `[dingtalk.ACCOUNT]` table.
+    Dingtalk,
     /// Every `[mail.ACCOUNT]` table.
     Mail,
     /// The `[media]` table.
@@ -25,6 +27,7 @@ impl Scope {
             Scope::Agent => "agent",
             Scope::Wechat => "wechat",
             Scope::Telegram => "telegram",
+            Scope::Dingtalk => "dingtalk",
             Scope::Mail => "mail",
             Scope::Media => "media",
         }
@@ -105,6 +108,9 @@ pub(crate) const RANGES: &[KeyRange] = &[
     ),
     // Telegram user ids have at most 52 significant bits and are positive (spec §1.1).
     range(Scope::Telegram, "owner", 1, 1 << 52, ""),
+    // Below the server's own ping cadence (20–30 s, unconfirmed) a healthy socket is replaced
+    // needlessly; short values are for tests against the fake.
+    range(Scope::Dingtalk, "idle_timeout_seconds", 2, 3_600, "seconds"),
     range(Scope::Mail, "imap_port", 1, 65_535, ""),
     range(Scope::Mail, "smtp_port", 1, 65_535, ""),
     range(Scope::Mail, "token_budget", 1, 1_000_000_000, "tokens"),

@@ -299,6 +299,21 @@ account_table!(
 });
 
 account_table!(
+    /// DingTalk-only settings (read by `adapters/dingtalk`; every key optional).
+    DingtalkSettings, RawDingtalk {
+    /// The owner's staff id (`senderStaffId`, the org userId in the robot's corp); unset: the
+    /// owner pairs with the code `login` shows.
+    owner: Option<String>,
+    /// The new-API base (default `https://api.dingtalk.com`; a test's fake).
+    api_base: Option<String>,
+    /// The old-API base (default `https://oapi.dingtalk.com`: media uploads, session webhooks).
+    oapi_base: Option<String>,
+    /// Seconds without any Stream frame (the server's pings included) before the connection
+    /// counts as a zombie and is replaced (default 120).
+    idle_timeout_seconds: Option<u64>,
+});
+
+account_table!(
     /// Mail-only settings.
     MailSettings, RawMail {
     /// The IMAP server.
@@ -363,6 +378,8 @@ pub(super) struct RawConfig {
     #[serde(default)]
     telegram: BTreeMap<String, RawTelegram>,
     #[serde(default)]
+    dingtalk: BTreeMap<String, RawDingtalk>,
+    #[serde(default)]
     mail: BTreeMap<String, RawMail>,
 }
 
@@ -423,6 +440,10 @@ impl RawConfig {
             .chain(self.telegram.into_iter().map(|(n, r)| {
                 let (shared, s) = r.split();
                 (Channel::Telegram, n, shared, ChannelSettings::Telegram(s))
+            }))
+            .chain(self.dingtalk.into_iter().map(|(n, r)| {
+                let (shared, s) = r.split();
+                (Channel::Dingtalk, n, shared, ChannelSettings::Dingtalk(s))
             }));
         for (channel, name, shared, settings) in chats {
             let table = format!("{channel}.{name}");
