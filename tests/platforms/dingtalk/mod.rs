@@ -3,4 +3,5 @@
 
 mod chat;
 mod intake;
+mod privacy;
 mod support;
