@@ -302,6 +302,41 @@ mod tests {
     }
 
     #[test]
+    fn a_question_carries_links_in_its_language_that_answer_with_its_code() {
+        let q = |text: &str| Question {
+            id: "q-7".into(),
+            text: text.into(),
+            code: "7F".into(),
+            deadline: "14:30".into(),
+            buttons: true,
+        };
+        let Outgoing::Markdown { title, text } =
+            question_markdown("Delete it? Reply Y 7F / N 7F.", &q("Delete it?"))
+        else {
+            panic!("markdown")
+        };
+        assert_eq!(title, "Delete it?");
+        assert!(
+            text.starts_with("Delete it? Reply Y 7F / N 7F.\n\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "[yes](dtmd://dingtalkclient/sendMessage?content=yes%207F) · [no](dtmd://dingtalkclient/sendMessage?content=no%207F)"
+            ),
+            "{text}"
+        );
+        let Outgoing::Markdown { text, .. } = question_markdown("删除吗？", &q("删除吗？"))
+        else {
+            panic!("markdown")
+        };
+        assert!(
+            text.contains("[同意](") && text.contains("[拒绝]("),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn pieces_fit_the_group_param_limit() {
         let cjk = "字".repeat(MAX_CHARS);
         assert_eq!(fit(&cjk), vec![cjk.clone()], "3 500 CJK characters fit");

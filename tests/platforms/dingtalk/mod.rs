@@ -3,5 +3,6 @@
 
 mod chat;
 mod intake;
+mod media;
 mod privacy;
 mod support;

@@ -29,6 +29,7 @@ pub const ACCOUNT: &str = "dingtalk:team";
 pub struct TestAgent {
     answer: Box<dyn Fn(&str) -> String + Send + Sync>,
     pub prompts: Mutex<Vec<String>>,
+    pub attachments: Mutex<Vec<scv_bridge::agent::Attachment>>,
 }
 
 impl TestAgent {
@@ -42,6 +43,7 @@ impl TestAgent {
         Arc::new(TestAgent {
             answer: Box::new(answer),
             prompts: Mutex::default(),
+            attachments: Mutex::default(),
         })
     }
 
@@ -59,6 +61,9 @@ impl Agent for TestAgent {
         Box::pin(async move {
             if let Ok(mut p) = self.prompts.lock() {
                 p.push(req.prompt.clone());
+            }
+            if let Ok(mut a) = self.attachments.lock() {
+                a.extend(req.attachments.iter().cloned());
             }
             Ok(TurnOutput {
                 text: (self.answer)(&req.prompt),
