@@ -1,8 +1,6 @@
 //! The sender end to end: pairing, proactive sends through the robot API, a throttled send
 //! shown in status while it waits, questions with answer links, long answers split.
 
-use std::time::Duration;
-
 use scv_dingtalk::Call;
 use scv_dingtalk::fake::Fault;
 
@@ -67,7 +65,7 @@ async fn an_expired_webhook_falls_back_to_the_robot_api_and_a_throttle_shows_in_
     h.acked_and_settled(&first.push.message_id).await;
     let sent = h.fake.sent();
     assert_eq!(sent[0].call, Call::BatchSend, "{sent:?}");
-    assert_eq!(sent[0].target, [owner.clone()]);
+    assert_eq!(sent[0].target, std::slice::from_ref(&owner));
     assert_eq!(sent[0].msg_key, "sampleMarkdown");
     assert_eq!(text_of(&sent[0]), "echo: one");
     // Now both paths refuse for a while: HTTP 200 with the owner flow-controlled is a slow-down,
@@ -118,6 +116,5 @@ async fn a_long_answer_is_split_at_paragraphs_within_the_limit() {
     let joined: String = texts.concat();
     assert_eq!(joined.matches("let x = 1;").count(), 200, "no code lost");
     assert_eq!(joined.matches("word").count(), 1000);
-    let _ = Duration::ZERO;
     h.stop().await;
 }
