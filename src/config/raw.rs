@@ -311,6 +311,10 @@ account_table!(
     /// Seconds without any Stream frame (the server's pings included) before the connection
     /// counts as a zombie and is replaced (default 120).
     idle_timeout_seconds: Option<u64>,
+    /// The AI-card template answers are streamed into (`….schema`); unset: whole answers.
+    card_template_id: Option<String>,
+    /// The template's streaming variable (default `content`).
+    card_content_key: Option<String>,
 });
 
 account_table!(

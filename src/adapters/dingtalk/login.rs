@@ -121,6 +121,18 @@ pub(super) fn client(
     Client::new(o).map_err(|e| format!("{e}: fix api_base / oapi_base in the account's table"))
 }
 
+/// The account's AI-card template, when it names one (`card_template_id`; the content key
+/// defaults to `content`, what most AI-card templates use).
+pub(super) fn card_template(
+    settings: &DingtalkSettings,
+) -> Option<scv_dingtalk::card::CardTemplate> {
+    Some(scv_dingtalk::card::CardTemplate {
+        template_id: nonempty(&settings.card_template_id)?,
+        content_key: nonempty(&settings.card_content_key)
+            .unwrap_or_else(|| scv_dingtalk::card::DEFAULT_CONTENT_KEY.to_string()),
+    })
+}
+
 /// The configured owner's staff id, if any.
 pub(super) fn owner_of(settings: &DingtalkSettings) -> Option<String> {
     nonempty(&settings.owner)

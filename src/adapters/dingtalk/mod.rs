@@ -11,8 +11,10 @@
 //! - [`inbound`]: robot messages → `Inbound`, drop reasons.
 //! - [`intake`]: one run's connection, journal-then-ACK, pairing, health.
 //! - [`sender`]: the `ChatSender` (markdown, webhook or robot API, questions, files).
+//! - [`cards`]: answers streamed into AI cards, when a card template is configured.
 //! - [`failure`]: the one table from the crate's errors to `Failure`.
 
+mod cards;
 mod failure;
 mod inbound;
 mod intake;
@@ -124,7 +126,11 @@ impl DingTalkComponent {
                 )
             })?;
         let (owner, pairing) = self.owner(&login);
-        let sender = Arc::new(DingTalkSender::new(client.clone(), self.spec.key.clone()));
+        let mut sender = DingTalkSender::new(client.clone(), self.spec.key.clone());
+        if let Some(template) = login::card_template(&self.settings) {
+            sender = sender.with_cards(template, self.port.state().clone(), health.clone());
+        }
+        let sender = Arc::new(sender);
         let idle_timeout = self
             .settings
             .idle_timeout_seconds

@@ -3,8 +3,9 @@
 //! API, one-to-one by staff id or into the group; questions with Yes / No links that make the
 //! owner's own client send the answer with its code (§4.7 A: no template needed, and the answer
 //! arrives as the owner's ordinary message, so only the owner's tap counts); files uploaded and
-//! sent as a picture or a file; received files fetched with their download codes. Platform
-//! errors go through the account's one table ([`super::failure`]).
+//! sent as a picture or a file; received files fetched with their download codes; with a card
+//! template configured, answers streamed into AI cards ([`super::cards`]). Platform errors go
+//! through the account's one table ([`super::failure`]).
 
 use futures_util::future::BoxFuture;
 use scv_dingtalk::limits::{GROUP_MSG_PARAM_MAX_BYTES, MARKDOWN_CHUNK_CHARS, MEDIA_MAX_BYTES};
@@ -12,13 +13,15 @@ use scv_dingtalk::media::MediaKind as UploadKind;
 use scv_dingtalk::send::Outgoing;
 use scv_dingtalk::{Client, ErrorClass};
 
+use super::cards::{CardStreams, Finish};
 use super::failure::failure;
 use super::inbound::Locator;
 use super::pace::{API_GAP, Pace, Path};
 use super::reply::{ReplyRef, Target};
 use crate::conversation::body::{MediaOut, Question};
 use crate::conversation::{
-    Body, ChatSender, MediaRef, Outbound, ReplyContext, SendError, SendLimits, Sent,
+    Body, ChatId, ChatSender, MediaRef, Outbound, ReplyContext, SendError, SendLimits, Sent,
+    StreamMode,
 };
 use crate::failure::general;
 use crate::ids::{AccountKey, PlatformMsgId};
@@ -42,6 +45,8 @@ pub struct DingTalkSender {
     client: Client,
     account: AccountKey,
     pace: Pace,
+    /// Answers streamed into AI cards, when the account names a card template.
+    cards: Option<CardStreams>,
 }
 
 impl DingTalkSender {
@@ -51,7 +56,54 @@ impl DingTalkSender {
             client,
             account,
             pace: Pace::default(),
+            cards: None,
         }
+    }
+
+    /// Streams answers into AI cards of `template`, recorded in the account's `state` so a
+    /// restart finishes them; a refusal of cards shows on the run's `health`.
+    pub fn with_cards(
+        mut self,
+        template: scv_dingtalk::card::CardTemplate,
+        state: crate::store::AccountState,
+        health: crate::supervisor::HealthHandle,
+    ) -> Self {
+        self.cards = Some(CardStreams::new(
+            self.client.clone(),
+            template,
+            self.account.clone(),
+            state,
+            health,
+        ));
+        self
+    }
+
+    /// Delivers the first piece of an answer streamed into a card by finishing the card (and
+    /// sending what it cannot hold); `None` when the answer has no card.
+    async fn finish_card(
+        &self,
+        msg: &Outbound,
+        target: &Target,
+        reply: &ReplyRef,
+    ) -> Option<Result<Sent, SendError>> {
+        let cards = self.cards.as_ref()?;
+        let answer = msg.finishes.as_deref()?;
+        if !matches!(msg.body, Body::Text) || !cards.has(answer).await {
+            return None;
+        }
+        Some(
+            async {
+                match cards.finish(answer, &msg.text).await? {
+                    Finish::Done => Ok(Sent::default()),
+                    Finish::Rest(rest) => {
+                        let sent = self.send_markdown(target, reply, &rest).await?;
+                        cards.rest_sent(answer).await?;
+                        Ok(sent)
+                    }
+                }
+            }
+            .await,
+        )
     }
 
     fn fail(&self, e: &scv_dingtalk::Error) -> SendError {
@@ -250,6 +302,9 @@ impl ChatSender for DingTalkSender {
                 &msg.reply
             };
             let reply = ReplyRef::parse(context);
+            if let Some(finished) = self.finish_card(msg, &target, &reply).await {
+                return finished;
+            }
             match &msg.body {
                 Body::Media(media) => self.send_media(&target, media).await,
                 Body::Question(q) if q.buttons => {
@@ -257,6 +312,35 @@ impl ChatSender for DingTalkSender {
                 }
                 _ => self.send_markdown(&target, &reply, &msg.text).await,
             }
+        })
+    }
+
+    fn stream_mode(&self) -> StreamMode {
+        match self.cards {
+            // One update in flight, at most one a second (spec §4.6); each counts against the
+            // app's monthly quota, so no finer.
+            Some(_) => StreamMode::Edit {
+                every: scv_dingtalk::limits::CARD_UPDATE_INTERVAL,
+            },
+            None => StreamMode::Whole,
+        }
+    }
+
+    fn stream_show<'a>(
+        &'a self,
+        key: &'a str,
+        chat: &'a ChatId,
+        _reply: &'a ReplyContext,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            let (Some(cards), Some(target)) = (&self.cards, Target::parse(chat)) else {
+                return Err(SendError::rejected(
+                    general::UPDATE_UNSUPPORTED,
+                    "this account streams no cards",
+                ));
+            };
+            cards.show(key, &target, text).await
         })
     }
 

@@ -197,7 +197,8 @@ async fn an_app_not_in_stream_mode_stops_with_the_console_fix() {
         creds
             .save(ACCOUNT, setup.credentials.as_ref().expect("login"))
             .expect("save");
-        Harness::start_daemon(fake, dir, config, setup.agent).await
+        let turns = setup.agent.clone();
+        Harness::start_daemon(fake, dir, config, setup.agent, turns).await
     };
     h.until_health("failed", |c| c.state == ComponentState::Failed)
         .await;

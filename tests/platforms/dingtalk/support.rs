@@ -94,6 +94,8 @@ pub struct Setup {
     /// Credentials to store before the daemon starts (`None`: none).
     pub credentials: Option<Credentials>,
     pub agent: Arc<TestAgent>,
+    /// Another agent to answer instead of `agent` (one that streams its answer).
+    pub turns: Option<Arc<dyn Agent>>,
 }
 
 impl Setup {
@@ -106,6 +108,7 @@ impl Setup {
             fake,
             table: "senders = \"owner\"\n".into(),
             agent: TestAgent::echo(),
+            turns: None,
         }
     }
 }
@@ -150,7 +153,8 @@ impl Harness {
         if let Some(c) = &setup.credentials {
             creds.save(ACCOUNT, c).expect("save credentials");
         }
-        Self::start_daemon(fake, dir, config, setup.agent).await
+        let turns = setup.turns.unwrap_or_else(|| setup.agent.clone());
+        Self::start_daemon(fake, dir, config, setup.agent, turns).await
     }
 
     /// Starts the daemon on a prepared fake, directory and configuration (a restart).
@@ -159,11 +163,11 @@ impl Harness {
         dir: tempfile::TempDir,
         config: Config,
         agent: Arc<TestAgent>,
+        turns: Arc<dyn Agent>,
     ) -> Harness {
         let creds = CredentialStore::Files(config.state_dir.join("credentials"));
         let slot: Arc<Mutex<Option<Arc<Conversation>>>> = Arc::default();
-        let (agent_dyn, slot2, agent_config): (Arc<dyn Agent>, _, _) =
-            (agent.clone(), slot.clone(), config.agent.clone());
+        let (agent_dyn, slot2, agent_config) = (turns, slot.clone(), config.agent.clone());
         let make =
             move |c: &CredentialStore, s: &scv_bridge::store::Store| -> Arc<dyn ComponentFactory> {
                 let conversation = Conversation::new(s.clone(), agent_dyn);
