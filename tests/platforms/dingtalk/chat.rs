@@ -118,3 +118,45 @@ async fn a_long_answer_is_split_at_paragraphs_within_the_limit() {
     assert_eq!(joined.matches("word").count(), 1000);
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_question_goes_to_the_owner_with_links_that_answer_with_its_code() {
+    use scv_bridge::conversation::Body;
+    use scv_bridge::conversation::body::Question;
+    let h = Harness::start(Setup::owned()).await;
+    h.connected().await;
+    let owner = h.fake.config().staff[0].clone();
+    let key = scv_bridge::ids::AccountKey::parse(ACCOUNT).expect("key");
+    let chat = scv_bridge::ids::ChatId::new(format!("u:{owner}"));
+    let q = Question {
+        id: "q-3".into(),
+        text: "Deploy v2?".into(),
+        code: "7F".into(),
+        deadline: "14:30".into(),
+        buttons: true,
+    };
+    let text = "Deploy v2? Answer before 14:30 (or reply Y 7F / N 7F).";
+    h.conversation
+        .send_proactive(&key, &chat, text, Some(&Body::Question(q)), "ask/q-3")
+        .await
+        .expect("queued");
+    h.until("the question", |f| !f.sent().is_empty()).await;
+    let sent = h.fake.sent().remove(0);
+    // Nobody wrote yet, so no reply webhook: the robot API, to the owner by staff id.
+    assert_eq!(
+        (sent.call, sent.msg_key.as_str()),
+        (Call::BatchSend, "sampleMarkdown")
+    );
+    assert_eq!(sent.target, std::slice::from_ref(&owner));
+    let md = text_of(&sent);
+    assert!(md.starts_with(text), "{md}");
+    assert!(
+        md.contains("[yes](dtmd://dingtalkclient/sendMessage?content=yes%207F)")
+            && md.contains("[no](dtmd://dingtalkclient/sendMessage?content=no%207F)"),
+        "{md}"
+    );
+    // What a tap sends is the owner's own message, which the core reads as the answer.
+    let answer = scv_bridge::confirm::parse_answer("yes 7F").expect("an answer");
+    assert_eq!((answer.yes, answer.code.as_deref()), (true, Some("7F")));
+    h.stop().await;
+}
