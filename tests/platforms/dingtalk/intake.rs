@@ -13,8 +13,14 @@ async fn the_owner_is_answered_through_the_reply_webhook_after_the_push_is_acked
     let h = Harness::start(Setup::owned()).await;
     h.connected().await;
     let owner = h.fake.config().staff[0].clone();
+    let started = std::time::Instant::now();
     let pushed = h.fake.push_text(&owner, "hello");
     h.until("the answer", |f| !f.sent().is_empty()).await;
+    // A figure for the closing note, not a bound: loopback, an agent that answers at once.
+    eprintln!(
+        "dingtalk round trip (push → reply webhook): {:?}",
+        started.elapsed()
+    );
     h.acked_and_settled(&pushed.push.message_id).await;
     assert_eq!(h.texts(), ["echo: hello"]);
     let sent = &h.fake.sent()[0];
