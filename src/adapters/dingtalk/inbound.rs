@@ -106,25 +106,7 @@ fn content(m: &RobotMessage) -> (String, Vec<MediaRef>) {
             "[image]".into(),
             vec![item(MediaKind::Image, &download_code, None, None)],
         ),
-        Body::RichText(parts) => {
-            let mut text = String::new();
-            let mut media = Vec::new();
-            for p in parts {
-                match p {
-                    RichPart::Text(t) => text.push_str(&t),
-                    RichPart::Picture { download_code } => {
-                        media.push(item(MediaKind::Image, &download_code, None, None))
-                    }
-                }
-            }
-            let text = text.trim().to_string();
-            let text = if text.is_empty() && !media.is_empty() {
-                "[image]".to_string()
-            } else {
-                text
-            };
-            (text, media)
-        }
+        Body::RichText(parts) => rich(parts),
         Body::Audio {
             download_code,
             recognition,
@@ -162,6 +144,36 @@ fn content(m: &RobotMessage) -> (String, Vec<MediaRef>) {
         // The platform's own notice of a type it cannot show to robots.
         Body::Unsupported(_) | Body::Other(_) => (String::new(), Vec::new()),
     }
+}
+
+fn locator(code: &str) -> serde_json::Value {
+    serde_json::to_value(Locator {
+        d: code.to_string(),
+    })
+    .unwrap_or_default()
+}
+
+/// Rich text: its text parts in order, its pictures as media ("[image]" when it has no text).
+fn rich(parts: Vec<RichPart>) -> (String, Vec<MediaRef>) {
+    let mut text = String::new();
+    let mut media = Vec::new();
+    for p in parts {
+        match p {
+            RichPart::Text(t) => text.push_str(&t),
+            RichPart::Picture { download_code } => media.push(MediaRef {
+                kind: MediaKind::Image,
+                name: None,
+                size: None,
+                transcript: None,
+                locator: locator(&download_code),
+            }),
+        }
+    }
+    let text = text.trim().to_string();
+    if text.is_empty() && !media.is_empty() {
+        return ("[image]".to_string(), media);
+    }
+    (text, media)
 }
 
 #[cfg(test)]
@@ -275,5 +287,12 @@ mod tests {
         };
         // The name stays untrusted text: the media seam makes it safe.
         assert_eq!(f.media[0].name.as_deref(), Some("../x.pdf"));
+        let rich = json!({"msgtype": "richText", "content": {"richText": [
+            {"text": "look "}, {"type": "picture", "downloadCode": "dc3"}, {"text": "here"}]}});
+        let Taken::Message(r) = take(&key(), &msg(rich)) else {
+            panic!()
+        };
+        assert_eq!((r.text.as_str(), r.media.len()), ("look here", 1));
+        assert_eq!(r.media[0].locator, json!({"d": "dc3"}));
     }
 }
