@@ -201,3 +201,44 @@ async fn the_command_menu_is_set_on_connect_in_english_and_chinese() {
     assert_eq!(zh[0], ("new".to_string(), "开始新对话".to_string()));
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_restart_mid_answer_finishes_the_same_group_message_with_nothing_doubled() {
+    let mut setup = streaming_setup();
+    setup.fake.can_read_all_group_messages = true;
+    setup.agent = TestAgent::streaming(answer(), 3);
+    let h = Harness::start(setup).await;
+    h.wait_state(ComponentState::Connected).await;
+    let group = h.fake.group(-100_400, "team");
+    h.fake.push_message(serde_json::json!({
+        "chat": group, "from": h.fake.owner(), "text": "@scv_fake_bot write a lot",
+        "entities": [{"type": "mention", "offset": 0, "length": 13}]
+    }));
+    h.agent.next_part();
+    h.until("the answer's message", |f| !f.sent().is_empty())
+        .await;
+    let opened = h.fake.sent()[0].clone();
+    // Down mid-answer: the turn is cancelled, the message stays unanswered in the journal.
+    let agent = h.agent.clone();
+    let presses = h.presses.clone();
+    let (server, fake, dir, config) = h.stop().await;
+
+    let h = Harness::start_daemon(server, fake, dir, config, agent, presses).await;
+    h.wait_state(ComponentState::Connected).await;
+    for _ in 0..4 {
+        h.agent.next_part();
+    }
+    h.until("the same message showing the whole answer", |f| {
+        f.message(group.id, opened.message_id)
+            .is_some_and(|(t, _)| t == answer())
+    })
+    .await;
+    h.settle().await;
+    assert_eq!(h.agent.turns(), 2, "the turn ran again after the restart");
+    assert_eq!(
+        h.fake.sent().len(),
+        1,
+        "the restart edited the message it had opened: nothing sent twice"
+    );
+    h.stop().await;
+}
