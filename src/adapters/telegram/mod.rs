@@ -19,6 +19,7 @@
 
 mod buttons;
 mod commands;
+mod drafts;
 mod failure;
 mod inbound;
 pub mod login;

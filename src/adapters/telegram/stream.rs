@@ -6,6 +6,7 @@
 //!   from the answer's key (a restarted turn animates the same draft). A draft never becomes a
 //!   message, so the answer's first outbox piece goes out as an ordinary `sendMessage`: nothing
 //!   to record, nothing to finish, and a crash leaves at most a preview that lapses in ~30 s.
+//!   Through the agent's long pauses the last frame is sent again ([`super::drafts`]).
 //! - Groups (and private chats once Telegram refused drafts): one message, sent at the first
 //!   show and then edited with the text so far; the answer's first piece finishes it with an
 //!   edit to that piece's text ([`Streams::finish`]). Edits share the group's 20-a-minute pace
@@ -33,6 +34,7 @@ use scv_telegram::text::utf16_len;
 use scv_telegram::{Client, ErrorClass, OutgoingText, ParseMode, Rejection};
 use serde::{Deserialize, Serialize};
 
+use super::drafts::{Frame, LiveDrafts};
 use super::failure::{DRAFT_REFUSED, REFUSED, failure};
 use super::inbound::ReplyRef;
 use super::pace::Pace;
@@ -81,6 +83,8 @@ pub(super) struct Streams {
     health: HealthHandle,
     /// Telegram refused a draft this run: private chats stream by edits.
     drafts_off: AtomicBool,
+    /// Shown drafts kept alive through long pauses.
+    drafts: LiveDrafts,
     shown: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Shown>>>>,
     pruned: tokio::sync::OnceCell<()>,
 }
@@ -94,6 +98,7 @@ impl Streams {
         health: HealthHandle,
     ) -> Self {
         Streams {
+            drafts: LiveDrafts::new(client.clone(), account.clone()),
             client,
             account,
             state,
@@ -133,22 +138,34 @@ impl Streams {
         }
         pace.wait(chat).await;
         let id = draft_id(key);
-        let html = super::render::html(text);
-        let sent = match self
-            .client
-            .send_draft(chat, id, &html, Some(ParseMode::Html))
-            .await
-        {
-            Err(e) if e.class() == ErrorClass::Rejected(Rejection::BadMarkup) => {
-                self.client.send_draft(chat, id, text, None).await
-            }
-            other => other,
+        let mut frame = Frame {
+            chat,
+            draft_id: id,
+            text: super::render::html(text),
+            mode: Some(ParseMode::Html),
         };
-        sent.map_err(|e| match e.class() {
+        let mut sent = self
+            .client
+            .send_draft(chat, id, &frame.text, frame.mode)
+            .await;
+        if let Err(e) = &sent
+            && e.class() == ErrorClass::Rejected(Rejection::BadMarkup)
+        {
+            frame.text = text.to_string();
+            frame.mode = None;
+            sent = self.client.send_draft(chat, id, text, None).await;
+        }
+        match sent {
+            Ok(()) => {
+                self.drafts.shown(key, frame);
+                Ok(())
+            }
             // 404 would read as a bad token: for a draft it means a server without the method.
-            ErrorClass::Fatal { .. } => SendError::rejected(DRAFT_REFUSED, e.to_string()),
-            _ => failure(&e, &self.account),
-        })
+            Err(e) if matches!(e.class(), ErrorClass::Fatal { .. }) => {
+                Err(SendError::rejected(DRAFT_REFUSED, e.to_string()))
+            }
+            Err(e) => Err(failure(&e, &self.account)),
+        }
     }
 
     /// Telegram will not take drafts: private chats stream by edits for the rest of the run.
@@ -261,6 +278,8 @@ impl Streams {
         key: &str,
         text: &str,
     ) -> Option<Result<Sent, SendError>> {
+        // A draft shown for it is replaced by the message now: no more refreshes.
+        self.drafts.done(key);
         let entry = self.entry(key).await?;
         let mut s = entry.lock().await;
         let message = s.rec.m?;
