@@ -1,4 +1,4 @@
-//! WeChat, Feishu and Telegram, each a platform crate turned into a `Component` over an account port;
+//! WeChat, Feishu, Telegram and QQ, each a platform crate turned into a `Component` over an account port;
 //! the platform registry (`platform`, one value per channel, mail's included) and the factory
 //! that builds each account through it (mail is its own area, `crate::mail`).
 
@@ -8,6 +8,7 @@ mod mail_platform;
 #[cfg(any(test, feature = "testing"))]
 pub mod memory;
 pub mod platform;
+pub mod qq;
 pub mod telegram;
 pub mod wechat;
 
@@ -107,6 +108,7 @@ pub fn platform(channel: Channel) -> &'static dyn Platform {
         Channel::Wechat => &wechat::PLATFORM,
         Channel::Feishu => &feishu::PLATFORM,
         Channel::Telegram => &telegram::PLATFORM,
+        Channel::Qq => &qq::PLATFORM,
         Channel::Mail => &mail_platform::PLATFORM,
     }
 }

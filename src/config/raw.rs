@@ -299,6 +299,18 @@ account_table!(
 });
 
 account_table!(
+    /// QQ-only settings (`adapters/qq` reads them).
+    QqSettings, RawQq {
+    /// The owner's `user_openid` (this bot's id for them in one-to-one chats); unset: the owner
+    /// pairs with the code `login` shows.
+    owner: Option<String>,
+    /// The OpenAPI base URL (default `https://api.sgroup.qq.com`; the sandbox or a test's fake).
+    api_base: Option<String>,
+    /// The access-token host (default `https://bots.qq.com`; a test's fake).
+    token_base: Option<String>,
+});
+
+account_table!(
     /// Mail-only settings.
     MailSettings, RawMail {
     /// The IMAP server.
@@ -363,6 +375,8 @@ pub(super) struct RawConfig {
     #[serde(default)]
     telegram: BTreeMap<String, RawTelegram>,
     #[serde(default)]
+    qq: BTreeMap<String, RawQq>,
+    #[serde(default)]
     mail: BTreeMap<String, RawMail>,
 }
 
@@ -423,6 +437,10 @@ impl RawConfig {
             .chain(self.telegram.into_iter().map(|(n, r)| {
                 let (shared, s) = r.split();
                 (Channel::Telegram, n, shared, ChannelSettings::Telegram(s))
+            }))
+            .chain(self.qq.into_iter().map(|(n, r)| {
+                let (shared, s) = r.split();
+                (Channel::Qq, n, shared, ChannelSettings::Qq(s))
             }));
         for (channel, name, shared, settings) in chats {
             let table = format!("{channel}.{name}");

@@ -33,6 +33,8 @@ fn the_ids_are_pinned() {
             "feishu.app",
             "telegram.bot",
             "telegram.webhook",
+            "qq.bot",
+            "qq.gateway",
             "mail.imap",
             "mail.smtp",
         ]

@@ -11,16 +11,20 @@ pub enum Channel {
     Feishu,
     /// A Telegram bot through the Bot API (long polling).
     Telegram,
+    /// A QQ official bot (API v2: one-to-one chats and group messages that @ it), the
+    /// `[qq.ACCOUNT]` tables.
+    Qq,
     /// A mailbox over IMAP and SMTP.
     Mail,
 }
 
 impl Channel {
     /// Every channel, in configuration order.
-    pub const ALL: [Channel; 4] = [
+    pub const ALL: [Channel; 5] = [
         Channel::Wechat,
         Channel::Feishu,
         Channel::Telegram,
+        Channel::Qq,
         Channel::Mail,
     ];
 
@@ -31,6 +35,7 @@ impl Channel {
             Channel::Feishu => "feishu",
             Channel::Mail => "mail",
             Channel::Telegram => "telegram",
+            Channel::Qq => "qq",
         }
     }
 
