@@ -301,6 +301,10 @@ impl Run {
         self.s
             .health
             .set_ids(Some(self.s.bot.id.clone()), Some(owner));
+        let trigger = super::inbound::ReplyRef::parse(&m.reply);
+        if let Err(e) = state::note_latest(self.s.port.state(), m.chat.as_str(), &trigger).await {
+            tracing::warn!(account = %key, error = %e, "cannot keep the pairing message's trigger");
+        }
         let reply = crate::ids::OutboxKey::reply(&key, &m.msg_id, "paired");
         let text = crate::words::Msg::Paired.text_for(self.s.port.spec().language);
         if let Err(e) = self.s.port.announce(&m.chat, &text, reply).await {

@@ -94,12 +94,17 @@ impl QqSender {
     async fn reply_for(&self, msg: &Outbound) -> Result<Reply, SendError> {
         let now = self.clock.now_ms();
         let own = ReplyRef::parse(&msg.reply);
-        let latest = ReplyRef::parse(&msg.latest_reply);
-        let candidates = candidates(msg.kind, &own, &latest, now);
+        let journaled = ReplyRef::parse(&msg.latest_reply);
+        let (kind, chat) = (msg.kind, msg.chat.as_str().to_string());
         let picked = self
             .state
             .call(move |s| {
-                for c in candidates {
+                // A pairing code is answered but never journaled: its trigger is kept aside.
+                let latest = match state::latest_in(s, &chat)? {
+                    Some(aside) if aside.at > journaled.at => aside,
+                    _ => journaled,
+                };
+                for c in candidates(kind, &own, &latest, now) {
                     let allows = |n: u32| n < c.allowed;
                     if let Some(seq) = state::spend_in(s, &c.trigger.m, c.trigger.at, allows)? {
                         return Ok(Some((c.trigger.m, seq)));

@@ -5,6 +5,7 @@
 use scv_qq::gateway::Cursor;
 use serde::{Deserialize, Serialize};
 
+use super::inbound::ReplyRef;
 use crate::store::{AccountState, StateError, StateTxn, StoreError};
 
 /// The state name of the journaled cursor.
@@ -88,4 +89,23 @@ pub(super) fn sweep_in(s: &StateTxn<'_>, before_ms: u64) -> Result<(), StateErro
         }
     }
     Ok(())
+}
+
+/// The prefix of a chat's latest trigger that was not journaled (`qq_latest/<chat>`): a pairing
+/// code never reaches the journal, yet the pairing notice must reply to it.
+const LATEST: &str = "qq_latest/";
+
+/// Records `trigger` as the chat's latest message outside the journal.
+pub(super) async fn note_latest(
+    state: &AccountState,
+    chat: &str,
+    trigger: &ReplyRef,
+) -> Result<(), StoreError> {
+    let (name, trigger) = (format!("{LATEST}{chat}"), trigger.clone());
+    state.call(move |s| s.put_json(&name, &trigger)).await
+}
+
+/// The chat's latest message outside the journal, if any.
+pub(super) fn latest_in(s: &StateTxn<'_>, chat: &str) -> Result<Option<ReplyRef>, StateError> {
+    s.get_json(&format!("{LATEST}{chat}"))
 }

@@ -4,5 +4,6 @@
 
 mod chat;
 mod intake;
+mod login;
 mod support;
 mod windows;
