@@ -133,3 +133,43 @@ async fn an_open_group_is_answered_in_the_group_in_reply() {
     );
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_silent_link_shows_and_is_replaced_then_resumes() {
+    let h = Harness::start(Setup::owned()).await;
+    h.connected().await;
+    assert!(h.health().last_success_unix_seconds.is_some());
+    h.fake.ack_heartbeats(false);
+    h.until_health("the zombie link shown", |c| {
+        c.state == ComponentState::Disconnected
+            && c.error.as_deref().is_some_and(|e| e.contains("heartbeat"))
+    })
+    .await;
+    h.fake.ack_heartbeats(true);
+    h.until("a resumed link", |f| !f.resumes().is_empty() && f.live())
+        .await;
+    h.wait_state(ComponentState::Connected).await;
+    h.fake.push_c2c(OWNER, "still here");
+    h.until("the answer", |f| f.sent().len() == 1).await;
+    assert_eq!(h.fake.identifies(), 1, "the session went on");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_qq_will_not_resume_is_said_in_status() {
+    let h = Harness::start(Setup::owned()).await;
+    h.connected().await;
+    h.fake.expire_sessions();
+    assert!(h.fake.drop_socket());
+    h.until_health("the gap note", |c| {
+        c.notes
+            .iter()
+            .any(|n| n.text.contains("could not resume the gateway session"))
+    })
+    .await;
+    h.until("a new session", |f| f.identifies() == 2 && f.live())
+        .await;
+    h.fake.push_c2c(OWNER, "new session");
+    h.until("the answer", |f| f.sent().len() == 1).await;
+    h.stop().await;
+}
