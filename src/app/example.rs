@@ -5,7 +5,7 @@
 /// `config/example.toml`, every key documented.
 pub const EXAMPLE: &str = include_str!("../../config/example.toml");
 
-/// `docs/setup.md`: creating the Feishu app and the Telegram bot, the WeChat and mail logins,
+/// `docs/setup.md`: creating the Feishu app, the Telegram bot and the QQ bot, the WeChat and mail logins,
 /// the model key.
 pub const GUIDE_EN: &str = include_str!("../../docs/setup.md");
 
