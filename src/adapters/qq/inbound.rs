@@ -110,7 +110,7 @@ fn message(account: &AccountKey, m: &Message, now_ms: u64) -> Taken {
             g: matches!(m.scene, Scene::Group { .. }),
         }
         .context(),
-        media: Vec::new(),
+        media: super::media::refs(&m.attachments),
     })
 }
 

@@ -126,6 +126,11 @@ pub(super) fn options(settings: &QqSettings, app_id: &str, secret: &str) -> Clie
     if let Some(token) = set(&settings.token_base) {
         o.token_base = token.trim_end_matches('/').to_string();
     }
+    // A scheme-less attachment URL gets the API's scheme: https in production, http only when
+    // the API itself is configured on plain http (a local fake or proxy).
+    if o.api_base.starts_with("http://") {
+        o.attachment_scheme = "http".into();
+    }
     o
 }
 

@@ -18,6 +18,7 @@ mod failure;
 mod inbound;
 mod intake;
 pub mod login;
+mod media;
 mod platform;
 mod probe;
 mod render;

@@ -1,6 +1,7 @@
 //! The agent's Markdown as QQ's plain text (spec §4.2, §4.3: markdown is by invitation only, so
 //! `msg_type` 0 is the dialect): heading and emphasis markers dropped, list bullets as `•`,
-//! `[text](url)` as `text (url)`, fenced code kept line for line without its fences; then every
+//! `[text](url)` as `text (url)`, an image reference as its alt text (the file goes as media),
+//! fenced code kept line for line without its fences; then every
 //! link defanged (`example[.]com`), because QQ refuses text with a URL (`40054010`).
 
 use scv_qq::text::defang_links;
@@ -67,6 +68,14 @@ fn inline(s: &str) -> String {
             i += end + 2;
             continue;
         }
+        // An image reference: the file itself goes out as media; its alt text stays.
+        if let Some(img) = rest.strip_prefix('!')
+            && let Some((alt, _, used)) = link(img)
+        {
+            out.push_str(alt);
+            i += 1 + used;
+            continue;
+        }
         if let Some((text, url, used)) = link(rest) {
             out.push_str(&format!("{text} ({url})"));
             i += used;
@@ -114,5 +123,6 @@ mod tests {
         assert_eq!(code.text, "let url = \"x[.]cn\";\n**not bold**");
         assert_eq!(code.links, 1);
         assert!(!plain("😀 [a](b").text.is_empty(), "odd input stays text");
+        assert_eq!(plain("Here: ![chart](out/chart.png)").text, "Here: chart");
     }
 }

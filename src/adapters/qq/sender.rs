@@ -2,7 +2,9 @@
 //! message the owner (or another sender) wrote, inside its window (60 min one-to-one, 5 min in
 //! groups) and its budget (5 replies), with a `msg_seq` never used before for it. An item with
 //! no such trigger waits in the queue, visible in status, until the peer next writes
-//! (`WindowClosed`). Text is rendered to plain text with links defanged ([`super::render`]).
+//! (`WindowClosed`). Text is rendered to plain text with links defanged ([`super::render`]);
+//! files are uploaded for the chat and sent as media replies, and received ones fetched
+//! ([`super::media`]).
 //! Platform errors go through the account's one table ([`super::failure`]).
 
 use futures_util::future::BoxFuture;
@@ -18,7 +20,8 @@ use super::state;
 use crate::clock::Clock;
 use crate::conversation::body::Body;
 use crate::conversation::{
-    ChatId, ChatSender, Outbound, OutboundKind, PlatformMsgId, SendError, SendLimits, Sent,
+    ChatId, ChatSender, MediaRef, Outbound, OutboundKind, PlatformMsgId, ReplyContext, SendError,
+    SendLimits, Sent,
 };
 use crate::failure::general;
 use crate::ids::AccountKey;
@@ -69,15 +72,14 @@ impl QqSender {
         }
     }
 
-    /// Sends one piece as a passive reply; a `msg_seq` the platform already saw is replaced by
+    /// Sends one body as a passive reply; a `msg_seq` the platform already saw is replaced by
     /// the next one once (spec §6 "Duplicate").
-    async fn send_piece(
+    async fn send_body(
         &self,
         target: &Target,
         msg: &Outbound,
-        text: &str,
+        body: QqBody,
     ) -> Result<scv_qq::SentMessage, SendError> {
-        let body = QqBody::Text(text.to_string());
         let mut again = true;
         loop {
             let reply = self.reply_for(msg).await?;
@@ -215,15 +217,20 @@ impl ChatSender for QqSender {
     fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
         Box::pin(async move {
             let target = target_of(&msg.chat)?;
-            if let Body::Media(_) = &msg.body {
-                return Err(SendError::rejected(
-                    general::MEDIA_UNSUPPORTED,
-                    "this bridge does not send files to QQ yet",
-                ));
+            if let Body::Media(media) = &msg.body {
+                let file_info =
+                    super::media::upload(&self.client, &self.account, &target, media).await?;
+                let m = self
+                    .send_body(&target, msg, QqBody::Media { file_info })
+                    .await?;
+                return Ok(Sent {
+                    msg_id: (!m.id.is_empty()).then(|| PlatformMsgId::new(m.id)),
+                    chat: None,
+                });
             }
             let mut sent = Sent::default();
             for piece in pieces(&msg.text, self.language) {
-                let m = self.send_piece(&target, msg, &piece).await?;
+                let m = self.send_body(&target, msg, QqBody::Text(piece)).await?;
                 sent = Sent {
                     msg_id: (!m.id.is_empty()).then(|| PlatformMsgId::new(m.id)),
                     chat: None,
@@ -231,6 +238,22 @@ impl ChatSender for QqSender {
             }
             Ok(sent)
         })
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        media: &'a MediaRef,
+        _reply: &'a ReplyContext,
+        dest: &'a std::path::Path,
+        max_bytes: u64,
+    ) -> BoxFuture<'a, Result<u64, SendError>> {
+        Box::pin(super::media::fetch(
+            &self.client,
+            &self.account,
+            media,
+            dest,
+            max_bytes,
+        ))
     }
 }
 

@@ -5,5 +5,6 @@
 mod chat;
 mod intake;
 mod login;
+mod media;
 mod support;
 mod windows;
