@@ -3,6 +3,7 @@
 //! windows, and the fatal close codes.
 
 mod chat;
+mod hostile;
 mod intake;
 mod login;
 mod media;
