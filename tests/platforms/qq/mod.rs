@@ -2,6 +2,7 @@
 //! platform over real sockets (`scv_qq::fake`): intake through the gateway, the sender's reply
 //! windows, and the fatal close codes.
 
+mod budget;
 mod chat;
 mod hostile;
 mod intake;
