@@ -1,8 +1,9 @@
 //! One gateway dispatch as the pipeline's input: a message to journal, or something dropped
 //! with a reason (counted; nothing the platform delivered vanishes without a trace). Pure: no IO.
 //!
-//! Chat ids carry the scene (`u:<user_openid>`, `g:<group_openid>`), so the sender knows where
-//! a reply goes from the chat alone. The sender id is the platform's per-bot id as given:
+//! A one-to-one chat's id is the user's `user_openid` (the core takes the owner's id as their
+//! direct chat), a group's is `g:<group_openid>` (openids are hex, never `g:`), so the sender
+//! knows where a reply goes from the chat alone. The sender id is the platform's per-bot id as given:
 //! `user_openid` in one-to-one chats, `member_openid` in groups. Whether a member id equals the
 //! same person's `user_openid` is unconfirmed (spec §3.1), so the owner is recognised in a group
 //! only when QQ gives the very same id; otherwise the group is strangers to the policy.
@@ -57,7 +58,7 @@ impl ReplyRef {
 /// The chat id of a scene.
 pub(super) fn chat_of(scene: &Scene) -> ChatId {
     match scene {
-        Scene::C2c { user_openid } => ChatId::new(format!("u:{user_openid}")),
+        Scene::C2c { user_openid } => ChatId::new(user_openid.as_str()),
         Scene::Group { group_openid, .. } => ChatId::new(format!("g:{group_openid}")),
     }
 }
@@ -148,7 +149,7 @@ mod tests {
         };
         assert_eq!(
             (i.chat.as_str(), i.sender.as_str(), i.msg_id.as_str()),
-            ("u:U1", "U1", "M1")
+            ("U1", "U1", "M1")
         );
         let r = ReplyRef::parse(&i.reply);
         assert_eq!((r.m.as_str(), r.g), ("M1", false));

@@ -246,7 +246,7 @@ impl Run {
     /// checked before any policy so the code never reaches the agent. Never from a group
     /// (spec §3.3).
     fn is_pairing_attempt(&self, m: &Inbound) -> bool {
-        m.chat.as_str().starts_with("u:")
+        !m.chat.as_str().starts_with("g:")
             && crate::port::pairing::looks_like_code(&m.text)
             && self
                 .s

@@ -182,9 +182,10 @@ fn open(r: &ReplyRef, now_ms: u64) -> bool {
 
 /// Where a chat's replies go.
 fn target_of(chat: &ChatId) -> Result<Target, SendError> {
-    match chat.as_str().split_once(':') {
-        Some(("u", id)) if !id.is_empty() => Ok(Target::User(id.to_string())),
-        Some(("g", id)) if !id.is_empty() => Ok(Target::Group(id.to_string())),
+    let id = chat.as_str();
+    match id.strip_prefix("g:") {
+        Some(group) if !group.is_empty() => Ok(Target::Group(group.to_string())),
+        None if !id.is_empty() && !id.contains(':') => Ok(Target::User(id.to_string())),
         _ => Err(SendError::rejected(
             general::UPDATE_TARGET_MISSING,
             "not a QQ chat id (a chat of another platform?)",
@@ -305,14 +306,14 @@ mod tests {
     #[test]
     fn chats_name_their_scene_and_links_are_said() {
         assert_eq!(
-            target_of(&ChatId::new("u:U1")).ok(),
+            target_of(&ChatId::new("U1")).ok(),
             Some(Target::User("U1".into()))
         );
         assert_eq!(
             target_of(&ChatId::new("g:G1")).ok(),
             Some(Target::Group("G1".into()))
         );
-        assert!(target_of(&ChatId::new("42")).is_err());
+        assert!(target_of(&ChatId::new("wechat:x")).is_err());
         let p = pieces("see https://a.cn/x", Language::En);
         assert_eq!(p.len(), 1);
         assert!(

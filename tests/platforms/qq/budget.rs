@@ -57,7 +57,7 @@ async fn one_to_one_windows_last_an_hour_and_five_replies() {
     let fake = FakeQq::start(fake_config()).await.expect("fake");
     let clock = Clock::manual(START_MS);
     let (s, _g) = sender(&fake, &clock).await;
-    let chat = format!("u:{OWNER}");
+    let chat = OWNER.to_string();
     let m = fake.push_c2c(OWNER, "hi");
     let ctx = reply(&m.id, START_MS, false);
     for i in 1..=5 {

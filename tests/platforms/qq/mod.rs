@@ -4,6 +4,7 @@
 
 mod budget;
 mod chat;
+mod confirm;
 mod hostile;
 mod intake;
 mod login;

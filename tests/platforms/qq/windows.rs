@@ -11,7 +11,7 @@ async fn a_proactive_message_waits_for_the_owner_and_leaves_the_answer_its_repli
     let h = Harness::start(Setup::owned()).await;
     h.connected().await;
     let key = AccountKey::new(Channel::Qq, "bot");
-    let chat = ChatId::new(format!("u:{OWNER}"));
+    let chat = ChatId::new(OWNER);
     h.conversation
         .send_proactive(
             &key,
