@@ -10,7 +10,8 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use scv_qq::{Client, ClientOptions, ErrorClass};
 
-use crate::config::{ChannelSettings, QqSettings};
+use super::QqSettings;
+use crate::config::ChannelSettings;
 use crate::port::login_flow::{
     Answers, Checked, Field, LoginFlow, LoginInput, LoginUi, OwnerBy, Shown, Verified,
 };
@@ -136,8 +137,5 @@ pub(super) fn options(settings: &QqSettings, app_id: &str, secret: &str) -> Clie
 
 /// The account's QQ settings (defaults when it is not configured yet).
 pub(super) fn settings_of(settings: Option<&ChannelSettings>) -> QqSettings {
-    match settings {
-        Some(ChannelSettings::Qq(s)) => s.clone(),
-        _ => QqSettings::default(),
-    }
+    settings.map(QqSettings::of).unwrap_or_default()
 }

@@ -23,9 +23,11 @@ mod platform;
 mod probe;
 mod render;
 mod sender;
+mod settings;
 mod state;
 pub use platform::PLATFORM;
 pub use sender::{CAPABILITIES, QqSender};
+pub use settings::QqSettings;
 
 use std::sync::Arc;
 
@@ -35,7 +37,7 @@ use scv_qq::Client;
 use scv_qq::gateway::GatewayOptions;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{AccountSpec, ChannelSettings, QqSettings};
+use crate::config::AccountSpec;
 use crate::port::pairing::{CODE_FIELD, EXPIRES_FIELD, OWNER_FIELD, Pairing};
 use crate::port::{AccountPort, LoginError, StoredLogin};
 use crate::secrets::Credentials;
@@ -110,10 +112,7 @@ impl QqComponent {
     /// The component for the port's account, with QQ's own timings.
     pub fn new(port: AccountPort) -> Self {
         let spec = port.spec().clone();
-        let settings = match &spec.settings {
-            ChannelSettings::Qq(s) => s.clone(),
-            _ => QqSettings::default(),
-        };
+        let settings = QqSettings::of(&spec.settings);
         QqComponent {
             spec,
             settings,

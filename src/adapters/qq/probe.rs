@@ -5,8 +5,8 @@
 
 use scv_qq::{Client, ErrorClass};
 
+use super::QqSettings;
 use super::login::{APP_ID_FIELD, SECRET_FIELD, options};
-use crate::config::QqSettings;
 use crate::probe::http::reachable;
 use crate::probe::{Check, CheckId};
 use crate::secrets::Credentials;

@@ -1,9 +1,14 @@
 //! Full runs' logs, at every level and from every thread, carry no message text, answer text,
 //! question text, approval summary, card content or secret.
 
+#[path = "../memory_support/mod.rs"]
 mod memory_support;
-#[path = "platforms/qq/support.rs"]
+mod qq;
+#[path = "../platforms/qq/support.rs"]
 mod qq_support;
+mod telegram;
+#[path = "../platforms/telegram/support.rs"]
+mod telegram_support;
 
 use std::io::Write;
 use std::path::Path;
@@ -419,44 +424,4 @@ async fn no_card_content_reaches_the_logs() {
     assert_ne!(state, ConfirmState::Pending, "closed by the text answer");
     d.stop().await;
     assert_logs_clean(&[CARD_QUESTION, CARD_TEXT_QUESTION]);
-}
-
-/// A QQ run over the fake's real sockets: the owner's message (with a send the platform
-/// rate-limits first), a stranger's, a group's, and an answer with a link QQ refuses.
-#[tokio::test]
-async fn no_qq_message_answer_or_app_secret_reaches_the_logs() {
-    use qq_support::{Harness, OWNER as QQ_OWNER, Setup};
-    captured();
-    let mut setup = Setup::owned();
-    setup.agent = Arc::new(InstantAgent::new(|_| {
-        "qq-answer-heron-3391 https://qq-link-ibis.example/a".into()
-    }));
-    let app_secret = setup.fake.app_secret.clone();
-    let h = Harness::start(setup).await;
-    h.connected().await;
-    h.fake
-        .rate_limit_next(1, scv_qq::fake::RateLimitStyle::Code22009);
-    h.fake.push_c2c(QQ_OWNER, "qq-secret-walrus-7720");
-    h.fake
-        .push_c2c("STRANGER000000000000000000000009", "qq-stranger-otter-5512");
-    h.fake.push_group_at(
-        "GROUP00000000000000000000000009",
-        "MEMBER0000000000000000000000009",
-        "qq-group-lynx-8830",
-    );
-    h.until("the answer", |f| !f.sent().is_empty()).await;
-    h.settle().await;
-    assert!(
-        h.fake.sent()[0].content.contains("qq-answer-heron-3391"),
-        "the answer really went out"
-    );
-    h.stop().await;
-    assert_logs_clean(&[
-        "qq-secret-walrus",
-        "qq-stranger-otter",
-        "qq-group-lynx",
-        "qq-answer-heron",
-        "qq-link-ibis",
-        &app_secret,
-    ]);
 }
