@@ -4,10 +4,10 @@
 
 use dialoguer::{Confirm, Input, MultiSelect, Select};
 
-use super::plan::{AgentChoice, ChatPlan, MailPlan, Plan, TlsChoice};
 use crate::config::{AgentBackend, AgentConfig, Channel, Config};
 use crate::port::setup::Question;
 use crate::secrets::Secret;
+use crate::setup::{AgentChoice, ChatPlan, MailPlan, Plan, TlsChoice};
 use crate::words::{Lang, Wizard, wizard};
 
 /// The answers: the plan, and whether to log in and install the service.

@@ -6,17 +6,16 @@
 //! user service can be installed ([`service`]).
 
 mod ask;
-mod edit;
-mod plan;
 mod service;
 
 use std::io::IsTerminal;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub use edit::apply;
-pub use plan::{AgentChoice, AgentPlan, ChatPlan, CredentialsChoice, MailPlan, Plan, TlsChoice};
+pub use crate::setup::{
+    AgentChoice, AgentPlan, ChatPlan, CredentialsChoice, MailPlan, Plan, TlsChoice, apply,
+    write_private,
+};
 pub use service::unit_text;
 
 use crate::config::{Channel, CommandLine, Config};
@@ -478,16 +477,4 @@ async fn test_agent(config: &Config, new_key: Option<&Secret>) -> Result<(), Str
             Ok(())
         }
     }
-}
-
-/// Writes `path` atomically with mode 0600 (its directory created 0700 when missing).
-fn write_private(path: &Path, text: &str) -> Result<(), String> {
-    let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.exists()
-    {
-        std::fs::create_dir_all(dir).map_err(io)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-    }
-    crate::secrets::write_atomic_private(path, text).map_err(io)
 }
