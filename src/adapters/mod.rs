@@ -1,4 +1,5 @@
-//! WeChat, Feishu, Telegram and DingTalk, each a platform crate turned into a `Component` over an account port;
+//! WeChat, Feishu, Telegram, DingTalk and QQ, each a platform crate turned into a `Component` over an
+//! account port;
 //! the platform registry (`platform`, one value per channel, mail's included) and the factory
 //! that builds each account through it (mail is its own area, `crate::mail`).
 
@@ -9,6 +10,7 @@ mod mail_platform;
 #[cfg(any(test, feature = "testing"))]
 pub mod memory;
 pub mod platform;
+pub mod qq;
 pub mod telegram;
 pub mod wechat;
 
@@ -109,6 +111,7 @@ pub fn platform(channel: Channel) -> &'static dyn Platform {
         Channel::Feishu => &feishu::PLATFORM,
         Channel::Telegram => &telegram::PLATFORM,
         Channel::Dingtalk => &dingtalk::PLATFORM,
+        Channel::Qq => &qq::PLATFORM,
         Channel::Mail => &mail_platform::PLATFORM,
     }
 }

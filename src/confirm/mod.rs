@@ -41,7 +41,8 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 1800;
 pub const MAX_TIMEOUT_SECS: u64 = 14_400;
 /// A question nobody asks about for this long is withdrawn (seconds).
 pub const WITHDRAW_AFTER_SECS: u64 = index::WITHDRAW_AFTER_MS / 1000;
-/// What the account's health says while a WeChat question waits for the send window.
-pub const WINDOW_NOTE: &str = "a question waits for WeChat's send window";
+/// What the account's health says while a question waits for a send window (WeChat, QQ).
+pub const WINDOW_NOTE: &str =
+    "a question waits for the chat's send window (the bot may write once the owner writes)";
 /// What the account's health says while a question on another platform waits to be sent.
 pub const WAITING_NOTE: &str = "a question waits to be sent";

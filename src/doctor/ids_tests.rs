@@ -34,6 +34,8 @@ fn the_ids_are_pinned() {
             "telegram.bot",
             "telegram.webhook",
             "dingtalk.app",
+            "qq.bot",
+            "qq.gateway",
             "mail.imap",
             "mail.smtp",
         ]

@@ -13,17 +13,21 @@ pub enum Channel {
     Telegram,
     /// A DingTalk (钉钉) enterprise-internal robot over Stream mode (`[dingtalk.ACCOUNT]`).
     Dingtalk,
+    /// A QQ official bot (API v2: one-to-one chats and group messages that @ it), the
+    /// `[qq.ACCOUNT]` tables.
+    Qq,
     /// A mailbox over IMAP and SMTP.
     Mail,
 }
 
 impl Channel {
     /// Every channel, in configuration order.
-    pub const ALL: [Channel; 5] = [
+    pub const ALL: [Channel; 6] = [
         Channel::Wechat,
         Channel::Feishu,
         Channel::Telegram,
         Channel::Dingtalk,
+        Channel::Qq,
         Channel::Mail,
     ];
 
@@ -35,6 +39,7 @@ impl Channel {
             Channel::Mail => "mail",
             Channel::Telegram => "telegram",
             Channel::Dingtalk => "dingtalk",
+            Channel::Qq => "qq",
         }
     }
 

@@ -57,6 +57,11 @@ pub enum Msg {
     },
     /// The pairing code was right: the sender is now the bot's owner.
     Paired,
+    /// Links were rewritten so the platform would take the message (QQ refuses URLs).
+    LinksDefanged {
+        /// How many.
+        count: usize,
+    },
     /// The agent failed one turn for good.
     AgentFailed {
         /// Why.
@@ -255,6 +260,13 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
                 "Paired: you are now the owner of this bot. What you write here goes to the agent."
                     .into()
             }
+            Msg::LinksDefanged { count: 1 } => {
+                "(QQ refuses links: the link above is written as example[.]com; copy it and remove the brackets.)".into()
+            }
+            Msg::LinksDefanged { count } => format!(
+                "(QQ refuses links: the {count} links above are written as example[.]com; copy them and remove the brackets.)"
+            )
+            .into(),
             Msg::MediaNotSaved { item, why } => {
                 let why = match why {
                     MediaSkip::TooLarge {
@@ -353,6 +365,10 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
                 format!("（回答超过 {max}，其余部分已省略。）").into()
             }
             Msg::Paired => "配对成功：你现在是这个机器人的主人，在这里发的消息会交给智能体处理。".into(),
+            Msg::LinksDefanged { count } => format!(
+                "（QQ 不允许发送链接：上文的 {count} 个链接已写成 example[.]com 的形式，复制后去掉方括号即可。）"
+            )
+            .into(),
             Msg::MediaNotSaved { item, why } => {
                 let why = match why {
                     MediaSkip::TooLarge {

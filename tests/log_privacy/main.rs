@@ -3,6 +3,9 @@
 
 #[path = "../memory_support/mod.rs"]
 mod memory_support;
+mod qq;
+#[path = "../platforms/qq/support.rs"]
+mod qq_support;
 mod telegram;
 #[path = "../platforms/telegram/support.rs"]
 mod telegram_support;

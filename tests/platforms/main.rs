@@ -1,5 +1,5 @@
-//! The chat platforms end to end against their fakes over real sockets: WeChat, Feishu, Telegram,
-//! media and streaming.
+//! The chat platforms end to end against their fakes over real sockets: WeChat, Feishu,
+//! Telegram, QQ, media and streaming.
 //!
 //! One test binary: each file is a module, the support is declared once here, and the tests run on
 //! parallel threads of this one process (so none changes process-wide state another reads).
@@ -25,6 +25,7 @@ mod feishu_webhook;
 mod media_feishu;
 mod media_limits;
 mod media_wechat;
+mod qq;
 mod stream_feishu_cards;
 mod stream_feishu_typing;
 mod stream_wechat;

@@ -27,7 +27,7 @@ impl ConfirmService {
                     h.state.as_str()
                 )
             }
-            Some(_) if self.can(account).send_window => "WeChat's send window stayed closed until the deadline (the owner has not written to the bot recently), so the question was not delivered".to_string(),
+            Some(_) if self.can(account).send_window => "the chat's send window stayed closed until the deadline (the owner has not written to the bot recently), so the question was not delivered".to_string(),
             Some(_) => "the question was still waiting to be sent at the deadline".to_string(),
         }
     }

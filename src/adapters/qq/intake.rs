@@ -1,0 +1,381 @@
+//! One run's intake: the gateway's dispatches, each journaled with its Resume cursor in one
+//! commit before the cursor is handed back to the gateway (spec §1.4: the cursor is the only
+//! ack), the owner's pairing, and health from the link's own evidence (frames and heartbeat
+//! ACKs, spec §1.3).
+
+use std::sync::Arc;
+
+use scv_qq::gateway::{
+    Cursor, Delivery, Gateway, GatewayOptions, Inbound as Pushed, LinkState, LinkStatus,
+};
+use scv_qq::{BotIdentity, ClickResult, Client};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::inbound::{Taken, take};
+use super::login::{APP_ID_FIELD, BOT_ID_FIELD, BOT_NAME_FIELD, SECRET_FIELD};
+use super::sender::QqSender;
+use super::{failure, state};
+use crate::conversation::{Attachment, Inbound};
+use crate::failure::general;
+use crate::port::pairing::{Attempt, OWNER_FIELD, Pairing};
+use crate::port::{AccountPort, LinkParts, StorePause};
+use crate::protocol::Senders;
+use crate::secrets::Credentials;
+use crate::supervisor::{ComponentError, HealthHandle, NoteSource, unix_now};
+
+/// How long spent-reply records are kept: past the longest window, they can never be used.
+const USED_KEPT_MS: u64 = 2 * 60 * 60 * 1000;
+
+/// What `run_inner` found out before the gateway starts.
+pub(super) struct Setup {
+    pub port: AccountPort,
+    pub client: Client,
+    pub bot: BotIdentity,
+    pub owner: Option<String>,
+    pub pairing: Option<Pairing>,
+    pub credentials: Credentials,
+    pub sender: Arc<QqSender>,
+    pub health: HealthHandle,
+}
+
+/// What the account note says, part by part (one note per source: these are joined).
+#[derive(Default, PartialEq)]
+struct Notes {
+    pairing: Option<String>,
+    gap: Option<String>,
+    group: Option<String>,
+}
+
+/// One run of the account, attached to the pipeline.
+pub(super) struct Run {
+    s: Setup,
+    /// Dropping it (the run ending) stops the account's chat workers.
+    attachment: Attachment,
+    pause: StorePause,
+    notes: Notes,
+    shown: Option<String>,
+}
+
+impl Run {
+    /// Attaches the account and says who the bot and the owner are.
+    pub fn start(s: Setup) -> Run {
+        let attachment = s.port.attach(link(&s, s.owner.clone()));
+        s.health.set_ids(Some(s.bot.id.clone()), s.owner.clone());
+        let mut run = Run {
+            attachment,
+            pause: StorePause::new(&s.health),
+            s,
+            notes: Notes::default(),
+            shown: None,
+        };
+        run.refresh_pairing_note();
+        run
+    }
+
+    /// Runs the gateway until cancelled or a failure it cannot handle ends it.
+    pub async fn run(
+        mut self,
+        options: GatewayOptions,
+        cancel: CancellationToken,
+    ) -> Result<(), ComponentError> {
+        self.sweep().await;
+        let gateway = Arc::new(Gateway::new(self.s.client.clone(), options));
+        let (tx, mut rx) = mpsc::channel(64);
+        let stop = cancel.child_token();
+        let task = tokio::spawn({
+            let (gateway, stop) = (gateway.clone(), stop.clone());
+            async move { gateway.run(tx, stop).await }
+        });
+        let mut status = gateway.status();
+        loop {
+            tokio::select! {
+                pushed = rx.recv() => match pushed {
+                    Some(p) => if !self.handle(p, &gateway, &cancel).await { break },
+                    None => break,
+                },
+                Ok(()) = status.changed() => {
+                    let now = status.borrow_and_update().clone();
+                    self.link_changed(&now);
+                }
+            }
+        }
+        stop.cancel();
+        let key = &self.s.port.spec().key;
+        match task.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(failure::failure(&e, key)),
+            Err(e) => Err(ComponentError::transient(
+                general::TASK_FAILED,
+                e.to_string(),
+            )),
+        }
+    }
+
+    /// Health from the link: every frame and heartbeat ACK is evidence; a socket that ended
+    /// shows why while the gateway reconnects.
+    fn link_changed(&self, status: &LinkStatus) {
+        match status.state {
+            LinkState::Connected => crate::port::evidence::heard(&self.s.health),
+            LinkState::Disconnected => {
+                if let Some(e) = &status.last_error {
+                    self.s
+                        .health
+                        .disconnected(format!("QQ gateway: {e}; reconnecting"));
+                }
+            }
+            LinkState::Connecting => {}
+        }
+    }
+
+    /// One thing the gateway pushed. False when cancelled before it was stored.
+    async fn handle(
+        &mut self,
+        pushed: Pushed,
+        gateway: &Gateway,
+        cancel: &CancellationToken,
+    ) -> bool {
+        match pushed {
+            Pushed::Ready {
+                cursor, resumed, ..
+            } => {
+                tracing::info!(account = %self.s.port.spec().key, resumed, "qq gateway session ready");
+                self.journal(Vec::new(), cursor, gateway, cancel).await
+            }
+            Pushed::SessionLost { .. } => {
+                self.notes.gap = Some(
+                    "QQ could not resume the gateway session; messages sent while the link was down may be lost (QQ does not replay them)"
+                        .into(),
+                );
+                self.refresh_note();
+                true
+            }
+            Pushed::Event(d) => self.delivery(d, gateway, cancel).await,
+        }
+    }
+
+    async fn delivery(
+        &mut self,
+        d: Delivery,
+        gateway: &Gateway,
+        cancel: &CancellationToken,
+    ) -> bool {
+        let key = self.s.port.spec().key.clone();
+        let event = match &d.event {
+            Ok(e) => e,
+            Err(_) => {
+                self.s.port.dropped("undecodable");
+                return self.journal(Vec::new(), d.cursor, gateway, cancel).await;
+            }
+        };
+        let mut batch = Vec::new();
+        match take(&key, event, self.s.port.clock().now_ms()) {
+            Taken::Message(m) if self.is_pairing_attempt(&m) => self.pairing_attempt(&m).await,
+            Taken::Message(m) => {
+                self.note_group_stranger(&m);
+                batch.push(m);
+            }
+            Taken::Click(id) => {
+                // Every click is acknowledged, or the button spins (spec §4.5); this adapter
+                // sends no buttons, so none is an answer.
+                if let Err(e) = self
+                    .s
+                    .client
+                    .ack_interaction(&id, ClickResult::Failed)
+                    .await
+                {
+                    tracing::debug!(account = %key, error = %e, "acknowledging a click failed");
+                }
+                self.s.port.dropped("click");
+            }
+            Taken::Dropped(reason) => self.s.port.dropped(reason),
+        }
+        self.journal(batch, d.cursor, gateway, cancel).await
+    }
+
+    /// Journals `batch` and, in the same commit, `cursor`; only then does the gateway get the
+    /// cursor for its next Resume. While the journal cannot commit the batch is kept and
+    /// retried (nothing further is read meanwhile). False when cancelled before it was stored.
+    async fn journal(
+        &self,
+        batch: Vec<Inbound>,
+        cursor: Cursor,
+        gateway: &Gateway,
+        cancel: &CancellationToken,
+    ) -> bool {
+        let key = &self.s.port.spec().key;
+        let arrived = std::time::Instant::now();
+        let mut attempt = 0;
+        loop {
+            let (bot, c) = (self.s.bot.id.clone(), cursor.clone());
+            let stored = self
+                .s
+                .port
+                .accept_with(batch.clone(), arrived, move |s| {
+                    state::save_cursor_in(s, &bot, &c)
+                })
+                .await;
+            let Err(e) = stored else {
+                self.pause.committed(key);
+                gateway.commit(cursor);
+                return true;
+            };
+            self.pause.failed(key, &e);
+            if self.pause.wait(attempt, cancel).await {
+                return false;
+            }
+            attempt += 1;
+        }
+    }
+
+    /// Forgets spent-reply records past every window.
+    async fn sweep(&self) {
+        let before = self.s.port.clock().now_ms().saturating_sub(USED_KEPT_MS);
+        if let Err(e) = self
+            .s
+            .port
+            .state()
+            .call(move |s| state::sweep_in(s, before))
+            .await
+        {
+            tracing::debug!(account = %self.s.port.spec().key, error = %e, "cannot sweep reply records");
+        }
+    }
+
+    /// A one-to-one, code-shaped message while a code is open (or a replay of one judged),
+    /// checked before any policy so the code never reaches the agent. Never from a group
+    /// (spec §3.3).
+    fn is_pairing_attempt(&self, m: &Inbound) -> bool {
+        !m.chat.as_str().starts_with("g:")
+            && crate::port::pairing::looks_like_code(&m.text)
+            && self
+                .s
+                .pairing
+                .as_ref()
+                .is_some_and(|p| p.is_open(unix_now()) || p.has_judged(m.msg_id.as_str()))
+    }
+
+    async fn pairing_attempt(&mut self, m: &Inbound) {
+        let key = self.s.port.spec().key.clone();
+        let Some(p) = self.s.pairing.as_mut() else {
+            return;
+        };
+        match p.attempt(m.sender.as_str(), m.msg_id.as_str(), &m.text, unix_now()) {
+            Attempt::Paired => self.pair(m).await,
+            Attempt::Wrong => {
+                self.s.port.dropped("pairing_wrong");
+                tracing::info!(account = %key, "pairing: wrong code");
+            }
+            Attempt::Refused(why) => {
+                self.s.port.dropped("pairing_refused");
+                tracing::info!(account = %key, why, "pairing attempt refused");
+            }
+            Attempt::Ignored => {}
+        }
+        self.refresh_pairing_note();
+    }
+
+    /// Makes `m`'s sender the owner: stored first, then in force, then announced to them (in
+    /// reply to the code, inside its window).
+    async fn pair(&mut self, m: &Inbound) {
+        let key = self.s.port.spec().key.clone();
+        let owner = m.sender.as_str().to_string();
+        let mut creds = Credentials::default();
+        // The login's own fields; the spent code goes.
+        for k in [APP_ID_FIELD, SECRET_FIELD, BOT_ID_FIELD, BOT_NAME_FIELD] {
+            if let Some(v) = self.s.credentials.get(k) {
+                creds = creds.with(k, v.expose());
+            }
+        }
+        let creds = creds.with(OWNER_FIELD, &owner);
+        match self.s.port.save_login(creds.clone()).await {
+            Ok(()) => self.s.credentials = creds,
+            Err(e) => {
+                tracing::error!(account = %key, error = %e, "paired, but cannot store the owner; it lasts until restart")
+            }
+        }
+        tracing::info!(account = %key, "owner paired");
+        self.s.owner = Some(owner.clone());
+        // A new link carries the new owner; the old attachment is dropped after it.
+        self.attachment = self.s.port.attach(link(&self.s, Some(owner.clone())));
+        self.s
+            .health
+            .set_ids(Some(self.s.bot.id.clone()), Some(owner));
+        let trigger = super::inbound::ReplyRef::parse(&m.reply);
+        if let Err(e) = state::note_latest(self.s.port.state(), m.chat.as_str(), &trigger).await {
+            tracing::warn!(account = %key, error = %e, "cannot keep the pairing message's trigger");
+        }
+        let reply = crate::ids::OutboxKey::reply(&key, &m.msg_id, "paired");
+        let text = crate::words::Msg::Paired.text_for(self.s.port.spec().language);
+        if let Err(e) = self.s.port.announce(&m.chat, &text, reply).await {
+            tracing::warn!(account = %key, error = %e, "cannot queue the pairing announcement");
+        }
+    }
+
+    /// A group message from someone who is not the owner, on an owner-only account: says once
+    /// why the owner may not be recognised there (spec §3.1: a member id may differ from the
+    /// one-to-one id, unconfirmed).
+    fn note_group_stranger(&mut self, m: &Inbound) {
+        let owner_only = self.s.port.spec().senders == Senders::Owner;
+        let stranger = self.s.owner.as_deref() != Some(m.sender.as_str());
+        if !owner_only
+            || !stranger
+            || !m.chat.as_str().starts_with("g:")
+            || self.notes.group.is_some()
+        {
+            return;
+        }
+        self.notes.group = Some(
+            "a group message was not answered: QQ gives a group member another id than their one-to-one chat, so the owner counts in a group only when QQ gives the same id; write to the bot one-to-one"
+                .into(),
+        );
+        self.refresh_note();
+    }
+
+    /// Says why nobody is answered, when that is the case.
+    fn refresh_pairing_note(&mut self) {
+        let spec = self.s.port.spec();
+        self.notes.pairing = if self.s.owner.is_some() || spec.senders != Senders::Owner {
+            None
+        } else if self
+            .s
+            .pairing
+            .as_ref()
+            .is_some_and(|p| p.is_open(unix_now()))
+        {
+            Some(
+                "no owner paired yet: send the pairing code to the bot in a one-to-one QQ chat"
+                    .into(),
+            )
+        } else {
+            Some(format!(
+                "no owner paired: {}, then send the code to the bot in a one-to-one QQ chat",
+                crate::port::login_hint(spec)
+            ))
+        };
+        self.refresh_note();
+    }
+
+    fn refresh_note(&mut self) {
+        let parts: Vec<&str> = [&self.notes.pairing, &self.notes.gap, &self.notes.group]
+            .into_iter()
+            .filter_map(|n| n.as_deref())
+            .collect();
+        let note = (!parts.is_empty()).then(|| parts.join("; "));
+        if note != self.shown {
+            self.shown = note.clone();
+            self.s.health.note(NoteSource::Account, note);
+        }
+    }
+}
+
+/// What this run tells the pipeline about the account with `owner`.
+fn link(s: &Setup, owner: Option<String>) -> LinkParts {
+    LinkParts {
+        health: s.health.clone(),
+        label: "QQ",
+        capabilities: super::CAPABILITIES,
+        owner,
+        sender: s.sender.clone(),
+    }
+}
