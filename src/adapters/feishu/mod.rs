@@ -36,6 +36,7 @@ pub(crate) use crate::port::pairing;
 mod platform;
 mod probe;
 pub mod render;
+mod scan;
 mod sender;
 mod session;
 mod settings;
