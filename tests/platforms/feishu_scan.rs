@@ -16,7 +16,8 @@ use scv_bridge::secrets::CredentialStore;
 use scv_feishu::fake::{FakeConfig, FakeFeishu, FakeRegistration, PollFault, RegistrationConfig};
 use tokio::sync::watch;
 
-use feishu_support::{ACCOUNT, OWNER, WAIT, write_config};
+use feishu_support::{ACCOUNT, Harness, OWNER, TestAgent, WAIT, write_config};
+use scv_bridge::protocol::ComponentState;
 
 /// A login UI that answers from a list and records what it showed, in a watch so the phone
 /// wakes on what was shown rather than on a clock.
@@ -89,11 +90,16 @@ struct Bed {
 
 impl Bed {
     async fn new() -> Bed {
+        Self::scanned_by(OWNER).await
+    }
+
+    /// A bed whose accounts host reports `open_id` as the scanner.
+    async fn scanned_by(open_id: &str) -> Bed {
         let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
         let reg = FakeRegistration::start(RegistrationConfig {
             client_id: fake.config().app_id.clone(),
             client_secret: fake.config().app_secret.clone(),
-            open_id: Some(OWNER.into()),
+            open_id: Some(open_id.into()),
             min_interval: Duration::ZERO,
             ..RegistrationConfig::default()
         })
@@ -262,4 +268,60 @@ async fn a_typed_app_id_still_asks_the_secret_and_never_scans() {
     let args = bed.args().with_flag("app-id", "cli_x");
     let e = bed.login(&args, &ui).await.expect_err("empty secret");
     assert!(e.contains("developer console"), "{e}");
+}
+
+/// Logs in by scanning on `bed` (no daemon running); returns what the login said.
+async fn scanned_login(bed: &Bed) -> String {
+    let ui = ScriptedUi::answering(&[("app_id", "")]);
+    let args = bed.args();
+    let phone = async {
+        let url = ui.wait_qr(1).await;
+        bed.reg.scan(&url).await.expect("scan");
+    };
+    let (line, ()) = tokio::join!(bed.login(&args, &ui), phone);
+    line.expect("login succeeds")
+}
+
+#[tokio::test]
+async fn the_scanner_becomes_the_owner_with_their_first_private_message() {
+    let bed = Bed::new().await;
+    let line = scanned_login(&bed).await;
+    assert!(line.contains("first private message"), "{line}");
+    assert_eq!(bed.stored("pending_owner").as_deref(), Some(OWNER));
+    let Bed {
+        fake, config, _dir, ..
+    } = bed;
+    let h = Harness::start_with(fake, _dir, config, None, TestAgent::open(), None).await;
+    h.wait_state(ComponentState::Connected).await;
+    assert_eq!(h.health().user_id, None);
+
+    // The candidate in a group, and someone else in private: neither binds.
+    h.fake.push_group_text("oc_team", OWNER, "hi all", true);
+    h.fake.push_p2p_text("ou_other", "me?");
+    h.until("both ACKs", |f| f.acks().len() == 2 && f.in_flight() == 0)
+        .await;
+    h.settle().await;
+    assert_eq!(h.health().user_id, None);
+
+    // The candidate's first private message binds them, no code.
+    h.fake.push_p2p_text(OWNER, "hello");
+    h.until_health("the owner", |c| c.user_id.as_deref() == Some(OWNER))
+        .await;
+    h.until("the announcement", |f| !f.sent().is_empty()).await;
+    let stored = h.credentials.load(ACCOUNT).expect("load").expect("stored");
+    let get = |f: &str| stored.get(f).map(|v| v.expose().to_string());
+    assert_eq!(get("owner_id").as_deref(), Some(OWNER));
+    assert_eq!(get("pending_owner"), None);
+    assert_eq!(get("pairing_code"), None, "the code is closed too");
+    assert!(get("app_secret").is_some());
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_scanner_id_equal_to_the_bot_is_no_candidate() {
+    let bed = Bed::scanned_by("ou_bot").await;
+    let line = scanned_login(&bed).await;
+    assert!(!line.contains("first private message"), "{line}");
+    assert_eq!(bed.stored("pending_owner"), None);
+    assert!(bed.stored("pairing_code").is_some(), "the code as today");
 }

@@ -9,6 +9,7 @@ use futures_util::future::BoxFuture;
 use scv_feishu::registration::Brand;
 use scv_feishu::{Client, ClientOptions, Domain, ErrorClass, classify};
 
+use super::pending_owner;
 use super::scan::{self, ACCOUNTS};
 use super::{ENCRYPT_KEY_FIELD, TOKEN_FIELD};
 use super::{FeishuMode, FeishuSettings};
@@ -117,6 +118,7 @@ impl LoginFlow for FeishuLogin {
             let mut answers = answers.clone();
             let configured = domain_of(&settings)?;
             let typed = answers.contains_key(APP_ID_FIELD);
+            let mut candidate = None;
             let domain = match typed {
                 true => {
                     let secret = ui.ask(&APP_SECRET).await?.trim().to_string();
@@ -131,10 +133,11 @@ impl LoginFlow for FeishuLogin {
                     answers.insert(APP_ID_FIELD, created.credentials.app_id.clone());
                     let secret = created.credentials.app_secret.expose().to_string();
                     answers.insert(APP_SECRET_FIELD, secret);
+                    candidate = created.open_id;
                     scanned_domain(&configured, created.brand)
                 }
             };
-            let (mut verified, _) = verify_app(&domain, &settings, &answers)
+            let (mut verified, bot) = verify_app(&domain, &settings, &answers)
                 .await
                 .map_err(|e| match typed {
                     true => e,
@@ -150,6 +153,21 @@ impl LoginFlow for FeishuLogin {
                     domain.base_url(),
                     input.key.account
                 );
+            }
+            if let (Some(open_id), OwnerBy::Pairing) = (&candidate, &verified.owner) {
+                let entry = std::mem::take(&mut verified.entry);
+                verified.entry = pending_owner::with_candidate(
+                    entry,
+                    Some(open_id),
+                    &bot.open_id,
+                    crate::supervisor::unix_now(),
+                );
+                if verified.entry.get(pending_owner::FIELD).is_some() {
+                    verified.said = format!(
+                        "{}; the Feishu account that scanned becomes the owner with its first private message to the bot (within 24 hours), or anyone with the code below",
+                        verified.said
+                    );
+                }
             }
             let answers = &answers;
             for field in [ENCRYPT_KEY_FIELD, TOKEN_FIELD] {
