@@ -137,37 +137,16 @@ impl LoginFlow for FeishuLogin {
                     scanned_domain(&configured, created.brand)
                 }
             };
-            let (mut verified, bot) = verify_app(&domain, &settings, &answers)
-                .await
-                .map_err(|e| match typed {
-                    true => e,
-                    // The platform hands the secret out once: say which app to look at.
-                    false => scan::unverified(&e, &answers[APP_ID_FIELD], input),
-                })?;
-            if domain != configured {
-                // The secret is handed out once: store the app, and say how to point the
-                // account at the open platform it lives on.
-                verified.said = format!(
-                    "{}; the app is on {}: set domain = \"{domain}\" in [feishu.{}] so the daemon reaches it",
-                    verified.said,
-                    domain.base_url(),
-                    input.key.account
-                );
-            }
-            if let (Some(open_id), OwnerBy::Pairing) = (&candidate, &verified.owner) {
-                let entry = std::mem::take(&mut verified.entry);
-                verified.entry = pending_owner::with_candidate(
-                    entry,
-                    Some(open_id),
-                    &bot.open_id,
-                    crate::supervisor::unix_now(),
-                );
-                if verified.entry.get(pending_owner::FIELD).is_some() {
-                    verified.said = format!(
-                        "{}; the Feishu account that scanned becomes the owner with its first private message to the bot (within 24 hours), or anyone with the code below",
-                        verified.said
-                    );
-                }
+            let (mut verified, bot) =
+                verify_app(&domain, &settings, &answers)
+                    .await
+                    .map_err(|e| match typed {
+                        true => e,
+                        // The platform hands the secret out once: say which app to look at.
+                        false => scan::unverified(&e, &answers[APP_ID_FIELD], input),
+                    })?;
+            if !typed {
+                scanned_notes(&mut verified, &domain, &configured, candidate, &bot, input);
             }
             let answers = &answers;
             for field in [ENCRYPT_KEY_FIELD, TOKEN_FIELD] {
@@ -261,6 +240,40 @@ async fn verify_app(
         },
     };
     Ok((verified, bot))
+}
+
+/// What a scanned login adds: the note to set `domain` when the app lives on the other brand's
+/// platform, and the scanner as a pending owner where the owner pairs.
+fn scanned_notes(
+    verified: &mut Verified,
+    domain: &Domain,
+    configured: &Domain,
+    candidate: Option<String>,
+    bot: &scv_feishu::rest::BotInfo,
+    input: &LoginInput<'_>,
+) {
+    if domain != configured {
+        // The secret is handed out once: store the app, and say how to point the account at
+        // the open platform it lives on.
+        verified.said = format!(
+            "{}; the app is on {}: set domain = \"{domain}\" in [feishu.{}] so the daemon reaches it",
+            verified.said,
+            domain.base_url(),
+            input.key.account
+        );
+    }
+    if verified.owner != OwnerBy::Pairing {
+        return;
+    }
+    let entry = std::mem::take(&mut verified.entry);
+    let now = crate::supervisor::unix_now();
+    verified.entry = pending_owner::with_candidate(entry, candidate.as_deref(), &bot.open_id, now);
+    if verified.entry.get(pending_owner::FIELD).is_some() {
+        verified.said = format!(
+            "{}; the Feishu account that scanned becomes the owner with its first private message to the bot (within 24 hours), or anyone with the code below",
+            verified.said
+        );
+    }
 }
 
 /// The account's configured open platform (Feishu unless it says otherwise).
