@@ -95,13 +95,21 @@ impl Bed {
 
     /// A bed whose accounts host reports `open_id` as the scanner.
     async fn scanned_by(open_id: &str) -> Bed {
+        Self::with(RegistrationConfig {
+            open_id: Some(open_id.into()),
+            ..RegistrationConfig::default()
+        })
+        .await
+    }
+
+    /// A bed whose accounts host has `config`, handing out the fake Feishu's pair.
+    async fn with(config: RegistrationConfig) -> Bed {
         let fake = FakeFeishu::start(FakeConfig::fast()).await.expect("fake");
         let reg = FakeRegistration::start(RegistrationConfig {
             client_id: fake.config().app_id.clone(),
             client_secret: fake.config().app_secret.clone(),
-            open_id: Some(open_id.into()),
             min_interval: Duration::ZERO,
-            ..RegistrationConfig::default()
+            ..config
         })
         .await
         .expect("registration fake");
@@ -324,4 +332,24 @@ async fn a_scanner_id_equal_to_the_bot_is_no_candidate() {
     assert!(!line.contains("first private message"), "{line}");
     assert_eq!(bed.stored("pending_owner"), None);
     assert!(bed.stored("pairing_code").is_some(), "the code as today");
+}
+
+#[tokio::test]
+async fn a_lark_tenant_is_polled_on_the_lark_host_and_stored() {
+    let bed = Bed::with(RegistrationConfig {
+        open_id: Some(OWNER.into()),
+        lark: true,
+        ..RegistrationConfig::default()
+    })
+    .await;
+    scanned_login(&bed).await;
+    let hosts: Vec<&str> = bed.reg.polls().iter().map(|p| p.host).collect();
+    assert_eq!(hosts.last(), Some(&"lark"), "{hosts:?}");
+    assert_eq!(hosts.iter().filter(|h| **h == "lark").count(), 1);
+    assert_eq!(bed.reg.begins_on_lark(), 0);
+    let creds = bed.fake.credentials();
+    assert_eq!(
+        bed.stored("app_secret").as_deref(),
+        Some(creds.app_secret.expose())
+    );
 }
