@@ -21,6 +21,7 @@ mod feishu_confirm;
 mod feishu_login_no_daemon;
 mod feishu_media;
 mod feishu_pairing;
+mod feishu_scan;
 mod feishu_webhook;
 mod media_feishu;
 mod media_limits;

@@ -19,6 +19,7 @@
 //! - [`card`]: the yes/no card and its answered / expired / withdrawn variants.
 //! - [`cardkit`]: CardKit card entities that fill in while an answer is written.
 //! - [`webhook`]: the HTTP callback mode (url_verification, decryption, signatures).
+//! - [`registration`]: "scan to create an app", the accounts host's device-code flow.
 //! - `webhook_server` (feature `webhook-server`): an axum router serving the callback mode.
 //! - `fake` (feature `fake`): a fake Feishu server with a test handle.
 
@@ -33,6 +34,7 @@ pub mod event;
 pub mod frame;
 pub mod media;
 pub mod reaction;
+pub mod registration;
 pub mod rest;
 pub mod secret;
 pub mod token;

@@ -33,9 +33,11 @@ mod media;
 mod media_send;
 /// Owner pairing is the port's, for every platform whose login names no owner.
 pub(crate) use crate::port::pairing;
+mod pending_owner;
 mod platform;
 mod probe;
 pub mod render;
+mod scan;
 mod sender;
 mod session;
 mod settings;
@@ -272,6 +274,11 @@ impl FeishuComponent {
                 .filter(|p| p.is_open(now)),
             _ => None,
         };
+        // A scan's candidate binds only while nobody owns the account (A1.8).
+        let pending_owner = match (owner_from_config, &owner) {
+            (false, None) => pending_owner::candidate(&creds, &bot.open_id, now),
+            _ => None,
+        };
         Ok((
             client,
             SessionSetup {
@@ -279,6 +286,7 @@ impl FeishuComponent {
                 bot_open_id: bot.open_id,
                 owner,
                 pairing,
+                pending_owner,
                 credentials: creds,
             },
         ))

@@ -39,6 +39,8 @@ pub(super) struct SessionSetup {
     pub owner: Option<String>,
     /// A pending pairing code.
     pub pairing: Option<Pairing>,
+    /// The open_id whose first private message binds them as the owner (a scan's candidate).
+    pub pending_owner: Option<String>,
     /// The stored credentials (rewritten once when someone pairs).
     pub credentials: Credentials,
 }
@@ -176,6 +178,17 @@ impl Session {
                             d.reply.send(AckResponse::Ok);
                             self.remember(event_id);
                         }
+                        Ok(inbound) if self.is_pending_owner(&inbound) => {
+                            self.journal(std::mem::take(&mut pending)).await;
+                            tracing::info!(account = %self.account, "the scanner's first private message");
+                            // The code is dropped from the store by `pair`; close it here too,
+                            // or someone could still pair with it until a restart.
+                            self.setup.pairing = None;
+                            self.pair(&inbound).await;
+                            self.refresh_note();
+                            d.reply.send(AckResponse::Ok);
+                            self.remember(event_id);
+                        }
                         Ok(inbound) if self.is_pairing_attempt(&inbound) => {
                             // Earlier messages first, so they are judged under the old owner.
                             self.journal(std::mem::take(&mut pending)).await;
@@ -248,6 +261,14 @@ impl Session {
                 .is_some_and(|p| p.is_open(unix_now()) || p.has_judged(m.msg_id.as_str()))
     }
 
+    /// A private message from the scan's candidate while nobody owns the account (A1.8:
+    /// never from a group).
+    fn is_pending_owner(&self, m: &Inbound) -> bool {
+        self.setup.owner.is_none()
+            && !ReplyRef::parse(&m.reply).group
+            && self.setup.pending_owner.as_deref() == Some(m.sender.as_str())
+    }
+
     async fn pairing_attempt(&mut self, m: &Inbound) {
         let Some(p) = self.setup.pairing.as_mut() else {
             return;
@@ -283,6 +304,8 @@ impl Session {
         }
         tracing::info!(account = %self.account, owner = %owner, "owner paired");
         self.setup.owner = Some(owner.clone());
+        // Either way of becoming the owner ends the other (its stored fields were dropped).
+        self.setup.pending_owner = None;
         if let Ok(mut o) = self.owner.write() {
             *o = Some(owner.clone());
         }

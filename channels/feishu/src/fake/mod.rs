@@ -34,6 +34,7 @@ mod http;
 mod media;
 mod reaction;
 mod records;
+pub mod registration;
 mod reply;
 mod state;
 mod ws;
@@ -51,6 +52,7 @@ pub use cardkit::{CardRecord, ContentUpdate};
 pub use media::{PushedMedia, SentMedia, Upload};
 pub use reaction::ReactionRecord;
 pub use records::*;
+pub use registration::{FakeRegistration, PollFault, RegistrationConfig};
 use state::{PendingPush, Shared, Stored, card_event, message_event};
 
 use crate::domain::Domain;

@@ -5,5 +5,6 @@ mod common;
 mod failures;
 mod long_connection;
 mod media;
+mod registration;
 mod rest;
 mod webhook_server;
