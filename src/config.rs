@@ -58,11 +58,13 @@ pub enum ChannelSettings {
     Feishu(raw::FeishuSettings),
     /// Telegram settings.
     Telegram(raw::TelegramSettings),
+    /// WeCom settings.
+    Wecom(raw::WecomSettings),
     /// Mail settings.
     Mail(raw::MailSettings),
 }
 
-pub use raw::{FeishuSettings, MailSettings, TelegramSettings, WechatSettings};
+pub use raw::{FeishuSettings, MailSettings, TelegramSettings, WechatSettings, WecomSettings};
 
 /// Where the console listens when `console_listen` is not set: this machine only.
 pub const DEFAULT_CONSOLE_LISTEN: std::net::SocketAddr = std::net::SocketAddr::V4(

@@ -1,4 +1,4 @@
-//! WeChat, Feishu and Telegram, each a platform crate turned into a `Component` over an account port;
+//! WeChat, Feishu, Telegram and WeCom, each a platform crate turned into a `Component` over an account port;
 //! the platform registry (`platform`, one value per channel, mail's included) and the factory
 //! that builds each account through it (mail is its own area, `crate::mail`).
 
@@ -10,6 +10,7 @@ pub mod memory;
 pub mod platform;
 pub mod telegram;
 pub mod wechat;
+pub mod wecom;
 
 pub use platform::{BuildParts, Platform};
 
@@ -107,6 +108,7 @@ pub fn platform(channel: Channel) -> &'static dyn Platform {
         Channel::Wechat => &wechat::PLATFORM,
         Channel::Feishu => &feishu::PLATFORM,
         Channel::Telegram => &telegram::PLATFORM,
+        Channel::Wecom => &wecom::PLATFORM,
         Channel::Mail => &mail_platform::PLATFORM,
     }
 }

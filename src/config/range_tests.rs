@@ -111,7 +111,7 @@ fn every_numeric_key_has_a_range() {
     // Every chat account table may hold its own `media` caps, with the `[media]` ranges (a mail
     // table refuses them; the walk cannot reach below it, its required keys get in the way).
     for r in RANGES.iter().filter(|r| r.scope == Scope::Media) {
-        for c in ["feishu", "telegram", "wechat"] {
+        for c in ["feishu", "telegram", "wechat", "wecom"] {
             ranged.push((format!("{c}.*.media"), r.key.to_string()));
         }
     }

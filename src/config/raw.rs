@@ -299,6 +299,17 @@ account_table!(
 });
 
 account_table!(
+    /// WeCom-only settings (`[wecom.ACCOUNT]`, read by `adapters/wecom`).
+    WecomSettings, RawWecom {
+    /// The owner's WeCom userid, exactly as the admin console shows it (ids are case-sensitive);
+    /// unset: the owner pairs with the code `login` shows.
+    owner: Option<String>,
+    /// The long-connection URL (default `wss://openws.work.weixin.qq.com`; a privately deployed
+    /// WeCom shows its own in the admin console; tests point it at the fake).
+    url: Option<String>,
+});
+
+account_table!(
     /// Mail-only settings.
     MailSettings, RawMail {
     /// The IMAP server.
@@ -363,6 +374,8 @@ pub(super) struct RawConfig {
     #[serde(default)]
     telegram: BTreeMap<String, RawTelegram>,
     #[serde(default)]
+    wecom: BTreeMap<String, RawWecom>,
+    #[serde(default)]
     mail: BTreeMap<String, RawMail>,
 }
 
@@ -423,6 +436,10 @@ impl RawConfig {
             .chain(self.telegram.into_iter().map(|(n, r)| {
                 let (shared, s) = r.split();
                 (Channel::Telegram, n, shared, ChannelSettings::Telegram(s))
+            }))
+            .chain(self.wecom.into_iter().map(|(n, r)| {
+                let (shared, s) = r.split();
+                (Channel::Wecom, n, shared, ChannelSettings::Wecom(s))
             }));
         for (channel, name, shared, settings) in chats {
             let table = format!("{channel}.{name}");

@@ -11,16 +11,19 @@ pub enum Channel {
     Feishu,
     /// A Telegram bot through the Bot API (long polling).
     Telegram,
+    /// A WeCom (企业微信) AI bot over its long connection.
+    Wecom,
     /// A mailbox over IMAP and SMTP.
     Mail,
 }
 
 impl Channel {
     /// Every channel, in configuration order.
-    pub const ALL: [Channel; 4] = [
+    pub const ALL: [Channel; 5] = [
         Channel::Wechat,
         Channel::Feishu,
         Channel::Telegram,
+        Channel::Wecom,
         Channel::Mail,
     ];
 
@@ -31,6 +34,7 @@ impl Channel {
             Channel::Feishu => "feishu",
             Channel::Mail => "mail",
             Channel::Telegram => "telegram",
+            Channel::Wecom => "wecom",
         }
     }
 
