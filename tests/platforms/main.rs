@@ -32,3 +32,4 @@ mod wechat_copies;
 mod wechat_daemon;
 mod wechat_login;
 mod wechat_login_base;
+mod wecom;
