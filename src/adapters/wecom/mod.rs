@@ -12,6 +12,7 @@
 //! - [`inbound`]: callbacks → `Inbound`, clicks, drop reasons.
 //! - [`intake`]: one run's loop.
 //! - [`sender`]: the `ChatSender` (replies on handles, proactive markdown, cards, files).
+//! - [`stream`]: answers shown while written, in WeCom's `stream` bubbles.
 //! - [`failure`]: the one table from the crate's errors to `Failure`.
 
 mod buttons;
@@ -24,6 +25,7 @@ mod pace;
 mod platform;
 mod probe;
 mod sender;
+mod stream;
 pub use platform::PLATFORM;
 pub use sender::{CAPABILITIES, WecomSender};
 

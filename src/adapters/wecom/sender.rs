@@ -17,9 +17,11 @@ use super::failure::{PACED, failure};
 use super::handles::Handles;
 use super::inbound::{Locator, NO_KEY, ReplyRef, YES_KEY};
 use super::pace::Pace;
+use super::stream::{Finish, Streams};
 use crate::conversation::body::MediaOut;
 use crate::conversation::{
-    Body, ChatSender, MediaRef, Outbound, OutboundKind, ReplyContext, SendError, SendLimits, Sent,
+    Body, ChatId, ChatSender, MediaRef, Outbound, OutboundKind, ReplyContext, SendError,
+    SendLimits, Sent, StreamMode,
 };
 use crate::failure::general;
 use crate::ids::AccountKey;
@@ -43,6 +45,7 @@ pub struct WecomSender {
     account: AccountKey,
     handles: Arc<Handles>,
     pace: Pace,
+    streams: Streams,
     language: Language,
 }
 
@@ -55,6 +58,7 @@ impl WecomSender {
         language: Language,
     ) -> Self {
         WecomSender {
+            streams: Streams::new(conn.clone(), account.clone(), handles.clone()),
             conn,
             account,
             handles,
@@ -70,8 +74,22 @@ impl WecomSender {
         failure(e, &self.account)
     }
 
-    /// `text` on the message's handle while it lasts, else proactively.
+    /// `text` on the message's handle while it lasts, else proactively; the first piece of a
+    /// streamed answer finishes its bubble.
     async fn send_text(&self, msg: &Outbound, reply: &ReplyRef) -> Result<Sent, SendError> {
+        if let Some(key) = &msg.finishes
+            && let Some(finished) = self.streams.finish(key, &msg.text).await
+        {
+            return match finished {
+                Ok(Finish::Done) => Ok(Sent::default()),
+                Ok(Finish::Rest(rest)) => {
+                    self.proactive(&reply.target(msg.chat.as_str()), &rest)
+                        .await
+                }
+                Err(e) if e.outcome_unknown() => Ok(self.indeterminate(&e)),
+                Err(e) => Err(self.fail(&e)),
+            };
+        }
         let handle = match msg.kind {
             OutboundKind::Reply => self.handles.get(&reply.r),
             _ => None,
@@ -214,6 +232,22 @@ impl ChatSender for WecomSender {
                 _ => self.send_text(msg, &reply).await,
             }
         })
+    }
+
+    fn stream_mode(&self) -> StreamMode {
+        StreamMode::Edit {
+            every: scv_wecom::limits::STREAM_FRAME_INTERVAL,
+        }
+    }
+
+    fn stream_show<'a>(
+        &'a self,
+        key: &'a str,
+        _chat: &'a ChatId,
+        reply: &'a ReplyContext,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(self.streams.show(key, reply, text))
     }
 
     fn fetch<'a>(

@@ -108,6 +108,8 @@ pub struct Setup {
     /// Credentials to store before the daemon starts (`None`: the caller stores them).
     pub credentials: Option<Credentials>,
     pub agent: Arc<TestAgent>,
+    /// Another agent in its place (a streaming one); `agent` then records nothing.
+    pub other_agent: Option<Arc<dyn Agent>>,
     pub presses: Option<Arc<Presses>>,
 }
 
@@ -120,6 +122,7 @@ impl Setup {
             fake,
             table: format!("senders = \"owner\"\nowner = \"{OWNER}\"\n"),
             agent: TestAgent::echo(),
+            other_agent: None,
             presses: None,
         }
     }
@@ -166,7 +169,15 @@ impl Harness {
         if let Some(c) = &setup.credentials {
             creds.save(ACCOUNT, c).expect("save credentials");
         }
-        Self::start_daemon(fake, dir, config, setup.agent, setup.presses).await
+        Self::start_with(
+            fake,
+            dir,
+            config,
+            setup.agent,
+            setup.other_agent,
+            setup.presses,
+        )
+        .await
     }
 
     /// Starts the daemon on a prepared fake, directory and configuration (a restart).
@@ -177,10 +188,21 @@ impl Harness {
         agent: Arc<TestAgent>,
         presses: Option<Arc<Presses>>,
     ) -> Harness {
+        Self::start_with(fake, dir, config, agent, None, presses).await
+    }
+
+    async fn start_with(
+        fake: Arc<FakeWeCom>,
+        dir: tempfile::TempDir,
+        config: Config,
+        agent: Arc<TestAgent>,
+        other_agent: Option<Arc<dyn Agent>>,
+        presses: Option<Arc<Presses>>,
+    ) -> Harness {
         let creds = CredentialStore::Files(config.state_dir.join("credentials"));
         let slot: Arc<Mutex<Option<Arc<Conversation>>>> = Arc::default();
-        let (agent_dyn, slot2, agent_config): (Arc<dyn Agent>, _, _) =
-            (agent.clone(), slot.clone(), config.agent.clone());
+        let agent_dyn: Arc<dyn Agent> = other_agent.unwrap_or_else(|| agent.clone());
+        let (slot2, agent_config) = (slot.clone(), config.agent.clone());
         let answers = presses.clone();
         let make =
             move |c: &CredentialStore, s: &scv_bridge::store::Store| -> Arc<dyn ComponentFactory> {
