@@ -115,3 +115,55 @@ async fn a_reply_whose_handle_is_gone_arrives_proactively() {
     assert_eq!(h.sent_to(OWNER).len(), 1, "sent once");
     h.stop().await;
 }
+
+#[tokio::test]
+async fn proactive_sends_keep_wecoms_pace_and_a_send_that_waits_says_so() {
+    let h = Harness::start(Setup::owned()).await;
+    h.connected().await;
+    let key = scv_bridge::ids::AccountKey::parse(ACCOUNT).expect("key");
+    let chats = ["UserA", "UserB", "UserC"];
+    for c in chats {
+        h.fake.know_chat(c, false);
+    }
+    // Three chats at once: the bot sends proactively at most every 2 s (§4.3), so the third
+    // waits 4 s, longer than a moment, and status says it waits.
+    for c in chats {
+        h.conversation
+            .send_proactive(
+                &key,
+                &scv_bridge::ids::ChatId::new(c),
+                &format!("notice for {c}"),
+                None,
+                &format!("test/{c}"),
+            )
+            .await
+            .expect("queued");
+    }
+    h.until_health("a sends note", |c| {
+        c.notes.iter().any(|n| {
+            n.text.contains("30 proactive messages a minute") && n.text.contains("waiting")
+        })
+    })
+    .await;
+    h.until("all three sent", |f| {
+        f.sent().iter().filter(|s| s.cmd == cmd::SEND_MSG).count() == 3
+    })
+    .await;
+    let times: Vec<_> = h
+        .fake
+        .frames_of(cmd::SEND_MSG)
+        .into_iter()
+        .map(|f| f.at)
+        .collect();
+    for pair in times.windows(2) {
+        assert!(
+            pair[1].duration_since(pair[0]) >= std::time::Duration::from_millis(1900),
+            "2 s apart: {times:?}"
+        );
+    }
+    h.until_health("the note cleared", |c| {
+        c.notes.iter().all(|n| !n.text.contains("waiting"))
+    })
+    .await;
+    h.stop().await;
+}

@@ -6,5 +6,6 @@ mod chat;
 mod intake;
 mod login;
 mod media;
+mod privacy;
 mod stream;
 mod support;
