@@ -19,6 +19,7 @@ mod buttons;
 mod failure;
 mod handles;
 mod inbound;
+mod inflight;
 mod intake;
 pub mod login;
 mod pace;
@@ -117,10 +118,13 @@ impl WecomComponent {
         let conn = Connection::new(creds, Options::with_url(login::url(&self.settings)));
         let (owner, pairing) = self.owner(&login);
         let handles = Arc::new(handles::Handles::default());
+        let inflight = inflight::InFlight::new(self.port.state().clone());
+        inflight.prune().await;
         let sender = Arc::new(WecomSender::new(
             conn.clone(),
             self.spec.key.clone(),
             handles.clone(),
+            inflight,
             self.spec.language,
         ));
         let mut run = intake::Run::start(intake::Setup {

@@ -16,6 +16,7 @@ use scv_wecom::{ChatTarget, Connection, Error, ErrorClass};
 use super::failure::{PACED, failure};
 use super::handles::Handles;
 use super::inbound::{Locator, NO_KEY, ReplyRef, YES_KEY};
+use super::inflight::InFlight;
 use super::pace::Pace;
 use super::stream::{Finish, Streams};
 use crate::conversation::body::MediaOut;
@@ -46,6 +47,7 @@ pub struct WecomSender {
     handles: Arc<Handles>,
     pace: Pace,
     streams: Streams,
+    inflight: InFlight,
     language: Language,
 }
 
@@ -55,9 +57,11 @@ impl WecomSender {
         conn: Connection,
         account: AccountKey,
         handles: Arc<Handles>,
+        inflight: InFlight,
         language: Language,
     ) -> Self {
         WecomSender {
+            inflight,
             streams: Streams::new(conn.clone(), account.clone(), handles.clone()),
             conn,
             account,
@@ -225,12 +229,30 @@ impl ChatSender for WecomSender {
 
     fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
         Box::pin(async move {
+            let key = msg.idempotency_key.as_str();
+            match self.inflight.begin(key).await {
+                Ok(true) => {
+                    tracing::warn!(account = %self.account, "a send begun before a restart never learned its outcome; not sent again");
+                    return Ok(Sent::default());
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    return Err(SendError::transient(
+                        general::STORE,
+                        format!("cannot record the send before making it: {e}"),
+                    ));
+                }
+            }
             let reply = ReplyRef::parse(&msg.reply);
-            match &msg.body {
+            let sent = match &msg.body {
                 Body::Media(media) => self.send_media(msg, media).await,
                 Body::Question(q) if q.buttons => self.send_question(msg, &reply, &q.id).await,
                 _ => self.send_text(msg, &reply).await,
+            };
+            if sent.is_err() {
+                self.inflight.failed(key).await;
             }
+            sent
         })
     }
 

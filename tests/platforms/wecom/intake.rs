@@ -129,3 +129,61 @@ async fn hostile_frames_never_panic_and_the_account_goes_on() {
     .await;
     h.stop().await;
 }
+
+/// An agent that never answers: the turn says it started, then waits until it is cancelled
+/// (the daemon stops).
+struct Hanging(tokio::sync::watch::Sender<bool>);
+
+impl scv_bridge::agent::Agent for Hanging {
+    fn turn(
+        &self,
+        _req: scv_bridge::agent::TurnRequest,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<scv_bridge::agent::TurnOutput, scv_bridge::agent::AgentError>,
+    > {
+        Box::pin(async move {
+            self.0.send_replace(true);
+            cancel.cancelled().await;
+            Err(scv_bridge::agent::AgentError::new(
+                scv_bridge::agent::AgentErrorKind::Cancelled,
+                "cancelled",
+            ))
+        })
+    }
+
+    fn reset<'a>(
+        &'a self,
+        _session: &'a scv_bridge::agent::SessionKey,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), scv_bridge::agent::AgentError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test]
+async fn a_message_journaled_before_a_restart_is_answered_once_proactively() {
+    let (started, mut turn) = tokio::sync::watch::channel(false);
+    let mut setup = Setup::owned();
+    setup.other_agent = Some(std::sync::Arc::new(Hanging(started)));
+    let h = Harness::start(setup).await;
+    h.connected().await;
+    let asked = h.fake.push_text(OWNER, "still there after a restart?");
+    // Journaled: the turn started, and hangs until the daemon stops.
+    let began = tokio::time::timeout(WAIT, turn.wait_for(|s| *s)).await;
+    assert!(matches!(began, Ok(Ok(_))), "the turn never started");
+    let (fake, dir, config) = h.stop().await;
+    // The old socket and its req_ids are gone: the answer goes through aibot_send_msg.
+    let agent = TestAgent::echo();
+    let h = Harness::start_daemon(fake, dir, config, agent.clone(), None).await;
+    h.connected().await;
+    h.until("the proactive answer", |f| {
+        f.sent().iter().any(|s| s.cmd == "aibot_send_msg")
+    })
+    .await;
+    h.settle().await;
+    assert_eq!(h.sent_to(OWNER), ["echo: still there after a restart?"]);
+    assert_eq!(h.reply_to(&asked.req_id), None);
+    assert_eq!(agent.prompts(), ["still there after a restart?"]);
+    h.stop().await;
+}
