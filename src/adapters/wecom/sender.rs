@@ -40,6 +40,40 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     send_window: false,
 };
 
+/// One send attempt's record of being begun ([`InFlight`]), written once, just before the
+/// attempt's first frame a person could see, so waits before it (the pace, an upload) never
+/// count as begun.
+struct Gate<'a> {
+    inflight: &'a InFlight,
+    key: &'a str,
+    written: std::sync::atomic::AtomicBool,
+}
+
+impl Gate<'_> {
+    /// Writes the record on the first call. False: an earlier run began this very send and
+    /// never learned its outcome, so it must not go again.
+    async fn pass(&self) -> Result<bool, SendError> {
+        if self.written.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Ok(true);
+        }
+        match self.inflight.begin(self.key).await {
+            Ok(earlier) => Ok(!earlier),
+            Err(e) => {
+                self.written
+                    .store(false, std::sync::atomic::Ordering::SeqCst);
+                Err(SendError::transient(
+                    general::STORE,
+                    format!("cannot record the send before making it: {e}"),
+                ))
+            }
+        }
+    }
+
+    fn written(&self) -> bool {
+        self.written.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// Sends one account's messages.
 pub struct WecomSender {
     conn: Connection,
@@ -80,25 +114,38 @@ impl WecomSender {
 
     /// `text` on the message's handle while it lasts, else proactively; the first piece of a
     /// streamed answer finishes its bubble.
-    async fn send_text(&self, msg: &Outbound, reply: &ReplyRef) -> Result<Sent, SendError> {
+    async fn send_text(
+        &self,
+        msg: &Outbound,
+        reply: &ReplyRef,
+        gate: &Gate<'_>,
+    ) -> Result<Sent, SendError> {
         if let Some(key) = &msg.finishes
-            && let Some(finished) = self.streams.finish(key, &msg.text).await
+            && self.streams.has(key)
         {
-            return match finished {
-                Ok(Finish::Done) => Ok(Sent::default()),
-                Ok(Finish::Rest(rest)) => {
-                    self.proactive(&reply.target(msg.chat.as_str()), &rest)
-                        .await
-                }
-                Err(e) if e.outcome_unknown() => Ok(self.indeterminate(&e)),
-                Err(e) => Err(self.fail(&e)),
-            };
+            if !gate.pass().await? {
+                return Ok(self.skipped());
+            }
+            if let Some(finished) = self.streams.finish(key, &msg.text).await {
+                return match finished {
+                    Ok(Finish::Done) => Ok(Sent::default()),
+                    Ok(Finish::Rest(rest)) => {
+                        self.proactive(&reply.target(msg.chat.as_str()), &rest, gate)
+                            .await
+                    }
+                    Err(e) if e.outcome_unknown() => Ok(self.indeterminate(&e)),
+                    Err(e) => Err(self.fail(&e)),
+                };
+            }
         }
         let handle = match msg.kind {
             OutboundKind::Reply => self.handles.get(&reply.r),
             _ => None,
         };
         if let Some(h) = handle {
+            if !gate.pass().await? {
+                return Ok(self.skipped());
+            }
             match self.conn.reply_text(&h, &msg.text).await {
                 Ok(()) => return Ok(Sent::default()),
                 Err(e) if matches!(e.class(), ErrorClass::HandleGone { .. }) => {
@@ -108,13 +155,21 @@ impl WecomSender {
                 Err(e) => return Err(self.fail(&e)),
             }
         }
-        self.proactive(&reply.target(msg.chat.as_str()), &msg.text)
+        self.proactive(&reply.target(msg.chat.as_str()), &msg.text, gate)
             .await
     }
 
     /// One proactive markdown message, paced.
-    async fn proactive(&self, chat: &ChatTarget, text: &str) -> Result<Sent, SendError> {
+    async fn proactive(
+        &self,
+        chat: &ChatTarget,
+        text: &str,
+        gate: &Gate<'_>,
+    ) -> Result<Sent, SendError> {
         self.paced().await?;
+        if !gate.pass().await? {
+            return Ok(self.skipped());
+        }
         match self.conn.send_markdown(chat, text).await {
             Ok(()) => Ok(Sent::default()),
             Err(e) if e.outcome_unknown() => Ok(self.indeterminate(&e)),
@@ -136,6 +191,12 @@ impl WecomSender {
         })
     }
 
+    /// A send an earlier run began and never settled (see [`InFlight`]): counted as sent.
+    fn skipped(&self) -> Sent {
+        tracing::warn!(account = %self.account, "a send begun before a restart never learned its outcome; not sent again");
+        Sent::default()
+    }
+
     /// A frame that may have arrived although no answer came (§5: ack timeout, socket lost):
     /// sending it again could show the answer twice, so it counts as sent, loudly.
     fn indeterminate(&self, e: &Error) -> Sent {
@@ -149,8 +210,9 @@ impl WecomSender {
         msg: &Outbound,
         reply: &ReplyRef,
         id: &str,
+        gate: &Gate<'_>,
     ) -> Result<Sent, SendError> {
-        let sent = self.send_text(msg, reply).await?;
+        let sent = self.send_text(msg, reply, gate).await?;
         if !valid_task_id(id) {
             // The text alone still takes an answer with the code.
             tracing::info!(account = %self.account, "question id cannot be a card's task_id; text only");
@@ -186,7 +248,12 @@ impl WecomSender {
         Ok(sent)
     }
 
-    async fn send_media(&self, msg: &Outbound, media: &MediaOut) -> Result<Sent, SendError> {
+    async fn send_media(
+        &self,
+        msg: &Outbound,
+        media: &MediaOut,
+        gate: &Gate<'_>,
+    ) -> Result<Sent, SendError> {
         let bytes = tokio::fs::read(&media.path).await.map_err(|e| {
             SendError::rejected(
                 general::MEDIA_INVALID,
@@ -209,6 +276,9 @@ impl WecomSender {
             .upload(kind, &media.name, &bytes)
             .await
             .map_err(|e| self.fail(&e))?;
+        if !gate.pass().await? {
+            return Ok(self.skipped());
+        }
         match self.conn.send_media(&chat, &uploaded).await {
             Ok(()) => Ok(Sent::default()),
             Err(e) if e.outcome_unknown() => Ok(self.indeterminate(&e)),
@@ -229,28 +299,21 @@ impl ChatSender for WecomSender {
 
     fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
         Box::pin(async move {
-            let key = msg.idempotency_key.as_str();
-            match self.inflight.begin(key).await {
-                Ok(true) => {
-                    tracing::warn!(account = %self.account, "a send begun before a restart never learned its outcome; not sent again");
-                    return Ok(Sent::default());
-                }
-                Ok(false) => {}
-                Err(e) => {
-                    return Err(SendError::transient(
-                        general::STORE,
-                        format!("cannot record the send before making it: {e}"),
-                    ));
-                }
-            }
+            let gate = Gate {
+                inflight: &self.inflight,
+                key: msg.idempotency_key.as_str(),
+                written: std::sync::atomic::AtomicBool::new(false),
+            };
             let reply = ReplyRef::parse(&msg.reply);
             let sent = match &msg.body {
-                Body::Media(media) => self.send_media(msg, media).await,
-                Body::Question(q) if q.buttons => self.send_question(msg, &reply, &q.id).await,
-                _ => self.send_text(msg, &reply).await,
+                Body::Media(media) => self.send_media(msg, media, &gate).await,
+                Body::Question(q) if q.buttons => {
+                    self.send_question(msg, &reply, &q.id, &gate).await
+                }
+                _ => self.send_text(msg, &reply, &gate).await,
             };
-            if sent.is_err() {
-                self.inflight.failed(key).await;
+            if sent.is_err() && gate.written() {
+                self.inflight.failed(gate.key).await;
             }
             sent
         })

@@ -156,6 +156,11 @@ impl Streams {
         })
     }
 
+    /// Whether this run opened a bubble for answer `key`.
+    pub(super) fn has(&self, key: &str) -> bool {
+        self.bubble(key).is_some()
+    }
+
     fn bubble(&self, key: &str) -> Option<Arc<tokio::sync::Mutex<Bubble>>> {
         self.open.lock().ok()?.get(key).cloned()
     }

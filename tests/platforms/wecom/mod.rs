@@ -4,6 +4,7 @@
 mod cards;
 mod chat;
 mod intake;
+mod kill9;
 mod login;
 mod media;
 mod privacy;
