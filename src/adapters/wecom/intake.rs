@@ -38,6 +38,7 @@ pub(super) struct Setup {
     pub credentials: Credentials,
     pub sender: Arc<WecomSender>,
     pub handles: Arc<Handles>,
+    pub inflight: super::inflight::InFlight,
     pub health: HealthHandle,
 }
 
@@ -156,6 +157,14 @@ impl Run {
             };
             let (_, handle) = d.journaled();
             match taken {
+                Taken::Message(m) if self.is_again(&m) => {
+                    // Earlier messages first; then the held replies go before what follows.
+                    if !self.journal(std::mem::take(&mut pending), cancel).await {
+                        return false;
+                    }
+                    self.s.port.dropped("resend_request");
+                    self.again(&m).await;
+                }
                 Taken::Message(m) if self.is_pairing_attempt(&m) => {
                     // Earlier messages first, so they are judged under the owner they met.
                     if !self.journal(std::mem::take(&mut pending), cancel).await {
@@ -249,6 +258,34 @@ impl Run {
                 return false;
             }
             attempt += 1;
+        }
+    }
+
+    /// The owner's `/again`: send the replies held in this chat again (see `inflight`).
+    fn is_again(&self, m: &Inbound) -> bool {
+        m.text.trim().eq_ignore_ascii_case(crate::words::AGAIN)
+            && self.s.owner.as_deref() == Some(m.sender.as_str())
+    }
+
+    /// Queues each reply held for `m`'s chat under a new key, then forgets it.
+    async fn again(&self, m: &Inbound) {
+        let key = self.s.port.spec().key.clone();
+        let held = match self.s.inflight.held_for(m.chat.as_str()).await {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::warn!(account = %key, error = %e, "cannot read the held replies");
+                return;
+            }
+        };
+        for (i, (held_key, h)) in held.into_iter().enumerate() {
+            let out = OutboxKey::reply(&key, &m.msg_id, &format!("again-{i}"));
+            if let Err(e) = self.s.port.announce(&m.chat, &h.text, out).await {
+                tracing::warn!(account = %key, error = %e, "cannot queue a held reply again");
+                return;
+            }
+            if let Err(e) = self.s.inflight.released(&held_key).await {
+                tracing::warn!(account = %key, error = %e, "cannot forget a held reply");
+            }
         }
     }
 

@@ -124,7 +124,7 @@ impl WecomComponent {
             conn.clone(),
             self.spec.key.clone(),
             handles.clone(),
-            inflight,
+            inflight.clone(),
             self.spec.language,
         ));
         let mut run = intake::Run::start(intake::Setup {
@@ -135,6 +135,7 @@ impl WecomComponent {
             credentials: login.credentials,
             sender,
             handles,
+            inflight,
             health,
         });
         run.run(cancel).await

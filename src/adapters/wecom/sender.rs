@@ -47,6 +47,8 @@ struct Gate<'a> {
     inflight: &'a InFlight,
     key: &'a str,
     written: std::sync::atomic::AtomicBool,
+    /// An earlier run began this send: it was not made again.
+    refused: std::sync::atomic::AtomicBool,
 }
 
 impl Gate<'_> {
@@ -57,7 +59,11 @@ impl Gate<'_> {
             return Ok(true);
         }
         match self.inflight.begin(self.key).await {
-            Ok(earlier) => Ok(!earlier),
+            Ok(earlier) => {
+                self.refused
+                    .store(earlier, std::sync::atomic::Ordering::SeqCst);
+                Ok(!earlier)
+            }
             Err(e) => {
                 self.written
                     .store(false, std::sync::atomic::Ordering::SeqCst);
@@ -72,7 +78,14 @@ impl Gate<'_> {
     fn written(&self) -> bool {
         self.written.load(std::sync::atomic::Ordering::SeqCst)
     }
+
+    fn refused(&self) -> bool {
+        self.refused.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
+
+/// How many characters of a held reply its note quotes.
+const PREVIEW_CHARS: usize = 30;
 
 /// Sends one account's messages.
 pub struct WecomSender {
@@ -193,8 +206,32 @@ impl WecomSender {
 
     /// A send an earlier run began and never settled (see [`InFlight`]): counted as sent.
     fn skipped(&self) -> Sent {
-        tracing::warn!(account = %self.account, "a send begun before a restart never learned its outcome; not sent again");
+        tracing::warn!(account = %self.account, "a send begun before a restart never learned its outcome; not sent again on its own");
         Sent::default()
+    }
+
+    /// Holds a reply an earlier run may have shown (see [`InFlight`]) and sends a note in its
+    /// place saying how it began and that `/again` brings it.
+    async fn hold(&self, msg: &Outbound, reply: &ReplyRef) -> Result<Sent, SendError> {
+        self.inflight
+            .hold(&msg.idempotency_key, msg.chat.as_str(), &msg.text)
+            .await
+            .map_err(|e| {
+                SendError::transient(general::STORE, format!("cannot hold a reply: {e}"))
+            })?;
+        let preview: String = msg.text.chars().take(PREVIEW_CHARS).collect();
+        let note = crate::words::Resend::MayBeCutOff { preview };
+        let note = match self.language.fixed() {
+            Some(lang) => note.text(lang).into_owned(),
+            None => note.text(crate::words::Lang::En).into_owned(),
+        };
+        let chat = reply.target(msg.chat.as_str());
+        self.paced().await?;
+        match self.conn.send_markdown(&chat, &note).await {
+            Ok(()) => Ok(Sent::default()),
+            Err(e) if e.outcome_unknown() => Ok(self.indeterminate(&e)),
+            Err(e) => Err(self.fail(&e)),
+        }
     }
 
     /// A frame that may have arrived although no answer came (§5: ack timeout, socket lost):
@@ -303,6 +340,7 @@ impl ChatSender for WecomSender {
                 inflight: &self.inflight,
                 key: msg.idempotency_key.as_str(),
                 written: std::sync::atomic::AtomicBool::new(false),
+                refused: std::sync::atomic::AtomicBool::new(false),
             };
             let reply = ReplyRef::parse(&msg.reply);
             let sent = match &msg.body {
@@ -312,8 +350,11 @@ impl ChatSender for WecomSender {
                 }
                 _ => self.send_text(msg, &reply, &gate).await,
             };
-            if sent.is_err() && gate.written() {
+            if sent.is_err() && gate.written() && !gate.refused() {
                 self.inflight.failed(gate.key).await;
+            }
+            if gate.refused() && !matches!(msg.body, Body::Media(_)) {
+                return self.hold(msg, &reply).await;
             }
             sent
         })

@@ -5,9 +5,9 @@
 //! - WeCom neither acknowledges nor redelivers (spec §2.1): a callback that reached the socket
 //!   but not the journal is lost on WeCom's side;
 //! - WeCom takes no idempotency key (§4.1): a send begun before the kill whose outcome the
-//!   daemon never learned is not sent again (§5, "indeterminate"), so a kill between the
-//!   send's record and WeCom reading the frame loses that answer. The restart logs each such
-//!   send; every unanswered journaled message must be one of them.
+//!   daemon never learned is not sent again on its own (§5, "indeterminate"): a note goes in its
+//!   place, and the owner's `/again` in that chat brings it. So after `/again` in each chat
+//!   that got a note, every journaled message is answered, and none twice.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -81,7 +81,7 @@ fn journaled(db: &std::path::Path) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_never_answers_twice_and_loses_only_in_wecoms_own_windows() {
+async fn kill_9_answers_every_journaled_message_once() {
     let fake = FakeWeCom::start(FakeConfig::default()).await.expect("fake");
     let model = FakeOpenAi::start().await.expect("model");
     let url = fake.ws_url();
@@ -109,11 +109,10 @@ async fn kill_9_never_answers_twice_and_loses_only_in_wecoms_own_windows() {
         let requests = bed.model.requests().len();
         let texts: Vec<String> = (0..PER_ROUND).map(|i| format!("r{round}m{i}")).collect();
         for (i, text) in texts.iter().enumerate() {
-            let pushed = if i == 0 {
-                bed.fake.push_text(OWNER, text)
-            } else {
-                bed.fake
-                    .push_group_text(&format!("wrR{round}G{i}"), OWNER, &format!("@Bot {text}"))
+            let group = (i > 0).then(|| format!("wrR{round}G{i}"));
+            let pushed = match &group {
+                None => bed.fake.push_text(OWNER, text),
+                Some(g) => bed.fake.push_group_text(g, OWNER, &format!("@Bot {text}")),
             };
             assert!(pushed.delivered, "pushed while subscribed");
             asked.insert(pushed.msgid, text.clone());
@@ -166,6 +165,34 @@ async fn kill_9_never_answers_twice_and_loses_only_in_wecoms_own_windows() {
         "the last question unanswered; log:\n{}",
         bed.p.log()
     );
+    // A reply held at the restart has a note in its place; `/again` brings it.
+    let notes = |f: &FakeWeCom| {
+        f.sent()
+            .iter()
+            .filter(|s| {
+                s.body
+                    .pointer("/markdown/content")
+                    .and_then(|v| v.as_str())
+                    .is_some_and(|t| t.contains("/again"))
+            })
+            .map(|s| s.to.clone())
+            .collect::<std::collections::BTreeSet<String>>()
+    };
+    let _ = bed
+        .fake
+        .wait_until(Duration::from_secs(5), |f| {
+            let got = bed.answers();
+            owed.iter().all(|a| got.contains_key(a)) && notes(f).len() >= undecided(&bed)
+        })
+        .await;
+    let noted = notes(&bed.fake);
+    for chat in &noted {
+        if chat == OWNER {
+            bed.fake.push_text(OWNER, "/again");
+        } else {
+            bed.fake.push_group_text(chat, OWNER, "@Bot /again");
+        }
+    }
     let _ = bed
         .fake
         .wait_until(Duration::from_secs(10), |_| {
@@ -177,25 +204,26 @@ async fn kill_9_never_answers_twice_and_loses_only_in_wecoms_own_windows() {
     let got = bed.answers();
     let twice: Vec<_> = got.iter().filter(|(_, n)| **n > 1).collect();
     let lost: Vec<&String> = owed.iter().filter(|a| !got.contains_key(*a)).collect();
-    let undecided = bed
-        .p
-        .log()
-        .matches("never learned its outcome; not sent again")
-        .count();
     eprintln!(
-        "wecom kill -9: {} messages over {ROUNDS} kills, {} journaled, {} answered once, {} answered twice, {} lost in the send window ({} sends undecided at restart), {} lost in WeCom's intake window (on the socket, not yet journaled)",
+        "wecom kill -9: {} messages over {ROUNDS} kills, {} journaled, {} answered (after /again in {} chats), {} answered twice, {} lost, {} sends undecided at a restart (held with a note), {} lost in WeCom's intake window (on the socket, not yet journaled)",
         asked.len(),
         owed.len(),
         owed.len() - lost.len(),
+        noted.len(),
         twice.len(),
         lost.len(),
-        undecided,
+        undecided(&bed),
         asked.len() - owed.len(),
     );
     assert!(twice.is_empty(), "answered twice: {twice:?}");
     assert!(
-        lost.len() <= undecided,
-        "journaled, never answered, and no send of it was begun: {lost:?}; log:\n{}",
+        lost.is_empty(),
+        "journaled and never answered: {lost:?}; log:\n{}",
         bed.p.log()
     );
+}
+
+/// Sends the restarts found begun and never settled.
+fn undecided(bed: &Bed) -> usize {
+    bed.p.log().matches("never learned its outcome").count()
 }
