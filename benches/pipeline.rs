@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
+use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings};
 use scv_bridge::conversation::*;
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
 use scv_bridge::store::Store;
@@ -64,7 +64,7 @@ async fn run() {
         purpose: Purpose::Chat,
         language: Default::default(),
         media: Default::default(),
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
+        settings: ChannelSettings::default(),
     };
     let sender = Arc::new(Clocked {
         sent: Mutex::new(HashMap::new()),

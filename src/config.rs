@@ -11,7 +11,10 @@ use crate::protocol::{Purpose, RemoteTools, Senders};
 
 mod client_socket;
 mod command_line;
+mod key_range;
 mod locate;
+mod platform_split;
+mod platform_table;
 mod ranges;
 mod raw;
 
@@ -19,8 +22,7 @@ pub use client_socket::{ClientSocket, client_socket};
 pub use command_line::{CommandLine, EXAMPLE_COMMAND, command, default_location};
 use locate::{key_path_at, line_col, line_of_key};
 pub use raw::{
-    AgentBackend, AgentConfig, Approvals, CredentialsMode, FeishuMode, MailTls, MediaConfig,
-    MediaLimits,
+    AgentBackend, AgentConfig, Approvals, CredentialsMode, MailTls, MediaConfig, MediaLimits,
 };
 
 /// One account as the daemon runs it; compared by value to decide what a reload restarts.
@@ -52,27 +54,27 @@ pub struct AccountSpec {
 /// The settings only one platform has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChannelSettings {
-    /// WeChat settings.
-    Wechat(raw::WechatSettings),
-    /// Feishu settings.
-    Feishu(raw::FeishuSettings),
-    /// Telegram settings.
-    Telegram(raw::TelegramSettings),
-    /// WeCom settings.
-    Wecom(raw::WecomSettings),
-    /// Mail settings.
+    /// A chat platform's own keys, checked by its schema; the platform reads them
+    /// (`<Platform>Settings::of(spec)`).
+    Own(PlatformTable),
+    /// Mail settings: mail's table is the configuration's own (digests name other accounts).
     Mail(raw::MailSettings),
 }
 
-pub use raw::{FeishuSettings, MailSettings, TelegramSettings, WechatSettings, WecomSettings};
+impl Default for ChannelSettings {
+    fn default() -> Self {
+        ChannelSettings::Own(PlatformTable::default())
+    }
+}
+
+pub use key_range::{KeyRange, Scope, account_range};
+pub use platform_table::{PLATFORM_TABLES, PlatformTable, TableSchema, schema};
+pub use raw::MailSettings;
 
 /// Where the console listens when `console_listen` is not set: this machine only.
 pub const DEFAULT_CONSOLE_LISTEN: std::net::SocketAddr = std::net::SocketAddr::V4(
     std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, 7860),
 );
-
-/// The least `min_send_interval_ms` accepted: below it a bot's burst is certain to be throttled.
-pub const MIN_SEND_INTERVAL_FLOOR_MS: u64 = 100;
 
 /// The whole validated configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -185,8 +187,22 @@ impl Config {
         // one that overflows at run time.
         let tree: serde_json::Value = toml::from_str(text).map_err(parse_error)?;
         ranges::check(&tree).map_err(|o| located(path, text, &o.table, Some(o.key), o.message))?;
-        let raw: raw::RawConfig = toml::from_str(text).map_err(parse_error)?;
-        raw.validate(path, text)
+        // The chat platforms' tables are theirs to check; the rest is the configuration's.
+        let mut doc = toml::de::DeTable::parse(text).map_err(parse_error)?;
+        let written = platform_split::take_platform_tables(
+            doc.get_mut(),
+            path,
+            text,
+            &parse_error,
+            &raw::SHARED_KEYS,
+        )?;
+        let platforms = written
+            .into_iter()
+            .map(|w| raw::PlatformAccount::read(w).map_err(&parse_error))
+            .collect::<Result<Vec<_>, _>>()?;
+        let raw =
+            raw::RawConfig::deserialize(toml::de::Deserializer::from(doc)).map_err(parse_error)?;
+        raw.validate(path, text, platforms)
     }
 
     /// Finds the configuration file: `--config`, else `$SCV_BRIDGE_CONFIG`, else the XDG default.
@@ -340,7 +356,8 @@ impl<'de> Deserialize<'de> for AccountKey {
         let s = String::deserialize(d)?;
         AccountKey::parse(&s).ok_or_else(|| {
             serde::de::Error::custom(format!(
-                "expected <channel>:<account> with channel wechat, feishu, telegram or mail, found '{s}'"
+                "expected <channel>:<account> with channel {}, found '{s}'",
+                Channel::ALL.map(Channel::as_str).join(", ")
             ))
         })
     }

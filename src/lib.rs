@@ -19,13 +19,15 @@
 //! - [`agent`]: agent backends (OpenAI-compatible HTTP, SCV agent server) behind one trait.
 //! - [`control`]: the `daemon.control` Unix socket server.
 //! - [`console`]: the web console (axum, maud): the owner's view of the daemon over HTTP, its
-//!   questions, a WeChat login by scanning; one-time links, sessions, CSRF, a strict CSP.
+//!   questions, any account's login (codes to scan, questions in a form); one-time links,
+//!   sessions, CSRF, a strict CSP.
 //! - [`cli`]: command-line rendering (the status table, human durations).
 //! - [`client`]: the control socket client used by the command line.
 //! - [`daemon`]: wires configuration, store, supervisor and control socket into `run`.
 //! - [`doctor`]: `scv-bridge doctor`: every dependency checked, each with its fix.
 //! - [`probe`]: what a doctor check is, and the network probes the platforms' checks share.
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: walk the platform's login steps, store, pair.
+//! - [`setup`]: what `init` and the console write: a plan applied to the file, comments kept.
 //! - [`port`]: what the daemon lends each account: its state, its login, an inbox into the pipeline.
 //! - [`adapters`]: WeChat and Feishu, each a platform crate turned into a `Component` over a
 //!   port, and the platform registry (`adapters::platform`), one value per channel.
@@ -66,6 +68,7 @@ pub mod protocol;
 pub mod sd_notify;
 pub mod secret;
 pub mod secrets;
+pub mod setup;
 pub mod store;
 pub mod supervisor;
 pub mod telemetry;

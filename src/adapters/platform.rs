@@ -51,6 +51,10 @@ pub trait Platform: Send + Sync + 'static {
     /// Its login, as steps `login`, `init` (and the console) walk with any UI.
     fn login(&self) -> &'static dyn LoginFlow;
 
+    /// What `init` asks when it adds an account of it; `None` for mail, whose questions are
+    /// the wizard's own (digests name another account).
+    fn setup(&self) -> Option<&'static crate::port::setup::Setup>;
+
     /// The ids of its doctor probes (`wechat.endpoint`), pinned like the core's.
     fn check_ids(&self) -> &'static [&'static str];
 

@@ -17,7 +17,7 @@ use crate::supervisor::{ComponentFactory, HealthRegistry, LifecyclePolicy};
 /// SIGHUP reloads the file.
 pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let hangups = super::hangup::listen();
-    let config = Config::load(config_path).map_err(|e| e.to_string())?;
+    let (config, first_run) = load_or_default(config_path)?;
     // Bound before the daemon starts; a port that cannot be bound is logged and the daemon
     // runs without a console (status then shows none, and `console` says why).
     let console = match config.console_listen {
@@ -74,6 +74,9 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
             daemon.shutdown.clone(),
         );
     }
+    if first_run {
+        println!("{}", first_run_line(&daemon.core, config_path));
+    }
     if let Some(h) = hangups {
         tokio::spawn(super::hangup::reload_on_hangup(h, daemon.core.clone()));
     }
@@ -92,6 +95,46 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
             report.abandoned.join(", ")
         );
         Ok(ExitCode::from(1))
+    }
+}
+
+/// The file, or on a first run (no file there yet) the built-in defaults: state under XDG, no
+/// accounts, the console on this machine, where the set-up is done.
+fn load_or_default(path: &Path) -> Result<(Config, bool), String> {
+    match Config::load(path) {
+        Ok(c) => Ok((c, false)),
+        Err(_) if !path.exists() => {
+            tracing::info!(path = %path.display(), "no configuration yet: running on built-in defaults");
+            let built_in = Config::parse(path, "").map_err(|e| e.to_string())?;
+            Ok((built_in, true))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// What a first run says on its terminal: where to set it up. The one-time link is printed only
+/// to a terminal: under a service manager the output is a log, and a login link must not sit
+/// in one; the command that makes a link is printed instead.
+fn first_run_line(core: &crate::daemon::Core, path: &Path) -> String {
+    use std::io::IsTerminal;
+    let commands = crate::config::CommandLine::for_config(path);
+    let console = commands.command("console");
+    let head = format!(
+        "No configuration at {} yet: the bridge runs on built-in defaults (no accounts).",
+        path.display()
+    );
+    let link = std::io::stdout()
+        .is_terminal()
+        .then(|| core.one_time_link())
+        .flatten();
+    match link {
+        Some(link) => format!(
+            "{head}\nSet it up in the console: {link}\n(one-time link; another: `{console}`)"
+        ),
+        None => format!(
+            "{head}\nSet it up in the console: run `{console}` for a login link, or `{}` on a terminal.",
+            commands.command("init")
+        ),
     }
 }
 

@@ -3,85 +3,12 @@
 
 use serde_json::Value;
 
-/// Where a numeric key lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scope {
-    /// The `[agent]` table.
-    Agent,
-    /// Every `[wechat.ACCOUNT]` table.
-    Wechat,
-    /// Every `[telegram.ACCOUNT]` table.
-    Telegram,
-    /// Every `[mail.ACCOUNT]` table.
-    Mail,
-    /// The `[media]` table.
-    Media,
-}
+use super::key_range::{KeyRange, Scope, range};
 
-impl Scope {
-    /// The dotted table name (`agent`), or the channel whose account tables hold the key (`mail`).
-    pub(crate) fn table(self) -> &'static str {
-        match self {
-            Scope::Agent => "agent",
-            Scope::Wechat => "wechat",
-            Scope::Telegram => "telegram",
-            Scope::Mail => "mail",
-            Scope::Media => "media",
-        }
-    }
-
-    /// Whether the key sits one level down, in each account's table.
-    fn per_account(self) -> bool {
-        !matches!(self, Scope::Agent | Scope::Media)
-    }
-}
-
-/// One numeric key and the whole numbers it accepts (both ends included).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct KeyRange {
-    /// The table.
-    pub scope: Scope,
-    /// The key.
-    pub key: &'static str,
-    /// The smallest value allowed.
-    pub min: u64,
-    /// The largest value allowed.
-    pub max: u64,
-    /// What the number counts, for the message ("days").
-    pub unit: &'static str,
-}
-
-impl KeyRange {
-    /// "a whole number of days from 0 to 3650".
-    pub(crate) fn expected(&self) -> String {
-        let what = if self.unit.is_empty() {
-            "a whole number".to_string()
-        } else {
-            format!("a whole number of {}", self.unit)
-        };
-        format!("{what} from {} to {}", self.min, self.max)
-    }
-}
-
-const fn range(
-    scope: Scope,
-    key: &'static str,
-    min: u64,
-    max: u64,
-    unit: &'static str,
-) -> KeyRange {
-    KeyRange {
-        scope,
-        key,
-        min,
-        max,
-        unit,
-    }
-}
-
-/// Every numeric key of the configuration. `config/example.toml` shows each range; the tests
-/// fail when a numeric key exists without an entry here.
-pub(crate) const RANGES: &[KeyRange] = &[
+/// Every numeric key of the configuration's own tables; a chat platform's are in its
+/// `TableSchema`. `config/example.toml` shows each range; the tests fail when a numeric key
+/// exists without an entry.
+const RANGES: &[KeyRange] = &[
     range(Scope::Agent, "timeout_seconds", 1, 86_400, "seconds"),
     range(
         Scope::Agent,
@@ -94,17 +21,6 @@ pub(crate) const RANGES: &[KeyRange] = &[
     range(Scope::Agent, "max_image_mb", 1, 100, "MB"),
     range(Scope::Media, "max_item_mb", 1, 1_024, "MB"),
     range(Scope::Media, "max_workspace_mb", 1, 1_048_576, "MB"),
-    range(Scope::Wechat, "send_window_hours", 1, 168, "hours"),
-    range(Scope::Wechat, "sends_per_message", 1, 1_000, "sends"),
-    range(
-        Scope::Wechat,
-        "min_send_interval_ms",
-        crate::config::MIN_SEND_INTERVAL_FLOOR_MS,
-        60_000,
-        "milliseconds",
-    ),
-    // Telegram user ids have at most 52 significant bits and are positive (spec §1.1).
-    range(Scope::Telegram, "owner", 1, 1 << 52, ""),
     range(Scope::Mail, "imap_port", 1, 65_535, ""),
     range(Scope::Mail, "smtp_port", 1, 65_535, ""),
     range(Scope::Mail, "token_budget", 1, 1_000_000_000, "tokens"),
@@ -115,18 +31,24 @@ pub(crate) const RANGES: &[KeyRange] = &[
     range(Scope::Mail, "backfill_days", 0, 3_650, "days"),
 ];
 
+/// Every numeric key: the configuration's own, then each platform's.
+pub(crate) fn all() -> impl Iterator<Item = &'static KeyRange> {
+    let platforms = super::platform_table::PLATFORM_TABLES
+        .iter()
+        .flat_map(|s| s.ranges);
+    RANGES.iter().chain(platforms)
+}
+
 /// The range of the key at dotted `path` (`mail.home.backfill_days`), if it is a numeric key.
 pub(crate) fn range_of(path: &str) -> Option<&'static KeyRange> {
     let parts: Vec<&str> = path.split('.').collect();
-    RANGES
-        .iter()
-        .find(|r| match (r.scope.per_account(), parts.as_slice()) {
-            (false, [t, k]) => *t == r.scope.table() && *k == r.key,
-            (true, [t, _, k]) => *t == r.scope.table() && *k == r.key,
-            // An account's own media caps (`wechat.phone.media.max_item_mb`).
-            (false, [_, _, "media", k]) => r.scope == Scope::Media && *k == r.key,
-            _ => false,
-        })
+    all().find(|r| match (r.scope.per_account(), parts.as_slice()) {
+        (false, [t, k]) => *t == r.scope.table() && *k == r.key,
+        (true, [t, _, k]) => *t == r.scope.table() && *k == r.key,
+        // An account's own media caps (`wechat.phone.media.max_item_mb`).
+        (false, [_, _, "media", k]) => r.scope == Scope::Media && *k == r.key,
+        _ => false,
+    })
 }
 
 /// A number outside its range: the table (`mail.home`), the key and the message.
@@ -143,7 +65,7 @@ pub(crate) struct OutOfRange {
 /// Checks every numeric key present in the parsed file; values of another type are left to the
 /// typed parse, which names the type expected.
 pub(crate) fn check(tree: &Value) -> Result<(), OutOfRange> {
-    for r in RANGES {
+    for r in all() {
         let table = tree.get(r.scope.table());
         let tables: Vec<(String, &Value)> = match table {
             None => Vec::new(),

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::platform_split::Written;
 use super::{
     AccountKey, AccountSpec, Channel, ChannelSettings, Config, ConfigError, expand_tilde, located,
     socket_path, valid_account_name,
@@ -179,17 +180,6 @@ impl Approvals {
     }
 }
 
-/// How a Feishu account receives events.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FeishuMode {
-    /// The WebSocket long connection (no public URL needed).
-    #[default]
-    Websocket,
-    /// HTTP callbacks to a listener.
-    Webhook,
-}
-
 /// How a mailbox connection is secured.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -246,8 +236,46 @@ macro_rules! account_table {
     };
 }
 
-/// The keys every account table may set.
-struct Shared {
+/// One account table of a chat platform as read.
+pub(super) struct PlatformAccount {
+    /// Its platform.
+    pub channel: Channel,
+    /// Its name (`[<channel>.<name>]`).
+    pub name: String,
+    /// The keys every account may set.
+    pub shared: Shared,
+    /// The platform's own keys.
+    pub table: super::PlatformTable,
+}
+
+impl PlatformAccount {
+    /// Reads the shared keys of a table its platform has checked.
+    pub(super) fn read(written: Written<'_>) -> Result<Self, toml::de::Error> {
+        let shared = Shared::deserialize(toml::de::ValueDeserializer::from(written.value))?;
+        Ok(PlatformAccount {
+            channel: written.channel,
+            name: written.name,
+            shared,
+            table: written.table,
+        })
+    }
+}
+
+/// The names of [`Shared`]'s keys, taken out of a platform's table before it keeps the rest.
+pub(super) const SHARED_KEYS: [&str; 8] = [
+    "enabled",
+    "workspace",
+    "senders",
+    "remote_tools",
+    "approvals",
+    "purpose",
+    "language",
+    "media",
+];
+
+/// The keys every account table may set (a platform's table may hold others: its own).
+#[derive(Debug, Deserialize)]
+pub(super) struct Shared {
     enabled: Option<bool>,
     workspace: Option<String>,
     senders: Option<Senders>,
@@ -258,56 +286,6 @@ struct Shared {
     /// The account's own `[<channel>.<account>.media]` caps, over the global `[media]`.
     media: Option<MediaConfig>,
 }
-
-account_table!(
-    /// WeChat-only settings.
-    WechatSettings, RawWechat {
-    /// The iLink base URL (default: the one the login returned).
-    base_url: Option<String>,
-    /// Hours after the peer's last message during which the bot may write.
-    send_window_hours: Option<u64>,
-    /// Sends allowed per inbound message.
-    sends_per_message: Option<u32>,
-    /// Least milliseconds between two sends of the account (default 1000).
-    min_send_interval_ms: Option<u64>,
-    /// The media CDN (default WeChat's `https://novac2c.cdn.weixin.qq.com/c2c`).
-    cdn_base_url: Option<String>,
-});
-
-account_table!(
-    /// Feishu-only settings.
-    FeishuSettings, RawFeishu {
-    /// `feishu`, `lark` or a base URL.
-    domain: Option<String>,
-    /// `websocket` or `webhook`.
-    #[serde(default)]
-    mode: FeishuMode,
-    /// The owner's open_id, or `app_owner` to ask the application API.
-    owner: Option<String>,
-    /// Where webhook mode listens (`127.0.0.1:8790`).
-    webhook_listen: Option<String>,
-});
-
-account_table!(
-    /// Telegram-only settings.
-    TelegramSettings, RawTelegram {
-    /// The owner's numeric Telegram user id; unset: the owner pairs with the code `login` shows.
-    owner: Option<i64>,
-    /// The Bot API base URL (default `https://api.telegram.org/`; a self-hosted Bot API server
-    /// or a test's fake).
-    base_url: Option<String>,
-});
-
-account_table!(
-    /// WeCom-only settings (`[wecom.ACCOUNT]`, read by `adapters/wecom`).
-    WecomSettings, RawWecom {
-    /// The owner's WeCom userid, exactly as the admin console shows it (ids are case-sensitive);
-    /// unset: the owner pairs with the code `login` shows.
-    owner: Option<String>,
-    /// The long-connection URL (default `wss://openws.work.weixin.qq.com`; a privately deployed
-    /// WeCom shows its own in the admin console; tests point it at the fake).
-    url: Option<String>,
-});
 
 account_table!(
     /// Mail-only settings.
@@ -368,20 +346,17 @@ pub(super) struct RawConfig {
     #[serde(default)]
     media: MediaConfig,
     #[serde(default)]
-    wechat: BTreeMap<String, RawWechat>,
-    #[serde(default)]
-    feishu: BTreeMap<String, RawFeishu>,
-    #[serde(default)]
-    telegram: BTreeMap<String, RawTelegram>,
-    #[serde(default)]
-    wecom: BTreeMap<String, RawWecom>,
-    #[serde(default)]
     mail: BTreeMap<String, RawMail>,
 }
 
 impl RawConfig {
     /// Checks what serde cannot and builds the [`Config`].
-    pub(super) fn validate(self, path: &Path, text: &str) -> Result<Config, ConfigError> {
+    pub(super) fn validate(
+        self,
+        path: &Path,
+        text: &str,
+        platforms: Vec<PlatformAccount>,
+    ) -> Result<Config, ConfigError> {
         let err =
             |table: &str, key: Option<&str>, msg: String| located(path, text, table, key, msg);
         let state_dir = self
@@ -422,26 +397,13 @@ impl RawConfig {
             })?),
         };
         let mut accounts = BTreeMap::new();
-        let chats = self
-            .wechat
-            .into_iter()
-            .map(|(n, r)| {
-                let (shared, s) = r.split();
-                (Channel::Wechat, n, shared, ChannelSettings::Wechat(s))
-            })
-            .chain(self.feishu.into_iter().map(|(n, r)| {
-                let (shared, s) = r.split();
-                (Channel::Feishu, n, shared, ChannelSettings::Feishu(s))
-            }))
-            .chain(self.telegram.into_iter().map(|(n, r)| {
-                let (shared, s) = r.split();
-                (Channel::Telegram, n, shared, ChannelSettings::Telegram(s))
-            }))
-            .chain(self.wecom.into_iter().map(|(n, r)| {
-                let (shared, s) = r.split();
-                (Channel::Wecom, n, shared, ChannelSettings::Wecom(s))
-            }));
-        for (channel, name, shared, settings) in chats {
+        for PlatformAccount {
+            channel,
+            name,
+            shared,
+            table: own,
+        } in platforms
+        {
             let table = format!("{channel}.{name}");
             check_name(&name).map_err(|m| err(&table, None, m))?;
             let spec = AccountSpec {
@@ -454,7 +416,7 @@ impl RawConfig {
                 purpose: shared.purpose.unwrap_or_default(),
                 language: shared.language.or(self.language).unwrap_or_default(),
                 media: MediaLimits::for_account(&self.media, shared.media.as_ref()),
-                settings,
+                settings: ChannelSettings::Own(own),
             };
             if spec.purpose == Purpose::Mail && spec.remote_tools == RemoteTools::Owner {
                 let msg = "a purpose = \"mail\" chat has no tools; expected none".to_string();
@@ -511,7 +473,8 @@ impl RawConfig {
                         &spec.key.to_string().replace(':', "."),
                         Some("report_to"),
                         format!(
-                            "expected a configured wechat, feishu or telegram account (a purpose = \"mail\" chat or an ordinary one), found '{to}'"
+                            "expected a configured {} account (a purpose = \"mail\" chat or an ordinary one), found '{to}'",
+                            chat_channels()
                         ),
                     ));
                 }
@@ -525,7 +488,10 @@ impl RawConfig {
             return Err(err(
                 "",
                 Some("notify"),
-                format!("expected a configured wechat, feishu or telegram account, found '{n}'"),
+                format!(
+                    "expected a configured {} account, found '{n}'",
+                    chat_channels()
+                ),
             ));
         }
         Ok(Config {
@@ -540,6 +506,20 @@ impl RawConfig {
             agent: self.agent,
             accounts,
         })
+    }
+}
+
+/// The chat channels, for a message: "wechat, feishu or telegram".
+fn chat_channels() -> String {
+    let names: Vec<&str> = Channel::ALL
+        .into_iter()
+        .filter(|c| super::schema(*c).is_some())
+        .map(Channel::as_str)
+        .collect();
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 

@@ -1,4 +1,5 @@
-//! The web console: the daemon's state, its open questions and a WeChat login by scanning, in
+//! The web console: the daemon's state, its open questions and any account's login (codes to scan,
+//! questions in a form), in
 //! a browser, served on `console_listen` with the owner's authority.
 //!
 //! Started by the composition root beside the daemon (`app/compose.rs`) and stopped with it
@@ -16,6 +17,7 @@ mod guard;
 mod live;
 mod pages;
 mod scan;
+mod setup;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -80,6 +82,9 @@ fn router(console: Console) -> Router {
         .route("/", get(pages::home))
         .route("/events", get(live::events))
         .route("/scan", post(scan::start))
+        .route("/scan/answer", post(scan::answer))
+        .route("/setup/agent", post(setup::agent))
+        .route("/setup/chat", post(setup::chat))
         .route("/answer", post(answer::answer))
         .route_layer(axum::middleware::from_fn_with_state(
             console.clone(),

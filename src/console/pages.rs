@@ -66,6 +66,7 @@ pub(super) async fn home(
                 main #live data-events={ "/events?lang=" (lang.as_str()) } {
                     (live(&console, lang, &session))
                 }
+                (super::setup::pane(w, &session))
             }
         }
     };
@@ -87,7 +88,7 @@ pub(super) fn live(console: &Console, lang: Lang, session: &Session) -> Markup {
             p.warning { strong { (w.warning) } " " (warning) }
         }
         (accounts(&status, w, session))
-        @if let Some(s) = &scan { (scan_pane(s, w)) }
+        @if let Some(s) = &scan { (scan_pane(s, w, session)) }
         (agent(&status, w))
         (mail(&status.components, w))
         (open_questions(&questions, w, session, lang))
@@ -124,28 +125,44 @@ fn account_row(h: &ComponentHealth, w: &Words, session: &Session, now: u64) -> M
             td { (crate::cli::note(h, now)) }
             td {
                 @if let Some(c) = &h.command { code { (c) } }
-                @if h.channel == "wechat" {
-                    form.scan method="post" action="/scan" {
-                        input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
-                        input type="hidden" name="account" value=(h.account);
-                        button type="submit" { (w.scan) }
-                    }
+                // Every platform's login is the same walk (`Platform::login`): a code to
+                // scan, questions to answer, or both.
+                form.scan method="post" action="/scan" {
+                    input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
+                    input type="hidden" name="account" value=(h.id);
+                    button type="submit" { (w.scan) }
                 }
             }
         }
     }
 }
 
-fn scan_pane(s: &ScanView, w: &Words) -> Markup {
+fn scan_pane(s: &ScanView, w: &Words, session: &Session) -> Markup {
     html! {
         section #scan data-account=(s.account) {
             h2 { (w.scan_title) " " (s.account) }
             @if let Some(qr) = &s.qr {
-                p { (w.scan_with.replace("{n}", &qr.number.to_string()).replace("{of}", &qr.of.to_string())) }
+                p { (w.scan_with.replace("{app}", qr.app).replace("{n}", &qr.number.to_string()).replace("{of}", &qr.of.to_string())) }
                 div.qr data-number=(qr.number) { (PreEscaped(&qr.svg)) }
                 p { (w.scan_open) " " a href=(qr.url) rel="noreferrer" { (qr.url) } }
             }
             ul.lines { @for l in &s.lines { li { (l) } } }
+            @if let Some(q) = &s.asking {
+                // The answer is never shown back: a secret goes in a password box, and the
+                // page keeps only the question.
+                form.answer method="post" action="/scan/answer" {
+                    input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
+                    label {
+                        (q.prompt) " "
+                        @if q.hidden {
+                            input type="password" name="answer" autocomplete="off";
+                        } @else {
+                            input type="text" name="answer" autocomplete="off";
+                        }
+                    }
+                    button type="submit" { (w.scan_send) }
+                }
+            }
             @if let Some(done) = &s.done {
                 @match done {
                     Ok(()) => { p.done { (w.login_done) } }

@@ -1,6 +1,7 @@
-//! A login from the console: the platform's own steps (`login::run_with`, the walk `scv-bridge
-//! login` takes) with a web [`LoginUi`] whose QR codes are drawn as SVG on the server. One login
-//! runs at a time; the live part shows its codes and lines as they come.
+//! A login from the console: any platform's own steps (`login::run_with`, the walk `scv-bridge
+//! login` takes) with a web [`LoginUi`]: its QR codes drawn as SVG on the server, its questions
+//! as a form whose answer goes straight to the waiting step (`POST /scan/answer`) and is never
+//! shown back. One login runs at a time; the live part shows it as it goes.
 
 use std::sync::Mutex;
 
@@ -10,19 +11,35 @@ use axum::response::{IntoResponse, Redirect, Response};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
 use super::Console;
 use super::guard::{csrf_ok, csrf_refused, lang};
 use crate::config::Config;
 use crate::daemon::console_keys::Session;
-use crate::ids::Channel;
+use crate::ids::AccountKey;
 use crate::login::LoginArgs;
 use crate::port::login_flow::{Field, LoginUi, Shown};
+use crate::words::console as words;
+
+/// How long a question waits for its answer before the login gives up (a page left open must
+/// not hold the one login slot for ever).
+const ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// A question the login waits on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Asking {
+    /// The question (the platform's prompt).
+    pub prompt: String,
+    /// Asked in a password box.
+    pub hidden: bool,
+}
 
 /// The code to scan, as the page shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Qr {
+    /// The app that scans it ("WeChat").
+    pub app: &'static str,
     /// The code drawn as SVG (no script, no text of its own).
     pub svg: String,
     /// What it encodes (also offered as a link).
@@ -42,6 +59,8 @@ pub(super) struct ScanView {
     pub qr: Option<Qr>,
     /// The progress lines so far.
     pub lines: Vec<String>,
+    /// The question waiting for its answer, if any.
+    pub asking: Option<Asking>,
     /// How it ended, once it did (the error is for people).
     pub done: Option<Result<(), String>>,
 }
@@ -50,6 +69,8 @@ pub(super) struct ScanView {
 #[derive(Default)]
 pub(super) struct Scans {
     current: Mutex<Option<ScanView>>,
+    /// Where the answer to the question shown goes.
+    pending: Mutex<Option<oneshot::Sender<String>>>,
     changes: watch::Sender<u64>,
 }
 
@@ -80,6 +101,41 @@ impl Scans {
         true
     }
 
+    /// Hands `answer` to the question the login waits on; false when none waits.
+    fn answer(&self, answer: String) -> bool {
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        waiting.is_some_and(|tx| tx.send(answer).is_ok())
+    }
+
+    /// Shows `field` and waits for its answer (or gives up after [`ANSWER_WAIT`]).
+    async fn ask(&self, field: &Field) -> Result<String, String> {
+        let (tx, rx) = oneshot::channel();
+        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+        let asking = Asking {
+            prompt: field.prompt.unwrap_or(field.name).to_string(),
+            hidden: field.hidden,
+        };
+        self.update(|v| v.asking = Some(asking));
+        let answer = tokio::time::timeout(ANSWER_WAIT, rx).await;
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        self.update(|v| v.asking = None);
+        match answer {
+            Ok(Ok(a)) => Ok(a),
+            Ok(Err(_)) => Err("the question was withdrawn".into()),
+            Err(_) => Err(format!(
+                "no answer in {} minutes; start the login again",
+                ANSWER_WAIT.as_secs() / 60
+            )),
+        }
+    }
+
     fn update(&self, f: impl FnOnce(&mut ScanView)) {
         if let Some(view) = self.lock().as_mut() {
             f(view);
@@ -106,13 +162,17 @@ impl LoginUi for WebUi {
         match shown {
             Shown::Line(line) => self.scans.update(|v| v.lines.push(line)),
             Shown::Qr {
-                url, number, of, ..
+                app,
+                url,
+                number,
+                of,
             } => {
                 let Some(svg) = svg(&url) else {
                     return self.scans.update(|v| v.lines.push(url));
                 };
                 self.scans.update(|v| {
                     v.qr = Some(Qr {
+                        app,
                         svg,
                         url,
                         number,
@@ -124,14 +184,7 @@ impl LoginUi for WebUi {
     }
 
     fn ask<'a>(&'a mut self, field: &'a Field) -> BoxFuture<'a, Result<String, String>> {
-        // The page has no question box yet: the login says what to run instead.
-        let asked = field.prompt.unwrap_or(field.name);
-        async move {
-            Err(format!(
-                "the console cannot ask \"{asked}\" yet; log in on the terminal with `scv-bridge login`"
-            ))
-        }
-        .boxed()
+        async move { self.scans.ask(field).await }.boxed()
     }
 }
 
@@ -155,22 +208,54 @@ pub(super) struct ScanForm {
     account: String,
 }
 
-/// `POST /scan`: starts the WeChat login of a configured account; the live part shows it.
+/// The answer form.
+#[derive(Deserialize)]
+pub(super) struct AnswerForm {
+    csrf: Option<String>,
+    answer: String,
+}
+
+/// `POST /scan/answer`: the answer to the question the running login shows.
+pub(super) async fn answer(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    axum::Extension(session): axum::Extension<Session>,
+    Form(form): Form<AnswerForm>,
+) -> Response {
+    if !csrf_ok(&session, form.csrf.as_deref()) {
+        return csrf_refused(lang(&headers, None));
+    }
+    if console.scans.answer(form.answer) {
+        Redirect::to("/").into_response()
+    } else {
+        (StatusCode::CONFLICT, "no login question is waiting").into_response()
+    }
+}
+
+/// `POST /scan`: starts the login of a configured account (`CHANNEL:ACCOUNT`), whatever its
+/// platform; the live part shows it.
 pub(super) async fn start(
     State(console): State<Console>,
     headers: HeaderMap,
     axum::Extension(session): axum::Extension<Session>,
     Form(form): Form<ScanForm>,
 ) -> Response {
+    let lang = lang(&headers, None);
     if !csrf_ok(&session, form.csrf.as_deref()) {
-        return csrf_refused(lang(&headers, None));
+        return csrf_refused(lang);
     }
+    let w = words(lang);
     let config = match Config::load(&console.config_path) {
         Ok(c) => c,
         Err(e) => return (StatusCode::CONFLICT, e.to_string()).into_response(),
     };
+    let Some(key) = AccountKey::parse(&form.account).filter(|k| config.accounts.contains_key(k))
+    else {
+        let msg = format!("{} {}", w.scan_unknown, form.account);
+        return (StatusCode::NOT_FOUND, msg).into_response();
+    };
     if !console.scans.begin(&form.account) {
-        return (StatusCode::CONFLICT, "a login is already running").into_response();
+        return (StatusCode::CONFLICT, w.scan_busy).into_response();
     }
     let scans = console.scans.clone();
     tokio::spawn(async move {
@@ -179,7 +264,7 @@ pub(super) async fn start(
         };
         let args = LoginArgs::default();
         let outcome =
-            crate::login::run_with(Channel::Wechat, &config, &form.account, &args, &mut ui).await;
+            crate::login::run_with(key.channel, &config, &key.account, &args, &mut ui).await;
         if let Err(e) = &outcome {
             tracing::warn!(error = %e, "console: a login failed");
         }

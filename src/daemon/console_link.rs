@@ -37,6 +37,14 @@ impl Core {
         &self.console_keys
     }
 
+    /// A new one-time login link, for the process that serves the console to show its owner
+    /// at start; `None` when no console is served.
+    pub fn one_time_link(&self) -> Option<String> {
+        self.console_listen.get()?;
+        self.console_status(Some(self.console_keys.make_link()))?
+            .link
+    }
+
     /// Answers `console_link`: the status's `console` with a new one-time link.
     pub(super) fn console_link(&self) -> Result<DaemonStatus, CommandError> {
         if self.console_listen.get().is_none() {

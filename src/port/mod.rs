@@ -10,6 +10,7 @@ mod login;
 pub mod login_flow;
 pub mod login_store;
 pub mod pairing;
+pub mod setup;
 mod store_pause;
 mod unavailable;
 

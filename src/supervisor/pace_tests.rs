@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::health::RUN_NOTES;
 use super::*;
-use crate::config::{AccountSpec, Channel, ChannelSettings, WechatSettings};
+use crate::config::{AccountSpec, Channel, ChannelSettings};
 use crate::failure::general;
 use crate::protocol::{ComponentState, Purpose, RemoteTools, Senders};
 
@@ -65,7 +65,7 @@ fn desired() -> BTreeMap<AccountKey, DesiredAccount> {
         purpose: Purpose::Chat,
         language: Default::default(),
         media: Default::default(),
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
+        settings: ChannelSettings::default(),
     };
     let d = DesiredAccount {
         spec,

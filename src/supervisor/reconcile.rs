@@ -55,7 +55,7 @@ pub fn diff(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Channel, ChannelSettings, WechatSettings};
+    use crate::config::{Channel, ChannelSettings};
     use crate::protocol::{Purpose, RemoteTools, Senders};
 
     fn acct(name: &str) -> (AccountKey, DesiredAccount) {
@@ -70,7 +70,7 @@ mod tests {
             purpose: Purpose::Chat,
             language: Default::default(),
             media: Default::default(),
-            settings: ChannelSettings::Wechat(WechatSettings::default()),
+            settings: ChannelSettings::default(),
         };
         (
             key,

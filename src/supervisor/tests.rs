@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::*;
-use crate::config::{AccountSpec, Channel, ChannelSettings, WechatSettings};
+use crate::config::{AccountSpec, Channel, ChannelSettings};
 use crate::failure::{Action, Code, general};
 use crate::protocol::{ComponentState, HealthNote, Purpose, RemoteTools, Senders};
 use crate::testing::{FakeFactory, Step};
@@ -28,7 +28,7 @@ fn desired(name: &str, enabled: bool) -> DesiredAccount {
             purpose: Purpose::Chat,
             language: Default::default(),
             media: Default::default(),
-            settings: ChannelSettings::Wechat(WechatSettings::default()),
+            settings: ChannelSettings::default(),
         },
         credentials: Some("fp".into()),
     }

@@ -11,7 +11,7 @@ use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::agent::{
     AcpAgent, AcpOptions, Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest,
 };
-use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
+use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings};
 use scv_bridge::conversation::*;
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
 use scv_bridge::store::{Store, StoreGuard};
@@ -37,7 +37,7 @@ fn link(channel: &Arc<MemoryChannel>) -> AccountLink {
         purpose: Purpose::Chat,
         language: Default::default(),
         media: Default::default(),
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
+        settings: ChannelSettings::default(),
     };
     AccountLink {
         account: account(),

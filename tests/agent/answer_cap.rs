@@ -12,7 +12,7 @@ use scv_bridge::agent::{
     AcpAgent, AcpOptions, Agent, OpenAiAgent, OpenAiOptions, ScvAgent, ScvOptions, SessionKey,
     Transport, TurnEvent, TurnEvents, TurnOutput, TurnRequest,
 };
-use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
+use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings};
 use scv_bridge::conversation::*;
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
 use scv_bridge::store::Store;
@@ -174,7 +174,7 @@ async fn the_chat_gets_the_capped_answer_then_the_rest_as_a_document() {
         purpose: Purpose::Chat,
         language: Default::default(),
         media: Default::default(),
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
+        settings: ChannelSettings::default(),
     };
     let link = AccountLink {
         account: account(),

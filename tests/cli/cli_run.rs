@@ -89,6 +89,7 @@ fn run_status_and_sigterm_with_the_example_config() {
     for id in [
         "feishu:work",
         "mail:personal",
+        "telegram:bot",
         "wechat:inbox",
         "wechat:phone",
     ] {
@@ -97,7 +98,7 @@ fn run_status_and_sigterm_with_the_example_config() {
     let json = cli(&config, &["status", "--json"]);
     let status: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json status");
     let components = status["components"].as_array().expect("components");
-    assert_eq!(components.len(), 4);
+    assert_eq!(components.len(), 5);
     for c in components {
         // No credentials were stored: each account must say so, not pretend to be connected.
         if c["state"] == "failed" {

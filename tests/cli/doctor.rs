@@ -314,7 +314,8 @@ async fn json_output_carries_every_check() {
             "socket_dir",
             "clock",
             "wechat.endpoint",
-            "agent.endpoint"
+            "agent.endpoint",
+            "console"
         ],
         "{v}"
     );

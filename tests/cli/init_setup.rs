@@ -8,6 +8,8 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use scv_bridge::adapters::feishu::FeishuSettings;
+use scv_bridge::adapters::wechat::WechatSettings;
 use scv_bridge::config::{AccountKey, AgentBackend, ChannelSettings, Config, MailTls};
 
 const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
@@ -95,13 +97,9 @@ fn flags_give_everything_a_real_setup_needs() {
             Some(ws.as_path())
         );
     }
-    let ChannelSettings::Wechat(w) = &cfg.accounts[&key("wechat:phone")].settings else {
-        panic!("wechat settings")
-    };
+    let w = WechatSettings::of(&cfg.accounts[&key("wechat:phone")].settings);
     assert_eq!(w.base_url.as_deref(), Some("https://ilink.example.com"));
-    let ChannelSettings::Feishu(f) = &cfg.accounts[&key("feishu:work")].settings else {
-        panic!("feishu settings")
-    };
+    let f = FeishuSettings::of(&cfg.accounts[&key("feishu:work")].settings);
     assert_eq!(f.domain.as_deref(), Some("lark"));
     let ChannelSettings::Mail(m) = &cfg.accounts[&key("mail:box")].settings else {
         panic!("mail settings")
@@ -124,6 +122,51 @@ fn flags_give_everything_a_real_setup_needs() {
             .is_some_and(|l| l.starts_with("next: `") && l.ends_with(" run`")),
         "{text}"
     );
+}
+
+/// Any chat platform is set up the same way: `--chat CHANNEL:ACCOUNT`, its set-up answers with
+/// `--setup KEY=VALUE`; an answer no new account asks, or a channel that is no chat platform, is
+/// refused before anything is written.
+#[test]
+fn any_chat_platform_is_set_up_by_the_same_flags() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.toml");
+    let chats = ["--chat", "telegram:bot", "--chat", "feishu:work"];
+    let out = init(
+        &config,
+        dir.path(),
+        &[&chats[..], &["--setup", "domain=lark"]].concat(),
+    );
+    assert!(out.status.success(), "{}", said(&out));
+    let cfg = Config::load(&config).expect("the written file loads");
+    assert!(cfg.accounts.contains_key(&key("telegram:bot")));
+    let f = FeishuSettings::of(&cfg.accounts[&key("feishu:work")].settings);
+    assert_eq!(f.domain.as_deref(), Some("lark"));
+    assert_eq!(
+        cfg.notify,
+        Some(key("telegram:bot")),
+        "the first chat given"
+    );
+    for (args, says) in [
+        (
+            &["--chat", "telegram:two", "--setup", "domain=lark"][..],
+            "no new chat account asks domain",
+        ),
+        (
+            &["--chat", "mail:box"][..],
+            "--chat takes CHANNEL:ACCOUNT of a chat platform",
+        ),
+        (
+            &["--chat", "telegram:bot", "--setup", "domain"][..],
+            "--setup takes KEY=VALUE",
+        ),
+    ] {
+        let before = std::fs::read_to_string(&config).expect("written");
+        let out = init(&config, dir.path(), args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(said(&out).contains(says), "{args:?}: {}", said(&out));
+        assert_eq!(std::fs::read_to_string(&config).expect("kept"), before);
+    }
 }
 
 #[test]

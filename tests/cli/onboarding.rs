@@ -105,7 +105,13 @@ fn a_missing_configuration_says_how_to_get_one() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("nowhere.toml");
     let out = cli(
-        &["--config", path.to_str().expect("utf-8"), "run"],
+        &[
+            "--config",
+            path.to_str().expect("utf-8"),
+            "login",
+            "wechat",
+            "phone",
+        ],
         "",
         None,
     );
@@ -119,6 +125,59 @@ fn a_missing_configuration_says_how_to_get_one() {
         "{err}"
     );
     assert!(!err.contains("config/example.toml"), "{err}");
+}
+
+/// `run` with no file is a first run: the daemon runs on the built-in defaults (no accounts, the
+/// console on this machine) and says where to set it up; off a terminal it prints the command
+/// that makes a login link, never a link itself (its output may be a log). Nothing is written.
+#[test]
+fn a_first_run_without_configuration_runs_on_defaults_and_says_where_to_set_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("nowhere.toml");
+    let env = |c: &mut Command| {
+        c.arg("--config")
+            .arg(&path)
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .env("XDG_RUNTIME_DIR", dir.path().join("run"))
+            .env_remove("SCV_BRIDGE_CONFIG");
+    };
+    let mut run = Command::new(BIN);
+    env(&mut run);
+    let mut daemon = run
+        .arg("run")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut out = std::io::BufReader::new(daemon.stdout.take().expect("stdout"));
+    let mut said = String::new();
+    while !said.contains("Set it up in the console") {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut out, &mut line).expect("read");
+        assert!(n > 0, "the daemon ended: {said}");
+        said.push_str(&line);
+    }
+    assert!(
+        said.contains(&format!("No configuration at {} yet", path.display())),
+        "{said}"
+    );
+    let console = format!("scv-bridge --config {} console", path.display());
+    assert!(said.contains(&console), "{said}");
+    assert!(!said.contains("token="), "a link off a terminal: {said}");
+    let mut status = Command::new(BIN);
+    env(&mut status);
+    let status = status.args(["status", "--json"]).output().expect("status");
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&status.stdout).expect("json");
+    assert_eq!(v["components"].as_array().map(Vec::len), Some(0), "{v}");
+    // SAFETY: the child's pid; SIGTERM is its documented stop.
+    unsafe { libc::kill(daemon.id() as i32, libc::SIGTERM) };
+    assert!(daemon.wait().expect("wait").success());
+    assert!(!path.exists(), "nothing is written without the owner");
 }
 
 #[tokio::test]

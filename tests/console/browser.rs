@@ -1,6 +1,7 @@
 //! The console in a real headless Chromium, driven over WebDriver (fantoccini): in through the
-//! one-time link, a WeChat account logged in by scanning (the fake plays the phone) and shown
-//! `connected` without a reload, a `scv-bridge confirm` question answered Yes, and the page in
+//! one-time link, a WeChat account logged in by scanning (the fake plays the phone, and asks for
+//! the digits it shows: the page asks for them) and shown `connected` without a reload, a
+//! `scv-bridge confirm` question answered Yes, and the page in
 //! Chinese for a browser that asks for it.
 
 use std::process::Stdio;
@@ -125,7 +126,16 @@ async fn the_console_in_a_browser() {
     assert!(fake.wait_for_qr(1, PATIENCE).await, "a code was issued");
     let svg = wait_for(&browser, "#scan .qr svg").await;
     assert!(svg.attr("viewBox").await.expect("attr").is_some());
-    fake.qr_scan();
+    // The phone asks for the digits it shows: the page asks the person, the answer goes to the
+    // waiting login step, and the scan goes on.
+    assert!(fake.qr_require_verify_code("4821"), "a code to guard");
+    let digits = wait_for(&browser, "#scan form.answer input[name=\"answer\"]").await;
+    digits.send_keys("4821").await.expect("type the digits");
+    wait_for(&browser, "#scan form.answer button")
+        .await
+        .click()
+        .await
+        .expect("send the digits");
     let scanned = "//section[@id='scan']//li[starts-with(normalize-space(.), 'scanned')]";
     wait_for_at(&browser, Locator::XPath(scanned)).await;
     fake.qr_confirm(OWNER).expect("a code to confirm");

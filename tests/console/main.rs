@@ -3,4 +3,5 @@
 
 mod browser;
 mod security;
+mod setup;
 mod support;

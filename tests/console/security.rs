@@ -339,3 +339,52 @@ async fn first_event(client: &reqwest::Client, bed: &Bed, cookie: &str) -> Strin
     assert!(text.contains("event: live"), "{text}");
     text
 }
+
+/// A login started from the page, and an answer to its question, need the CSRF token like any
+/// change; an account the configuration does not have is refused, and an answer with no question
+/// waiting goes nowhere.
+#[tokio::test]
+async fn logins_and_their_answers_need_the_token_and_a_real_account() {
+    let mut bed = Bed::start(Options::default()).await;
+    let (cookie, csrf) = sign_in(&bed).await;
+    let client = http();
+    let post = |path: &'static str, fields: Vec<(&'static str, String)>| {
+        client
+            .post(format!("{}{path}", bed.base()))
+            .header("cookie", &cookie)
+            .header("content-type", FORM)
+            .header("origin", bed.base())
+            .body(form(&fields))
+            .send()
+    };
+    for path in ["/scan", "/scan/answer"] {
+        let fields = vec![("account", ID.to_string()), ("answer", "4821".into())];
+        let refused = post(path, fields).await.expect("post");
+        assert_eq!(refused.status(), 403, "{path} without the token");
+    }
+    let unknown = post(
+        "/scan",
+        vec![
+            ("csrf", csrf.clone()),
+            ("account", "telegram:nobody".into()),
+        ],
+    )
+    .await
+    .expect("post");
+    assert_eq!(unknown.status(), 404);
+    assert!(
+        unknown
+            .text()
+            .await
+            .expect("text")
+            .contains("telegram:nobody")
+    );
+    let nothing_asked = post(
+        "/scan/answer",
+        vec![("csrf", csrf.clone()), ("answer", "4821".into())],
+    )
+    .await
+    .expect("post");
+    assert_eq!(nothing_asked.status(), 409);
+    bed.stop().await;
+}

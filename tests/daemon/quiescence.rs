@@ -8,7 +8,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
-use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
+use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings};
 use scv_bridge::conversation::*;
 use scv_bridge::ids::DeliveryState;
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
@@ -70,7 +70,7 @@ fn link(sender: Arc<dyn ChatSender>) -> AccountLink {
         purpose: Purpose::Chat,
         language: Default::default(),
         media: Default::default(),
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
+        settings: ChannelSettings::default(),
     };
     AccountLink {
         account: account(),

@@ -119,10 +119,8 @@ async fn feishu_rejected_secret_comes_back_on_a_login_with_the_same_secret() {
     // ...the person re-enables it and runs `scv-bridge login feishu work` with the same secret.
     h.fake.refuse_secret(false);
     let before = h.credentials.load(ACCOUNT).expect("load").expect("stored");
-    let settings = match &h.config.accounts[&h.key()].settings {
-        scv_bridge::config::ChannelSettings::Feishu(f) => f.clone(),
-        _ => unreachable!("a feishu account"),
-    };
+    let settings =
+        scv_bridge::adapters::feishu::FeishuSettings::of(&h.config.accounts[&h.key()].settings);
     let fake_cfg = h.fake.config().clone();
     scv_bridge::adapters::feishu::login::store_credentials(
         &h.credentials,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
-use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
+use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings};
 use scv_bridge::conversation::*;
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
 use scv_bridge::store::{Store, StoreGuard};
@@ -61,7 +61,7 @@ fn link(channel: &Arc<MemoryChannel>, language: Language) -> AccountLink {
         purpose: Purpose::Chat,
         language,
         media: Default::default(),
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
+        settings: ChannelSettings::default(),
     };
     AccountLink {
         account: account(),

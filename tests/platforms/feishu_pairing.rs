@@ -3,8 +3,8 @@
 use crate::feishu_support;
 
 use feishu_support::*;
+use scv_bridge::adapters::feishu::FeishuSettings;
 use scv_bridge::adapters::feishu::login::store_credentials;
-use scv_bridge::config::FeishuSettings;
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::CredentialStore;
 use scv_bridge::supervisor::unix_now;

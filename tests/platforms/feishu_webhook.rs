@@ -273,7 +273,8 @@ async fn within<F: std::future::Future>(f: F) -> F::Output {
 #[tokio::test]
 async fn login_stores_the_callback_secrets_and_pairing_over_http_keeps_them() {
     use scv_bridge::adapters::feishu::login::{store_callback_secrets, store_credentials};
-    use scv_bridge::config::{AccountKey, Channel, FeishuMode, FeishuSettings};
+    use scv_bridge::adapters::feishu::{FeishuMode, FeishuSettings};
+    use scv_bridge::config::{AccountKey, Channel};
     use scv_bridge::secrets::CredentialStore;
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")

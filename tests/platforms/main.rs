@@ -1,5 +1,5 @@
-//! The chat platforms end to end against their fakes over real sockets: WeChat, Feishu, media and
-//! streaming.
+//! The chat platforms end to end against their fakes over real sockets: WeChat, Feishu, Telegram,
+//! media and streaming.
 //!
 //! One test binary: each file is a module, the support is declared once here, and the tests run on
 //! parallel threads of this one process (so none changes process-wide state another reads).
@@ -27,6 +27,7 @@ mod media_wechat;
 mod stream_feishu_cards;
 mod stream_feishu_typing;
 mod stream_wechat;
+mod telegram;
 mod wechat_again;
 mod wechat_copies;
 mod wechat_daemon;

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use scv_bridge::config::{Channel, ChannelSettings};
+use scv_bridge::adapters::wechat::WechatSettings;
+use scv_bridge::config::{Channel, ChannelSettings, PlatformTable};
 use scv_bridge::login::LoginArgs;
 use scv_bridge::port::login_flow::{Field, LoginUi, Shown};
 use scv_wechat::fake::FakeConfig;
@@ -69,8 +70,12 @@ async fn a_host_that_cannot_be_reached_is_named() {
     let base = format!("http://127.0.0.1:{port}");
     let mut config = h.config();
     for spec in config.accounts.values_mut() {
-        if let ChannelSettings::Wechat(w) = &mut spec.settings {
-            w.base_url = Some(base.clone());
+        if spec.key.channel == Channel::Wechat {
+            let w = WechatSettings {
+                base_url: Some(base.clone()),
+                ..WechatSettings::of(&spec.settings)
+            };
+            spec.settings = ChannelSettings::Own(PlatformTable::from_settings(&w));
         }
     }
     let mut phone = Phone(h.fake.handle());

@@ -7,7 +7,8 @@ use futures_util::future::BoxFuture;
 use scv_feishu::{Client, ClientOptions, Domain, ErrorClass, classify};
 
 use super::{ENCRYPT_KEY_FIELD, TOKEN_FIELD};
-use crate::config::{AccountKey, ChannelSettings, FeishuMode, FeishuSettings};
+use super::{FeishuMode, FeishuSettings};
+use crate::config::{AccountKey, ChannelSettings};
 use crate::port::login_flow::{
     Answers, Checked, Field, LoginFlow, LoginInput, LoginUi, OwnerBy, Verified,
 };
@@ -199,10 +200,7 @@ async fn verify_app(
 
 /// The account's Feishu settings (defaults when it is not configured yet).
 fn settings_of(settings: Option<&ChannelSettings>) -> FeishuSettings {
-    match settings {
-        Some(ChannelSettings::Feishu(f)) => f.clone(),
-        _ => FeishuSettings::default(),
-    }
+    settings.map(FeishuSettings::of).unwrap_or_default()
 }
 
 /// Where the app's console set-up is explained (the guide is built into the binary).

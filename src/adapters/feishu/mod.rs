@@ -38,10 +38,12 @@ mod probe;
 pub mod render;
 mod sender;
 mod session;
+mod settings;
 mod stream;
 mod typing;
 mod webhook;
 pub use platform::PLATFORM;
+pub use settings::{FeishuMode, FeishuSettings};
 
 use std::sync::Arc;
 
@@ -58,7 +60,7 @@ pub use inbound::ReplyRef;
 pub use sender::{CAPABILITIES, FeishuSender, MAX_CHARS, MIN_INTERVAL};
 pub use webhook::{DEFAULT_LISTEN as DEFAULT_WEBHOOK_LISTEN, ENCRYPT_KEY_FIELD, TOKEN_FIELD};
 
-use crate::config::{AccountKey, AccountSpec, ChannelSettings, FeishuMode, FeishuSettings};
+use crate::config::{AccountKey, AccountSpec};
 use crate::failure::{Action, Command, general};
 use crate::port::AccountPort;
 use crate::secrets::Credentials;
@@ -109,10 +111,7 @@ pub fn build_with(
     cards: Option<Arc<dyn CardAnswerHandler>>,
 ) -> Arc<dyn Component> {
     let spec = port.spec().clone();
-    let settings = match &spec.settings {
-        ChannelSettings::Feishu(s) => s.clone(),
-        _ => FeishuSettings::default(),
-    };
+    let settings = FeishuSettings::of(&spec.settings);
     Arc::new(FeishuComponent {
         spec,
         port,

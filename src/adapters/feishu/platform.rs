@@ -45,15 +45,17 @@ impl Platform for Feishu {
         &super::login::FeishuLogin
     }
 
+    fn setup(&self) -> Option<&'static crate::port::setup::Setup> {
+        Some(&super::settings::SETUP)
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[super::probe::ENDPOINT, super::probe::APP]
     }
 
     fn probe<'a>(&'a self, input: ProbeInput<'a>) -> BoxFuture<'a, Vec<Check>> {
         async move {
-            let crate::config::ChannelSettings::Feishu(s) = &input.spec.settings else {
-                return Vec::new();
-            };
+            let s = &super::FeishuSettings::of(&input.spec.settings);
             let id = input.spec.key.to_string();
             super::probe::probe(&id, s, input.stored, input.login).await
         }

@@ -1,8 +1,8 @@
 //! Feishu's doctor probes: the open platform's host answers over verified TLS, then (with
 //! stored app credentials) the app gets a tenant token. Nothing that spends platform quota.
 
+use super::FeishuSettings;
 use super::login::{APP_ID_FIELD, APP_SECRET_FIELD};
-use crate::config::FeishuSettings;
 use crate::probe::http::{http_client, reachable, transport};
 use crate::probe::{Check, CheckId};
 use crate::secrets::Credentials;

@@ -50,6 +50,11 @@ impl Platform for Mail {
         &login::MailLogin
     }
 
+    /// Mail's questions are the wizard's own: its digests name another account.
+    fn setup(&self) -> Option<&'static crate::port::setup::Setup> {
+        None
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[crate::mail::probe::IMAP, crate::mail::probe::SMTP]
     }

@@ -7,7 +7,8 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use scv_telegram::login::{LoginError, check_login};
 
-use crate::config::{ChannelSettings, TelegramSettings};
+use super::TelegramSettings;
+use crate::config::ChannelSettings;
 use crate::port::login_flow::{
     Answers, Checked, Field, LoginFlow, LoginInput, LoginUi, OwnerBy, Shown, Verified,
 };
@@ -106,8 +107,5 @@ pub(super) fn base_url(settings: &TelegramSettings) -> String {
 
 /// The account's Telegram settings (defaults when it is not configured yet).
 pub(super) fn settings_of(settings: Option<&ChannelSettings>) -> TelegramSettings {
-    match settings {
-        Some(ChannelSettings::Telegram(t)) => t.clone(),
-        _ => TelegramSettings::default(),
-    }
+    settings.map(TelegramSettings::of).unwrap_or_default()
 }

@@ -25,9 +25,11 @@ mod poll;
 mod probe;
 mod render;
 mod sender;
+mod settings;
 mod state;
 pub use platform::PLATFORM;
 pub use sender::{CAPABILITIES, MAX_CHARS, TelegramSender};
+pub use settings::TelegramSettings;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +39,7 @@ use futures_util::future::BoxFuture;
 use scv_telegram::{BotToken, Client};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{AccountSpec, ChannelSettings, TelegramSettings};
+use crate::config::AccountSpec;
 use crate::failure::{Action, general};
 use crate::port::pairing::{CODE_FIELD, EXPIRES_FIELD, OWNER_FIELD, Pairing};
 use crate::port::{AccountPort, LoginError, StoredLogin};
@@ -109,10 +111,7 @@ impl TelegramComponent {
     /// The component for the port's account, with Telegram's own timings.
     pub fn new(port: AccountPort) -> Self {
         let spec = port.spec().clone();
-        let settings = match &spec.settings {
-            ChannelSettings::Telegram(s) => s.clone(),
-            _ => TelegramSettings::default(),
-        };
+        let settings = TelegramSettings::of(&spec.settings);
         TelegramComponent {
             spec,
             settings,

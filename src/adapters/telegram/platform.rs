@@ -43,15 +43,17 @@ impl Platform for Telegram {
         &super::login::TelegramLogin
     }
 
+    fn setup(&self) -> Option<&'static crate::port::setup::Setup> {
+        Some(&super::settings::SETUP)
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[super::probe::BOT, super::probe::WEBHOOK]
     }
 
     fn probe<'a>(&'a self, input: ProbeInput<'a>) -> BoxFuture<'a, Vec<Check>> {
         async move {
-            let crate::config::ChannelSettings::Telegram(s) = &input.spec.settings else {
-                return Vec::new();
-            };
+            let s = &super::TelegramSettings::of(&input.spec.settings);
             let id = input.spec.key.to_string();
             super::probe::probe(&id, s, input.stored, input.login).await
         }

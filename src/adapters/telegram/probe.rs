@@ -4,8 +4,8 @@
 
 use scv_telegram::{BotToken, Client, ErrorClass};
 
+use super::TelegramSettings;
 use super::login::{TOKEN_FIELD, base_url};
-use crate::config::TelegramSettings;
 use crate::probe::http::reachable;
 use crate::probe::{Check, CheckId};
 use crate::secrets::Credentials;

@@ -9,7 +9,7 @@ use scv_wechat::login::{LoginEvent, LoginOptions, LoginOutcome, run_login};
 use scv_wechat::types::DEFAULT_BASE_URL;
 use scv_wechat::{BotToken, Client, LoginCredentials};
 
-use crate::config::ChannelSettings;
+use super::WechatSettings;
 use crate::port::login_flow::{
     Answers, Checked, Field, LoginFlow, LoginInput, LoginUi, OwnerBy, Shown, Verified,
 };
@@ -98,10 +98,10 @@ async fn scan(
 /// Where to log in: `--base-url`, else the account's configured `base_url` (the host its
 /// daemon polls, so the fix `status` prints logs in where the account lives), else iLink's.
 fn base_url(input: &LoginInput<'_>, answers: &Answers) -> String {
-    let configured = match input.settings {
-        Some(ChannelSettings::Wechat(w)) => w.base_url.clone(),
-        _ => None,
-    };
+    let configured = input
+        .settings
+        .map(WechatSettings::of)
+        .and_then(|w| w.base_url);
     answers
         .get(BASE_URL_FIELD)
         .cloned()

@@ -23,8 +23,10 @@ mod platform;
 mod probe;
 mod render;
 mod sender;
+mod settings;
 mod state;
 pub use platform::PLATFORM;
+pub use settings::WechatSettings;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use sender::{CAPABILITIES, MAX_CHARS, WINDOW_CLOSED, client_id_for};
 
-use crate::config::{AccountSpec, ChannelSettings, WechatSettings};
+use crate::config::AccountSpec;
 use crate::failure::general;
 use crate::port::{AccountPort, LinkParts, LoginError, StorePause, StoredLogin};
 use crate::secrets::Credentials;
@@ -139,10 +141,7 @@ impl WechatComponent {
     /// The component for the port's account, with WeChat's own timings.
     pub fn new(port: AccountPort) -> Self {
         let spec = port.spec().clone();
-        let settings = match &spec.settings {
-            ChannelSettings::Wechat(s) => s.clone(),
-            _ => WechatSettings::default(),
-        };
+        let settings = WechatSettings::of(&spec.settings);
         WechatComponent {
             tuning: Tuning::for_settings(&settings),
             spec,

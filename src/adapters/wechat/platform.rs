@@ -45,15 +45,17 @@ impl Platform for Wechat {
         &super::login::WechatLogin
     }
 
+    fn setup(&self) -> Option<&'static crate::port::setup::Setup> {
+        Some(&super::settings::SETUP)
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[super::probe::ENDPOINT]
     }
 
     fn probe<'a>(&'a self, input: ProbeInput<'a>) -> BoxFuture<'a, Vec<Check>> {
         async move {
-            let crate::config::ChannelSettings::Wechat(s) = &input.spec.settings else {
-                return Vec::new();
-            };
+            let s = &super::WechatSettings::of(&input.spec.settings);
             let id = input.spec.key.to_string();
             vec![super::probe::probe(&id, s, input.stored).await]
         }

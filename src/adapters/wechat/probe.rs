@@ -1,7 +1,7 @@
 //! WeChat's doctor probe: the iLink host the account talks to answers over verified TLS.
 
+use super::WechatSettings;
 use super::login::BASE_URL_FIELD;
-use crate::config::WechatSettings;
 use crate::probe::http::reachable;
 use crate::probe::{Check, CheckId};
 use crate::secrets::Credentials;

@@ -8,7 +8,8 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use scv_wecom::{Credentials as BotCredentials, Error, Options};
 
-use crate::config::{ChannelSettings, WecomSettings};
+use super::WecomSettings;
+use crate::config::ChannelSettings;
 use crate::port::login_flow::{
     Answers, Checked, Field, LoginFlow, LoginInput, LoginUi, OwnerBy, Shown, Verified,
 };
@@ -132,8 +133,5 @@ pub(super) fn url(settings: &WecomSettings) -> String {
 
 /// The account's WeCom settings (defaults when it is not configured yet).
 pub(super) fn settings_of(settings: Option<&ChannelSettings>) -> WecomSettings {
-    match settings {
-        Some(ChannelSettings::Wecom(s)) => s.clone(),
-        _ => WecomSettings::default(),
-    }
+    settings.map(WecomSettings::of).unwrap_or_default()
 }

@@ -26,9 +26,11 @@ mod pace;
 mod platform;
 mod probe;
 mod sender;
+mod settings;
 mod stream;
 pub use platform::PLATFORM;
 pub use sender::{CAPABILITIES, WecomSender};
+pub use settings::WecomSettings;
 
 use std::sync::Arc;
 
@@ -37,7 +39,7 @@ use futures_util::future::BoxFuture;
 use scv_wecom::{Connection, Options};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{AccountSpec, WecomSettings};
+use crate::config::AccountSpec;
 use crate::port::pairing::{CODE_FIELD, EXPIRES_FIELD, OWNER_FIELD, Pairing};
 use crate::port::{AccountPort, LoginError, StoredLogin};
 use crate::secrets::Credentials;
@@ -100,7 +102,7 @@ impl WecomComponent {
     /// The component for the port's account.
     pub fn new(port: AccountPort) -> Self {
         let spec = port.spec().clone();
-        let settings = login::settings_of(Some(&spec.settings));
+        let settings = WecomSettings::of(&spec.settings);
         WecomComponent {
             spec,
             settings,

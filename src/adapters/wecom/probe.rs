@@ -2,8 +2,8 @@
 //! subscribe would take the bot's one connection from whatever runs it now (spec §1.5), and
 //! the login already proved the credentials the same way.
 
+use super::WecomSettings;
 use super::login::url;
-use crate::config::WecomSettings;
 use crate::probe::http::reachable;
 use crate::probe::{Check, CheckId};
 

@@ -4,9 +4,10 @@
 
 use dialoguer::{Confirm, Input, MultiSelect, Select};
 
-use super::plan::{AgentChoice, MailPlan, Plan, TlsChoice};
 use crate::config::{AgentBackend, AgentConfig, Channel, Config};
+use crate::port::setup::Question;
 use crate::secrets::Secret;
+use crate::setup::{AgentChoice, ChatPlan, MailPlan, Plan, TlsChoice};
 use crate::words::{Lang, Wizard, wizard};
 
 /// The answers: the plan, and whether to log in and install the service.
@@ -22,6 +23,7 @@ pub struct Answers {
 /// One wizard run: its words and the file as it loads now, if it does.
 struct Asker {
     w: &'static Wizard,
+    lang: Lang,
     current: Option<Config>,
 }
 
@@ -29,6 +31,7 @@ struct Asker {
 pub fn fill(mut plan: Plan, current: Option<Config>, lang: Lang) -> Result<Answers, String> {
     let a = Asker {
         w: wizard(lang),
+        lang,
         current,
     };
     a.agent(&mut plan)?;
@@ -140,59 +143,60 @@ impl Asker {
 
     /// The channels to add; whether any account is new.
     fn channels(&self, plan: &mut Plan) -> Result<bool, String> {
-        if !plan.wechat.is_empty() || !plan.feishu.is_empty() || !plan.mail.is_empty() {
+        if !plan.chats.is_empty() || !plan.mail.is_empty() {
             self.channel_details(plan)?;
             return Ok(true);
         }
+        let labels: Vec<&str> = Channel::ALL
+            .iter()
+            .map(|c| crate::adapters::platform(*c).label())
+            .collect();
+        // WeChat (the first) is offered on a new file; on an old one, what it already has.
+        let defaults: Vec<bool> = Channel::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, c)| self.has(*c) || (i == 0 && self.current.is_none()))
+            .collect();
         let picks = MultiSelect::new()
             .with_prompt(self.w.channels)
-            .items(["WeChat", "Feishu", "Mail"])
-            .defaults(&[
-                self.has(Channel::Wechat) || self.current.is_none(),
-                self.has(Channel::Feishu),
-                self.has(Channel::Mail),
-            ])
+            .items(&labels)
+            .defaults(&defaults)
             .interact()
             .map_err(|e| self.err(e))?;
         // An account the file already has is kept as it is; only a new one is added.
-        if picks.contains(&0) && !self.has(Channel::Wechat) {
-            plan.wechat.push(self.input(self.w.wechat_name, "phone")?);
-        }
-        if picks.contains(&1) && !self.has(Channel::Feishu) {
-            plan.feishu.push(self.input(self.w.feishu_name, "work")?);
-        }
-        if picks.contains(&2) && !self.has(Channel::Mail) {
-            let name = self.input(self.w.mail_name, "personal")?;
-            plan.mail.push(MailPlan {
-                name,
-                imap_host: None,
-                imap_port: None,
-                tls: None,
-                tls_ca: None,
-                username: None,
-                chat: None,
-            });
+        for c in picks.into_iter().map(|i| Channel::ALL[i]) {
+            if self.has(c) {
+                continue;
+            }
+            match crate::adapters::platform(c).setup() {
+                Some(setup) => {
+                    let name = self.input(setup.name.get(self.lang), setup.default_name)?;
+                    plan.chats.push(ChatPlan::new(c, &name));
+                }
+                None => {
+                    let name = self.input(self.w.mail_name, "personal")?;
+                    plan.mail.push(MailPlan::named(name));
+                }
+            }
         }
         self.channel_details(plan)?;
-        Ok(!plan.wechat.is_empty() || !plan.feishu.is_empty() || !plan.mail.is_empty())
+        Ok(!plan.chats.is_empty() || !plan.mail.is_empty())
     }
 
-    /// What each new account needs: the WeChat endpoint, the Feishu domain and app, the mail
-    /// server and its digests' chat.
+    /// What each new account needs: its platform's set-up questions not answered by a flag,
+    /// and for mail the server and its digests' chat.
     fn channel_details(&self, plan: &mut Plan) -> Result<(), String> {
-        if !plan.wechat.is_empty() && plan.wechat_base_url.is_none() {
-            let url = self.input(self.w.wechat_base_url, scv_wechat::types::DEFAULT_BASE_URL)?;
-            plan.wechat_base_url = Some(url).filter(|u| u != scv_wechat::types::DEFAULT_BASE_URL);
-        }
-        if !plan.feishu.is_empty() {
-            if plan.feishu_domain.is_none() {
-                let items = [self.w.feishu_cn, self.w.lark];
-                let pick = self.select(self.w.feishu_domain, &items, 0)?;
-                plan.feishu_domain = Some(if pick == 1 { "lark" } else { "feishu" }.into());
-            }
-            if plan.feishu_app_id.is_none() {
-                let id = self.optional(self.w.app_id)?;
-                plan.feishu_app_id = id;
+        for chat in &mut plan.chats {
+            let Some(setup) = crate::adapters::platform(chat.channel).setup() else {
+                continue;
+            };
+            for q in setup.questions {
+                if chat.answered(q.key) {
+                    continue;
+                }
+                if let Some(value) = self.question(q)? {
+                    chat.answer(q.key, value);
+                }
             }
         }
         let new_chat = plan.new_chat();
@@ -200,6 +204,20 @@ impl Asker {
             self.mail(m, new_chat.as_deref())?;
         }
         Ok(())
+    }
+
+    /// One set-up question: a pick, or a typed answer (`None`: left empty, or the default kept).
+    fn question(&self, q: &Question) -> Result<Option<String>, String> {
+        let prompt = q.prompt.get(self.lang);
+        if !q.choices.is_empty() {
+            let labels: Vec<&str> = q.choices.iter().map(|c| c.label.get(self.lang)).collect();
+            let pick = self.select(prompt, &labels, 0)?;
+            return Ok(Some(q.choices[pick].value.to_string()));
+        }
+        match q.default {
+            Some(d) => Ok(Some(self.input(prompt, d)?).filter(|v| v != d)),
+            None => self.optional(prompt),
+        }
     }
 
     fn mail(&self, m: &mut MailPlan, new_chat: Option<&str>) -> Result<(), String> {

@@ -6,17 +6,16 @@
 //! user service can be installed ([`service`]).
 
 mod ask;
-mod edit;
-mod plan;
 mod service;
 
 use std::io::IsTerminal;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub use edit::apply;
-pub use plan::{AgentChoice, AgentPlan, CredentialsChoice, MailPlan, Plan, TlsChoice};
+pub use crate::setup::{
+    AgentChoice, AgentPlan, ChatPlan, CredentialsChoice, MailPlan, Plan, TlsChoice, apply,
+    write_private,
+};
 pub use service::unit_text;
 
 use crate::config::{Channel, CommandLine, Config};
@@ -57,19 +56,28 @@ pub struct InitArgs {
     /// e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY).
     #[arg(long, value_name = "VARIABLE")]
     pub api_key_env: Option<String>,
-    /// Have a WeChat account of this name.
+    /// Have a chat account of any platform (repeat it): telegram:bot, wechat:phone, ...
+    #[arg(long, value_name = "CHANNEL:ACCOUNT")]
+    pub chat: Vec<String>,
+    /// An answer to the new chat accounts' set-up questions (repeat it; each platform takes the
+    /// keys it asks: base_url for WeChat, domain and app-id for Feishu).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub setup: Vec<String>,
+    /// Have a WeChat account of this name (the same as --chat wechat:ACCOUNT).
     #[arg(long, value_name = "ACCOUNT")]
     pub wechat: Option<String>,
-    /// The WeChat account's iLink endpoint (written as its base_url, and logged in against).
+    /// The WeChat account's iLink endpoint (written as its base_url, and logged in against; the
+    /// same as --setup base_url=URL).
     #[arg(long, requires = "wechat", value_name = "URL")]
     pub wechat_base_url: Option<String>,
-    /// Have a Feishu account of this name.
+    /// Have a Feishu account of this name (the same as --chat feishu:ACCOUNT).
     #[arg(long, value_name = "ACCOUNT")]
     pub feishu: Option<String>,
-    /// The Feishu app ID, for its login.
+    /// The Feishu app ID, for its login (the same as --setup app-id=ID).
     #[arg(long, requires = "feishu")]
     pub app_id: Option<String>,
-    /// The Feishu account's domain: feishu (China), lark (international) or a base URL.
+    /// The Feishu account's domain: feishu (China), lark (international) or a base URL (the
+    /// same as --setup domain=DOMAIN).
     #[arg(long, requires = "feishu", value_name = "DOMAIN")]
     pub feishu_domain: Option<String>,
     /// The new chat accounts' workspace: where the agent works and photos and files people send
@@ -126,9 +134,69 @@ pub struct InitArgs {
 }
 
 impl InitArgs {
+    /// The chat accounts the flags name, each with the set-up answers its platform takes; a
+    /// name or an answer no new account takes is an error (a typo must not pass silently).
+    fn chats(&self) -> Result<Vec<ChatPlan>, String> {
+        let mut chats = Vec::new();
+        let named = self.chat.iter().map(|c| {
+            crate::ids::AccountKey::parse(c)
+                .filter(|k| crate::adapters::platform(k.channel).setup().is_some())
+                .map(|k| (k.channel, k.account))
+                .ok_or_else(|| {
+                    format!(
+                        "--chat takes CHANNEL:ACCOUNT of a chat platform ({}), found '{c}'",
+                        chat_channels()
+                    )
+                })
+        });
+        let legacy = [
+            (Channel::Wechat, &self.wechat),
+            (Channel::Feishu, &self.feishu),
+        ];
+        let legacy = legacy
+            .into_iter()
+            .filter_map(|(ch, name)| Some(Ok((ch, name.clone()?))));
+        for named in named.chain(legacy) {
+            let (channel, name) = named?;
+            chats.push(ChatPlan::new(channel, &name));
+        }
+        let legacy_answers = [
+            ("base_url", &self.wechat_base_url),
+            ("domain", &self.feishu_domain),
+            ("app-id", &self.app_id),
+        ];
+        let mut answers: Vec<(String, String)> = legacy_answers
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.to_string(), v.clone()?)))
+            .collect();
+        for a in &self.setup {
+            let (k, v) = a
+                .split_once('=')
+                .ok_or_else(|| format!("--setup takes KEY=VALUE, found '{a}'"))?;
+            answers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        for (key, value) in answers {
+            let mut taken = false;
+            for chat in &mut chats {
+                taken |= chat.answer(&key, value.clone());
+            }
+            if !taken {
+                return Err(format!(
+                    "no new chat account asks {key} (the accounts given: {})",
+                    chats
+                        .iter()
+                        .map(ChatPlan::key)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        Ok(chats)
+    }
+
     /// The plan the flags alone give.
-    fn plan(&self) -> Plan {
-        Plan {
+    fn plan(&self) -> Result<Plan, String> {
+        Ok(Plan {
             state_dir: self.state_dir.clone(),
             credentials: self.credentials,
             agent: AgentPlan {
@@ -141,10 +209,7 @@ impl InitArgs {
                 api_key_env: self.api_key_env.clone(),
                 key: None,
             },
-            wechat: self.wechat.iter().cloned().collect(),
-            wechat_base_url: self.wechat_base_url.clone(),
-            feishu: self.feishu.iter().cloned().collect(),
-            feishu_app_id: self.app_id.clone(),
+            chats: self.chats()?,
             mail: self
                 .mail
                 .iter()
@@ -158,12 +223,22 @@ impl InitArgs {
                     chat: self.mail_chat.clone(),
                 })
                 .collect(),
-            feishu_domain: self.feishu_domain.clone(),
             workspace: self.workspace.clone(),
             notify: self.notify.clone(),
             timezone: self.timezone.clone(),
-        }
+        })
     }
+}
+
+/// The chat platforms, for a message: "wechat, feishu, telegram".
+fn chat_channels() -> String {
+    let chat = |c: &Channel| crate::adapters::platform(*c).setup().is_some();
+    let names: Vec<&str> = Channel::ALL
+        .iter()
+        .filter(|c| chat(c))
+        .map(|c| c.as_str())
+        .collect();
+    names.join(", ")
 }
 
 /// Runs `init` for the configuration at `path`; the error is one line for people.
@@ -181,7 +256,7 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
             commands.command("init --help")
         ));
     }
-    let mut plan = args.plan();
+    let mut plan = args.plan()?;
     let mut login = args.login;
     let mut install = args.install_service;
     let current = existing
@@ -228,9 +303,8 @@ pub async fn run(path: &Path, args: InitArgs) -> Result<ExitCode, String> {
 
     let mut failed_logins = Vec::new();
     if login {
-        for (channel, account) in logins(&plan, current_keys.as_deref()) {
+        for (channel, account, args) in logins(&plan, current_keys.as_deref()) {
             println!("\n== login {channel} {account} ==");
-            let args = plan.login_args(channel);
             let r = crate::login::run(channel, &config, account, &args).await;
             if let Err(e) = r {
                 eprintln!("scv-bridge: login {channel} {account}: {e}");
@@ -290,12 +364,18 @@ async fn next_step(config: &Config, commands: &CommandLine) -> String {
     }
 }
 
-/// Each account the plan names, as (channel, account), in the order they log in; a mail
-/// account's digest chat logs in too when it is new (`before`: the accounts the file had).
-fn logins<'a>(plan: &'a Plan, before: Option<&[String]>) -> Vec<(Channel, &'a str)> {
-    let mut out: Vec<(Channel, &str)> = Vec::new();
-    out.extend(plan.wechat.iter().map(|a| (Channel::Wechat, a.as_str())));
-    out.extend(plan.feishu.iter().map(|a| (Channel::Feishu, a.as_str())));
+/// Each account the plan names, as (channel, account, its login's flags), in the order they
+/// log in; a mail account's digest chat logs in too when it is new (`before`: the accounts the
+/// file had).
+fn logins<'a>(
+    plan: &'a Plan,
+    before: Option<&[String]>,
+) -> Vec<(Channel, &'a str, crate::login::LoginArgs)> {
+    let mut out: Vec<(Channel, &str, crate::login::LoginArgs)> = plan
+        .chats
+        .iter()
+        .map(|c| (c.channel, c.name.as_str(), login_args(c)))
+        .collect();
     for m in &plan.mail {
         // The chat a mail account reports to, when it is one to log in (not another mailbox).
         let chat = m
@@ -307,15 +387,28 @@ fn logins<'a>(plan: &'a Plan, before: Option<&[String]>) -> Vec<(Channel, &'a st
         let known = |(ch, a): (Channel, &str)| {
             before.is_some_and(|b| b.iter().any(|k| *k == format!("{ch}:{a}")))
         };
-        if let Some(c) = chat
-            && !out.contains(&c)
-            && !known(c)
+        if let Some((ch, a)) = chat
+            && !out.iter().any(|(c, n, _)| (*c, *n) == (ch, a))
+            && !known((ch, a))
         {
-            out.push(c);
+            out.push((ch, a, crate::login::LoginArgs::default()));
         }
-        out.push((Channel::Mail, m.name.as_str()));
+        out.push((
+            Channel::Mail,
+            m.name.as_str(),
+            crate::login::LoginArgs::default(),
+        ));
     }
     out
+}
+
+/// The flags a chat's set-up answered for its login.
+fn login_args(chat: &ChatPlan) -> crate::login::LoginArgs {
+    chat.login
+        .iter()
+        .fold(crate::login::LoginArgs::default(), |args, (flag, value)| {
+            args.with_flag(flag, value.clone())
+        })
 }
 
 /// Asks the endpoint's `/models` with the key; a rejected key stops `init` before it writes.
@@ -384,16 +477,4 @@ async fn test_agent(config: &Config, new_key: Option<&Secret>) -> Result<(), Str
             Ok(())
         }
     }
-}
-
-/// Writes `path` atomically with mode 0600 (its directory created 0700 when missing).
-fn write_private(path: &Path, text: &str) -> Result<(), String> {
-    let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.exists()
-    {
-        std::fs::create_dir_all(dir).map_err(io)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-    }
-    crate::secrets::write_atomic_private(path, text).map_err(io)
 }

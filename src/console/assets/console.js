@@ -8,8 +8,27 @@ function follow() {
     return;
   }
   const events = new EventSource(live.dataset.events);
+  // While the person types an answer in the live part, an update waits until they leave the
+  // box or send it, so what they typed is not replaced under their fingers.
+  let held = null;
+  const typing = () => {
+    const a = document.activeElement;
+    return a instanceof HTMLInputElement && live.contains(a);
+  };
   events.addEventListener("live", (e) => {
-    live.innerHTML = e.data;
+    if (typing()) {
+      held = e.data;
+    } else {
+      live.innerHTML = e.data;
+    }
+  });
+  live.addEventListener("focusout", () => {
+    setTimeout(() => {
+      if (held !== null && !typing()) {
+        live.innerHTML = held;
+        held = null;
+      }
+    }, 0);
   });
 }
 
@@ -24,9 +43,11 @@ async function send(form, button) {
     credentials: "same-origin",
     redirect: "manual",
   });
-  if (answer.type !== "opaqueredirect" && !answer.ok) {
+  // A redirect means done (the live part shows what changed); any other answer is a line to
+  // read beside the form: what failed, or what to do next.
+  if (answer.type !== "opaqueredirect") {
     const note = document.createElement("p");
-    note.className = "failed";
+    note.className = answer.ok ? "done" : "failed";
     note.textContent = await answer.text();
     form.append(note);
   }

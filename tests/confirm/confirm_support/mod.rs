@@ -8,10 +8,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::memory::MemoryChannel;
-use scv_bridge::config::{
-    AccountKey, AccountSpec, Channel, ChannelSettings, CredentialsMode, FeishuSettings,
-    WechatSettings,
-};
+use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, CredentialsMode};
 use scv_bridge::confirm::{CapabilityLookup, Clock, ConfirmParts, ConfirmService, ConfirmSettings};
 use scv_bridge::conversation::*;
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
@@ -47,10 +44,8 @@ pub use scv_bridge::testing::InstantAgent as EchoAgent;
 
 /// The spec of `key`.
 pub fn spec(key: &AccountKey, senders: Senders) -> AccountSpec {
-    let settings = match key.channel {
-        Channel::Feishu => ChannelSettings::Feishu(FeishuSettings::default()),
-        _ => ChannelSettings::Wechat(WechatSettings::default()),
-    };
+    // Every chat platform's defaults are an empty table of its own keys.
+    let settings = ChannelSettings::default();
     AccountSpec {
         key: key.clone(),
         enabled: true,

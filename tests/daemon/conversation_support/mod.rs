@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::agent::{Agent, AgentError, AgentErrorKind, SessionKey, TurnOutput, TurnRequest};
-use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings, WechatSettings};
+use scv_bridge::config::{AccountKey, AccountSpec, Channel, ChannelSettings};
 use scv_bridge::conversation::*;
 use scv_bridge::protocol::{Purpose, RemoteTools, Senders};
 use scv_bridge::store::{Store, StoreGuard};
@@ -116,7 +116,7 @@ pub(crate) fn link(
         purpose,
         language: Default::default(),
         media: Default::default(),
-        settings: ChannelSettings::Wechat(WechatSettings::default()),
+        settings: ChannelSettings::default(),
     };
     AccountLink {
         account: account(),

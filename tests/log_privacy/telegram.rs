@@ -1,42 +1,11 @@
 //! A full Telegram run's logs, at TRACE from every thread, carry no message text, answer text,
 //! file name, pairing code or bot token (the log-privacy coverage, for Telegram).
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
-
 use scv_bridge::protocol::ComponentState;
 use scv_telegram::Method;
 
-use crate::support::*;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("lock").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Everything this test binary logs at TRACE, from every thread.
-fn captured() -> &'static Captured {
-    static CAPTURED: OnceLock<Captured> = OnceLock::new();
-    CAPTURED.get_or_init(|| {
-        let captured = Captured::default();
-        let sink = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || sink.clone())
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
-        captured
-    })
-}
+use crate::captured;
+use crate::telegram_support::*;
 
 #[tokio::test]
 async fn no_message_text_file_name_or_token_reaches_the_logs() {

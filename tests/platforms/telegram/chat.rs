@@ -3,7 +3,7 @@
 use scv_bridge::protocol::ComponentState;
 use scv_telegram::Method;
 
-use crate::support::*;
+use super::support::*;
 
 #[tokio::test]
 async fn round_trip_in_html_and_strangers_get_nothing() {

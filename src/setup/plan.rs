@@ -1,6 +1,8 @@
 //! What the person picked in `init`, from flags or from the prompts: only what is set here is
 //! written, so a re-run changes nothing else.
 
+use crate::ids::Channel;
+use crate::port::setup::Goes;
 use crate::secrets::Secret;
 
 /// The agent backend `init` offers.
@@ -112,6 +114,73 @@ pub struct MailPlan {
     pub chat: Option<String>,
 }
 
+/// A chat account to have (`[<channel>.<name>]`) and what this run sets of it: its platform's
+/// set-up answers (`Platform::setup`), each for its table or its login.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatPlan {
+    /// Its platform.
+    pub channel: Channel,
+    /// The account name.
+    pub name: String,
+    /// Keys of its table to set.
+    pub table: Vec<(String, String)>,
+    /// Flags for its login (never written to the file).
+    pub login: Vec<(String, String)>,
+}
+
+impl ChatPlan {
+    /// An account with nothing answered yet.
+    pub fn new(channel: Channel, name: &str) -> Self {
+        ChatPlan {
+            channel,
+            name: name.to_string(),
+            table: Vec::new(),
+            login: Vec::new(),
+        }
+    }
+
+    /// Whether `key` of its set-up has an answer.
+    pub fn answered(&self, key: &str) -> bool {
+        self.table.iter().chain(&self.login).any(|(k, _)| k == key)
+    }
+
+    /// Takes `key = value` when its platform's set-up has that question (where it goes: the
+    /// table or the login); whether it did.
+    pub fn answer(&mut self, key: &str, value: String) -> bool {
+        let setup = crate::adapters::platform(self.channel).setup();
+        let Some(q) = setup.and_then(|s| s.questions.iter().find(|q| q.key == key)) else {
+            return false;
+        };
+        let into = match q.goes {
+            Goes::Table => &mut self.table,
+            Goes::Login => &mut self.login,
+        };
+        into.retain(|(k, _)| k != key);
+        into.push((key.to_string(), value));
+        true
+    }
+
+    /// `channel:name`.
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.channel, self.name)
+    }
+}
+
+impl MailPlan {
+    /// A mail account with nothing answered yet.
+    pub fn named(name: String) -> Self {
+        MailPlan {
+            name,
+            imap_host: None,
+            imap_port: None,
+            tls: None,
+            tls_ca: None,
+            username: None,
+            chat: None,
+        }
+    }
+}
+
 /// Everything `init` changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
@@ -121,18 +190,10 @@ pub struct Plan {
     pub credentials: Option<CredentialsChoice>,
     /// The agent.
     pub agent: AgentPlan,
-    /// WeChat accounts to have (`[wechat.NAME]`).
-    pub wechat: Vec<String>,
-    /// Their iLink endpoint (`base_url`), also the one their login uses; `None`: WeChat's default.
-    pub wechat_base_url: Option<String>,
-    /// Feishu accounts to have (`[feishu.NAME]`).
-    pub feishu: Vec<String>,
-    /// The Feishu app ID for the login (not a configuration key).
-    pub feishu_app_id: Option<String>,
+    /// Chat accounts to have, in order (the first is the chat this run sets up).
+    pub chats: Vec<ChatPlan>,
     /// Mail accounts to have.
     pub mail: Vec<MailPlan>,
-    /// The Feishu accounts' `domain` (`feishu`, `lark` or a base URL).
-    pub feishu_domain: Option<String>,
     /// The chat accounts' `workspace`: where the agent works and received photos and files are
     /// kept (without one, media never reach the agent).
     pub workspace: Option<String>,
@@ -143,34 +204,10 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// What this plan answers of `channel`'s login (the app ID, the endpoint), as the flags its
-    /// login steps take; a flag its steps do not take is not passed.
-    pub fn login_args(&self, channel: crate::ids::Channel) -> crate::login::LoginArgs {
-        let given = [
-            ("app-id", self.feishu_app_id.clone()),
-            ("base-url", self.wechat_base_url.clone()),
-        ];
-        let flow = crate::adapters::platform(channel).login();
-        let takes: Vec<&str> = crate::port::login_flow::unconfigured_fields(flow, channel)
-            .iter()
-            .filter_map(|f| f.flag)
-            .collect();
-        let mut args = crate::login::LoginArgs::default();
-        for (flag, value) in given {
-            if let Some(v) = value.filter(|_| takes.contains(&flag)) {
-                args = args.with_flag(flag, v);
-            }
-        }
-        args
-    }
-
-    /// The chat this run sets up (`wechat:NAME`, else `feishu:NAME`), the default for the
-    /// digests' chat and for `notify`.
+    /// The chat this run sets up (its first), the default for the digests' chat and for
+    /// `notify`.
     pub fn new_chat(&self) -> Option<String> {
-        self.wechat
-            .first()
-            .map(|a| format!("wechat:{a}"))
-            .or_else(|| self.feishu.first().map(|a| format!("feishu:{a}")))
+        self.chats.first().map(ChatPlan::key)
     }
 
     /// Fills what was left open with the chat being set up: each mail account's digest chat,

@@ -1,7 +1,11 @@
 //! Full runs' logs, at every level and from every thread, carry no message text, answer text,
 //! question text, approval summary, card content or secret.
 
+#[path = "../memory_support/mod.rs"]
 mod memory_support;
+mod telegram;
+#[path = "../platforms/telegram/support.rs"]
+mod telegram_support;
 
 use std::io::Write;
 use std::path::Path;

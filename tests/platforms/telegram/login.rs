@@ -10,7 +10,7 @@ use scv_telegram::fake::{FakeConfig, FakeServer};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-use crate::support::*;
+use super::support::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
 

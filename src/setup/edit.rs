@@ -41,19 +41,10 @@ pub fn apply(existing: Option<&str>, plan: &Plan) -> Result<String, String> {
         set_str(root, "timezone", z);
     }
     apply_agent(root, plan);
-    for name in &plan.wechat {
-        let t = account(root, "wechat", name, fresh);
-        if let Some(url) = &plan.wechat_base_url {
-            set_str(t, "base_url", url);
-        }
-        if let Some(w) = &plan.workspace {
-            set_str(t, "workspace", w);
-        }
-    }
-    for name in &plan.feishu {
-        let t = account(root, "feishu", name, fresh);
-        if let Some(d) = &plan.feishu_domain {
-            set_str(t, "domain", d);
+    for chat in &plan.chats {
+        let t = account(root, chat.channel.as_str(), &chat.name, fresh);
+        for (key, value) in &chat.table {
+            set_str(t, key, value);
         }
         if let Some(w) = &plan.workspace {
             set_str(t, "workspace", w);
@@ -197,8 +188,9 @@ fn set_str(t: &mut Table, key: &str, v: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::plan::{AgentChoice, AgentPlan, MailPlan, TlsChoice};
+    use super::super::plan::{AgentChoice, AgentPlan, ChatPlan, MailPlan, TlsChoice};
     use super::*;
+    use crate::config::Channel;
 
     #[test]
     fn a_new_file_holds_only_what_was_picked() {
@@ -209,7 +201,7 @@ mod tests {
                 model: Some("qwen2.5:7b".into()),
                 ..AgentPlan::default()
             },
-            wechat: vec!["phone".into()],
+            chats: vec![ChatPlan::new(Channel::Wechat, "phone")],
             ..Plan::default()
         };
         let text = apply(None, &plan).expect("applies");
@@ -231,8 +223,10 @@ mod tests {
                 model: Some("new".into()),
                 ..AgentPlan::default()
             },
-            wechat: vec!["phone".into()],
-            feishu: vec!["work".into()],
+            chats: vec![
+                ChatPlan::new(Channel::Wechat, "phone"),
+                ChatPlan::new(Channel::Feishu, "work"),
+            ],
             mail: vec![MailPlan {
                 name: "personal".into(),
                 imap_host: Some("imap.example.com".into()),
@@ -279,10 +273,10 @@ mod tests {
                 api_key_env: Some("GEMINI_API_KEY".into()),
                 ..AgentPlan::default()
             },
-            wechat: vec!["phone".into()],
-            wechat_base_url: Some("https://ilink.example.com".into()),
-            feishu: vec!["work".into()],
-            feishu_domain: Some("lark".into()),
+            chats: vec![
+                ChatPlan::new(Channel::Wechat, "phone"),
+                ChatPlan::new(Channel::Feishu, "work"),
+            ],
             mail: vec![MailPlan {
                 name: "box".into(),
                 imap_host: Some("mail.example.com".into()),
@@ -296,8 +290,17 @@ mod tests {
             timezone: Some("Asia/Shanghai".into()),
             ..Plan::default()
         };
+        // Each platform takes the set-up answers it asks, and only those.
+        assert!(plan.chats[0].answer("base_url", "https://ilink.example.com".into()));
+        assert!(!plan.chats[0].answer("domain", "lark".into()));
+        assert!(plan.chats[1].answer("domain", "lark".into()));
+        assert!(plan.chats[1].answer("app-id", "cli_1".into()));
         plan.default_to_new_chat(false);
         let text = apply(None, &plan).expect("applies");
+        assert!(
+            !text.contains("cli_1"),
+            "a login answer is never written: {text}"
+        );
         let cfg = crate::config::Config::parse(std::path::Path::new("/x.toml"), &text)
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(cfg.agent.backend, crate::config::AgentBackend::Acp);

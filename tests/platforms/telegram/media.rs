@@ -4,7 +4,7 @@
 
 use scv_bridge::protocol::ComponentState;
 
-use crate::support::*;
+use super::support::*;
 
 /// A tiny PNG (the signature and an IHDR), enough for "is an image" checks.
 const PNG: &[u8] = &[

@@ -7,7 +7,7 @@ use scv_bridge::protocol::ComponentState;
 use scv_telegram::{Client, Offset, User};
 use serde_json::json;
 
-use crate::support::*;
+use super::support::*;
 
 #[tokio::test]
 async fn a_restart_resumes_from_the_confirmed_offset() {

@@ -1,0 +1,190 @@
+//! The console's set-up forms: the model (tested against its endpoint before anything is
+//! saved) and "add a chat" (any chat platform the registry knows, by `Platform::setup`). Both
+//! write the file `init` writes (`crate::setup`: comments kept, checked as the daemon reads it,
+//! 0600); an added chat is taken up at once by a reload and then logs in from its row.
+
+use axum::extract::{Form, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::Console;
+use super::guard::{CSRF_FIELD, csrf_ok, csrf_refused, lang};
+use crate::config::{Channel, Config, valid_account_name};
+use crate::daemon::console_keys::Session;
+use crate::login::agent::Probe;
+use crate::secrets::Secret;
+use crate::setup::{AgentChoice, AgentPlan, ChatPlan, Plan};
+use crate::words::{Console as Words, console as words};
+
+/// Where a local model server (Ollama) answers by default: offered as the model's address.
+const LOCAL_MODEL: &str = "http://127.0.0.1:11434/v1";
+
+/// The set-up section (not live: what the person types is never replaced under them).
+pub(super) fn pane(w: &Words, session: &Session) -> Markup {
+    let chats = Channel::ALL
+        .into_iter()
+        .filter_map(|c| Some((c, crate::adapters::platform(c).setup()?)));
+    html! {
+        section #setup {
+            h2 { (w.setup_title) }
+            form.agent method="post" action="/setup/agent" {
+                input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
+                h3 { (w.setup_model) }
+                label { (w.setup_base_url) " " input type="url" name="base_url" value=(LOCAL_MODEL) required; }
+                label { (w.setup_model_name) " " input type="text" name="model" required; }
+                label { (w.setup_key) " " input type="password" name="key" autocomplete="off"; }
+                button type="submit" { (w.setup_test_save) }
+            }
+            form.chat method="post" action="/setup/chat" {
+                input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
+                h3 { (w.setup_add_chat) }
+                label { (w.setup_platform) " "
+                    select name="channel" {
+                        @for (c, s) in chats {
+                            option value=(c.as_str()) data-name=(s.default_name) {
+                                (crate::adapters::platform(c).label())
+                            }
+                        }
+                    }
+                }
+                label { (w.setup_name) " " input type="text" name="name" placeholder="phone" required; }
+                button type="submit" { (w.setup_add) }
+            }
+        }
+    }
+}
+
+/// The model form.
+#[derive(Deserialize)]
+pub(super) struct AgentForm {
+    csrf: Option<String>,
+    base_url: String,
+    model: String,
+    #[serde(default)]
+    key: String,
+}
+
+/// `POST /setup/agent`: tests the endpoint with the key, then writes `[agent]` and stores the
+/// key where `login agent` keeps it. A refused key or an endpoint that cannot be reached saves
+/// nothing.
+pub(super) async fn agent(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    axum::Extension(session): axum::Extension<Session>,
+    Form(form): Form<AgentForm>,
+) -> Response {
+    let lang = lang(&headers, None);
+    if !csrf_ok(&session, form.csrf.as_deref()) {
+        return csrf_refused(lang);
+    }
+    let w = words(lang);
+    let (base, model) = (form.base_url.trim(), form.model.trim());
+    let key = Some(form.key.trim())
+        .filter(|k| !k.is_empty())
+        .map(Secret::new);
+    match crate::login::agent::probe(base, key.as_ref()).await {
+        Probe::Accepted | Probe::Status(_) => {}
+        Probe::Rejected(code) => {
+            let msg = format!("{} (HTTP {code}): {base}", w.setup_key_refused);
+            return (StatusCode::BAD_REQUEST, msg).into_response();
+        }
+        Probe::Unreachable(why) => {
+            let msg = format!("{} {base}: {why}", w.setup_unreachable);
+            return (StatusCode::BAD_REQUEST, msg).into_response();
+        }
+    }
+    let plan = Plan {
+        agent: AgentPlan {
+            backend: Some(AgentChoice::Openai),
+            base_url: Some(base.to_string()),
+            model: Some(model.to_string()),
+            key,
+            ..AgentPlan::default()
+        },
+        ..Plan::default()
+    };
+    let config = match write(&console, &plan) {
+        Ok(c) => c,
+        Err(e) => return (StatusCode::CONFLICT, e).into_response(),
+    };
+    if let Some(key) = &plan.agent.key {
+        let stored = match crate::login::credential_store(&config).await {
+            Ok(store) => crate::login::agent::save(&store, key).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = stored {
+            return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response();
+        }
+    }
+    // The agent is built once, at start: a reload would keep the old one.
+    (StatusCode::OK, w.setup_model_saved).into_response()
+}
+
+/// The add-a-chat form.
+#[derive(Deserialize)]
+pub(super) struct ChatForm {
+    csrf: Option<String>,
+    channel: String,
+    name: String,
+}
+
+/// `POST /setup/chat`: adds `[<channel>.<name>]` with its platform's defaults (the first chat
+/// also becomes `notify`), then reloads, so its row appears with its login button.
+pub(super) async fn chat(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    axum::Extension(session): axum::Extension<Session>,
+    Form(form): Form<ChatForm>,
+) -> Response {
+    let lang = lang(&headers, None);
+    if !csrf_ok(&session, form.csrf.as_deref()) {
+        return csrf_refused(lang);
+    }
+    let w = words(lang);
+    let name = form.name.trim();
+    let channel = Channel::parse(form.channel.trim())
+        .filter(|c| crate::adapters::platform(*c).setup().is_some());
+    let Some(channel) = channel.filter(|_| valid_account_name(name)) else {
+        let msg = format!("{} {}:{name}", w.setup_bad_chat, form.channel);
+        return (StatusCode::BAD_REQUEST, msg).into_response();
+    };
+    let current = Config::load(&console.config_path).ok();
+    let chat = ChatPlan::new(channel, name);
+    if current
+        .as_ref()
+        .is_some_and(|c| c.accounts.keys().any(|k| k.to_string() == chat.key()))
+    {
+        let msg = format!("{} {}", w.setup_exists, chat.key());
+        return (StatusCode::CONFLICT, msg).into_response();
+    }
+    let mut plan = Plan {
+        chats: vec![chat],
+        ..Plan::default()
+    };
+    plan.default_to_new_chat(current.is_some_and(|c| c.notify.is_some()));
+    if let Err(e) = write(&console, &plan) {
+        return (StatusCode::CONFLICT, e).into_response();
+    }
+    match console.core.reload().await {
+        Ok(_) => Redirect::to("/").into_response(),
+        Err(e) => (StatusCode::CONFLICT, e.message).into_response(),
+    }
+}
+
+/// Applies `plan` to the file (or a new one), checks the result as the daemon will read it, and
+/// writes it 0600; the configuration it now holds.
+fn write(console: &Console, plan: &Plan) -> Result<Config, String> {
+    let path = &console.config_path;
+    let existing = match std::fs::read_to_string(path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let text = crate::setup::apply(existing.as_deref(), plan)?;
+    let config = Config::parse(path, &text)
+        .map_err(|e| format!("the configuration would not load, so nothing was written: {e}"))?;
+    crate::setup::write_private(path, &text)?;
+    Ok(config)
+}

@@ -1,0 +1,120 @@
+//! The console's set-up forms over real HTTP: a chat of any platform added from the page is in
+//! the file and running after the reload; a model is tested with its key before anything is
+//! saved, and its key kept where `login agent` keeps it, never in the file.
+
+use scv_bridge::config::Config;
+use scv_bridge::secrets::CredentialStore;
+use scv_bridge::testing::fake_openai::FakeOpenAi;
+
+use crate::support::*;
+
+/// Posts `fields` to `path` with the session's cookie and the console's origin.
+async fn post(bed: &Bed, cookie: &str, path: &str, fields: &[(&str, String)]) -> reqwest::Response {
+    http()
+        .post(format!("{}{path}", bed.base()))
+        .header("cookie", cookie)
+        .header("content-type", FORM)
+        .header("origin", bed.base())
+        .body(form(fields))
+        .send()
+        .await
+        .expect("post")
+}
+
+#[tokio::test]
+async fn a_chat_added_from_the_page_is_written_and_running() {
+    let mut bed = Bed::start(Options::default()).await;
+    let (cookie, csrf) = sign_in(&bed).await;
+    let page = http()
+        .get(format!("{}/", bed.base()))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        page.contains("<option value=\"telegram\""),
+        "every chat platform is offered"
+    );
+    assert!(
+        !page.contains("<option value=\"mail\""),
+        "mail is set up by its own questions"
+    );
+    let add = |channel: &str, name: &str| {
+        vec![
+            ("csrf", csrf.clone()),
+            ("channel", channel.to_string()),
+            ("name", name.to_string()),
+        ]
+    };
+    let no_token = post(&bed, &cookie, "/setup/chat", &add("telegram", "bot")[1..]).await;
+    assert_eq!(no_token.status(), 403);
+    let added = post(&bed, &cookie, "/setup/chat", &add("telegram", "bot")).await;
+    assert_eq!(added.status(), 303, "{:?}", added.text().await);
+    let config = Config::load(&bed.config_path).expect("the written file loads");
+    let key = scv_bridge::config::AccountKey::parse("telegram:bot").expect("key");
+    assert!(config.accounts.contains_key(&key));
+    assert!(
+        bed.daemon()
+            .core
+            .status()
+            .components
+            .iter()
+            .any(|c| c.id == "telegram:bot"),
+        "running after the reload"
+    );
+    let again = post(&bed, &cookie, "/setup/chat", &add("telegram", "bot")).await;
+    assert_eq!(again.status(), 409);
+    for (channel, name) in [("mail", "box"), ("telegram", "no spaces")] {
+        let refused = post(&bed, &cookie, "/setup/chat", &add(channel, name)).await;
+        assert_eq!(refused.status(), 400, "{channel}:{name}");
+    }
+    bed.stop().await;
+}
+
+#[tokio::test]
+async fn a_model_is_tested_with_its_key_before_it_is_saved() {
+    let fake = FakeOpenAi::start().await.expect("fake");
+    fake.require_key("sk-right");
+    let mut bed = Bed::start(Options::default()).await;
+    let (cookie, csrf) = sign_in(&bed).await;
+    let before = std::fs::read_to_string(&bed.config_path).expect("file");
+    let model = |key: &str| {
+        vec![
+            ("csrf", csrf.clone()),
+            ("base_url", fake.base_url()),
+            ("model", "qwen-local".to_string()),
+            ("key", key.to_string()),
+        ]
+    };
+    let wrong = post(&bed, &cookie, "/setup/agent", &model("sk-wrong")).await;
+    assert_eq!(wrong.status(), 400);
+    assert!(
+        wrong
+            .text()
+            .await
+            .expect("text")
+            .contains("refused the key")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&bed.config_path).expect("file"),
+        before
+    );
+    let right = post(&bed, &cookie, "/setup/agent", &model("sk-right")).await;
+    assert_eq!(right.status(), 200);
+    assert!(right.text().await.expect("text").contains("restart"));
+    let text = std::fs::read_to_string(&bed.config_path).expect("file");
+    assert!(!text.contains("sk-right"), "the key never goes in the file");
+    let config = Config::load(&bed.config_path).expect("loads");
+    assert_eq!(config.agent.model.as_deref(), Some("qwen-local"));
+    assert_eq!(
+        config.agent.base_url.as_deref(),
+        Some(fake.base_url().as_str())
+    );
+    let store = CredentialStore::Files(config.state_dir.join("credentials"));
+    let stored = store.agent_key().expect("readable").expect("stored");
+    assert_eq!(stored.expose(), "sk-right");
+    bed.stop().await;
+}
