@@ -1,7 +1,8 @@
-//! WeChat, Feishu, Telegram and WeCom, each a platform crate turned into a `Component` over an account port;
+//! WeChat, Feishu, Telegram, WeCom and DingTalk, each a platform crate turned into a `Component` over an account port;
 //! the platform registry (`platform`, one value per channel, mail's included) and the factory
 //! that builds each account through it (mail is its own area, `crate::mail`).
 
+pub mod dingtalk;
 pub mod feishu;
 mod fences;
 mod mail_platform;
@@ -109,6 +110,7 @@ pub fn platform(channel: Channel) -> &'static dyn Platform {
         Channel::Feishu => &feishu::PLATFORM,
         Channel::Telegram => &telegram::PLATFORM,
         Channel::Wecom => &wecom::PLATFORM,
+        Channel::Dingtalk => &dingtalk::PLATFORM,
         Channel::Mail => &mail_platform::PLATFORM,
     }
 }

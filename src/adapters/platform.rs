@@ -3,7 +3,7 @@
 //! can do, how its stored login names its bot) and how an account of it is built.
 //!
 //! Each platform makes its own value (`wechat::PLATFORM`, `feishu::PLATFORM`,
-//! `telegram::PLATFORM`, `wecom::PLATFORM`, and mail's in
+//! `telegram::PLATFORM`, `wecom::PLATFORM`, `dingtalk::PLATFORM`, and mail's in
 //! `adapters/mail_platform.rs`); `adapters::platform` is the one place that maps a [`Channel`]
 //! to it. Callers
 //! iterate `Channel::ALL` and ask the value; none matches on a channel themselves, so a new
@@ -74,7 +74,10 @@ mod tests {
             assert_eq!(platform(c).channel(), c);
         }
         let labels: Vec<&str> = all().map(|p| p.label()).collect();
-        assert_eq!(labels, ["WeChat", "Feishu", "Telegram", "WeCom", "mail"]);
+        assert_eq!(
+            labels,
+            ["WeChat", "Feishu", "Telegram", "WeCom", "DingTalk", "mail"]
+        );
     }
 
     #[test]
@@ -108,6 +111,8 @@ mod tests {
                     called: "bot id",
                     id: "b@im.bot".into()
                 }),
+                // DingTalk names its app by `client_id`, which this login lacks.
+                None,
                 None,
             ]
         );

@@ -5,8 +5,8 @@
 /// `config/example.toml`, every key documented.
 pub const EXAMPLE: &str = include_str!("../../config/example.toml");
 
-/// `docs/setup.md`: creating the Feishu app and the Telegram bot, the WeChat and mail logins,
-/// the model key.
+/// `docs/setup.md`: creating the Feishu app, the Telegram bot and the DingTalk app, the WeChat
+/// and mail logins, the model key.
 pub const GUIDE_EN: &str = include_str!("../../docs/setup.md");
 
 /// `docs/setup.zh-CN.md`, the same guide in Simplified Chinese.

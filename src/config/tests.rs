@@ -85,9 +85,8 @@ fn semantic_errors_are_located() {
     );
     let e = err("[mail.m]\nimap_host = \"h\"\nusername = \"u\"\nreport_to = \"wechat:nope\"\n");
     assert!(
-        e.contains(
-            ":4: mail.m.report_to: expected a configured wechat, feishu, telegram or wecom account"
-        ),
+        e.contains(":4: mail.m.report_to: expected a configured wechat, feishu, telegram")
+            && e.contains("found 'wechat:nope'"),
         "{e}"
     );
     let e = err("notify = \"feishu:work\"\n");

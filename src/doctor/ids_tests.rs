@@ -34,6 +34,7 @@ fn the_ids_are_pinned() {
             "telegram.bot",
             "telegram.webhook",
             "wecom.endpoint",
+            "dingtalk.app",
             "mail.imap",
             "mail.smtp",
         ]

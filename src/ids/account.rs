@@ -13,17 +13,20 @@ pub enum Channel {
     Telegram,
     /// A WeCom (企业微信) AI bot over its long connection.
     Wecom,
+    /// A DingTalk (钉钉) enterprise-internal robot over Stream mode (`[dingtalk.ACCOUNT]`).
+    Dingtalk,
     /// A mailbox over IMAP and SMTP.
     Mail,
 }
 
 impl Channel {
     /// Every channel, in configuration order.
-    pub const ALL: [Channel; 5] = [
+    pub const ALL: [Channel; 6] = [
         Channel::Wechat,
         Channel::Feishu,
         Channel::Telegram,
         Channel::Wecom,
+        Channel::Dingtalk,
         Channel::Mail,
     ];
 
@@ -35,6 +38,7 @@ impl Channel {
             Channel::Mail => "mail",
             Channel::Telegram => "telegram",
             Channel::Wecom => "wecom",
+            Channel::Dingtalk => "dingtalk",
         }
     }
 

@@ -9,6 +9,7 @@ mod confirm;
 mod console;
 mod digest;
 mod mail;
+pub mod menu;
 mod resend;
 mod size;
 mod wizard;

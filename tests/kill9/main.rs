@@ -14,5 +14,6 @@ mod kill9_feishu;
 mod kill9_mail;
 mod kill9_send;
 mod kill9_stream;
+mod kill9_telegram;
 mod media_kill9;
 mod wechat_bed;

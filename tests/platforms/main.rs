@@ -13,6 +13,7 @@ mod stream_support;
 #[path = "../wechat_support/mod.rs"]
 mod wechat_support;
 
+mod dingtalk;
 mod feishu_burst;
 mod feishu_cards;
 mod feishu_chat;

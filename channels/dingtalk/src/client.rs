@@ -167,10 +167,12 @@ impl Client {
     }
 
     /// An old-API call (token in the query); on a refused token, one refetch and one retry.
-    /// `build` makes the request afresh for each attempt (a multipart body is consumed).
+    /// `build` makes the request afresh for each attempt (a multipart body is consumed). A
+    /// plain closure, not an async one: the future of an async closure is not provably `Send`
+    /// for every lifetime, so callers in a `Send` context (the daemon's sender) could not await it.
     pub(crate) async fn oapi<F>(&self, call: Call, path: &str, build: F) -> Result<Value, Error>
     where
-        F: AsyncFn(reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder, Error>,
+        F: Fn(reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder, Error>,
     {
         let token = self.token().await?;
         match self.oapi_once(call, path, &build, &token).await {
@@ -191,14 +193,14 @@ impl Client {
         token: &Secret,
     ) -> Result<Value, Error>
     where
-        F: AsyncFn(reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder, Error>,
+        F: Fn(reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder, Error>,
     {
         let i = &self.inner;
         let mut url = url::Url::parse(&format!("{}{path}", i.options.oapi_base))
             .map_err(|_| Error::Invalid(format!("bad old-API URL for {call}")))?;
         url.query_pairs_mut()
             .append_pair("access_token", token.expose());
-        let req = build(i.http.post(url)).await?;
+        let req = build(i.http.post(url))?;
         http::old_api(call, http::send(call, req, i.options.timeout).await?)
     }
 }

@@ -92,7 +92,7 @@ impl Client {
             "upload",
         );
         let v = self
-            .oapi(Call::Upload, UPLOAD_PATH, async |req| {
+            .oapi(Call::Upload, UPLOAD_PATH, |req| {
                 let part = Part::stream(data.clone()).file_name(name.clone());
                 let form = Form::new().text("type", kind.as_str()).part("media", part);
                 Ok(req.multipart(form))

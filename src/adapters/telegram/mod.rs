@@ -11,11 +11,15 @@
 //! in-flight poll, then confirms the stored offset once (spec §1.2).
 //!
 //! - [`inbound`]: updates → `Inbound`, presses, drop reasons.
+//! - [`commands`]: the bot's command menu, set once per run.
 //! - [`sender`]: the `ChatSender` (HTML, keyboards, edits, files, typing).
+//! - [`stream`]: answers shown while written (drafts in private chats, edits in groups).
 //! - [`poll`]: one run's intake loop.
 //! - [`failure`]: the one table from the crate's errors to `Failure`.
 
 mod buttons;
+mod commands;
+mod drafts;
 mod failure;
 mod inbound;
 pub mod login;
@@ -27,6 +31,7 @@ mod render;
 mod sender;
 mod settings;
 mod state;
+mod stream;
 pub use platform::PLATFORM;
 pub use sender::{CAPABILITIES, MAX_CHARS, TelegramSender};
 pub use settings::TelegramSettings;
@@ -153,7 +158,11 @@ impl TelegramComponent {
         let offset = state::load_offset(self.port.state(), bot.id)
             .await
             .map_err(|e| ComponentError::transient(general::STORE, e.to_string()))?;
-        let sender = Arc::new(TelegramSender::new(client.clone(), self.spec.key.clone()));
+        let sender = Arc::new(
+            TelegramSender::new(client.clone(), self.spec.key.clone())
+                .with_streams(self.port.state().clone(), health.clone()),
+        );
+        let menu_client = client.clone();
         let mut run = poll::Run::start(poll::Setup {
             port: self.port.clone(),
             client,
@@ -166,7 +175,15 @@ impl TelegramComponent {
             offset,
             confirm_timeout: self.tuning.confirm_timeout,
         });
-        run.poll(cancel).await
+        // Once per run, beside the first polls: a menu that is slow to set holds no message.
+        let menu = async {
+            tokio::select! {
+                _ = cancel.cancelled() => {}
+                _ = commands::set(&menu_client, &self.spec.key, self.spec.language) => {}
+            }
+        };
+        let (polled, ()) = tokio::join!(run.poll(cancel.clone()), menu);
+        polled
     }
 
     /// The owner (configured, else paired) and the code that may pair one, when none is

@@ -39,6 +39,23 @@ impl Pace {
         tokio::time::sleep_until(at).await;
     }
 
+    /// Reserves the next moment for `chat` only when the chat's own slot is free now, and
+    /// waits for the bot's (at most a few of its 1/30 s gaps); `false` leaves everything as it
+    /// was. A streamed answer's edits take this, so a busy group skips a frame (the next one
+    /// carries the full text anyway) rather than hold the turn.
+    pub(super) async fn try_wait(&self, chat: i64) -> bool {
+        let now = Instant::now();
+        let free = self
+            .slots
+            .lock()
+            .map(|s| chat >= 0 || s.groups.get(&chat).is_none_or(|g| *g <= now))
+            .unwrap_or(true);
+        if free {
+            self.wait(chat).await;
+        }
+        free
+    }
+
     fn reserve(&self, chat: i64, now: Instant) -> Instant {
         let Ok(mut s) = self.slots.lock() else {
             return now;
@@ -80,5 +97,18 @@ mod tests {
             "20 a minute into one group"
         );
         assert_eq!(GROUP_GAP, Duration::from_secs(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_group_is_not_waited_for_by_a_streamed_edit() {
+        let pace = Pace::default();
+        assert!(pace.try_wait(-5).await, "a free group");
+        assert!(!pace.try_wait(-5).await, "its next slot is 3 s away");
+        assert!(
+            pace.try_wait(7).await,
+            "a private chat waits only the bot's gap"
+        );
+        tokio::time::advance(GROUP_GAP).await;
+        assert!(pace.try_wait(-5).await, "free again after the gap");
     }
 }

@@ -13,14 +13,16 @@ use scv_telegram::{ChatAction, Client, ErrorClass, Keyboard, OutgoingText, Rejec
 use super::failure::failure;
 use super::inbound::{Locator, ReplyRef};
 use super::pace::Pace;
+use super::stream::{SHOW_EVERY, Streams};
 use crate::conversation::body::{Ending, MediaOut, QuestionClosed};
 use crate::conversation::{
     Body, ChatId, ChatSender, MediaRef, Outbound, OutboundKind, PlatformMsgId, ReplyContext,
-    SendError, SendLimits, Sent,
+    SendError, SendLimits, Sent, StreamMode,
 };
 use crate::failure::general;
 use crate::ids::AccountKey;
-use crate::supervisor::Capabilities;
+use crate::store::AccountState;
+use crate::supervisor::{Capabilities, HealthHandle};
 
 /// What a Telegram account can do: inline keyboards, edits (a closed question edits its
 /// message), typing, questions.
@@ -41,16 +43,32 @@ pub struct TelegramSender {
     client: Client,
     account: AccountKey,
     pace: Pace,
+    /// Answers shown while written, when the account's state is at hand to record them.
+    streams: Option<Streams>,
 }
 
 impl TelegramSender {
-    /// A sender over `client` for `account`.
+    /// A sender over `client` for `account`; answers go out whole.
     pub fn new(client: Client, account: AccountKey) -> Self {
         TelegramSender {
             client,
             account,
             pace: Pace::default(),
+            streams: None,
         }
+    }
+
+    /// Shows answers while the agent writes them (drafts in private chats, one edited message
+    /// in groups), the edited messages recorded in `state` so a restart finishes them; a
+    /// refusal of drafts shows on the run's `health`.
+    pub fn with_streams(mut self, state: AccountState, health: HealthHandle) -> Self {
+        self.streams = Some(Streams::new(
+            self.client.clone(),
+            self.account.clone(),
+            state,
+            health,
+        ));
+        self
     }
 
     fn fail(&self, e: &scv_telegram::Error) -> SendError {
@@ -195,6 +213,12 @@ impl ChatSender for TelegramSender {
             // In groups an answer quotes the message it answers; in private chats that is noise.
             let reply_to =
                 (reply.g && reply.m != 0 && msg.kind == OutboundKind::Reply).then_some(reply.m);
+            if let (Body::Text, Some(answer), Some(streams)) =
+                (&msg.body, msg.finishes.as_deref(), &self.streams)
+                && let Some(finished) = streams.finish(&self.pace, answer, &msg.text).await
+            {
+                return finished;
+            }
             match &msg.body {
                 Body::Media(media) => self.send_media(chat, media).await,
                 Body::Question(q) if q.buttons => {
@@ -247,6 +271,32 @@ impl ChatSender for TelegramSender {
                     .map_err(|e| self.fail(&e)),
                 Err(e) => Err(self.fail(&e)),
             }
+        })
+    }
+
+    fn stream_mode(&self) -> StreamMode {
+        match self.streams {
+            Some(_) => StreamMode::Edit { every: SHOW_EVERY },
+            None => StreamMode::Whole,
+        }
+    }
+
+    fn stream_show<'a>(
+        &'a self,
+        key: &'a str,
+        chat: &'a ChatId,
+        reply: &'a ReplyContext,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            let Some(streams) = &self.streams else {
+                return Err(SendError::rejected(
+                    general::UPDATE_UNSUPPORTED,
+                    "this sender does not stream answers",
+                ));
+            };
+            let chat = chat_of(chat)?;
+            streams.show(&self.pace, key, chat, reply, text).await
         })
     }
 

@@ -6,4 +6,5 @@ mod chat;
 mod intake;
 mod login;
 mod media;
+mod stream;
 pub mod support;

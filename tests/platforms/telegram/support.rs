@@ -30,6 +30,10 @@ pub struct TestAgent {
     gate: watch::Sender<bool>,
     turns: watch::Sender<usize>,
     answer: Box<dyn Fn(&str) -> String + Send + Sync>,
+    /// Streams the answer in this many parts, each written when the test calls `next_part`
+    /// (0: the whole answer at once, no events).
+    parts: usize,
+    go: tokio::sync::Semaphore,
     pub prompts: Mutex<Vec<String>>,
     pub attachments: Mutex<Vec<scv_bridge::agent::Attachment>>,
 }
@@ -46,9 +50,26 @@ impl TestAgent {
             gate: watch::channel(true).0,
             turns: watch::channel(0).0,
             answer: Box::new(answer),
+            parts: 0,
+            go: tokio::sync::Semaphore::new(0),
             prompts: Mutex::default(),
             attachments: Mutex::default(),
         })
+    }
+
+    /// Writes `text` as streamed events in `parts` parts, each when `next_part` lets it, and
+    /// ends the turn at one more `next_part`.
+    pub fn streaming(text: String, parts: usize) -> Arc<Self> {
+        let mut agent = Self::answering(move |_| text.clone());
+        if let Some(a) = Arc::get_mut(&mut agent) {
+            a.parts = parts;
+        }
+        agent
+    }
+
+    /// Lets a streaming agent write its next part (or end its turn).
+    pub fn next_part(&self) {
+        self.go.add_permits(1);
     }
 
     /// Turns started so far.
@@ -82,8 +103,25 @@ impl Agent for TestAgent {
                     return Err(AgentError::new(scv_bridge::agent::AgentErrorKind::Cancelled, "cancelled"));
                 }
             }
+            let text = (self.answer)(&req.prompt);
+            if self.parts > 0 {
+                let chars: Vec<char> = text.chars().collect();
+                let size = chars.len().div_ceil(self.parts);
+                let steps = chars.chunks(size).map(Some).chain([None]);
+                for part in steps {
+                    tokio::select! {
+                        p = self.go.acquire() => p.map(|p| p.forget()).unwrap_or(()),
+                        _ = cancel.cancelled() => {
+                            return Err(AgentError::new(scv_bridge::agent::AgentErrorKind::Cancelled, "cancelled"));
+                        }
+                    }
+                    if let Some(part) = part {
+                        req.events.text(&part.iter().collect::<String>());
+                    }
+                }
+            }
             Ok(TurnOutput {
-                text: (self.answer)(&req.prompt),
+                text,
                 ..Default::default()
             })
         })

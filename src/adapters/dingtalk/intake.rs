@@ -1,0 +1,317 @@
+//! One run's intake (spec §1–§2): the Stream connection (fresh ticket per socket, SYSTEM pings
+//! answered, warm reconnect on `disconnect`, the idle watchdog against zombie sockets: all in
+//! `scv_dingtalk::stream`), each robot message journaled before its push is acknowledged, the
+//! owner's pairing, and health from the link's own evidence (a frame of any kind, a handshake).
+//!
+//! Robot messages are not pushed again (spec §1.6): the journal is the only copy once the ACK
+//! leaves, so nothing is ACKed before its commit; a crash before it loses the push, which is
+//! the platform's own gap (an unACKed push is re-pushed only in some reports). Duplicates that
+//! do come (a new push id, the same `msgId`) are dropped by the journal's dedupe.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use scv_dingtalk::Client;
+use scv_dingtalk::stream::{
+    AckHandle, AckReply, Delivery, Inbound as Push, LinkState, LinkStatus, StreamConnection,
+    StreamOptions,
+};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::inbound::{Taken, take};
+use super::login::{CLIENT_ID_FIELD, CLIENT_SECRET_FIELD};
+use super::sender::DingTalkSender;
+use crate::conversation::{Attachment, Inbound};
+use crate::port::pairing::{Attempt, OWNER_FIELD, Pairing};
+use crate::port::{AccountPort, LinkParts, StorePause};
+use crate::secrets::Credentials;
+use crate::supervisor::{ComponentError, HealthHandle, NoteSource, unix_now};
+
+/// Pushes waiting to be journaled: small, so a burst waits in the socket (the connection stops
+/// reading while it is full) rather than in memory.
+const QUEUE: usize = 64;
+/// How long the connection may take to close its sockets after the run is cancelled.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// What `run_inner` found out before connecting.
+pub(super) struct Setup {
+    pub port: AccountPort,
+    pub client: Client,
+    pub owner: Option<String>,
+    pub pairing: Option<Pairing>,
+    pub credentials: Credentials,
+    pub sender: Arc<DingTalkSender>,
+    pub health: HealthHandle,
+    pub idle_timeout: Duration,
+}
+
+/// One run of the account, attached to the pipeline.
+pub(super) struct Run {
+    s: Setup,
+    /// Dropping it (the run ending) stops the account's chat workers.
+    attachment: Attachment,
+    pause: StorePause,
+    note: Option<String>,
+    robot_code_warned: bool,
+}
+
+impl Run {
+    /// Attaches the account and says who the app and the owner are.
+    pub fn start(s: Setup) -> Run {
+        let attachment = s.port.attach(link(&s, s.owner.clone()));
+        let app = s.client.options().credentials.client_id.clone();
+        s.health.set_ids(Some(app), s.owner.clone());
+        let mut run = Run {
+            attachment,
+            pause: StorePause::new(&s.health),
+            s,
+            note: None,
+            robot_code_warned: false,
+        };
+        run.refresh_note();
+        run
+    }
+
+    /// Runs the connection until cancelled or a failure only a person can fix (bad
+    /// credentials, the app not in Stream mode) ends it.
+    pub async fn run(&mut self, cancel: CancellationToken) -> Result<(), ComponentError> {
+        let options = StreamOptions {
+            idle_timeout: self.s.idle_timeout,
+            ..StreamOptions::default()
+        };
+        let conn = StreamConnection::new(self.s.client.clone(), options);
+        let link = tokio::spawn(watch_link(conn.status(), self.s.health.clone()));
+        let (tx, mut rx) = mpsc::channel(QUEUE);
+        let stop = cancel.child_token();
+        let stream = conn.run(tx, stop.clone());
+        tokio::pin!(stream);
+        let key = self.s.port.spec().key.clone();
+        let ended = loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break None,
+                r = &mut stream => break Some(r),
+                d = rx.recv() => match d {
+                    Some(d) => if !self.take(d, &cancel).await { break None },
+                    None => break None,
+                },
+            }
+        };
+        let result = match ended {
+            Some(r) => r,
+            None => {
+                stop.cancel();
+                tokio::time::timeout(CLOSE_GRACE, stream)
+                    .await
+                    .unwrap_or(Ok(()))
+            }
+        };
+        // Awaited, so no status change of this run lands after its failure is reported.
+        link.abort();
+        let _ = link.await;
+        result.map_err(|e| {
+            tracing::warn!(account = %key, error = %e, "dingtalk stream stopped");
+            super::failure::failure(&e, &key)
+        })
+    }
+
+    /// Handles one push: journal a message, then ACK it; everything else ACKed with its drop
+    /// counted. False when cancelled before a message was stored (it is then not ACKed).
+    async fn take(&mut self, d: Delivery, cancel: &CancellationToken) -> bool {
+        let key = self.s.port.spec().key.clone();
+        let parsed = d.parse();
+        let ack = d.ack;
+        let m = match parsed {
+            Ok(Push::Message(m)) => m,
+            Ok(Push::CardCallback(_)) => {
+                // This adapter sends no template cards, so no press can be its own.
+                self.s.port.dropped("card_callback");
+                return acked(&key, ack, AckReply::Done);
+            }
+            Ok(Push::Event { .. } | Push::Other) => {
+                self.s.port.dropped("unsupported");
+                return acked(&key, ack, AckReply::NotHandled);
+            }
+            Err(e) => {
+                // It will not read better later: counted, then ACKed.
+                tracing::info!(account = %key, error = %e, "unreadable push");
+                self.s.port.dropped("undecodable");
+                return acked(&key, ack, AckReply::Done);
+            }
+        };
+        let robot_code = self.s.client.robot_code().to_string();
+        if !self.robot_code_warned && m.robot_code_differs(&robot_code) {
+            self.robot_code_warned = true;
+            tracing::warn!(account = %key, "a message names another robot code than the client id; sends use the client id (spec §3)");
+        }
+        match take(&key, &m) {
+            Taken::Dropped(reason) => self.s.port.dropped(reason),
+            Taken::Message(i) if self.is_pairing_attempt(&i, m.is_direct()) => {
+                self.pairing_attempt(&i).await
+            }
+            Taken::Message(i) => {
+                if !self.journal(i, cancel).await {
+                    return false;
+                }
+            }
+        }
+        acked(&key, ack, AckReply::Done)
+    }
+
+    /// Journals `message`; while the journal cannot commit it is kept and retried, and no other
+    /// push is read meanwhile. False when cancelled before it was stored.
+    async fn journal(&self, message: Inbound, cancel: &CancellationToken) -> bool {
+        let key = &self.s.port.spec().key;
+        let arrived = std::time::Instant::now();
+        let mut attempt = 0;
+        loop {
+            let stored = self
+                .s
+                .port
+                .accept_with(vec![message.clone()], arrived, |_| Ok(()))
+                .await;
+            let Err(e) = stored else {
+                self.pause.committed(key);
+                return true;
+            };
+            self.pause.failed(key, &e);
+            if self.pause.wait(attempt, cancel).await {
+                return false;
+            }
+            attempt += 1;
+        }
+    }
+
+    /// A direct, code-shaped message from an org member while a code is open (or a replay of
+    /// one judged), checked before any policy so the code never reaches the agent. Never in a
+    /// group (spec §3), never from outside the org (no staff id: the chat is not `u:`).
+    fn is_pairing_attempt(&self, m: &Inbound, direct: bool) -> bool {
+        direct
+            && m.chat.as_str().starts_with("u:")
+            && crate::port::pairing::looks_like_code(&m.text)
+            && self
+                .s
+                .pairing
+                .as_ref()
+                .is_some_and(|p| p.is_open(unix_now()) || p.has_judged(m.msg_id.as_str()))
+    }
+
+    async fn pairing_attempt(&mut self, m: &Inbound) {
+        let key = self.s.port.spec().key.clone();
+        let Some(p) = self.s.pairing.as_mut() else {
+            return;
+        };
+        match p.attempt(m.sender.as_str(), m.msg_id.as_str(), &m.text, unix_now()) {
+            Attempt::Paired => self.pair(m).await,
+            Attempt::Wrong => {
+                self.s.port.dropped("pairing_wrong");
+                tracing::info!(account = %key, "pairing: wrong code");
+            }
+            Attempt::Refused(why) => {
+                self.s.port.dropped("pairing_refused");
+                tracing::info!(account = %key, why, "pairing attempt refused");
+            }
+            Attempt::Ignored => {}
+        }
+        self.refresh_note();
+    }
+
+    /// Makes `m`'s sender (a staff id of the robot's corp) the owner: stored first, then in
+    /// force, then announced to them.
+    async fn pair(&mut self, m: &Inbound) {
+        let key = self.s.port.spec().key.clone();
+        let owner = m.sender.as_str().to_string();
+        let mut creds = Credentials::default();
+        // The login's own fields; the spent code goes.
+        for k in [CLIENT_ID_FIELD, CLIENT_SECRET_FIELD] {
+            if let Some(v) = self.s.credentials.get(k) {
+                creds = creds.with(k, v.expose());
+            }
+        }
+        let creds = creds.with(OWNER_FIELD, &owner);
+        match self.s.port.save_login(creds.clone()).await {
+            Ok(()) => self.s.credentials = creds,
+            Err(e) => {
+                tracing::error!(account = %key, error = %e, "paired, but cannot store the owner; it lasts until restart")
+            }
+        }
+        tracing::info!(account = %key, owner = %owner, "owner paired");
+        self.s.owner = Some(owner.clone());
+        // A new link carries the new owner; the old attachment is dropped after it.
+        self.attachment = self.s.port.attach(link(&self.s, Some(owner.clone())));
+        let app = self.s.client.options().credentials.client_id.clone();
+        self.s.health.set_ids(Some(app), Some(owner));
+        let reply = crate::ids::OutboxKey::reply(&key, &m.msg_id, "paired");
+        let text = crate::words::Msg::Paired.text_for(self.s.port.spec().language);
+        if let Err(e) = self.s.port.announce(&m.chat, &text, reply).await {
+            tracing::warn!(account = %key, error = %e, "cannot queue the pairing announcement");
+        }
+    }
+
+    /// Says why nobody is answered, when that is the case.
+    fn refresh_note(&mut self) {
+        let spec = self.s.port.spec();
+        let note = if self.s.owner.is_some() || spec.senders != crate::protocol::Senders::Owner {
+            None
+        } else if self
+            .s
+            .pairing
+            .as_ref()
+            .is_some_and(|p| p.is_open(unix_now()))
+        {
+            Some(
+                "no owner paired yet: send the pairing code to the robot in a direct message"
+                    .into(),
+            )
+        } else {
+            Some(format!(
+                "no owner paired: {}, then send the code to the robot in a direct message",
+                crate::port::login_hint(spec)
+            ))
+        };
+        if note != self.note {
+            self.note = note.clone();
+            self.s.health.note(NoteSource::Account, note);
+        }
+    }
+}
+
+/// Sends one ACK; a socket already gone is not an error of this push (it is journaled). True.
+fn acked(key: &crate::ids::AccountKey, ack: AckHandle, reply: AckReply) -> bool {
+    if ack.ack(reply).is_err() {
+        tracing::debug!(account = %key, "the socket that delivered a push is gone; its ACK was not sent");
+    }
+    true
+}
+
+/// Moves the account's health with the link: any frame (SYSTEM pings included) or a new
+/// socket's handshake is the platform answering; a socket that failed shows as disconnected
+/// with its cause until the next one is up. WebSocket pongs are not evidence: a zombie socket
+/// answers them (spec §1.8).
+async fn watch_link(mut status: watch::Receiver<LinkStatus>, health: HealthHandle) {
+    let (mut frame, mut sockets) = (None, 0);
+    while status.changed().await.is_ok() {
+        let s = status.borrow_and_update().clone();
+        if (s.last_frame.is_some() && s.last_frame != frame) || s.sockets != sockets {
+            frame = s.last_frame;
+            sockets = s.sockets;
+            crate::port::evidence::heard(&health);
+        } else if s.state == LinkState::Disconnected
+            && let Some(e) = &s.last_error
+        {
+            health.disconnected(format!("DingTalk Stream: {e}; reconnecting"));
+        }
+    }
+}
+
+/// What this run tells the pipeline about the account with `owner`.
+fn link(s: &Setup, owner: Option<String>) -> LinkParts {
+    LinkParts {
+        health: s.health.clone(),
+        label: "DingTalk",
+        capabilities: super::CAPABILITIES,
+        owner,
+        sender: s.sender.clone(),
+    }
+}

@@ -1,0 +1,445 @@
+//! Sending outbox items (spec §4.1–4.5): each text as DingTalk markdown, through the message's
+//! reply webhook while it lives and otherwise (or when the webhook fails) through the robot
+//! API, one-to-one by staff id or into the group; questions with Yes / No links that make the
+//! owner's own client send the answer with its code (§4.7 A: no template needed, and the answer
+//! arrives as the owner's ordinary message, so only the owner's tap counts); files uploaded and
+//! sent as a picture or a file; received files fetched with their download codes; with a card
+//! template configured, answers streamed into AI cards ([`super::cards`]). Platform errors go
+//! through the account's one table ([`super::failure`]).
+
+use futures_util::future::BoxFuture;
+use scv_dingtalk::limits::{GROUP_MSG_PARAM_MAX_BYTES, MARKDOWN_CHUNK_CHARS, MEDIA_MAX_BYTES};
+use scv_dingtalk::media::MediaKind as UploadKind;
+use scv_dingtalk::send::Outgoing;
+use scv_dingtalk::{Client, ErrorClass};
+
+use super::cards::{CardStreams, Finish};
+use super::failure::failure;
+use super::inbound::Locator;
+use super::pace::{API_GAP, Pace, Path};
+use super::reply::{ReplyRef, Target};
+use crate::conversation::body::{MediaOut, Question};
+use crate::conversation::{
+    Body, ChatId, ChatSender, MediaRef, Outbound, ReplyContext, SendError, SendLimits, Sent,
+    StreamMode,
+};
+use crate::failure::general;
+use crate::ids::{AccountKey, PlatformMsgId};
+use crate::supervisor::Capabilities;
+
+/// What a DingTalk account can do: Yes / No links on questions (no template needed); no edits
+/// and no typing indicator (the "thinking" reaction is optional, spec §4.8, and not used).
+pub const CAPABILITIES: Capabilities = Capabilities {
+    typing: false,
+    buttons: true,
+    edit: false,
+    questions: true,
+    send_window: false,
+};
+
+/// The core splits answers to this many characters (spec §4.4: ≈ 3 500 observed, the low end).
+pub const MAX_CHARS: usize = MARKDOWN_CHUNK_CHARS;
+
+/// Sends one account's messages.
+pub struct DingTalkSender {
+    client: Client,
+    account: AccountKey,
+    pace: Pace,
+    /// Answers streamed into AI cards, when the account names a card template.
+    cards: Option<CardStreams>,
+}
+
+impl DingTalkSender {
+    /// A sender over `client` for `account`.
+    pub fn new(client: Client, account: AccountKey) -> Self {
+        DingTalkSender {
+            client,
+            account,
+            pace: Pace::default(),
+            cards: None,
+        }
+    }
+
+    /// Streams answers into AI cards of `template`, recorded in the account's `state` so a
+    /// restart finishes them; a refusal of cards shows on the run's `health`.
+    pub fn with_cards(
+        mut self,
+        template: scv_dingtalk::card::CardTemplate,
+        state: crate::store::AccountState,
+        health: crate::supervisor::HealthHandle,
+    ) -> Self {
+        self.cards = Some(CardStreams::new(
+            self.client.clone(),
+            template,
+            self.account.clone(),
+            state,
+            health,
+        ));
+        self
+    }
+
+    /// Delivers the first piece of an answer streamed into a card by finishing the card (and
+    /// sending what it cannot hold); `None` when the answer has no card.
+    async fn finish_card(
+        &self,
+        msg: &Outbound,
+        target: &Target,
+        reply: &ReplyRef,
+    ) -> Option<Result<Sent, SendError>> {
+        let cards = self.cards.as_ref()?;
+        let answer = msg.finishes.as_deref()?;
+        if !matches!(msg.body, Body::Text) || !cards.has(answer).await {
+            return None;
+        }
+        Some(
+            async {
+                match cards.finish(answer, &msg.text).await? {
+                    Finish::Done => Ok(Sent::default()),
+                    Finish::Rest(rest) => {
+                        let sent = self.send_markdown(target, reply, &rest).await?;
+                        cards.rest_sent(answer).await?;
+                        Ok(sent)
+                    }
+                }
+            }
+            .await,
+        )
+    }
+
+    fn fail(&self, e: &scv_dingtalk::Error) -> SendError {
+        failure(e, &self.account)
+    }
+
+    /// Sends `text` as markdown, split again where one piece's `msgParam` would be over the
+    /// group limit. Returns the last message.
+    async fn send_markdown(
+        &self,
+        target: &Target,
+        reply: &ReplyRef,
+        text: &str,
+    ) -> Result<Sent, SendError> {
+        let rendered = scv_dingtalk::markdown::render(text);
+        let mut sent = Sent::default();
+        for piece in fit(&rendered) {
+            let out = Outgoing::Markdown {
+                title: scv_dingtalk::markdown::title(&piece, "…"),
+                text: piece,
+            };
+            sent = self.send_one(target, reply, &out).await?;
+        }
+        Ok(sent)
+    }
+
+    /// One message: the reply webhook first while it lives (text and markdown only), else the
+    /// robot API. A webhook that fails for any reason but a fatal one falls back to the API
+    /// (spec §4.1).
+    async fn send_one(
+        &self,
+        target: &Target,
+        reply: &ReplyRef,
+        out: &Outgoing,
+    ) -> Result<Sent, SendError> {
+        let group = match target {
+            Target::Group(g) => Some(g.as_str()),
+            _ => None,
+        };
+        let webhook_body = matches!(out, Outgoing::Markdown { .. } | Outgoing::Text { .. });
+        if let (true, Some(hook)) = (webhook_body, reply.webhook()) {
+            self.pace.wait(Path::Webhook, group).await;
+            match self.client.reply_by_webhook(&hook, out).await {
+                Ok(s) => return Ok(sent(s)),
+                Err(e) if matches!(e.class(), ErrorClass::Fatal(_)) => return Err(self.fail(&e)),
+                Err(e) => {
+                    tracing::debug!(account = %self.account, error = %e, "reply webhook not used; sending through the robot API");
+                }
+            }
+        }
+        let r = match target {
+            Target::User(staff) => {
+                self.pace.wait(Path::User, None).await;
+                self.client.send_to_user(staff, out).await
+            }
+            Target::Group(cid) => {
+                self.pace.wait(Path::Group, group).await;
+                self.client.send_to_group(cid, out).await
+            }
+            Target::Webhook(_) => Err(scv_dingtalk::Error::WebhookExpired),
+        };
+        r.map(sent).map_err(|e| self.fail(&e))
+    }
+
+    /// A question with Yes / No links that send "yes CODE" / "no CODE" as the owner.
+    async fn send_question(
+        &self,
+        target: &Target,
+        reply: &ReplyRef,
+        text: &str,
+        q: &Question,
+    ) -> Result<Sent, SendError> {
+        let out = question_markdown(text, q);
+        self.send_one(target, reply, &out).await
+    }
+
+    /// Uploads a workspace file and sends it as a picture or a file; a type DingTalk does not
+    /// take (spec §4.5) is refused, and the core then sends the item's text instead.
+    async fn send_media(&self, target: &Target, media: &MediaOut) -> Result<Sent, SendError> {
+        let ext = std::path::Path::new(&media.name)
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let kind = [UploadKind::Image, UploadKind::File]
+            .into_iter()
+            .find(|k| k.extensions().contains(&ext.as_str()))
+            .ok_or_else(|| {
+                SendError::rejected(
+                    general::MEDIA_UNSUPPORTED,
+                    "DingTalk takes pictures (jpg, png, gif, bmp) and office, pdf, zip or rar files only",
+                )
+            })?;
+        self.pace.wait(Path::Upload, None).await;
+        let media_id = self
+            .client
+            .upload(&media.path, kind)
+            .await
+            .map_err(|e| self.fail(&e))?;
+        let out = match kind {
+            UploadKind::Image => Outgoing::Image {
+                photo_url: media_id,
+            },
+            _ => Outgoing::File {
+                media_id,
+                file_name: scv_dingtalk::media::safe_file_name(&media.name, "file"),
+                file_type: ext,
+            },
+        };
+        // Files never go through the webhook (text and markdown only).
+        self.send_one(target, &ReplyRef::default(), &out).await
+    }
+}
+
+fn sent(s: scv_dingtalk::send::Sent) -> Sent {
+    Sent {
+        msg_id: (!s.process_query_key.is_empty()).then(|| PlatformMsgId::new(s.process_query_key)),
+        chat: None,
+    }
+}
+
+/// The question's text with its Yes / No links under it, labelled in the question's language.
+fn question_markdown(text: &str, q: &Question) -> Outgoing {
+    let lang = crate::words::detect(&q.text).unwrap_or_default();
+    let yes = crate::words::answer_word(crate::protocol::ConfirmState::Yes, lang);
+    let no = crate::words::answer_word(crate::protocol::ConfirmState::No, lang);
+    let links = format!(
+        "[{yes}]({}) · [{no}]({})",
+        answer_link("yes", &q.code),
+        answer_link("no", &q.code),
+    );
+    Outgoing::Markdown {
+        title: scv_dingtalk::markdown::title(&q.text, "?"),
+        text: format!("{}\n\n{links}", scv_dingtalk::markdown::render(text)),
+    }
+}
+
+/// `dtmd://dingtalkclient/sendMessage?content=<word CODE>`: tapping it sends that text as the
+/// person who tapped (spec §4.4), which the core reads as an answer with its code.
+/// Codes are two ASCII letters or digits and the words ASCII, so only the space needs escaping
+/// (as `%20`: the client does not read form encoding's `+`).
+fn answer_link(word: &str, code: &str) -> String {
+    let safe: String = code.chars().filter(char::is_ascii_alphanumeric).collect();
+    format!("dtmd://dingtalkclient/sendMessage?content={word}%20{safe}")
+}
+
+/// `text` in pieces whose `msgParam` stays within the group limit (15 000 bytes; CJK text and
+/// escapes can take a 3 500-character piece past it): the core's own split, tightened.
+fn fit(text: &str) -> Vec<String> {
+    let fits = |p: &str| {
+        let param = Outgoing::Markdown {
+            title: String::new(),
+            text: p.to_string(),
+        }
+        .msg_param();
+        param.len() + 64 <= GROUP_MSG_PARAM_MAX_BYTES
+    };
+    if fits(text) {
+        return vec![text.to_string()];
+    }
+    let mut max = MAX_CHARS;
+    loop {
+        max = max * 3 / 4;
+        let pieces = crate::conversation::split(text, max);
+        if max <= 64 || pieces.iter().all(|p| fits(p)) {
+            return pieces;
+        }
+    }
+}
+
+/// The target an outbox item names.
+fn target_of(msg: &Outbound) -> Result<Target, SendError> {
+    Target::parse(&msg.chat).ok_or_else(|| {
+        SendError::rejected(
+            general::UPDATE_TARGET_MISSING,
+            "not a DingTalk chat id (a chat of another platform?)",
+        )
+    })
+}
+
+impl ChatSender for DingTalkSender {
+    fn limits(&self) -> SendLimits {
+        SendLimits {
+            max_chars: MAX_CHARS,
+            min_interval: API_GAP,
+        }
+    }
+
+    fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
+        Box::pin(async move {
+            let target = target_of(msg)?;
+            // A proactive message rides on the chat's latest reply webhook while it lives.
+            let context = if msg.reply.0.is_empty() {
+                &msg.latest_reply
+            } else {
+                &msg.reply
+            };
+            let reply = ReplyRef::parse(context);
+            if let Some(finished) = self.finish_card(msg, &target, &reply).await {
+                return finished;
+            }
+            match &msg.body {
+                Body::Media(media) => self.send_media(&target, media).await,
+                Body::Question(q) if q.buttons => {
+                    self.send_question(&target, &reply, &msg.text, q).await
+                }
+                _ => self.send_markdown(&target, &reply, &msg.text).await,
+            }
+        })
+    }
+
+    fn stream_mode(&self) -> StreamMode {
+        match self.cards {
+            // One update in flight, at most one a second (spec §4.6); each counts against the
+            // app's monthly quota, so no finer.
+            Some(_) => StreamMode::Edit {
+                every: scv_dingtalk::limits::CARD_UPDATE_INTERVAL,
+            },
+            None => StreamMode::Whole,
+        }
+    }
+
+    fn stream_show<'a>(
+        &'a self,
+        key: &'a str,
+        chat: &'a ChatId,
+        _reply: &'a ReplyContext,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            let (Some(cards), Some(target)) = (&self.cards, Target::parse(chat)) else {
+                return Err(SendError::rejected(
+                    general::UPDATE_UNSUPPORTED,
+                    "this account streams no cards",
+                ));
+            };
+            cards.show(key, &target, text).await
+        })
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        media: &'a MediaRef,
+        _reply: &'a ReplyContext,
+        dest: &'a std::path::Path,
+        max_bytes: u64,
+    ) -> BoxFuture<'a, Result<u64, SendError>> {
+        Box::pin(async move {
+            let Ok(locator) = serde_json::from_value::<Locator>(media.locator.clone()) else {
+                return Err(SendError::rejected(
+                    general::MEDIA_INVALID,
+                    "the stored media reference is not DingTalk's",
+                ));
+            };
+            let cap = max_bytes.min(MEDIA_MAX_BYTES);
+            self.client
+                .download(&locator.d, dest, cap)
+                .await
+                .map(|d| d.bytes)
+                .map_err(|e| self.fail(&e))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_links_send_the_word_and_the_code() {
+        assert_eq!(
+            answer_link("yes", "7F"),
+            "dtmd://dingtalkclient/sendMessage?content=yes%207F"
+        );
+        assert_eq!(
+            crate::confirm::parse_answer("yes 7F").and_then(|a| a.code),
+            Some("7F".to_string()),
+            "the core reads what the link sends"
+        );
+    }
+
+    #[test]
+    fn a_question_carries_links_in_its_language_that_answer_with_its_code() {
+        let q = |text: &str| Question {
+            id: "q-7".into(),
+            text: text.into(),
+            code: "7F".into(),
+            deadline: "14:30".into(),
+            buttons: true,
+        };
+        let Outgoing::Markdown { title, text } =
+            question_markdown("Delete it? Reply Y 7F / N 7F.", &q("Delete it?"))
+        else {
+            panic!("markdown")
+        };
+        assert_eq!(title, "Delete it?");
+        assert!(
+            text.starts_with("Delete it? Reply Y 7F / N 7F.\n\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "[yes](dtmd://dingtalkclient/sendMessage?content=yes%207F) · [no](dtmd://dingtalkclient/sendMessage?content=no%207F)"
+            ),
+            "{text}"
+        );
+        let Outgoing::Markdown { text, .. } = question_markdown("删除吗？", &q("删除吗？"))
+        else {
+            panic!("markdown")
+        };
+        assert!(
+            text.contains("[同意](") && text.contains("[拒绝]("),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn pieces_fit_the_group_param_limit() {
+        let cjk = "字".repeat(MAX_CHARS);
+        assert_eq!(fit(&cjk), vec![cjk.clone()], "3 500 CJK characters fit");
+        // Control characters are escaped as six bytes each: 3 400 of them do not fit.
+        let escaped = "\u{1}".repeat(1700) + "\n\n" + &"\u{1}".repeat(1700);
+        let pieces = fit(&escaped);
+        assert!(pieces.len() >= 2, "{}", pieces.len());
+        for p in &pieces {
+            let param = Outgoing::Markdown {
+                title: String::new(),
+                text: p.clone(),
+            }
+            .msg_param();
+            assert!(param.len() <= GROUP_MSG_PARAM_MAX_BYTES, "{}", param.len());
+        }
+        assert_eq!(
+            pieces.concat().matches('\u{1}').count(),
+            3400,
+            "nothing lost"
+        );
+    }
+}
