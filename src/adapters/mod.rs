@@ -1,5 +1,5 @@
-//! WeChat, Feishu, Telegram, DingTalk and QQ, each a platform crate turned into a `Component` over an
-//! account port;
+//! WeChat, Feishu, Telegram, WeCom, DingTalk and QQ, each a platform crate turned into a
+//! `Component` over an account port;
 //! the platform registry (`platform`, one value per channel, mail's included) and the factory
 //! that builds each account through it (mail is its own area, `crate::mail`).
 
@@ -13,6 +13,7 @@ pub mod platform;
 pub mod qq;
 pub mod telegram;
 pub mod wechat;
+pub mod wecom;
 
 pub use platform::{BuildParts, Platform};
 
@@ -110,6 +111,7 @@ pub fn platform(channel: Channel) -> &'static dyn Platform {
         Channel::Wechat => &wechat::PLATFORM,
         Channel::Feishu => &feishu::PLATFORM,
         Channel::Telegram => &telegram::PLATFORM,
+        Channel::Wecom => &wecom::PLATFORM,
         Channel::Dingtalk => &dingtalk::PLATFORM,
         Channel::Qq => &qq::PLATFORM,
         Channel::Mail => &mail_platform::PLATFORM,

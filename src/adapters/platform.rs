@@ -3,7 +3,7 @@
 //! can do, how its stored login names its bot) and how an account of it is built.
 //!
 //! Each platform makes its own value (`wechat::PLATFORM`, `feishu::PLATFORM`,
-//! `telegram::PLATFORM`, `dingtalk::PLATFORM`, `qq::PLATFORM`, and mail's in
+//! `telegram::PLATFORM`, `wecom::PLATFORM`, `dingtalk::PLATFORM`, `qq::PLATFORM`, and mail's in
 //! `adapters/mail_platform.rs`); `adapters::platform` is the one place that maps a [`Channel`]
 //! to it. Callers
 //! iterate `Channel::ALL` and ask the value; none matches on a channel themselves, so a new
@@ -76,7 +76,9 @@ mod tests {
         let labels: Vec<&str> = all().map(|p| p.label()).collect();
         assert_eq!(
             labels,
-            ["WeChat", "Feishu", "Telegram", "DingTalk", "QQ", "mail"]
+            [
+                "WeChat", "Feishu", "Telegram", "WeCom", "DingTalk", "QQ", "mail"
+            ]
         );
     }
 
@@ -102,6 +104,12 @@ mod tests {
                 // Telegram's login names its bot under the same field name as WeChat's.
                 Some(BotIdentity {
                     platform: "Telegram",
+                    called: "bot id",
+                    id: "b@im.bot".into()
+                }),
+                // So does WeCom's (the AI bot's id).
+                Some(BotIdentity {
+                    platform: "WeCom",
                     called: "bot id",
                     id: "b@im.bot".into()
                 }),

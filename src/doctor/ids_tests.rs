@@ -33,6 +33,7 @@ fn the_ids_are_pinned() {
             "feishu.app",
             "telegram.bot",
             "telegram.webhook",
+            "wecom.endpoint",
             "dingtalk.app",
             "qq.bot",
             "qq.gateway",

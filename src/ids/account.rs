@@ -11,6 +11,8 @@ pub enum Channel {
     Feishu,
     /// A Telegram bot through the Bot API (long polling).
     Telegram,
+    /// A WeCom (企业微信) AI bot over its long connection.
+    Wecom,
     /// A DingTalk (钉钉) enterprise-internal robot over Stream mode (`[dingtalk.ACCOUNT]`).
     Dingtalk,
     /// A QQ official bot (API v2: one-to-one chats and group messages that @ it), the
@@ -22,10 +24,11 @@ pub enum Channel {
 
 impl Channel {
     /// Every channel, in configuration order.
-    pub const ALL: [Channel; 6] = [
+    pub const ALL: [Channel; 7] = [
         Channel::Wechat,
         Channel::Feishu,
         Channel::Telegram,
+        Channel::Wecom,
         Channel::Dingtalk,
         Channel::Qq,
         Channel::Mail,
@@ -38,6 +41,7 @@ impl Channel {
             Channel::Feishu => "feishu",
             Channel::Mail => "mail",
             Channel::Telegram => "telegram",
+            Channel::Wecom => "wecom",
             Channel::Dingtalk => "dingtalk",
             Channel::Qq => "qq",
         }

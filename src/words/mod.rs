@@ -2,6 +2,7 @@
 //! how a chat's language is chosen. The CLI, logs and health notes stay English (operator texts).
 
 mod bridge;
+mod card;
 mod catalogue;
 mod choose;
 mod confirm;
@@ -14,6 +15,7 @@ mod size;
 mod wizard;
 
 pub use bridge::Bridge;
+pub use card::Card;
 pub use catalogue::{FileRefused, ItemSize, MediaSkip, Msg};
 pub use choose::{detect, remember, remembered};
 pub use confirm::{Ask, QUOTE_CHARS, answer_word, quote};

@@ -36,3 +36,4 @@ mod wechat_copies;
 mod wechat_daemon;
 mod wechat_login;
 mod wechat_login_base;
+mod wecom;

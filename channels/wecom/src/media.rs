@@ -304,8 +304,19 @@ impl Connection {
         let answer = self.upload_frame(cmd::UPLOAD_INIT, init).await?;
         let upload_id = body_str(&answer, "upload_id")?;
         let width = upload_concurrency(chunks.len());
-        let results: Vec<Result<(), Error>> = futures_util::stream::iter(chunks.iter().enumerate())
-            .map(|(i, chunk)| self.upload_chunk(&upload_id, i, chunk))
+        // Owned items and an owning future per chunk: a closure over borrowed items makes the
+        // whole upload future unprovably `Send` (a higher-ranked lifetime), so callers could not
+        // box it.
+        let owned: Vec<(usize, Vec<u8>)> = chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, c.to_vec()))
+            .collect();
+        let results: Vec<Result<(), Error>> = futures_util::stream::iter(owned)
+            .map(|(i, chunk)| {
+                let (conn, id) = (self.clone(), upload_id.clone());
+                async move { conn.upload_chunk(&id, i, &chunk).await }
+            })
             .buffer_unordered(width)
             .collect()
             .await;

@@ -1,0 +1,62 @@
+//! WeCom as the daemon sees it without running an account (see `adapters::Platform`).
+
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+
+use crate::adapters::platform::{BuildParts, Platform};
+use crate::config::{AccountSpec, Channel};
+use crate::port::login_flow::LoginFlow;
+use crate::probe::{Check, ProbeInput};
+use crate::secrets::{BotIdentity, Credentials};
+use crate::supervisor::{Capabilities, Component};
+
+/// WeCom AI bots over the long connection.
+pub struct Wecom;
+
+/// The WeCom platform.
+pub static PLATFORM: Wecom = Wecom;
+
+impl Platform for Wecom {
+    fn channel(&self) -> Channel {
+        Channel::Wecom
+    }
+
+    fn label(&self) -> &'static str {
+        "WeCom"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        super::CAPABILITIES
+    }
+
+    fn bot(&self, login: &Credentials) -> Option<BotIdentity> {
+        BotIdentity::named_by(login, super::login::BOT_ID_FIELD, self.label(), "bot id")
+    }
+
+    fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
+        super::build(parts.ports.port(spec))
+    }
+
+    fn login(&self) -> &'static dyn LoginFlow {
+        &super::login::WecomLogin
+    }
+
+    fn setup(&self) -> Option<&'static crate::port::setup::Setup> {
+        Some(&super::settings::SETUP)
+    }
+
+    fn check_ids(&self) -> &'static [&'static str] {
+        &[super::probe::ENDPOINT]
+    }
+
+    fn probe<'a>(&'a self, input: ProbeInput<'a>) -> BoxFuture<'a, Vec<Check>> {
+        async move {
+            let s = &super::WecomSettings::of(&input.spec.settings);
+            let id = input.spec.key.to_string();
+            super::probe::probe(&id, s).await
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,169 @@
+//! Text both ways: the round trip on the message's handle, who is answered (owner only, ids
+//! case-sensitive, groups only by mention), duplicates, and the fallback when a handle is gone.
+
+use scv_wecom::fake::Fault;
+use scv_wecom::frame::cmd;
+
+use crate::wecom::support::*;
+
+#[tokio::test]
+async fn the_owner_is_answered_on_the_handle_and_strangers_get_nothing() {
+    let h = Harness::start(Setup::owned()).await;
+    h.connected().await;
+    let health = h.health();
+    assert_eq!(
+        health.bot_id.as_deref(),
+        Some(h.fake.config().bot_id.as_str())
+    );
+    assert_eq!(health.user_id.as_deref(), Some(OWNER));
+
+    let hello = h.fake.push_text(OWNER, "hello");
+    assert!(hello.delivered);
+    h.until("the answer", |f| f.bubbles().iter().any(|b| b.finished))
+        .await;
+    assert_eq!(h.reply_to(&hello.req_id).as_deref(), Some("echo: hello"));
+    assert!(
+        h.fake.bubbles().iter().all(|b| !b.spinning),
+        "never a blank finish"
+    );
+
+    // A stranger, and the owner's id in another case (ids are case-sensitive), get nothing.
+    let stranger = h.fake.push_text("LiSi", "hi?");
+    let lower = h.fake.push_text("zhangsan", "me too?");
+    let after = h.fake.push_text(OWNER, "after");
+    h.until("the answer after", |f| {
+        f.bubbles()
+            .iter()
+            .any(|b| b.req_id == after.req_id && b.finished)
+    })
+    .await;
+    h.settle().await;
+    assert_eq!(h.agent.prompts(), ["hello", "after"]);
+    assert_eq!(h.reply_to(&stranger.req_id), None);
+    assert_eq!(h.reply_to(&lower.req_id), None);
+    assert!(h.sent_to("LiSi").is_empty() && h.sent_to("zhangsan").is_empty());
+    assert_eq!(h.fake.pipelined(), 0, "one frame in flight per handle");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_duplicate_callback_is_answered_once() {
+    let h = Harness::start(Setup::owned()).await;
+    h.connected().await;
+    let once = h.fake.push_text(OWNER, "once");
+    h.until("the answer", |f| f.bubbles().iter().any(|b| b.finished))
+        .await;
+    // The same msgid again, with its own and with a new req_id (§2.1, §7.8).
+    h.fake.repush(&once, true);
+    h.fake.repush(&once, false);
+    let after = h.fake.push_text(OWNER, "after");
+    h.until("the answer after", |f| {
+        f.bubbles()
+            .iter()
+            .any(|b| b.req_id == after.req_id && b.finished)
+    })
+    .await;
+    h.settle().await;
+    assert_eq!(h.agent.prompts(), ["once", "after"]);
+    assert_eq!(h.replies().len(), 2, "{:?}", h.replies());
+    assert!(h.sent_to(OWNER).is_empty());
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn in_groups_the_mention_is_stripped_and_only_the_owner_is_answered() {
+    let h = Harness::start(Setup::owned()).await;
+    h.connected().await;
+    let group = "wrGroupA1";
+    let asked = h
+        .fake
+        .push_group_text(group, OWNER, "@Helper  what time is it");
+    let other = h.fake.push_group_text(group, "LiSi", "@Helper tell me too");
+    let after = h.fake.push_text(OWNER, "after");
+    h.until("both owner answers", |f| {
+        f.bubbles()
+            .iter()
+            .filter(|b| b.finished && (b.req_id == asked.req_id || b.req_id == after.req_id))
+            .count()
+            == 2
+    })
+    .await;
+    h.settle().await;
+    assert_eq!(
+        h.reply_to(&asked.req_id).as_deref(),
+        Some("echo: what time is it")
+    );
+    assert_eq!(h.reply_to(&other.req_id), None);
+    assert_eq!(h.agent.prompts(), ["what time is it", "after"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_reply_whose_handle_is_gone_arrives_proactively() {
+    let h = Harness::start(Setup::owned()).await;
+    h.connected().await;
+    // The stream window ran out on WeCom's side (§4.2): 846608 on the reply.
+    h.fake.fail_next(cmd::RESPOND_MSG, Fault::Code(846608), 1);
+    let late = h.fake.push_text(OWNER, "late");
+    h.until("the proactive answer", |f| {
+        f.sent().iter().any(|s| s.cmd == cmd::SEND_MSG)
+    })
+    .await;
+    assert_eq!(h.sent_to(OWNER), ["echo: late"]);
+    assert_eq!(h.reply_to(&late.req_id), None);
+    h.settle().await;
+    assert_eq!(h.sent_to(OWNER).len(), 1, "sent once");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn proactive_sends_keep_wecoms_pace_and_a_send_that_waits_says_so() {
+    let h = Harness::start(Setup::owned()).await;
+    h.connected().await;
+    let key = scv_bridge::ids::AccountKey::parse(ACCOUNT).expect("key");
+    let chats = ["UserA", "UserB", "UserC"];
+    for c in chats {
+        h.fake.know_chat(c, false);
+    }
+    // Three chats at once: the bot sends proactively at most every 2 s (§4.3), so the third
+    // waits 4 s, longer than a moment, and status says it waits.
+    for c in chats {
+        h.conversation
+            .send_proactive(
+                &key,
+                &scv_bridge::ids::ChatId::new(c),
+                &format!("notice for {c}"),
+                None,
+                &format!("test/{c}"),
+            )
+            .await
+            .expect("queued");
+    }
+    h.until_health("a sends note", |c| {
+        c.notes.iter().any(|n| {
+            n.text.contains("30 proactive messages a minute") && n.text.contains("waiting")
+        })
+    })
+    .await;
+    h.until("all three sent", |f| {
+        f.sent().iter().filter(|s| s.cmd == cmd::SEND_MSG).count() == 3
+    })
+    .await;
+    let times: Vec<_> = h
+        .fake
+        .frames_of(cmd::SEND_MSG)
+        .into_iter()
+        .map(|f| f.at)
+        .collect();
+    for pair in times.windows(2) {
+        assert!(
+            pair[1].duration_since(pair[0]) >= std::time::Duration::from_millis(1900),
+            "2 s apart: {times:?}"
+        );
+    }
+    h.until_health("the note cleared", |c| {
+        c.notes.iter().all(|n| !n.text.contains("waiting"))
+    })
+    .await;
+    h.stop().await;
+}
