@@ -127,6 +127,29 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The account's note while nobody is answered for want of an owner: `None` once an owner is
+/// known or when the account answers anyone; else how to pair, `to` saying where the code goes
+/// ("the bot in a private chat"). Every platform whose login names no owner shows it.
+pub fn owner_note(
+    spec: &crate::config::AccountSpec,
+    owned: bool,
+    pairing: Option<&Pairing>,
+    to: &str,
+) -> Option<String> {
+    if owned || spec.senders != crate::protocol::Senders::Owner {
+        return None;
+    }
+    if pairing.is_some_and(|p| p.is_open(crate::supervisor::unix_now())) {
+        return Some(format!(
+            "no owner paired yet: send the pairing code to {to}"
+        ));
+    }
+    let login = crate::port::login_hint(spec);
+    Some(format!(
+        "no owner paired: {login}, then send the code to {to}"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

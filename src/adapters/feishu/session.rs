@@ -346,26 +346,12 @@ impl Session {
 
     /// Says why nobody is answered, when that is the case.
     fn refresh_note(&mut self) {
-        let note = if self.setup.owner.is_some()
-            || self.port.spec().senders != crate::protocol::Senders::Owner
-        {
-            None
-        } else if self
-            .setup
-            .pairing
-            .as_ref()
-            .is_some_and(|p| p.is_open(unix_now()))
-        {
-            Some(
-                "no owner paired yet: send the pairing code to the bot in a private chat"
-                    .to_string(),
-            )
-        } else {
-            Some(format!(
-                "no owner paired: {}, then send the code to the bot in a private chat",
-                crate::port::login_hint(self.port.spec())
-            ))
-        };
+        let note = crate::port::pairing::owner_note(
+            self.port.spec(),
+            self.setup.owner.is_some(),
+            self.setup.pairing.as_ref(),
+            "the bot in a private chat",
+        );
         if note != self.note {
             self.note = note.clone();
             self.health.note(NoteSource::Account, note);

@@ -335,24 +335,12 @@ impl Run {
     /// Says why nobody is answered, when that is the case.
     fn refresh_pairing_note(&mut self) {
         let spec = self.s.port.spec();
-        self.notes.pairing = if self.s.owner.is_some() || spec.senders != Senders::Owner {
-            None
-        } else if self
-            .s
-            .pairing
-            .as_ref()
-            .is_some_and(|p| p.is_open(unix_now()))
-        {
-            Some(
-                "no owner paired yet: send the pairing code to the bot in a one-to-one QQ chat"
-                    .into(),
-            )
-        } else {
-            Some(format!(
-                "no owner paired: {}, then send the code to the bot in a one-to-one QQ chat",
-                crate::port::login_hint(spec)
-            ))
-        };
+        self.notes.pairing = crate::port::pairing::owner_note(
+            spec,
+            self.s.owner.is_some(),
+            self.s.pairing.as_ref(),
+            "the bot in a one-to-one QQ chat",
+        );
         self.refresh_note();
     }
 

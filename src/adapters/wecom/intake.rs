@@ -356,21 +356,12 @@ impl Run {
     /// Says why nobody is answered, when that is the case.
     fn refresh_note(&mut self) {
         let spec = self.s.port.spec();
-        let note = if self.s.owner.is_some() || spec.senders != crate::protocol::Senders::Owner {
-            None
-        } else if self
-            .s
-            .pairing
-            .as_ref()
-            .is_some_and(|p| p.is_open(unix_now()))
-        {
-            Some("no owner paired yet: send the pairing code to the bot in a direct chat".into())
-        } else {
-            Some(format!(
-                "no owner paired: {}, then send the code to the bot in a direct chat",
-                crate::port::login_hint(spec)
-            ))
-        };
+        let note = crate::port::pairing::owner_note(
+            spec,
+            self.s.owner.is_some(),
+            self.s.pairing.as_ref(),
+            "the bot in a direct chat",
+        );
         if note != self.note {
             self.note = note.clone();
             self.s.health.note(NoteSource::Account, note);
