@@ -38,7 +38,7 @@ pub(super) struct Asking {
 /// The code to scan, as the page shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Qr {
-    /// The app that scans it ("WeChat").
+    /// The app that scans it, as the platform's login steps name it.
     pub app: &'static str,
     /// The code drawn as SVG (no script, no text of its own).
     pub svg: String,
