@@ -150,6 +150,27 @@ pub fn owner_note(
     ))
 }
 
+impl crate::port::AccountPort {
+    /// Counts and logs a pairing attempt that did not pair (a wrong code, a refused attempt);
+    /// true when it paired, for the platform to make the sender the owner.
+    pub fn pairing_attempted(&self, attempt: Attempt) -> bool {
+        let key = &self.spec().key;
+        match attempt {
+            Attempt::Paired => return true,
+            Attempt::Wrong => {
+                self.dropped("pairing_wrong");
+                tracing::info!(account = %key, "pairing: wrong code");
+            }
+            Attempt::Refused(why) => {
+                self.dropped("pairing_refused");
+                tracing::info!(account = %key, why, "pairing attempt refused");
+            }
+            Attempt::Ignored => {}
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,7 +23,7 @@ use super::inbound::{Taken, take};
 use super::login::{CLIENT_ID_FIELD, CLIENT_SECRET_FIELD};
 use super::sender::DingTalkSender;
 use crate::conversation::{Attachment, Inbound};
-use crate::port::pairing::{Attempt, OWNER_FIELD, Pairing};
+use crate::port::pairing::{OWNER_FIELD, Pairing};
 use crate::port::{AccountPort, LinkParts, StorePause};
 use crate::secrets::Credentials;
 use crate::supervisor::{ComponentError, HealthHandle, NoteSource, unix_now};
@@ -198,21 +198,12 @@ impl Run {
     }
 
     async fn pairing_attempt(&mut self, m: &Inbound) {
-        let key = self.s.port.spec().key.clone();
         let Some(p) = self.s.pairing.as_mut() else {
             return;
         };
-        match p.attempt(m.sender.as_str(), m.msg_id.as_str(), &m.text, unix_now()) {
-            Attempt::Paired => self.pair(m).await,
-            Attempt::Wrong => {
-                self.s.port.dropped("pairing_wrong");
-                tracing::info!(account = %key, "pairing: wrong code");
-            }
-            Attempt::Refused(why) => {
-                self.s.port.dropped("pairing_refused");
-                tracing::info!(account = %key, why, "pairing attempt refused");
-            }
-            Attempt::Ignored => {}
+        let attempt = p.attempt(m.sender.as_str(), m.msg_id.as_str(), &m.text, unix_now());
+        if self.s.port.pairing_attempted(attempt) {
+            self.pair(m).await;
         }
         self.refresh_note();
     }
