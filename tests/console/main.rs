@@ -1,7 +1,9 @@
 //! The web console (`src/console/`): its guard over real HTTP, and the pages in a real
 //! headless Chromium, against a daemon wired as `scv-bridge run` wires it.
 
+mod approval;
 mod browser;
+mod driver;
 mod security;
 mod setup;
 mod support;
