@@ -13,6 +13,7 @@
 //! question's text and the QR code, which the owner is shown on purpose.
 
 mod answer;
+mod fix;
 mod guard;
 mod live;
 mod pages;
@@ -86,6 +87,7 @@ fn router(console: Console) -> Router {
         .route("/setup/agent", post(setup::agent))
         .route("/setup/chat", post(setup::chat))
         .route("/answer", post(answer::answer))
+        .route("/fix", post(fix::fix))
         .route_layer(axum::middleware::from_fn_with_state(
             console.clone(),
             guard::owner_only,

@@ -60,6 +60,11 @@ pub struct Console {
     pub link_refused: &'static str,
     pub too_many: &'static str,
     pub refused: &'static str,
+    pub fix_login: &'static str,
+    pub fix_reconnect: &'static str,
+    pub fix_enable: &'static str,
+    pub fix_unknown: &'static str,
+    pub fix_failed: &'static str,
 }
 
 const EN: Console = Console {
@@ -116,6 +121,11 @@ const EN: Console = Console {
     link_refused: "This login link is used or expired. Run `scv-bridge console` for a new one.",
     too_many: "Too many login attempts. Wait a minute, then run `scv-bridge console` for a new link.",
     refused: "Refused: this request did not come from the console's own page. Reload the page and try again.",
+    fix_login: "Log in again",
+    fix_reconnect: "Reconnect",
+    fix_enable: "Enable",
+    fix_unknown: "Not a fix the console offers (log in, reconnect or enable):",
+    fix_failed: "The fix did not go through; run the command shown in the account's row instead:",
 };
 
 const ZH_CN: Console = Console {
@@ -172,6 +182,11 @@ const ZH_CN: Console = Console {
     link_refused: "这个登录链接已用过或已过期。请运行 `scv-bridge console` 获取新的链接。",
     too_many: "登录尝试过多。请等一分钟，再运行 `scv-bridge console` 获取新的链接。",
     refused: "已拒绝：这个请求不是来自控制台自己的页面。请刷新页面后重试。",
+    fix_login: "重新登录",
+    fix_reconnect: "重新连接",
+    fix_enable: "启用",
+    fix_unknown: "控制台不提供这个修复（可用：登录、重新连接、启用）：",
+    fix_failed: "修复未完成；请改为运行账号一行里显示的命令：",
 };
 
 /// The console's words in `lang`.
@@ -251,6 +266,11 @@ mod tests {
                 c.setup_bad_chat,
                 c.setup_exists,
                 c.signed_out,
+                c.fix_login,
+                c.fix_reconnect,
+                c.fix_enable,
+                c.fix_unknown,
+                c.fix_failed,
             ];
             assert!(words.iter().all(|w| !w.is_empty()));
         }

@@ -4,6 +4,7 @@
 mod approval;
 mod browser;
 mod driver;
+mod fix;
 mod security;
 mod setup;
 mod support;
