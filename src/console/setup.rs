@@ -118,8 +118,12 @@ pub(super) async fn agent(
             return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response();
         }
     }
-    // The agent is built once, at start: a reload would keep the old one.
-    (StatusCode::OK, w.setup_model_saved).into_response()
+    // The pipeline swaps to the new agent: the next message is answered by this model (a turn
+    // under way finishes on the old one).
+    match console.core.reload_with_agent().await {
+        Ok(_) => (StatusCode::OK, w.setup_model_saved).into_response(),
+        Err(e) => (StatusCode::CONFLICT, e.message).into_response(),
+    }
 }
 
 /// The add-a-chat form.

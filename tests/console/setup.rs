@@ -1,6 +1,7 @@
 //! The console's set-up forms over real HTTP: a chat of any platform added from the page is in
 //! the file and running after the reload; a model is tested with its key before anything is
-//! saved, and its key kept where `login agent` keeps it, never in the file.
+//! saved, and its key kept where `login agent` keeps it, never in the file; the running daemon
+//! answers the next message with it, without a restart.
 
 use scv_bridge::config::Config;
 use scv_bridge::secrets::CredentialStore;
@@ -75,10 +76,16 @@ async fn a_chat_added_from_the_page_is_written_and_running() {
 }
 
 #[tokio::test]
-async fn a_model_is_tested_with_its_key_before_it_is_saved() {
+async fn a_model_is_tested_with_its_key_before_it_is_saved_and_answers_at_once() {
     let fake = FakeOpenAi::start().await.expect("fake");
     fake.require_key("sk-right");
-    let mut bed = Bed::start(Options::default()).await;
+    let mut bed = Bed::start(Options {
+        logged_in: true,
+        ..Options::default()
+    })
+    .await;
+    bed.wait_state(scv_bridge::protocol::ComponentState::Connected)
+        .await;
     let (cookie, csrf) = sign_in(&bed).await;
     let before = std::fs::read_to_string(&bed.config_path).expect("file");
     let model = |key: &str| {
@@ -104,7 +111,8 @@ async fn a_model_is_tested_with_its_key_before_it_is_saved() {
     );
     let right = post(&bed, &cookie, "/setup/agent", &model("sk-right")).await;
     assert_eq!(right.status(), 200);
-    assert!(right.text().await.expect("text").contains("restart"));
+    let said = right.text().await.expect("text");
+    assert!(said.contains("next message"), "{said}");
     let text = std::fs::read_to_string(&bed.config_path).expect("file");
     assert!(!text.contains("sk-right"), "the key never goes in the file");
     let config = Config::load(&bed.config_path).expect("loads");
@@ -116,5 +124,22 @@ async fn a_model_is_tested_with_its_key_before_it_is_saved() {
     let store = CredentialStore::Files(config.state_dir.join("credentials"));
     let stored = store.agent_key().expect("readable").expect("stored");
     assert_eq!(stored.expose(), "sk-right");
+
+    // No restart: the running daemon answers the next message with the saved model.
+    let agent = bed.status().await.agent.expect("an agent row");
+    assert_eq!(agent.model.as_deref(), Some("qwen-local"));
+    let phone = bed.fake.handle();
+    phone.push_text(OWNER, "hello after the form");
+    let answer = phone
+        .wait_for_sent_where(0, PATIENCE, |m| {
+            m.text.contains("echo: hello after the form")
+        })
+        .await;
+    assert!(answer.is_some(), "answered: {:?}", phone.sent());
+    let asked = fake.requests();
+    assert!(
+        !asked.is_empty() && asked.iter().all(|r| r.model == "qwen-local"),
+        "the new endpoint answered"
+    );
     bed.stop().await;
 }
