@@ -44,6 +44,7 @@ pub(super) async fn home(
 ) -> Response {
     let lang = lang(&headers, q.lang());
     let w = words(lang);
+    let found = super::local::find(&console.local).await;
     let other = match lang {
         Lang::En => Lang::ZhCn,
         Lang::ZhCn => Lang::En,
@@ -66,7 +67,7 @@ pub(super) async fn home(
                 main #live data-events={ "/events?lang=" (lang.as_str()) } {
                     (live(&console, lang, &session))
                 }
-                (super::setup::pane(w, &session))
+                (super::setup::pane(w, &session, &found))
             }
         }
     };

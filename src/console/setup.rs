@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::Console;
 use super::guard::{CSRF_FIELD, csrf_ok, csrf_refused, lang};
+use super::local::Found;
 use crate::config::{Channel, Config, valid_account_name};
 use crate::daemon::console_keys::Session;
 use crate::login::agent::Probe;
@@ -22,16 +23,17 @@ use crate::words::{Console as Words, console as words};
 const LOCAL_MODEL: &str = "http://127.0.0.1:11434/v1";
 
 /// The set-up section (not live: what the person types is never replaced under them).
-pub(super) fn pane(w: &Words, session: &Session) -> Markup {
+pub(super) fn pane(w: &Words, session: &Session, found: &[Found]) -> Markup {
     let chats = Channel::ALL
         .into_iter()
         .filter_map(|c| Some((c, crate::adapters::platform(c).setup()?)));
     html! {
         section #setup {
             h2 { (w.setup_title) }
+            h3 { (w.setup_model) }
+            @for f in found { (local_form(w, session, f)) }
             form.agent method="post" action="/setup/agent" {
                 input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
-                h3 { (w.setup_model) }
                 label { (w.setup_base_url) " " input type="url" name="base_url" value=(LOCAL_MODEL) required; }
                 label { (w.setup_model_name) " " input type="text" name="model" required; }
                 label { (w.setup_key) " " input type="password" name="key" autocomplete="off"; }
@@ -52,6 +54,26 @@ pub(super) fn pane(w: &Words, session: &Session) -> Markup {
                 label { (w.setup_name) " " input type="text" name="name" placeholder="phone" required; }
                 button type="submit" { (w.setup_add) }
             }
+        }
+    }
+}
+
+/// A model server found on this machine, offered with its models: the same test-then-save as
+/// the form below, with the address filled in and no key.
+fn local_form(w: &Words, session: &Session, found: &Found) -> Markup {
+    html! {
+        form.local method="post" action="/setup/agent" data-server=(found.name) {
+            input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
+            input type="hidden" name="base_url" value=(found.base_url);
+            p { (w.setup_local_found.replace("{name}", found.name)) " " code { (found.base_url) } }
+            @if found.models.is_empty() {
+                label { (w.setup_model_name) " " input type="text" name="model" required; }
+            } @else {
+                label { (w.setup_model_name) " "
+                    select name="model" { @for m in &found.models { option value=(m) { (m) } } }
+                }
+            }
+            button type="submit" { (w.setup_local_use.replace("{name}", found.name)) }
         }
     }
 }

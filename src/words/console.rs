@@ -65,6 +65,8 @@ pub struct Console {
     pub fix_enable: &'static str,
     pub fix_unknown: &'static str,
     pub fix_failed: &'static str,
+    pub setup_local_found: &'static str,
+    pub setup_local_use: &'static str,
 }
 
 const EN: Console = Console {
@@ -126,6 +128,8 @@ const EN: Console = Console {
     fix_enable: "Enable",
     fix_unknown: "Not a fix the console offers (log in, reconnect or enable):",
     fix_failed: "The fix did not go through; run the command shown in the account's row instead:",
+    setup_local_found: "{name} answers on this machine at",
+    setup_local_use: "Test and use {name}",
 };
 
 const ZH_CN: Console = Console {
@@ -187,6 +191,8 @@ const ZH_CN: Console = Console {
     fix_enable: "启用",
     fix_unknown: "控制台不提供这个修复（可用：登录、重新连接、启用）：",
     fix_failed: "修复未完成；请改为运行账号一行里显示的命令：",
+    setup_local_found: "本机上的 {name} 可用，地址",
+    setup_local_use: "测试并使用 {name}",
 };
 
 /// The console's words in `lang`.
@@ -271,6 +277,8 @@ mod tests {
                 c.fix_enable,
                 c.fix_unknown,
                 c.fix_failed,
+                c.setup_local_found,
+                c.setup_local_use,
             ];
             assert!(words.iter().all(|w| !w.is_empty()));
         }

@@ -5,6 +5,7 @@ mod approval;
 mod browser;
 mod driver;
 mod fix;
+mod local;
 mod security;
 mod setup;
 mod support;

@@ -11,6 +11,7 @@ use scv_bridge::adapters::{PlatformFactory, PlatformParts};
 use scv_bridge::agent::Agent;
 use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::confirm::Clock;
+use scv_bridge::console::LocalServer;
 use scv_bridge::daemon::{self, RunningDaemon, Wiring};
 use scv_bridge::protocol::{ComponentState, DaemonCommand};
 use scv_bridge::secrets::{AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials};
@@ -41,6 +42,9 @@ pub struct Options {
     pub account_extra: &'static str,
     /// The agent that answers, instead of the one `[agent]` builds.
     pub agent: Option<Arc<dyn Agent>>,
+    /// Where the console looks for model servers on this machine (none: a test never probes
+    /// the real default ports).
+    pub local: Vec<LocalServer>,
 }
 
 impl Default for Options {
@@ -51,6 +55,7 @@ impl Default for Options {
             clock: Clock::system(),
             account_extra: "",
             agent: None,
+            local: Vec::new(),
         }
     }
 }
@@ -109,11 +114,12 @@ impl Bed {
         let listen = config.console_listen.expect("console on");
         let listener = scv_bridge::console::bind(listen).await.expect("bind");
         let console = listener.local_addr().expect("addr");
-        scv_bridge::console::start(
+        scv_bridge::console::start_with(
             daemon.core.clone(),
             config_path.clone(),
             listener,
             daemon.shutdown.clone(),
+            options.local,
         );
         Bed {
             _dir: dir,
