@@ -13,6 +13,7 @@
 //! question's text and the QR code, which the owner is shown on purpose.
 
 mod answer;
+mod chat;
 mod fix;
 mod guard;
 mod live;
@@ -103,7 +104,7 @@ fn router(console: Console) -> Router {
         .route("/scan", post(scan::start))
         .route("/scan/answer", post(scan::answer))
         .route("/setup/agent", post(setup::agent))
-        .route("/setup/chat", post(setup::chat))
+        .route("/setup/chat", post(chat::chat))
         .route("/answer", post(answer::answer))
         .route("/fix", post(fix::fix))
         .route_layer(axum::middleware::from_fn_with_state(

@@ -67,7 +67,7 @@ pub(super) async fn home(
                 main #live data-events={ "/events?lang=" (lang.as_str()) } {
                     (live(&console, lang, &session))
                 }
-                (super::setup::pane(w, &session, &found))
+                (super::setup::pane(w, lang, &session, &found))
             }
         }
     };

@@ -67,6 +67,7 @@ pub struct Console {
     pub fix_failed: &'static str,
     pub setup_local_found: &'static str,
     pub setup_local_use: &'static str,
+    pub setup_bad_answer: &'static str,
 }
 
 const EN: Console = Console {
@@ -130,6 +131,7 @@ const EN: Console = Console {
     fix_failed: "The fix did not go through; run the command shown in the account's row instead:",
     setup_local_found: "{name} answers on this machine at",
     setup_local_use: "Test and use {name}",
+    setup_bad_answer: "Not one of the answers offered; pick one from the list for",
 };
 
 const ZH_CN: Console = Console {
@@ -193,6 +195,7 @@ const ZH_CN: Console = Console {
     fix_failed: "修复未完成；请改为运行账号一行里显示的命令：",
     setup_local_found: "本机上的 {name} 可用，地址",
     setup_local_use: "测试并使用 {name}",
+    setup_bad_answer: "不是给出的选项之一；请从列表中选择：",
 };
 
 /// The console's words in `lang`.
@@ -279,6 +282,7 @@ mod tests {
                 c.fix_failed,
                 c.setup_local_found,
                 c.setup_local_use,
+                c.setup_bad_answer,
             ];
             assert!(words.iter().all(|w| !w.is_empty()));
         }

@@ -3,6 +3,7 @@
 
 mod approval;
 mod browser;
+mod chat;
 mod driver;
 mod fix;
 mod local;

@@ -36,11 +36,11 @@ async fn a_chat_added_from_the_page_is_written_and_running() {
         .await
         .expect("text");
     assert!(
-        page.contains("<option value=\"telegram\""),
+        page.contains("data-channel=\"telegram\""),
         "every chat platform is offered"
     );
     assert!(
-        !page.contains("<option value=\"mail\""),
+        !page.contains("data-channel=\"mail\""),
         "mail is set up by its own questions"
     );
     let add = |channel: &str, name: &str| {
@@ -72,6 +72,17 @@ async fn a_chat_added_from_the_page_is_written_and_running() {
         let refused = post(&bed, &cookie, "/setup/chat", &add(channel, name)).await;
         assert_eq!(refused.status(), 400, "{channel}:{name}");
     }
+    // A choice not offered is refused, and nothing is written.
+    let before = std::fs::read_to_string(&bed.config_path).expect("file");
+    let mut moon = add("feishu", "work");
+    moon.push(("q_domain", "moon".to_string()));
+    let refused = post(&bed, &cookie, "/setup/chat", &moon).await;
+    assert_eq!(refused.status(), 400);
+    assert!(refused.text().await.expect("text").contains("domain"));
+    assert_eq!(
+        std::fs::read_to_string(&bed.config_path).expect("file"),
+        before
+    );
     bed.stop().await;
 }
 
