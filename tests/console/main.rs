@@ -10,3 +10,4 @@ mod local;
 mod security;
 mod setup;
 mod support;
+mod walk;
