@@ -154,3 +154,62 @@ async fn a_model_is_tested_with_its_key_before_it_is_saved_and_answers_at_once()
     );
     bed.stop().await;
 }
+
+/// A model saved while a turn is under way: that turn finishes on the old endpoint, the next
+/// message goes to the new one.
+#[tokio::test]
+async fn a_turn_under_way_finishes_on_the_model_it_started_with() {
+    let (old, new) = (
+        FakeOpenAi::start().await.expect("fake"),
+        FakeOpenAi::start().await.expect("fake"),
+    );
+    let mut bed = Bed::start(Options {
+        logged_in: true,
+        ..Options::default()
+    })
+    .await;
+    bed.wait_state(scv_bridge::protocol::ComponentState::Connected)
+        .await;
+    let (cookie, csrf) = sign_in(&bed).await;
+    let save = |fake: &FakeOpenAi, model: &str| {
+        vec![
+            ("csrf", csrf.clone()),
+            ("base_url", fake.base_url()),
+            ("model", model.to_string()),
+        ]
+    };
+    let saved = post(&bed, &cookie, "/setup/agent", &save(&old, "old-model")).await;
+    assert_eq!(saved.status(), 200);
+    old.answer_only(Some(0));
+    let asked = old.changed();
+    let phone = bed.fake.handle();
+    phone.push_text(OWNER, "first");
+    within(asked, "the old endpoint asked").await;
+
+    let saved = post(&bed, &cookie, "/setup/agent", &save(&new, "new-model")).await;
+    assert_eq!(saved.status(), 200);
+    phone.push_text(OWNER, "second");
+    old.answer_only(None);
+    for text in ["echo: first", "echo: second"] {
+        let got = phone
+            .wait_for_sent_where(0, PATIENCE, |m| m.text.contains(text))
+            .await;
+        assert!(got.is_some(), "{text}: {:?}", phone.sent());
+    }
+    let last = |fake: &FakeOpenAi| -> Vec<String> {
+        fake.requests()
+            .iter()
+            .filter_map(|r| r.messages.last().map(|m| m.content.clone()))
+            .collect()
+    };
+    let (old_asked, new_asked) = (last(&old), last(&new));
+    assert!(
+        old_asked.len() == 1 && old_asked[0].contains("first"),
+        "the turn under way stayed on the old model: {old_asked:?}"
+    );
+    assert!(
+        !new_asked.is_empty() && new_asked.iter().all(|t| t.contains("second")),
+        "the next message went to the new model: {new_asked:?}"
+    );
+    bed.stop().await;
+}
