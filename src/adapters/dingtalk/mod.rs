@@ -12,6 +12,7 @@
 //! - [`intake`]: one run's connection, journal-then-ACK, pairing, health.
 //! - [`sender`]: the `ChatSender` (markdown, webhook or robot API, questions, files).
 //! - [`cards`]: answers streamed into AI cards, when a card template is configured.
+//! - [`questions`]: questions on template cards with callback buttons, when configured.
 //! - [`failure`]: the one table from the crate's errors to `Failure`.
 
 mod cards;
@@ -22,6 +23,7 @@ pub mod login;
 mod pace;
 mod platform;
 mod probe;
+mod questions;
 mod reply;
 mod sender;
 mod settings;
@@ -128,6 +130,9 @@ impl DingTalkComponent {
         let mut sender = DingTalkSender::new(client.clone(), self.spec.key.clone());
         if let Some(template) = login::card_template(&self.settings) {
             sender = sender.with_cards(template, self.port.state().clone(), health.clone());
+        }
+        if let Some(template) = login::question_template(&self.settings) {
+            sender = sender.with_question_cards(template);
         }
         let sender = Arc::new(sender);
         let idle_timeout = self

@@ -25,9 +25,14 @@ pub(super) enum Target {
 }
 
 impl Target {
-    /// Reads a chat id this adapter made; `None` for another platform's.
+    /// Reads a chat id this adapter made, or a bare staff id (the confirm service routes an
+    /// owner's question to the owner's user id, the staff id this adapter reports); `None`
+    /// for another kind.
     pub fn parse(chat: &ChatId) -> Option<Target> {
-        let (kind, id) = chat.as_str().split_once(':')?;
+        let Some((kind, id)) = chat.as_str().split_once(':') else {
+            let staff = chat.as_str();
+            return (!staff.is_empty()).then(|| Target::User(staff.to_string()));
+        };
         if id.is_empty() {
             return None;
         }
@@ -105,7 +110,13 @@ mod tests {
         ] {
             assert_eq!(Target::parse(&t.chat_id()), Some(t));
         }
-        assert_eq!(Target::parse(&ChatId::new("12345")), None);
+        assert_eq!(
+            Target::parse(&ChatId::new("manager4521")),
+            Some(Target::User("manager4521".into())),
+            "the owner's staff id, as a question is routed"
+        );
+        assert_eq!(Target::parse(&ChatId::new("")), None);
+        assert_eq!(Target::parse(&ChatId::new("x:12345")), None);
         assert_eq!(Target::parse(&ChatId::new("u:")), None);
         let r = ReplyRef {
             w: "http://h/robot/sendBySession?session=s".into(),

@@ -17,6 +17,7 @@ use super::cards::{CardStreams, Finish};
 use super::failure::failure;
 use super::inbound::Locator;
 use super::pace::{API_GAP, Pace, Path};
+use super::questions::QuestionCards;
 use super::reply::{ReplyRef, Target};
 use crate::conversation::body::{MediaOut, Question};
 use crate::conversation::{
@@ -27,7 +28,8 @@ use crate::failure::general;
 use crate::ids::{AccountKey, PlatformMsgId};
 use crate::supervisor::Capabilities;
 
-/// What a DingTalk account can do: Yes / No links on questions (no template needed); no edits
+/// What a DingTalk account can do: Yes / No buttons on questions (links that need no template,
+/// or a question card's callback buttons when the account names its template); no edits
 /// and no typing indicator (the "thinking" reaction is optional, spec §4.8, and not used).
 pub const CAPABILITIES: Capabilities = Capabilities {
     typing: false,
@@ -47,6 +49,8 @@ pub struct DingTalkSender {
     pace: Pace,
     /// Answers streamed into AI cards, when the account names a card template.
     cards: Option<CardStreams>,
+    /// Questions on template cards with buttons, when the account names a question template.
+    questions: Option<QuestionCards>,
 }
 
 impl DingTalkSender {
@@ -57,6 +61,7 @@ impl DingTalkSender {
             account,
             pace: Pace::default(),
             cards: None,
+            questions: None,
         }
     }
 
@@ -74,6 +79,17 @@ impl DingTalkSender {
             self.account.clone(),
             state,
             health,
+        ));
+        self
+    }
+
+    /// Asks questions on cards of `template` (spec §4.7 B), whose buttons answer through the
+    /// Stream connection.
+    pub(super) fn with_question_cards(mut self, template: String) -> Self {
+        self.questions = Some(QuestionCards::new(
+            self.client.clone(),
+            template,
+            self.account.clone(),
         ));
         self
     }
@@ -168,7 +184,8 @@ impl DingTalkSender {
         r.map(sent).map_err(|e| self.fail(&e))
     }
 
-    /// A question with Yes / No links that send "yes CODE" / "no CODE" as the owner.
+    /// A question on a card with buttons when the account names a question template and the
+    /// card goes, else with Yes / No links that send "yes CODE" / "no CODE" as the owner.
     async fn send_question(
         &self,
         target: &Target,
@@ -176,6 +193,11 @@ impl DingTalkSender {
         text: &str,
         q: &Question,
     ) -> Result<Sent, SendError> {
+        if let Some(cards) = &self.questions
+            && let Some(sent) = cards.send(target, text, q).await
+        {
+            return Ok(sent);
+        }
         let out = question_markdown(text, q);
         self.send_one(target, reply, &out).await
     }
@@ -305,13 +327,20 @@ impl ChatSender for DingTalkSender {
             if let Some(finished) = self.finish_card(msg, &target, &reply).await {
                 return finished;
             }
-            match &msg.body {
+            let sent = match &msg.body {
                 Body::Media(media) => self.send_media(&target, media).await,
                 Body::Question(q) if q.buttons => {
                     self.send_question(&target, &reply, &msg.text, q).await
                 }
                 _ => self.send_markdown(&target, &reply, &msg.text).await,
-            }
+            }?;
+            // Sent to a bare staff id (an owner's question), it landed in the owner's direct
+            // chat, where the answers come from.
+            let chat = target.chat_id();
+            Ok(Sent {
+                chat: (chat != msg.chat).then_some(chat),
+                ..sent
+            })
         })
     }
 

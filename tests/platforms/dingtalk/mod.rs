@@ -3,6 +3,7 @@
 
 mod cards;
 mod chat;
+mod confirm;
 mod intake;
 mod kill9;
 mod login;
