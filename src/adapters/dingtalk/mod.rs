@@ -13,6 +13,7 @@
 //! - [`sender`]: the `ChatSender` (markdown, webhook or robot API, questions, files).
 //! - [`cards`]: answers streamed into AI cards, when a card template is configured.
 //! - [`questions`]: questions on template cards with callback buttons, when configured.
+//! - [`typing`]: the thinking reaction on the owner's message while the agent works.
 //! - [`failure`]: the one table from the crate's errors to `Failure`.
 
 mod cards;
@@ -27,6 +28,7 @@ mod questions;
 mod reply;
 mod sender;
 mod settings;
+mod typing;
 pub use platform::PLATFORM;
 pub use sender::{CAPABILITIES, DingTalkSender, MAX_CHARS};
 pub use settings::DingtalkSettings;
@@ -133,6 +135,9 @@ impl DingTalkComponent {
         }
         if let Some(template) = login::question_template(&self.settings) {
             sender = sender.with_question_cards(template);
+        }
+        if self.settings.thinking_reaction == Some(false) {
+            sender = sender.without_thinking();
         }
         let sender = Arc::new(sender);
         let idle_timeout = self

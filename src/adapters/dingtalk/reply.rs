@@ -66,6 +66,10 @@ pub(super) struct ReplyRef {
     /// The message's `msgId`.
     #[serde(default)]
     pub m: String,
+    /// The message's `conversationId` (the thinking reaction names it); empty in contexts
+    /// journaled before it was kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub c: String,
 }
 
 impl std::fmt::Debug for ReplyRef {
@@ -122,8 +126,12 @@ mod tests {
             w: "http://h/robot/sendBySession?session=s".into(),
             e: 5,
             m: "msg1".into(),
+            c: "cid1==".into(),
         };
         assert_eq!(ReplyRef::parse(&r.context()), r);
+        // A context journaled before the conversation id was kept still reads.
+        let old = ReplyRef::parse(&ReplyContext("{\"w\":\"\",\"e\":5,\"m\":\"msg1\"}".into()));
+        assert_eq!((old.m.as_str(), old.c.as_str()), ("msg1", ""));
         assert!(
             !format!("{r:?}").contains("session"),
             "the URL stays out of logs"

@@ -19,6 +19,7 @@ use super::inbound::Locator;
 use super::pace::{API_GAP, Pace, Path};
 use super::questions::QuestionCards;
 use super::reply::{ReplyRef, Target};
+use super::typing::Typing;
 use crate::conversation::body::{MediaOut, Question};
 use crate::conversation::{
     Body, ChatId, ChatSender, MediaRef, Outbound, ReplyContext, SendError, SendLimits, Sent,
@@ -29,10 +30,10 @@ use crate::ids::{AccountKey, PlatformMsgId};
 use crate::supervisor::Capabilities;
 
 /// What a DingTalk account can do: Yes / No buttons on questions (links that need no template,
-/// or a question card's callback buttons when the account names its template); no edits
-/// and no typing indicator (the "thinking" reaction is optional, spec §4.8, and not used).
+/// or a question card's callback buttons when the account names its template); the
+/// "thinking" reaction as the typing sign (spec §4.8); no edits.
 pub const CAPABILITIES: Capabilities = Capabilities {
-    typing: false,
+    typing: true,
     buttons: true,
     edit: false,
     questions: true,
@@ -51,6 +52,8 @@ pub struct DingTalkSender {
     cards: Option<CardStreams>,
     /// Questions on template cards with buttons, when the account names a question template.
     questions: Option<QuestionCards>,
+    /// The thinking reactions shown now; `None` when the account turned them off.
+    typing: Option<Typing>,
 }
 
 impl DingTalkSender {
@@ -62,6 +65,7 @@ impl DingTalkSender {
             pace: Pace::default(),
             cards: None,
             questions: None,
+            typing: Some(Typing::default()),
         }
     }
 
@@ -80,6 +84,12 @@ impl DingTalkSender {
             state,
             health,
         ));
+        self
+    }
+
+    /// Shows no thinking reaction (`thinking_reaction = false`).
+    pub(super) fn without_thinking(mut self) -> Self {
+        self.typing = None;
         self
     }
 
@@ -341,6 +351,23 @@ impl ChatSender for DingTalkSender {
                 chat: (chat != msg.chat).then_some(chat),
                 ..sent
             })
+        })
+    }
+
+    fn typing<'a>(
+        &'a self,
+        _chat: &'a crate::ids::ChatId,
+        reply: &'a crate::conversation::ReplyContext,
+        on: bool,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let r = ReplyRef::parse(reply);
+            if let Some(t) = &self.typing
+                && !r.m.is_empty()
+                && !r.c.is_empty()
+            {
+                t.set(&self.client, &r.m, &r.c, on).await;
+            }
         })
     }
 

@@ -27,6 +27,9 @@ crate::platform_table!(
     /// only then), two buttons whose callback params carry `answer`: `yes` / `no`. Unset: Yes /
     /// No links that need no template.
     question_card_template_id: Option<String>,
+    /// The "🤔Thinking" reaction on the owner's message while the agent works (default on;
+    /// two API calls an answer, which may count against the app's monthly quota).
+    thinking_reaction: Option<bool>,
 });
 
 const RANGES: &[KeyRange] = &[

@@ -10,3 +10,4 @@ mod login;
 mod media;
 mod privacy;
 mod support;
+mod thinking;
