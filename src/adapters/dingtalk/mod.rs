@@ -129,7 +129,8 @@ impl DingTalkComponent {
                 )
             })?;
         let (owner, pairing) = self.owner(&login);
-        let mut sender = DingTalkSender::new(client.clone(), self.spec.key.clone());
+        let mut sender = DingTalkSender::new(client.clone(), self.spec.key.clone())
+            .with_language(self.spec.language);
         if let Some(template) = login::card_template(&self.settings) {
             sender = sender.with_cards(template, self.port.state().clone(), health.clone());
         }

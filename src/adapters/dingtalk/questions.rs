@@ -19,7 +19,7 @@ use scv_dingtalk::stream::AckReply;
 use scv_dingtalk::{Client, confirm};
 
 use super::reply::Target;
-use crate::conversation::body::{Ending, Question};
+use crate::conversation::body::{Ending, Question, QuestionClosed};
 use crate::conversation::{Body, ButtonAnswers, ButtonPress, PressOutcome, Sent};
 use crate::ids::{AccountKey, PlatformMsgId, SenderId};
 use crate::store::AccountState;
@@ -30,6 +30,8 @@ const REMEMBERED: usize = 4096;
 /// The account-state name of the robot's corp id, learned from the messages it takes (a
 /// press counts only from the owner in this corp).
 pub(super) const CORP_STATE: &str = "dingtalk/robot_corp";
+/// [`links_id`]'s prefix (no `outTrackId` of ours starts so).
+const LINKS_PREFIX: &str = "scvl.";
 
 /// Question cards of one account's template. Made by the sender when the account names one.
 pub(super) struct QuestionCards {
@@ -113,6 +115,36 @@ impl Answered {
     }
 }
 
+/// The platform id a question sent with links reports when DingTalk gave none (a reply
+/// webhook answers without one), so the pipeline can still ask the sender to show it closed.
+pub(super) fn links_id(qid: &str) -> PlatformMsgId {
+    PlatformMsgId::new(format!("{LINKS_PREFIX}{qid}"))
+}
+
+/// Shows question `c` closed on the message `target` that asked it: a question card says how
+/// it ended (its buttons then hide); a message with links cannot change, which is enough for
+/// an answer (the typed answer's reply, or the console, said it), while for an expiry or a
+/// withdrawal the refusal makes the pipeline send the notice as a new message.
+pub(super) async fn show_closed(
+    client: &Client,
+    target: &PlatformMsgId,
+    c: &QuestionClosed,
+    language: Language,
+) -> Result<(), Option<scv_dingtalk::Error>> {
+    if question_of_track_id(target.as_str()).is_some() {
+        let closed = Body::QuestionClosed(c.clone());
+        let said = title(Some(&closed), false).text_for(language);
+        return client
+            .update_card(target.as_str(), &[(ANSWERED_KEY, &said)])
+            .await
+            .map_err(Some);
+    }
+    match c.ended {
+        Ending::Approved | Ending::Declined => Ok(()),
+        _ => Err(None),
+    }
+}
+
 /// Judges one press: the ACK to send and, when it did not count, why (a `messages_dropped`
 /// reason).
 pub(super) async fn press(
@@ -153,7 +185,7 @@ pub(super) async fn press(
 }
 
 /// How the card says the question ended, else what was pressed.
-fn title(body: Option<&Body>, yes: bool) -> Card {
+pub(super) fn title(body: Option<&Body>, yes: bool) -> Card {
     match body {
         Some(Body::QuestionClosed(c)) => match c.ended {
             Ending::Approved => Card::Approved,

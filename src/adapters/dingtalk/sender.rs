@@ -17,7 +17,7 @@ use super::cards::{CardStreams, Finish};
 use super::failure::failure;
 use super::inbound::Locator;
 use super::pace::{API_GAP, Pace, Path};
-use super::questions::QuestionCards;
+use super::questions::{self, QuestionCards};
 use super::reply::{ReplyRef, Target};
 use super::typing::Typing;
 use crate::conversation::body::{MediaOut, Question};
@@ -31,11 +31,12 @@ use crate::supervisor::Capabilities;
 
 /// What a DingTalk account can do: Yes / No buttons on questions (links that need no template,
 /// or a question card's callback buttons when the account names its template); the
-/// "thinking" reaction as the typing sign (spec §4.8); no edits.
+/// "thinking" reaction as the typing sign (spec §4.8); edits of question messages only (a
+/// question card shows how it ended; see [`questions::show_closed`]).
 pub const CAPABILITIES: Capabilities = Capabilities {
     typing: true,
     buttons: true,
-    edit: false,
+    edit: true,
     questions: true,
     send_window: false,
 };
@@ -54,6 +55,8 @@ pub struct DingTalkSender {
     questions: Option<QuestionCards>,
     /// The thinking reactions shown now; `None` when the account turned them off.
     typing: Option<Typing>,
+    /// The account's language, for what a question card says when it closes.
+    language: crate::words::Language,
 }
 
 impl DingTalkSender {
@@ -66,6 +69,7 @@ impl DingTalkSender {
             cards: None,
             questions: None,
             typing: Some(Typing::default()),
+            language: crate::words::Language::default(),
         }
     }
 
@@ -84,6 +88,12 @@ impl DingTalkSender {
             state,
             health,
         ));
+        self
+    }
+
+    /// Says what a closed question card shows in `language`.
+    pub(super) fn with_language(mut self, language: crate::words::Language) -> Self {
+        self.language = language;
         self
     }
 
@@ -209,7 +219,11 @@ impl DingTalkSender {
             return Ok(sent);
         }
         let out = question_markdown(text, q);
-        self.send_one(target, reply, &out).await
+        let sent = self.send_one(target, reply, &out).await?;
+        Ok(Sent {
+            msg_id: sent.msg_id.or_else(|| Some(questions::links_id(&q.id))),
+            ..sent
+        })
     }
 
     /// Uploads a workspace file and sends it as a picture or a file; a type DingTalk does not
@@ -306,6 +320,14 @@ fn fit(text: &str) -> Vec<String> {
     }
 }
 
+/// An update this account cannot make: the pipeline sends the item as a new message.
+fn cannot_update() -> SendError {
+    SendError::rejected(
+        general::UPDATE_UNSUPPORTED,
+        "DingTalk updates only question cards",
+    )
+}
+
 /// The target an outbox item names.
 fn target_of(msg: &Outbound) -> Result<Target, SendError> {
     Target::parse(&msg.chat).ok_or_else(|| {
@@ -351,6 +373,23 @@ impl ChatSender for DingTalkSender {
                 chat: (chat != msg.chat).then_some(chat),
                 ..sent
             })
+        })
+    }
+
+    /// Shows a closed question on the message that asked it (see [`questions::show_closed`]);
+    /// nothing else is ever updated.
+    fn update<'a>(
+        &'a self,
+        target: &'a PlatformMsgId,
+        msg: &'a Outbound,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            let Body::QuestionClosed(c) = &msg.body else {
+                return Err(cannot_update());
+            };
+            questions::show_closed(&self.client, target, c, self.language)
+                .await
+                .map_err(|e| e.map_or_else(cannot_update, |e| self.fail(&e)))
         })
     }
 

@@ -3,7 +3,9 @@
 //! answerer): with a question card template configured, a question goes on a card with
 //! callback buttons (spec §4.7 B); only the owner's press counts (staff id in the robot's
 //! corp), once, and the ACK updates the card to say how the question ended. A typed "y CODE"
-//! answers it too; a refused card leaves the question to the links that need no template.
+//! answers it too, and an expiry closes it, each updating the card in place; a refused card
+//! leaves the question to the links that need no template, where a typed answer's reply says
+//! it all and an expiry comes as a notice.
 
 use std::sync::{Arc, Mutex};
 
@@ -39,8 +41,12 @@ struct Run {
 }
 
 /// The daemon as `run` wires it, one owner-only DingTalk account (`notify` names it) with
-/// `table` lines, an echo agent.
+/// `table` lines, an echo agent, the questions on `clock`.
 async fn start(table: &str) -> Run {
+    start_on(table, Clock::tokio()).await
+}
+
+async fn start_on(table: &str, clock: Clock) -> Run {
     let fake = FakeDingTalk::start(fake_with_template())
         .await
         .expect("fake");
@@ -62,7 +68,7 @@ async fn start(table: &str) -> Run {
     let (slot2, agent_config) = (slot.clone(), config.agent.clone());
     let wire = move |c: &CredentialStore, s: &scv_bridge::store::Store, r: &Arc<_>| {
         let agent: Arc<dyn Agent> = TestAgent::echo();
-        let (confirm, conversation) = daemon::confirm_and_pipeline(s, c, Clock::tokio(), r, agent);
+        let (confirm, conversation) = daemon::confirm_and_pipeline(s, c, clock, r, agent);
         *slot2.lock().expect("lock") = Some(confirm.clone());
         let parts = PlatformParts {
             credentials: c.clone(),
@@ -164,6 +170,28 @@ impl Run {
         .await;
     }
 
+    /// Waits until `card` says `said` (in English first: the account's language is `auto`).
+    async fn until_answered(&self, card: &CardRecord, said: &str) {
+        self.until(&format!("the card saying {said:?}"), |f| {
+            f.card(&card.out_track_id).is_some_and(|c| {
+                c.params["answered"]
+                    .as_str()
+                    .is_some_and(|a| a.starts_with(said))
+            })
+        })
+        .await;
+    }
+
+    /// Waits until the service knows question `id` went out (before that, its deadline
+    /// finds it undelivered); checked at each change of the fake (pings come every 200 ms).
+    async fn until_delivered(&self, id: &str) {
+        let confirm = self.confirm.clone();
+        self.until("the question known as delivered", move |_| {
+            confirm.view(id).and_then(|v| v.message_id).is_some()
+        })
+        .await;
+    }
+
     fn answered(&self, card: &CardRecord) -> String {
         let now = self.fake.card(&card.out_track_id).expect("card");
         now.params["answered"]
@@ -249,7 +277,10 @@ async fn a_typed_answer_with_the_code_answers_the_card_question() {
     })
     .await;
     assert_eq!(run.state(&asked.id).await, ConfirmState::Yes);
-    // A press after the typed answer only shows how it ended.
+    // The card shows it in place (its buttons hide), with no other message.
+    run.until_answered(&card, "✅ Approved").await;
+    assert_eq!(run.fake.calls(Call::CardUpdate), 1);
+    // A press after the typed answer changes nothing.
     run.press(&card, &owner, "no").await;
     assert_eq!(run.state(&asked.id).await, ConfirmState::Yes);
     assert!(
@@ -258,6 +289,69 @@ async fn a_typed_answer_with_the_code_answers_the_card_question() {
         run.answered(&card)
     );
     run.stop().await;
+}
+
+#[tokio::test]
+async fn an_expired_question_card_says_so_in_place() {
+    let clock = Clock::manual(wall_ms());
+    let run = start_on(&templated(), clock.clone()).await;
+    run.owner_writes().await;
+    let sent = run.fake.sent().len();
+    let info = run
+        .confirm
+        .ask("Deploy now?", None, Some(30))
+        .await
+        .expect("asked");
+    let card = run.card().await;
+    run.until_delivered(&info.id).await;
+    clock.advance(std::time::Duration::from_secs(30));
+    assert_eq!(run.state(&info.id).await, ConfirmState::Expired);
+    run.until_answered(&card, "⌛ Expired").await;
+    assert_eq!(run.fake.sent().len(), sent, "no notice beside the card");
+    run.stop().await;
+}
+
+#[tokio::test]
+async fn with_links_a_typed_answer_adds_only_its_reply_and_an_expiry_a_notice() {
+    let clock = Clock::manual(wall_ms());
+    let run = start_on("", clock.clone()).await;
+    run.owner_writes().await;
+    let before = run.fake.sent().len();
+    let (asked, code) = run.ask().await;
+    run.until("the question with links", |f| f.sent().len() > before)
+        .await;
+    run.fake.push_text(&run.owner(), &format!("n {code}"));
+    run.until("the reply", |f| f.sent().len() > before + 1)
+        .await;
+    assert_eq!(run.state(&asked.id).await, ConfirmState::No);
+    let expiring = run
+        .confirm
+        .ask("Restart now?", None, Some(30))
+        .await
+        .expect("asked");
+    run.until("the second question", |f| f.sent().len() > before + 2)
+        .await;
+    run.until_delivered(&expiring.id).await;
+    clock.advance(std::time::Duration::from_secs(30));
+    assert_eq!(run.state(&expiring.id).await, ConfirmState::Expired);
+    run.until("the expiry notice", |f| f.sent().len() > before + 3)
+        .await;
+    let texts: Vec<String> = run.fake.sent()[before..].iter().map(text_of).collect();
+    assert_eq!(
+        texts.len(),
+        4,
+        "question, reply, question, notice: {texts:?}"
+    );
+    assert_eq!(texts[1], format!("Got it: no ({code})."));
+    assert_eq!(run.fake.calls(Call::CardUpdate), 0);
+    run.stop().await;
+}
+
+fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 #[tokio::test]
