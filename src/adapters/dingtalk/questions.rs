@@ -213,6 +213,99 @@ pub(super) async fn learn_corp(state: &AccountState, known: &mut Option<String>,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures_util::future::BoxFuture;
+    use std::sync::Mutex;
+
+    /// Records presses and says each is recorded (declined or approved).
+    #[derive(Default)]
+    struct Presses(Mutex<Vec<ButtonPress>>);
+
+    impl ButtonAnswers for Presses {
+        fn press(&self, press: ButtonPress) -> BoxFuture<'_, PressOutcome> {
+            let ended = if press.yes {
+                Ending::Approved
+            } else {
+                Ending::Declined
+            };
+            let body = Body::QuestionClosed(QuestionClosed {
+                id: press.question_id.clone(),
+                ended,
+                text: String::new(),
+                code: String::new(),
+                at: String::new(),
+            });
+            if let Ok(mut p) = self.0.lock() {
+                p.push(press);
+            }
+            Box::pin(async move { PressOutcome::Recorded(body) })
+        }
+    }
+
+    fn callback(track: &str, user: &str, corp: &str, answer: &str) -> CardCallback {
+        let content = serde_json::json!({"cardPrivateData": {"params": {"answer": answer}}});
+        let data = serde_json::json!({
+            "outTrackId": track, "userId": user, "userIdType": 1, "corpId": corp,
+            "content": content.to_string(),
+        });
+        CardCallback::parse(&data.to_string()).expect("callback")
+    }
+
+    #[tokio::test]
+    async fn only_the_owner_of_the_robots_corp_answers_a_question_card_once() {
+        let presses = Arc::new(Presses::default());
+        let answers: Arc<dyn ButtonAnswers> = presses.clone();
+        let account = AccountKey::parse("dingtalk:team").expect("key");
+        let cx = PressContext {
+            account: &account,
+            owner: Some("boss"),
+            corp: Some("corp1"),
+            answers: Some(&answers),
+            language: Language::En,
+        };
+        let mut seen = Answered::default();
+        let card = confirm::question_track_id("q-4");
+        let cases = [
+            (callback(&card, "boss", "corp2", "yes"), "not_owner_press"),
+            (callback(&card, "other", "corp1", "yes"), "not_owner_press"),
+            (
+                callback("scv-0af3", "boss", "corp1", "yes"),
+                "unknown_button",
+            ),
+            (callback(&card, "boss", "corp1", "maybe"), "unknown_button"),
+        ];
+        for (c, why) in cases {
+            let (reply, dropped) = press(&cx, &mut seen, &c).await;
+            assert_eq!((reply, dropped), (AckReply::Done, Some(why)));
+        }
+        let (reply, dropped) = press(&cx, &mut seen, &callback(&card, "boss", "corp1", "no")).await;
+        assert_eq!(dropped, None);
+        assert_eq!(
+            reply,
+            AckReply::Card(card_update(&[(ANSWERED_KEY, "❌ Declined")]))
+        );
+        let again = press(&cx, &mut seen, &callback(&card, "boss", "corp1", "yes")).await;
+        assert_eq!(again, (AckReply::Done, Some("repeated_press")));
+        let seen = presses.0.lock().expect("presses").clone();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(
+            (
+                seen[0].question_id.as_str(),
+                seen[0].yes,
+                seen[0].operator.as_str()
+            ),
+            ("q-4", false, "boss")
+        );
+        // Without a corp learned, not even the owner's press counts.
+        let cx = PressContext { corp: None, ..cx };
+        let other = confirm::question_track_id("q-5");
+        let (_, dropped) = press(
+            &cx,
+            &mut Answered::default(),
+            &callback(&other, "boss", "corp1", "yes"),
+        )
+        .await;
+        assert_eq!(dropped, Some("not_owner_press"));
+    }
 
     #[test]
     fn a_card_counts_once() {
