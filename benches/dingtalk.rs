@@ -287,6 +287,11 @@ async fn card_stream() {
     fake.wait_until(PATIENCE, |f| f.cards().iter().any(|c| c.finalized))
         .await;
     let done_at = started.elapsed();
+    // The calls after the finish (the card marked finished, the reaction recalled) count too.
+    fake.wait_until(Duration::from_secs(5), |f| {
+        f.calls(Call::CardUpdate) > 0 && f.calls(Call::Emotion) >= 2
+    })
+    .await;
     let cards = fake.cards();
     let equal = cards.len() == 1 && card_text(&cards[0]) == answer();
     let (create, stream, update) = (
@@ -313,9 +318,10 @@ async fn card_stream() {
         done_at.as_secs_f64()
     );
     println!(
-        "  card calls for the answer   {} ({create} createAndDeliver, {stream} streaming, {update} instances update; {} other messages)",
+        "  card calls for the answer   {} ({create} createAndDeliver, {stream} streaming, {update} instances update; {} other messages; plus {} thinking-reaction calls)",
         create + stream + update,
-        fake.sent().len()
+        fake.sent().len(),
+        fake.calls(Call::Emotion)
     );
     d.stop().await;
 }
