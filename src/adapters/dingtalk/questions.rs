@@ -115,8 +115,8 @@ impl Answered {
     }
 }
 
-/// The platform id a question sent with links reports when DingTalk gave none (a reply
-/// webhook answers without one), so the pipeline can still ask the sender to show it closed.
+/// The platform id a question not on a card reports when DingTalk gave none (a reply webhook
+/// answers without one), so the pipeline can still ask the sender to show it closed.
 pub(super) fn links_id(qid: &str) -> PlatformMsgId {
     PlatformMsgId::new(format!("{LINKS_PREFIX}{qid}"))
 }

@@ -219,11 +219,7 @@ impl DingTalkSender {
             return Ok(sent);
         }
         let out = question_markdown(text, q);
-        let sent = self.send_one(target, reply, &out).await?;
-        Ok(Sent {
-            msg_id: sent.msg_id.or_else(|| Some(questions::links_id(&q.id))),
-            ..sent
-        })
+        self.send_one(target, reply, &out).await
     }
 
     /// Uploads a workspace file and sends it as a picture or a file; a type DingTalk does not
@@ -369,9 +365,15 @@ impl ChatSender for DingTalkSender {
             // Sent to a bare staff id (an owner's question), it landed in the owner's direct
             // chat, where the answers come from.
             let chat = target.chat_id();
+            // A question a reply webhook took has no id from DingTalk; a stand-in lets the
+            // pipeline still ask to show it closed (see `questions::show_closed`).
+            let msg_id = match &msg.body {
+                Body::Question(q) => sent.msg_id.or_else(|| Some(questions::links_id(&q.id))),
+                _ => sent.msg_id,
+            };
             Ok(Sent {
+                msg_id,
                 chat: (chat != msg.chat).then_some(chat),
-                ..sent
             })
         })
     }
