@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::body::MediaOut;
-use crate::conversation::{Body, Outbound, SendError};
+use crate::conversation::{Body, Inbound, Outbound, SendError};
 use crate::failure::general;
 use crate::ids::{ChatId, OutboxKey, PlatformMsgId};
 use crate::port::AccountPort;
@@ -78,6 +78,18 @@ pub fn note(lang: Option<Lang>, reply: &str) -> String {
         .or_else(|| crate::words::detect(reply))
         .unwrap_or(Lang::En);
     Resend::InDoubt { preview }.text(lang).into_owned()
+}
+
+/// Passes `attempt` when sends are recorded: `Err` (`send_in_doubt`) when an earlier run began
+/// this very send, which stops it before its request (the caller then holds it).
+pub async fn pass(attempt: Option<&Attempt<'_>>) -> Result<(), SendError> {
+    match attempt {
+        Some(a) if !a.pass().await? => Err(SendError::rejected(
+            general::SEND_IN_DOUBT,
+            "an earlier run began this send and never learned its outcome",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// One account's record of sends begun and replies held; cheap to clone.
@@ -174,6 +186,25 @@ impl HeldSends {
             self.state.call(move |s| s.delete(&name)).await?;
         }
         Ok(held.len())
+    }
+
+    /// Answers the owner's `/again` (`m`, taken out of the intake batch): the chat's held
+    /// replies are queued again, or a line says there are none. Counted as dropped
+    /// (`resend_request`): the replies are its answer, and it never reaches the agent.
+    pub async fn answer_again(&self, port: &AccountPort, m: &Inbound) {
+        let key = &port.spec().key;
+        match self.release(port, &m.chat, &m.msg_id).await {
+            Ok(0) => {
+                let text = crate::words::Resend::NothingHeld.text_for(port.spec().language);
+                let out = OutboxKey::reply(key, &m.msg_id, "again");
+                if let Err(e) = port.announce(&m.chat, &text, out).await {
+                    tracing::warn!(account = %key, error = %e, "cannot queue the answer to /again");
+                }
+            }
+            Ok(n) => tracing::info!(account = %key, replies = n, "held replies queued again"),
+            Err(e) => tracing::warn!(account = %key, error = %e, "cannot queue the held replies"),
+        }
+        port.dropped("resend_request");
     }
 
     /// Forgets begun keys older than a day and held replies older than eight days; once a run.

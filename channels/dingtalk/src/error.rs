@@ -38,6 +38,8 @@ pub enum Error {
         call: Call,
         /// The innermost cause, without the URL (it may carry a ticket or session key).
         detail: String,
+        /// The connection was never made, so nothing was sent.
+        unsent: bool,
     },
     /// Our client timeout fired.
     #[error("dingtalk {call}: no answer within {after:?}")]
@@ -138,6 +140,18 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether DingTalk may have acted on the call although no success came back: a timeout,
+    /// a connection lost after the request left, a 5xx or an answer of an unexpected shape. A
+    /// refused connection, a refusal in the body and local checks are known outcomes.
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            Error::Timeout { .. } | Error::Malformed { .. } => true,
+            Error::Network { unsent, .. } => !unsent,
+            Error::Api { status, .. } | Error::Http { status, .. } => *status >= 500,
+            _ => false,
+        }
+    }
+
     /// The call that failed, when there was one.
     pub fn call(&self) -> Option<Call> {
         match self {
@@ -194,6 +208,7 @@ pub(crate) fn network(call: Call, e: reqwest::Error, after: Duration) -> Error {
     }
     Error::Network {
         call,
+        unsent: e.is_connect() || e.is_builder(),
         detail: scv_net::transport(&e.without_url()),
     }
 }

@@ -277,6 +277,7 @@ mod tests {
                 Error::Network {
                     call: Call::OpenConnection,
                     detail: "refused".into(),
+                    unsent: true,
                 },
                 Class::Transient,
                 "network",

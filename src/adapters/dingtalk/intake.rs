@@ -43,6 +43,8 @@ pub(super) struct Setup {
     pub pairing: Option<Pairing>,
     pub credentials: Credentials,
     pub sender: Arc<DingTalkSender>,
+    /// The replies the sender held after a restart, which the owner's `/again` releases.
+    pub held: crate::port::held::HeldSends,
     pub health: HealthHandle,
     pub idle_timeout: Duration,
 }
@@ -163,6 +165,13 @@ impl Run {
             Taken::Dropped(reason) => self.s.port.dropped(reason),
             Taken::Message(i) if self.is_pairing_attempt(&i, m.is_direct()) => {
                 self.pairing_attempt(&i).await
+            }
+            Taken::Message(i)
+                if crate::port::held::is_again(&i.text)
+                    && self.s.owner.as_deref() == Some(i.sender.as_str()) =>
+            {
+                // The held replies are its answer; replayed, it queues none of them twice.
+                self.s.held.answer_again(&self.s.port, &i).await;
             }
             Taken::Message(i) => {
                 if !self.journal(i, cancel).await {

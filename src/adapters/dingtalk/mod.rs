@@ -129,8 +129,11 @@ impl DingTalkComponent {
                 )
             })?;
         let (owner, pairing) = self.owner(&login);
+        let held = crate::port::held::HeldSends::new(self.port.state().clone());
+        held.prune().await;
         let mut sender = DingTalkSender::new(client.clone(), self.spec.key.clone())
-            .with_language(self.spec.language);
+            .with_language(self.spec.language)
+            .with_held(held.clone());
         if let Some(template) = login::card_template(&self.settings) {
             sender = sender.with_cards(template, self.port.state().clone(), health.clone());
         }
@@ -152,6 +155,7 @@ impl DingTalkComponent {
             pairing,
             credentials: login.credentials,
             sender,
+            held,
             health,
             idle_timeout,
         });

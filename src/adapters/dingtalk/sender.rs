@@ -27,6 +27,7 @@ use crate::conversation::{
 };
 use crate::failure::general;
 use crate::ids::{AccountKey, PlatformMsgId};
+use crate::port::held::{self, Attempt, HeldSends};
 use crate::supervisor::Capabilities;
 
 /// What a DingTalk account can do: Yes / No buttons on questions (links that need no template,
@@ -57,6 +58,8 @@ pub struct DingTalkSender {
     typing: Option<Typing>,
     /// The account's language, for what a question card says when it closes.
     language: crate::words::Language,
+    /// Sends begun and replies held: robot sends take no idempotency key (`port::held`).
+    held: Option<HeldSends>,
 }
 
 impl DingTalkSender {
@@ -70,7 +73,15 @@ impl DingTalkSender {
             questions: None,
             typing: Some(Typing::default()),
             language: crate::words::Language::default(),
+            held: None,
         }
+    }
+
+    /// Records each send before it goes (in `held`), so one a crash or an unknown outcome left
+    /// undecided is held with a note rather than sent twice.
+    pub(super) fn with_held(mut self, held: HeldSends) -> Self {
+        self.held = Some(held);
+        self
     }
 
     /// Streams answers into AI cards of `template`, recorded in the account's `state` so a
@@ -132,7 +143,7 @@ impl DingTalkSender {
                 match cards.finish(answer, &msg.text).await? {
                     Finish::Done => Ok(Sent::default()),
                     Finish::Rest(rest) => {
-                        let sent = self.send_markdown(target, reply, &rest).await?;
+                        let sent = self.send_markdown(target, reply, &rest, None).await?;
                         cards.rest_sent(answer).await?;
                         Ok(sent)
                     }
@@ -153,6 +164,7 @@ impl DingTalkSender {
         target: &Target,
         reply: &ReplyRef,
         text: &str,
+        attempt: Option<&Attempt<'_>>,
     ) -> Result<Sent, SendError> {
         let rendered = scv_dingtalk::markdown::render(text);
         let mut sent = Sent::default();
@@ -161,19 +173,20 @@ impl DingTalkSender {
                 title: scv_dingtalk::markdown::title(&piece, "…"),
                 text: piece,
             };
-            sent = self.send_one(target, reply, &out).await?;
+            sent = self.send_one(target, reply, &out, attempt).await?;
         }
         Ok(sent)
     }
 
     /// One message: the reply webhook first while it lives (text and markdown only), else the
-    /// robot API. A webhook that fails for any reason but a fatal one falls back to the API
-    /// (spec §4.1).
+    /// robot API. A webhook that fails for any reason but a fatal one, or one that may have
+    /// delivered, falls back to the API (spec §4.1). `attempt` is passed before each request.
     async fn send_one(
         &self,
         target: &Target,
         reply: &ReplyRef,
         out: &Outgoing,
+        attempt: Option<&Attempt<'_>>,
     ) -> Result<Sent, SendError> {
         let group = match target {
             Target::Group(g) => Some(g.as_str()),
@@ -182,9 +195,12 @@ impl DingTalkSender {
         let webhook_body = matches!(out, Outgoing::Markdown { .. } | Outgoing::Text { .. });
         if let (true, Some(hook)) = (webhook_body, reply.webhook()) {
             self.pace.wait(Path::Webhook, group).await;
+            held::pass(attempt).await?;
             match self.client.reply_by_webhook(&hook, out).await {
                 Ok(s) => return Ok(sent(s)),
-                Err(e) if matches!(e.class(), ErrorClass::Fatal(_)) => return Err(self.fail(&e)),
+                Err(e) if matches!(e.class(), ErrorClass::Fatal(_)) || e.outcome_unknown() => {
+                    return Err(self.fail_in(&e, attempt));
+                }
                 Err(e) => {
                     tracing::debug!(account = %self.account, error = %e, "reply webhook not used; sending through the robot API");
                 }
@@ -193,15 +209,45 @@ impl DingTalkSender {
         let r = match target {
             Target::User(staff) => {
                 self.pace.wait(Path::User, None).await;
+                held::pass(attempt).await?;
                 self.client.send_to_user(staff, out).await
             }
             Target::Group(cid) => {
                 self.pace.wait(Path::Group, group).await;
+                held::pass(attempt).await?;
                 self.client.send_to_group(cid, out).await
             }
             Target::Webhook(_) => Err(scv_dingtalk::Error::WebhookExpired),
         };
-        r.map(sent).map_err(|e| self.fail(&e))
+        r.map(sent).map_err(|e| self.fail_in(&e, attempt))
+    }
+
+    /// [`Self::fail`] of a send: one whose outcome is unknown keeps its record (`port::held`).
+    fn fail_in(&self, e: &scv_dingtalk::Error, attempt: Option<&Attempt<'_>>) -> SendError {
+        if e.outcome_unknown()
+            && let Some(a) = attempt
+        {
+            a.outcome_unknown();
+        }
+        self.fail(e)
+    }
+
+    /// Holds `msg`, which may have been shown, and sends the note that stands in for it.
+    async fn hold(
+        &self,
+        held: &HeldSends,
+        msg: &Outbound,
+        target: &Target,
+        reply: &ReplyRef,
+    ) -> Result<Sent, SendError> {
+        held.hold(msg).await?;
+        let note = held::note(self.language.fixed(), &msg.text);
+        let out = Outgoing::Markdown {
+            title: scv_dingtalk::markdown::title(&note, "…"),
+            text: note,
+        };
+        // A failed note is retried by the outbox, which holds the reply again (a no-op) first.
+        self.send_one(target, reply, &out, None).await
     }
 
     /// A question on a card with buttons when the account names a question template and the
@@ -212,6 +258,7 @@ impl DingTalkSender {
         reply: &ReplyRef,
         text: &str,
         q: &Question,
+        attempt: Option<&Attempt<'_>>,
     ) -> Result<Sent, SendError> {
         if let Some(cards) = &self.questions
             && let Some(sent) = cards.send(target, text, q).await
@@ -219,12 +266,17 @@ impl DingTalkSender {
             return Ok(sent);
         }
         let out = question_markdown(text, q);
-        self.send_one(target, reply, &out).await
+        self.send_one(target, reply, &out, attempt).await
     }
 
     /// Uploads a workspace file and sends it as a picture or a file; a type DingTalk does not
     /// take (spec §4.5) is refused, and the core then sends the item's text instead.
-    async fn send_media(&self, target: &Target, media: &MediaOut) -> Result<Sent, SendError> {
+    async fn send_media(
+        &self,
+        target: &Target,
+        media: &MediaOut,
+        attempt: Option<&Attempt<'_>>,
+    ) -> Result<Sent, SendError> {
         let ext = std::path::Path::new(&media.name)
             .extension()
             .and_then(|e| e.to_str())
@@ -256,7 +308,8 @@ impl DingTalkSender {
             },
         };
         // Files never go through the webhook (text and markdown only).
-        self.send_one(target, &ReplyRef::default(), &out).await
+        self.send_one(target, &ReplyRef::default(), &out, attempt)
+            .await
     }
 }
 
@@ -355,13 +408,22 @@ impl ChatSender for DingTalkSender {
             if let Some(finished) = self.finish_card(msg, &target, &reply).await {
                 return finished;
             }
+            let attempt = self.held.as_ref().map(|h| h.attempt(msg));
+            let a = attempt.as_ref();
             let sent = match &msg.body {
-                Body::Media(media) => self.send_media(&target, media).await,
+                Body::Media(media) => self.send_media(&target, media, a).await,
                 Body::Question(q) if q.buttons => {
-                    self.send_question(&target, &reply, &msg.text, q).await
+                    self.send_question(&target, &reply, &msg.text, q, a).await
                 }
-                _ => self.send_markdown(&target, &reply, &msg.text).await,
-            }?;
+                _ => self.send_markdown(&target, &reply, &msg.text, a).await,
+            };
+            if let (Some(a), Some(held)) = (a, &self.held) {
+                if a.in_doubt() {
+                    return self.hold(held, msg, &target, &reply).await;
+                }
+                a.settle(&sent).await;
+            }
+            let sent = sent?;
             // Sent to a bare staff id (an owner's question), it landed in the owner's direct
             // chat, where the answers come from.
             let chat = target.chat_id();

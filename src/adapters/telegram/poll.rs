@@ -154,10 +154,8 @@ impl Run {
                     self.pairing_attempt(&m).await;
                 }
                 Taken::Message(m) if self.is_again(&m) => {
-                    // Counted, and answered by the replies it releases (or a line saying
-                    // there are none). Replayed after a crash, it queues nothing twice.
-                    self.again(&m).await;
-                    self.s.port.dropped("resend_request");
+                    // Replayed after a crash, it queues nothing twice.
+                    self.s.held.answer_again(&self.s.port, &m).await;
                 }
                 Taken::Message(m) | Taken::Stop(m) => pending.push(m),
                 Taken::Press(q) => {
@@ -224,23 +222,6 @@ impl Run {
     /// The owner's `/again`: the replies held in this chat go again (see [`held`]).
     fn is_again(&self, m: &Inbound) -> bool {
         held::is_again(&m.text) && self.s.owner.as_deref() == Some(m.sender.as_str())
-    }
-
-    /// Queues the replies held for `m`'s chat again, or says that none are.
-    async fn again(&self, m: &Inbound) {
-        let port = &self.s.port;
-        let key = &port.spec().key;
-        match self.s.held.release(port, &m.chat, &m.msg_id).await {
-            Ok(0) => {
-                let text = crate::words::Resend::NothingHeld.text_for(port.spec().language);
-                let out = crate::ids::OutboxKey::reply(key, &m.msg_id, "again");
-                if let Err(e) = port.announce(&m.chat, &text, out).await {
-                    tracing::warn!(account = %key, error = %e, "cannot queue the answer to /again");
-                }
-            }
-            Ok(n) => tracing::info!(account = %key, replies = n, "held replies queued again"),
-            Err(e) => tracing::warn!(account = %key, error = %e, "cannot queue the held replies"),
-        }
     }
 
     /// A private, code-shaped message while a code is open (or a replay of one judged), checked

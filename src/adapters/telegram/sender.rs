@@ -137,7 +137,7 @@ impl TelegramSender {
         attempt: Option<&Attempt<'_>>,
     ) -> Result<scv_telegram::Message, SendError> {
         self.pace.wait(out.chat_id).await;
-        pass(attempt).await?;
+        held::pass(attempt).await?;
         match self.client.send_text(&out).await {
             Err(e) if e.class() == ErrorClass::Rejected(Rejection::BadMarkup) => {
                 tracing::warn!(account = %self.account, "Telegram refused the HTML; sending plain text");
@@ -182,7 +182,7 @@ impl TelegramSender {
             _ => UploadKind::Document,
         };
         self.pace.wait(chat).await;
-        pass(attempt).await?;
+        held::pass(attempt).await?;
         let sent = self
             .client
             .send_file(chat, kind, &media.path, &media.name, None)
@@ -192,17 +192,6 @@ impl TelegramSender {
             msg_id: Some(PlatformMsgId::new(sent.message_id.to_string())),
             chat: Some(ChatId::new(sent.chat.id.to_string())),
         })
-    }
-}
-
-/// Passes `attempt` (when sends are recorded); an earlier run's record stops the send here.
-async fn pass(attempt: Option<&Attempt<'_>>) -> Result<(), SendError> {
-    match attempt {
-        Some(a) if !a.pass().await? => Err(SendError::rejected(
-            general::SEND_IN_DOUBT,
-            "an earlier run began this send and never learned its outcome",
-        )),
-        _ => Ok(()),
     }
 }
 

@@ -162,8 +162,7 @@ impl Run {
                     if !self.journal(std::mem::take(&mut pending), cancel).await {
                         return false;
                     }
-                    self.s.port.dropped("resend_request");
-                    self.again(&m).await;
+                    self.s.held.answer_again(&self.s.port, &m).await;
                 }
                 Taken::Message(m) if self.is_pairing_attempt(&m) => {
                     // Earlier messages first, so they are judged under the owner they met.
@@ -264,23 +263,6 @@ impl Run {
     /// The owner's `/again`: send the replies held in this chat again (see `port::held`).
     fn is_again(&self, m: &Inbound) -> bool {
         crate::port::held::is_again(&m.text) && self.s.owner.as_deref() == Some(m.sender.as_str())
-    }
-
-    /// Queues the replies held for `m`'s chat again, or says that none are.
-    async fn again(&self, m: &Inbound) {
-        let port = &self.s.port;
-        let key = &port.spec().key;
-        match self.s.held.release(port, &m.chat, &m.msg_id).await {
-            Ok(0) => {
-                let text = crate::words::Resend::NothingHeld.text_for(port.spec().language);
-                let out = OutboxKey::reply(key, &m.msg_id, "again");
-                if let Err(e) = port.announce(&m.chat, &text, out).await {
-                    tracing::warn!(account = %key, error = %e, "cannot queue the answer to /again");
-                }
-            }
-            Ok(n) => tracing::info!(account = %key, replies = n, "held replies queued again"),
-            Err(e) => tracing::warn!(account = %key, error = %e, "cannot queue the held replies"),
-        }
     }
 
     /// A direct, code-shaped message while a code is open (or a replay of one judged), checked
