@@ -8,10 +8,11 @@ use std::sync::Arc;
 use scv_qq::gateway::{
     Cursor, Delivery, Gateway, GatewayOptions, Inbound as Pushed, LinkState, LinkStatus,
 };
-use scv_qq::{BotIdentity, ClickResult, Client};
+use scv_qq::{BotIdentity, Client};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::buttons::{self, Clicks};
 use super::inbound::{Taken, take};
 use super::login::{APP_ID_FIELD, BOT_ID_FIELD, BOT_NAME_FIELD, SECRET_FIELD};
 use super::sender::QqSender;
@@ -175,18 +176,17 @@ impl Run {
                 self.note_group_stranger(&m);
                 batch.push(m);
             }
-            Taken::Click(id) => {
-                // Every click is acknowledged, or the button spins (spec §4.5); this adapter
-                // sends no buttons, so none is an answer.
-                if let Err(e) = self
-                    .s
-                    .client
-                    .ack_interaction(&id, ClickResult::Failed)
-                    .await
-                {
-                    tracing::debug!(account = %key, error = %e, "acknowledging a click failed");
+            Taken::Click(click) => {
+                let cx = Clicks {
+                    client: &self.s.client,
+                    account: &key,
+                    owner: self.s.owner.as_deref(),
+                    answers: self.s.port.answers(),
+                    language: self.s.port.spec().language,
+                };
+                if let Some(reason) = buttons::handle(&cx, &click).await {
+                    self.s.port.dropped(reason);
                 }
-                self.s.port.dropped("click");
             }
             Taken::Dropped(reason) => self.s.port.dropped(reason),
         }

@@ -14,6 +14,7 @@
 //! - [`sender`]: the `ChatSender` (passive replies inside their windows, plain text).
 //! - [`failure`]: the one table from the crate's errors to `Failure`.
 
+mod buttons;
 mod failure;
 mod inbound;
 mod intake;
@@ -146,13 +147,16 @@ impl QqComponent {
             .map_err(|e| {
                 ComponentError::transient(crate::failure::general::STORE, e.to_string())
             })?;
-        let sender = Arc::new(QqSender::new(
-            client.clone(),
-            key.clone(),
-            self.port.state().clone(),
-            self.port.clock().clone(),
-            self.spec.language,
-        ));
+        let sender = Arc::new(
+            QqSender::new(
+                client.clone(),
+                key.clone(),
+                self.port.state().clone(),
+                self.port.clock().clone(),
+                self.spec.language,
+            )
+            .with_buttons(self.settings.buttons.unwrap_or(false)),
+        );
         let gateway = GatewayOptions {
             first_retry: self.tuning.first_retry,
             max_retry: self.tuning.max_retry,

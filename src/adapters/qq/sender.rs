@@ -7,6 +7,8 @@
 //! ([`super::media`]).
 //! Platform errors go through the account's one table ([`super::failure`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use futures_util::future::BoxFuture;
 use scv_qq::limits::{
     C2C_REPLY_WINDOW, GROUP_REPLY_WINDOW, MAX_ANSWER_CHUNKS, MAX_TEXT_CHARS, REPLIES_PER_MESSAGE,
@@ -30,11 +32,14 @@ use crate::supervisor::Capabilities;
 use crate::words::{Language, Msg};
 
 /// What a QQ account can do: questions answered in text; sends only in reply (`send_window`).
-/// No buttons: custom keyboards are by invitation only (spec §4.5). No typing: whether it spends
-/// one of the 5 replies is unconfirmed (§4.3), and an answer may need them all. No edits.
+/// `buttons`: the platform has them, but custom keyboards are by invitation only (spec §4.5), so
+/// each account's `buttons` setting decides whether its questions carry them; the question's
+/// text says how to answer by code either way, so an account without them loses nothing. No
+/// typing: whether it spends one of the 5 replies is unconfirmed (§4.3), and an answer may need
+/// them all. No edits.
 pub const CAPABILITIES: Capabilities = Capabilities {
     typing: false,
-    buttons: false,
+    buttons: true,
     edit: false,
     questions: true,
     send_window: true,
@@ -52,6 +57,10 @@ pub struct QqSender {
     state: AccountState,
     clock: Clock,
     language: Language,
+    /// Questions carry Yes/No buttons (the account's `buttons` setting).
+    buttons: bool,
+    /// QQ refused a keyboard in this run: the rest of its questions go as text.
+    refused_buttons: AtomicBool,
 }
 
 impl QqSender {
@@ -69,7 +78,47 @@ impl QqSender {
             state,
             clock,
             language,
+            buttons: false,
+            refused_buttons: AtomicBool::new(false),
         }
+    }
+
+    /// The same sender, putting Yes/No buttons under questions when `on` (the account says QQ
+    /// granted it keyboards and markdown).
+    pub fn with_buttons(mut self, on: bool) -> Self {
+        self.buttons = on;
+        self
+    }
+
+    /// Sends question `q` as markdown with its buttons. QQ refusing them (no keyboard or
+    /// markdown permission after all, `304037`/`50056`) sends the question as text instead, once,
+    /// which says how to answer by code.
+    async fn send_question(
+        &self,
+        target: &Target,
+        msg: &Outbound,
+        q: &crate::conversation::body::Question,
+    ) -> Result<Sent, SendError> {
+        let text = pieces(&msg.text, self.language).concat();
+        let body = QqBody::Markdown {
+            content: text.clone(),
+            keyboard: Some(super::buttons::keyboard(&q.id, self.language)),
+        };
+        let m = match self.send_body(target, msg, 0, body).await {
+            Err(e) if e.code == super::failure::PERMISSION => {
+                tracing::info!(account = %self.account, "QQ refused buttons; questions go as text");
+                self.refused_buttons.store(true, Ordering::Relaxed);
+                // The same pair: the refused send delivered nothing, and a question may spend
+                // only one reply of the latest message. QQ's dedupe is named for a repeated
+                // pair (§4.1); whether a refused one counts is unconfirmed.
+                self.send_body(target, msg, 0, QqBody::Text(text)).await?
+            }
+            other => other?,
+        };
+        Ok(Sent {
+            msg_id: (!m.id.is_empty()).then(|| PlatformMsgId::new(m.id)),
+            chat: None,
+        })
     }
 
     /// Sends piece `piece` of `msg` as a passive reply.
@@ -266,6 +315,14 @@ impl ChatSender for QqSender {
                     msg_id: (!m.id.is_empty()).then(|| PlatformMsgId::new(m.id)),
                     chat: None,
                 });
+            }
+            if let Body::Question(q) = &msg.body
+                && q.buttons
+                && self.buttons
+                && !self.refused_buttons.load(Ordering::Relaxed)
+                && msg.text.chars().count() <= MAX_TEXT_CHARS
+            {
+                return self.send_question(&target, msg, q).await;
             }
             let mut sent = Sent::default();
             for (i, piece) in pieces(&msg.text, self.language).into_iter().enumerate() {

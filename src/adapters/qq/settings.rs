@@ -16,6 +16,10 @@ crate::platform_table!(
     api_base: Option<String>,
     /// The access-token host (default `https://bots.qq.com`; a test's fake).
     token_base: Option<String>,
+    /// Whether QQ granted this bot custom keyboards and markdown (both by invitation only,
+    /// spec §4.3, §4.5): questions then carry Yes/No buttons. Default off: questions are text
+    /// answered with their code (which also works when buttons are on).
+    buttons: Option<bool>,
 });
 
 /// QQ's table has no numeric keys.

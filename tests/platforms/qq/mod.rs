@@ -3,6 +3,7 @@
 //! windows, and the fatal close codes.
 
 mod budget;
+mod buttons;
 mod chat;
 mod confirm;
 mod hostile;
