@@ -26,6 +26,7 @@ mod render;
 mod sender;
 mod settings;
 mod state;
+mod webhook;
 pub use platform::PLATFORM;
 pub use sender::{CAPABILITIES, QqSender};
 pub use settings::QqSettings;
@@ -163,7 +164,7 @@ impl QqComponent {
             resume_from: resume,
             ..GatewayOptions::default()
         };
-        intake::Run::start(intake::Setup {
+        let setup = intake::Setup {
             port: self.port.clone(),
             client,
             bot,
@@ -172,9 +173,15 @@ impl QqComponent {
             credentials: login.credentials,
             sender,
             health,
-        })
-        .run(gateway, cancel)
-        .await
+        };
+        if self.settings.webhook.unwrap_or(false) {
+            let listen = self.settings.webhook_listen.as_deref();
+            let key = scv_qq::webhook::WebhookKey::from_secret(&scv_qq::Secret::new(login.secret));
+            return intake::Run::start(setup)
+                .run_webhook(listen.unwrap_or(webhook::DEFAULT_LISTEN), key, cancel)
+                .await;
+        }
+        intake::Run::start(setup).run(gateway, cancel).await
     }
 
     /// The owner (configured, else paired) and the code that may pair one, when none is

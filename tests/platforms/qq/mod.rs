@@ -11,4 +11,5 @@ mod intake;
 mod login;
 mod media;
 mod support;
+mod webhook;
 mod windows;
