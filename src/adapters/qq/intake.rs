@@ -132,9 +132,12 @@ impl Run {
         let bound = webhook::serve(listen, key, clock, tx, dropped, stop.clone())
             .await
             .map_err(|e| {
+                let name = &self.s.port.spec().key.account;
                 ComponentError::transient(
                     general::NETWORK,
-                    format!("cannot listen for QQ webhooks on {listen}: {e}"),
+                    format!(
+                        "cannot listen for QQ webhooks on {listen} ({e}); free that port, or set webhook_listen under [qq.{name}] and run `scv-bridge reload`"
+                    ),
                 )
             })?;
         tracing::info!(account = %self.s.port.spec().key, %bound, "qq webhook listening");
