@@ -234,15 +234,21 @@ impl Config {
         if self.console_listen != new.console_listen {
             changed.push("console_listen");
         }
-        // The agent (and mail triage's model) is built once, at start; a reload that took the
-        // rest and said "nothing changed" would leave the old agent answering unseen. The key
-        // `login agent` stored is not part of the file, so it is not compared.
-        let (mut old_agent, mut new_agent) = (self.agent.clone(), new.agent.clone());
-        (old_agent.stored_api_key, new_agent.stored_api_key) = (None, None);
-        if old_agent != new_agent {
+        // A changed `[agent]` is taken by a reload (the daemon swaps the agent; turns in flight
+        // finish on the old one), except into an `acp` backend: building one kills the agent
+        // process groups recorded in the state directory, which may be ours still answering.
+        if self.agent_changed(new) && new.agent.backend == AgentBackend::Acp {
             changed.push("[agent]");
         }
         changed
+    }
+
+    /// Whether `[agent]` differs in `new` (the key `login agent` stored is not part of the file,
+    /// so it is not compared).
+    pub fn agent_changed(&self, new: &Config) -> bool {
+        let (mut old_agent, mut new_agent) = (self.agent.clone(), new.agent.clone());
+        (old_agent.stored_api_key, new_agent.stored_api_key) = (None, None);
+        old_agent != new_agent
     }
 }
 

@@ -23,6 +23,7 @@ use crate::supervisor::{
 };
 
 mod accounts;
+mod agent_reload;
 pub mod console_keys;
 mod console_link;
 mod same_bot;
@@ -156,9 +157,13 @@ impl Core {
             );
             return Err(CommandError::new(ErrorCode::Conflict, msg));
         }
+        let agent_changed = config.agent_changed(&new);
         *config = new;
         if let Some(c) = &self.confirm {
             c.set_settings(ConfirmSettings::from_config(&config));
+        }
+        if agent_changed {
+            self.rebuild_agent(&config).await;
         }
         let report = self.reconcile(&config, &[]).await?;
         tracing::info!(started = ?report.started, stopped = ?report.stopped, restarted = ?report.restarted, "configuration reloaded");

@@ -23,6 +23,15 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
     let console = match config.console_listen {
         Some(addr) => match crate::console::bind(addr).await {
             Ok(l) => Some(l),
+            // A first run is set up in the console and nowhere else: when the built-in address
+            // is taken (7860 is also Gradio's default), a free port on the same address serves
+            // it, and `console` prints its link as usual.
+            Err(e) if first_run && e.kind() == std::io::ErrorKind::AddrInUse => {
+                tracing::warn!(%addr, "the console's built-in address is taken; serving it on a free port (`scv-bridge console` prints its link)");
+                crate::console::bind(std::net::SocketAddr::new(addr.ip(), 0))
+                    .await
+                    .ok()
+            }
             Err(e) => {
                 tracing::error!(%addr, error = %e, "cannot serve the console; fix console_listen and restart");
                 None

@@ -13,8 +13,11 @@
 //! question's text and the QR code, which the owner is shown on purpose.
 
 mod answer;
+mod chat;
+mod fix;
 mod guard;
 mod live;
+mod local;
 mod pages;
 mod scan;
 mod setup;
@@ -29,6 +32,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::daemon::Core;
 
+pub use local::LocalServer;
+
 /// What every request handler is given.
 #[derive(Clone)]
 pub(crate) struct Console {
@@ -36,6 +41,8 @@ pub(crate) struct Console {
     /// The configuration file, reread for each login (as `scv-bridge login` reads it).
     config_path: PathBuf,
     scans: Arc<scan::Scans>,
+    /// Where a model server on this machine may answer (offered on the model form).
+    local: Arc<Vec<LocalServer>>,
     /// The daemon's shutdown: ends the live streams, so the server can stop.
     stop: CancellationToken,
 }
@@ -53,6 +60,18 @@ pub fn start(
     listener: TcpListener,
     stop: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
+    start_with(core, config_path, listener, stop, LocalServer::defaults())
+}
+
+/// [`start`], looking for local model servers at `local` instead of their default ports
+/// (tests point it at their fakes).
+pub fn start_with(
+    core: Arc<Core>,
+    config_path: PathBuf,
+    listener: TcpListener,
+    stop: CancellationToken,
+    local: Vec<LocalServer>,
+) -> tokio::task::JoinHandle<()> {
     if let Ok(bound) = listener.local_addr() {
         core.console_served(bound);
         if !bound.ip().is_loopback() {
@@ -64,6 +83,7 @@ pub fn start(
         core,
         config_path,
         scans: Arc::new(scan::Scans::default()),
+        local: Arc::new(local),
         stop: stop.clone(),
     };
     tokio::spawn(async move {
@@ -84,8 +104,9 @@ fn router(console: Console) -> Router {
         .route("/scan", post(scan::start))
         .route("/scan/answer", post(scan::answer))
         .route("/setup/agent", post(setup::agent))
-        .route("/setup/chat", post(setup::chat))
+        .route("/setup/chat", post(chat::chat))
         .route("/answer", post(answer::answer))
+        .route("/fix", post(fix::fix))
         .route_layer(axum::middleware::from_fn_with_state(
             console.clone(),
             guard::owner_only,

@@ -44,6 +44,7 @@ pub(super) async fn home(
 ) -> Response {
     let lang = lang(&headers, q.lang());
     let w = words(lang);
+    let found = super::local::find(&console.local).await;
     let other = match lang {
         Lang::En => Lang::ZhCn,
         Lang::ZhCn => Lang::En,
@@ -66,7 +67,7 @@ pub(super) async fn home(
                 main #live data-events={ "/events?lang=" (lang.as_str()) } {
                     (live(&console, lang, &session))
                 }
-                (super::setup::pane(w, &session))
+                (super::setup::pane(w, lang, &session, &found))
             }
         }
     };
@@ -125,12 +126,16 @@ fn account_row(h: &ComponentHealth, w: &Words, session: &Session, now: u64) -> M
             td { (crate::cli::note(h, now)) }
             td {
                 @if let Some(c) = &h.command { code { (c) } }
+                (super::fix::button(h, w, session))
                 // Every platform's login is the same walk (`Platform::login`): a code to
-                // scan, questions to answer, or both.
+                // scan, questions to answer, or both. Named "log in again" when that is the fix.
                 form.scan method="post" action="/scan" {
                     input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
                     input type="hidden" name="account" value=(h.id);
-                    button type="submit" { (w.scan) }
+                    button type="submit" {
+                        @if super::fix::Fix::of(h) == Some(super::fix::Fix::Login) { (w.fix_login) }
+                        @else { (w.scan) }
+                    }
                 }
             }
         }

@@ -3,6 +3,7 @@
 //! as a form whose answer goes straight to the waiting step (`POST /scan/answer`) and is never
 //! shown back. One login runs at a time; the live part shows it as it goes.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use axum::extract::{Form, State};
@@ -71,6 +72,9 @@ pub(super) struct Scans {
     current: Mutex<Option<ScanView>>,
     /// Where the answer to the question shown goes.
     pending: Mutex<Option<oneshot::Sender<String>>>,
+    /// Login answers given when a chat was added (its set-up's login questions), by account;
+    /// its logins from the page start with them, as `init` hands them to its login.
+    prefilled: Mutex<HashMap<String, LoginArgs>>,
     changes: watch::Sender<u64>,
 }
 
@@ -78,6 +82,22 @@ impl Scans {
     /// The login shown now, if any.
     pub(super) fn view(&self) -> Option<ScanView> {
         self.lock().clone()
+    }
+
+    /// Keeps `args` for the logins of `account` (an empty set forgets any kept).
+    pub(super) fn prefill(&self, account: &str, args: LoginArgs) {
+        let mut kept = self.prefilled.lock().unwrap_or_else(|p| p.into_inner());
+        if args.flags.is_empty() {
+            kept.remove(account);
+        } else {
+            kept.insert(account.to_string(), args);
+        }
+    }
+
+    /// The login answers kept for `account` (none: the login asks everything).
+    fn args(&self, account: &str) -> LoginArgs {
+        let kept = self.prefilled.lock().unwrap_or_else(|p| p.into_inner());
+        kept.get(account).cloned().unwrap_or_default()
     }
 
     /// Changes whenever the login shows something.
@@ -262,7 +282,7 @@ pub(super) async fn start(
         let mut ui = WebUi {
             scans: scans.clone(),
         };
-        let args = LoginArgs::default();
+        let args = scans.args(&key.to_string());
         let outcome =
             crate::login::run_with(key.channel, &config, &key.account, &args, &mut ui).await;
         if let Err(e) = &outcome {

@@ -1,57 +1,62 @@
-//! The console's set-up forms: the model (tested against its endpoint before anything is
-//! saved) and "add a chat" (any chat platform the registry knows, by `Platform::setup`). Both
-//! write the file `init` writes (`crate::setup`: comments kept, checked as the daemon reads it,
-//! 0600); an added chat is taken up at once by a reload and then logs in from its row.
+//! The console's set-up section: the model (tested against its endpoint before anything is
+//! saved, then swapped in without a restart; model servers on this machine offered, `local.rs`)
+//! and "add a chat" (`chat.rs`). Both write the file `init` writes (`crate::setup`: comments
+//! kept, checked as the daemon reads it, 0600) through [`write`].
 
 use axum::extract::{Form, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::Console;
 use super::guard::{CSRF_FIELD, csrf_ok, csrf_refused, lang};
-use crate::config::{Channel, Config, valid_account_name};
+use super::local::Found;
+use crate::config::Config;
 use crate::daemon::console_keys::Session;
 use crate::login::agent::Probe;
 use crate::secrets::Secret;
-use crate::setup::{AgentChoice, AgentPlan, ChatPlan, Plan};
-use crate::words::{Console as Words, console as words};
+use crate::setup::{AgentChoice, AgentPlan, Plan};
+use crate::words::{Console as Words, Lang, console as words};
 
 /// Where a local model server (Ollama) answers by default: offered as the model's address.
 const LOCAL_MODEL: &str = "http://127.0.0.1:11434/v1";
 
 /// The set-up section (not live: what the person types is never replaced under them).
-pub(super) fn pane(w: &Words, session: &Session) -> Markup {
-    let chats = Channel::ALL
-        .into_iter()
-        .filter_map(|c| Some((c, crate::adapters::platform(c).setup()?)));
+pub(super) fn pane(w: &Words, lang: Lang, session: &Session, found: &[Found]) -> Markup {
     html! {
         section #setup {
             h2 { (w.setup_title) }
+            h3 { (w.setup_model) }
+            @for f in found { (local_form(w, session, f)) }
             form.agent method="post" action="/setup/agent" {
                 input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
-                h3 { (w.setup_model) }
                 label { (w.setup_base_url) " " input type="url" name="base_url" value=(LOCAL_MODEL) required; }
                 label { (w.setup_model_name) " " input type="text" name="model" required; }
                 label { (w.setup_key) " " input type="password" name="key" autocomplete="off"; }
                 button type="submit" { (w.setup_test_save) }
             }
-            form.chat method="post" action="/setup/chat" {
-                input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
-                h3 { (w.setup_add_chat) }
-                label { (w.setup_platform) " "
-                    select name="channel" {
-                        @for (c, s) in chats {
-                            option value=(c.as_str()) data-name=(s.default_name) {
-                                (crate::adapters::platform(c).label())
-                            }
-                        }
-                    }
+            (super::chat::forms(w, lang, session))
+        }
+    }
+}
+
+/// A model server found on this machine, offered with its models: the same test-then-save as
+/// the form below, with the address filled in and no key.
+fn local_form(w: &Words, session: &Session, found: &Found) -> Markup {
+    html! {
+        form.local method="post" action="/setup/agent" data-server=(found.name) {
+            input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
+            input type="hidden" name="base_url" value=(found.base_url);
+            p { (w.setup_local_found.replace("{name}", found.name)) " " code { (found.base_url) } }
+            @if found.models.is_empty() {
+                label { (w.setup_model_name) " " input type="text" name="model" required; }
+            } @else {
+                label { (w.setup_model_name) " "
+                    select name="model" { @for m in &found.models { option value=(m) { (m) } } }
                 }
-                label { (w.setup_name) " " input type="text" name="name" placeholder="phone" required; }
-                button type="submit" { (w.setup_add) }
             }
+            button type="submit" { (w.setup_local_use.replace("{name}", found.name)) }
         }
     }
 }
@@ -118,64 +123,17 @@ pub(super) async fn agent(
             return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response();
         }
     }
-    // The agent is built once, at start: a reload would keep the old one.
-    (StatusCode::OK, w.setup_model_saved).into_response()
-}
-
-/// The add-a-chat form.
-#[derive(Deserialize)]
-pub(super) struct ChatForm {
-    csrf: Option<String>,
-    channel: String,
-    name: String,
-}
-
-/// `POST /setup/chat`: adds `[<channel>.<name>]` with its platform's defaults (the first chat
-/// also becomes `notify`), then reloads, so its row appears with its login button.
-pub(super) async fn chat(
-    State(console): State<Console>,
-    headers: HeaderMap,
-    axum::Extension(session): axum::Extension<Session>,
-    Form(form): Form<ChatForm>,
-) -> Response {
-    let lang = lang(&headers, None);
-    if !csrf_ok(&session, form.csrf.as_deref()) {
-        return csrf_refused(lang);
-    }
-    let w = words(lang);
-    let name = form.name.trim();
-    let channel = Channel::parse(form.channel.trim())
-        .filter(|c| crate::adapters::platform(*c).setup().is_some());
-    let Some(channel) = channel.filter(|_| valid_account_name(name)) else {
-        let msg = format!("{} {}:{name}", w.setup_bad_chat, form.channel);
-        return (StatusCode::BAD_REQUEST, msg).into_response();
-    };
-    let current = Config::load(&console.config_path).ok();
-    let chat = ChatPlan::new(channel, name);
-    if current
-        .as_ref()
-        .is_some_and(|c| c.accounts.keys().any(|k| k.to_string() == chat.key()))
-    {
-        let msg = format!("{} {}", w.setup_exists, chat.key());
-        return (StatusCode::CONFLICT, msg).into_response();
-    }
-    let mut plan = Plan {
-        chats: vec![chat],
-        ..Plan::default()
-    };
-    plan.default_to_new_chat(current.is_some_and(|c| c.notify.is_some()));
-    if let Err(e) = write(&console, &plan) {
-        return (StatusCode::CONFLICT, e).into_response();
-    }
-    match console.core.reload().await {
-        Ok(_) => Redirect::to("/").into_response(),
+    // The pipeline swaps to the new agent: the next message is answered by this model (a turn
+    // under way finishes on the old one).
+    match console.core.reload_with_agent().await {
+        Ok(_) => (StatusCode::OK, w.setup_model_saved).into_response(),
         Err(e) => (StatusCode::CONFLICT, e.message).into_response(),
     }
 }
 
 /// Applies `plan` to the file (or a new one), checks the result as the daemon will read it, and
 /// writes it 0600; the configuration it now holds.
-fn write(console: &Console, plan: &Plan) -> Result<Config, String> {
+pub(super) fn write(console: &Console, plan: &Plan) -> Result<Config, String> {
     let path = &console.config_path;
     let existing = match std::fs::read_to_string(path) {
         Ok(t) => Some(t),

@@ -182,7 +182,7 @@ async fn run_command(conv: &Conversation, rt: &AccountRuntime, m: &Inbound, cmd:
                 account: m.account.clone(),
                 chat: m.chat.clone(),
             };
-            match conv.agent.reset(&session).await {
+            match conv.backends.current().agent.reset(&session).await {
                 Ok(()) => Msg::FreshConversation,
                 Err(e) => Msg::FreshFailed {
                     error: e.to_string(),

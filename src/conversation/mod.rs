@@ -8,6 +8,7 @@
 //! earlier message (a card showing how a question ended); the platform's message id of each sent
 //! item is stored for that, and an update the platform refuses goes out as a new message.
 
+mod backend;
 pub mod body;
 mod cap;
 mod chat;
@@ -52,7 +53,7 @@ pub use outbox::Outbox;
 pub use stats::Stats;
 pub use stream::StreamMode;
 
-use crate::agent::{Agent, AgentMonitor, Approver};
+use crate::agent::{Agent, Approver};
 use crate::config::AccountKey;
 use crate::policy::Decision;
 use crate::store::{Store, StoreError};
@@ -75,9 +76,9 @@ pub struct Accepted {
 /// The pipeline shared by every account.
 pub struct Conversation {
     store: Store,
-    agent: Arc<dyn Agent>,
-    /// What status says about the agent: its description and how its turns end.
-    agent_monitor: AgentMonitor,
+    /// The agent and what status says about it (its description and how its turns end);
+    /// a reload may swap it (`replace_agent`).
+    backends: backend::Backends,
     /// The outbox handle; it shares the attached accounts, so what it queues wakes their chats.
     outbox: Outbox,
     /// Set by the first mail account that starts; mail-chat messages wait for it. The one hook
@@ -143,8 +144,7 @@ impl Conversation {
     pub fn build(outbox: Outbox, agent: Arc<dyn Agent>, hooks: Hooks) -> Arc<Self> {
         Arc::new(Conversation {
             store: outbox.store.clone(),
-            agent_monitor: AgentMonitor::new(agent.describe()),
-            agent,
+            backends: backend::Backends::new(agent),
             outbox,
             mail_chat: watch::channel(None).0,
             mail_waiting: Mutex::new(0),
@@ -173,15 +173,22 @@ impl Conversation {
     /// the agent backend (child processes, connections).
     pub async fn close(&self, grace: std::time::Duration) {
         self.senders.settle(grace).await;
-        self.agent.close().await;
+        self.backends.close().await;
     }
 
     /// The `agent` object of the status: backend, model, ok / not configured / failing, the fix,
     /// and the agent processes when the backend runs any.
     pub fn agent_health(&self) -> crate::protocol::AgentHealth {
-        let mut health = self.agent_monitor.health();
-        health.processes = self.agent.processes();
+        let backend = self.backends.current();
+        let mut health = backend.monitor.health();
+        health.processes = backend.agent.processes();
         health
+    }
+
+    /// Answers with `agent` from the next turn on; turns in flight finish on the agent they
+    /// started with (made by the daemon's reload when `[agent]` changed).
+    pub fn replace_agent(&self, agent: Arc<dyn Agent>) {
+        self.backends.replace(agent);
     }
 
     /// Counters of what happened (received, dropped by reason, answered, sent, failures).

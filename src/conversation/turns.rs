@@ -281,7 +281,9 @@ async fn turn(
     if let Ok(mut cur) = chat.current_turn.lock() {
         *cur = Some(turn_cancel.clone());
     }
-    let max = conv.agent_monitor.info().max_message_bytes;
+    // The agent of this moment answers the whole turn, even if a reload swaps it meanwhile.
+    let backend = conv.backends.current();
+    let max = backend.monitor.info().max_message_bytes;
     let cut = super::cap::cut(&m.text, max);
     if cut.is_some() {
         tracing::info!(account = %m.account, bytes = m.text.len(), max, "a message is longer than the agent is handed; cut");
@@ -310,7 +312,7 @@ async fn turn(
         events,
     );
     let started = std::time::Instant::now();
-    let turn = conv.agent.turn(req, turn_cancel.clone());
+    let turn = backend.agent.turn(req, turn_cancel.clone());
     let ((result, streamed), typing) = super::typing::beside(rt, m, live.run(streamed, turn)).await;
     crate::telemetry::turn(&m.account.to_string(), started.elapsed());
     if let Ok(mut cur) = chat.current_turn.lock() {
@@ -324,7 +326,7 @@ async fn turn(
         typing.clear().await;
         return TurnEnd::Shutdown;
     }
-    conv.agent_monitor.record(result.as_ref().map(|_| ()));
+    backend.monitor.record(result.as_ref().map(|_| ()));
     let said = match said(conv, m, lang, result) {
         Ok(said) => said,
         Err(e) => {

@@ -103,6 +103,9 @@ pub mod general {
     /// A media item's bytes are not what the platform declared (wrong key, bad padding, size or
     /// checksum mismatch).
     pub const MEDIA_INVALID: Code = Code::new("media_invalid");
+    /// An earlier run began this send and never learned its outcome: it is held for `/again`,
+    /// never repeated (`port::held`).
+    pub const SEND_IN_DOUBT: Code = Code::new("send_in_doubt");
 }
 
 /// Every general code, for the documentation check.
@@ -125,6 +128,7 @@ pub const GENERAL_CODES: &[Code] = &[
     general::MEDIA_UNSUPPORTED,
     general::MEDIA_TOO_LARGE,
     general::MEDIA_INVALID,
+    general::SEND_IN_DOUBT,
 ];
 
 #[cfg(test)]

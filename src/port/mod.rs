@@ -6,6 +6,7 @@
 //! into the pipeline's view of the account, built here once for every platform.
 
 pub(crate) mod evidence;
+pub mod held;
 mod login;
 pub mod login_flow;
 pub mod login_store;

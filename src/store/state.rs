@@ -115,6 +115,11 @@ impl AccountState {
         }
     }
 
+    /// The account this state belongs to (its key, for logs).
+    pub fn account(&self) -> &str {
+        &self.account
+    }
+
     /// Runs `f` in one transaction; resolves after it committed. An account's state is a few
     /// rows by name, so this is a short call ([`Store::call_short`]): keep `f` small.
     pub async fn call<R, F>(&self, f: F) -> Result<R, StoreError>

@@ -60,6 +60,14 @@ pub struct Console {
     pub link_refused: &'static str,
     pub too_many: &'static str,
     pub refused: &'static str,
+    pub fix_login: &'static str,
+    pub fix_reconnect: &'static str,
+    pub fix_enable: &'static str,
+    pub fix_unknown: &'static str,
+    pub fix_failed: &'static str,
+    pub setup_local_found: &'static str,
+    pub setup_local_use: &'static str,
+    pub setup_bad_answer: &'static str,
 }
 
 const EN: Console = Console {
@@ -98,7 +106,7 @@ const EN: Console = Console {
     setup_test_save: "Test and save",
     setup_key_refused: "The model endpoint refused the key; nothing was saved",
     setup_unreachable: "The model endpoint cannot be reached, so nothing was saved; start it or fix the address:",
-    setup_model_saved: "Saved. The daemon builds its agent at start: restart it (scv-bridge run, or systemctl --user restart scv-bridge) to use this model.",
+    setup_model_saved: "Saved and in use: the next message is answered by this model.",
     setup_add_chat: "Add a chat",
     setup_platform: "Platform",
     setup_name: "A name for the account",
@@ -116,6 +124,14 @@ const EN: Console = Console {
     link_refused: "This login link is used or expired. Run `scv-bridge console` for a new one.",
     too_many: "Too many login attempts. Wait a minute, then run `scv-bridge console` for a new link.",
     refused: "Refused: this request did not come from the console's own page. Reload the page and try again.",
+    fix_login: "Log in again",
+    fix_reconnect: "Reconnect",
+    fix_enable: "Enable",
+    fix_unknown: "Not a fix the console offers (log in, reconnect or enable):",
+    fix_failed: "The fix did not go through; run the command shown in the account's row instead:",
+    setup_local_found: "{name} answers on this machine at",
+    setup_local_use: "Test and use {name}",
+    setup_bad_answer: "Not one of the answers offered; pick one from the list for",
 };
 
 const ZH_CN: Console = Console {
@@ -154,7 +170,7 @@ const ZH_CN: Console = Console {
     setup_test_save: "测试并保存",
     setup_key_refused: "模型接口拒绝了这个密钥；没有保存任何内容",
     setup_unreachable: "无法连接模型接口，所以没有保存；请启动它或改正地址：",
-    setup_model_saved: "已保存。守护进程在启动时创建 agent：请重启它（scv-bridge run，或 systemctl --user restart scv-bridge）以使用这个模型。",
+    setup_model_saved: "已保存并生效：下一条消息由这个模型回答。",
     setup_add_chat: "添加聊天",
     setup_platform: "平台",
     setup_name: "账号名称",
@@ -172,6 +188,14 @@ const ZH_CN: Console = Console {
     link_refused: "这个登录链接已用过或已过期。请运行 `scv-bridge console` 获取新的链接。",
     too_many: "登录尝试过多。请等一分钟，再运行 `scv-bridge console` 获取新的链接。",
     refused: "已拒绝：这个请求不是来自控制台自己的页面。请刷新页面后重试。",
+    fix_login: "重新登录",
+    fix_reconnect: "重新连接",
+    fix_enable: "启用",
+    fix_unknown: "控制台不提供这个修复（可用：登录、重新连接、启用）：",
+    fix_failed: "修复未完成；请改为运行账号一行里显示的命令：",
+    setup_local_found: "本机上的 {name} 可用，地址",
+    setup_local_use: "测试并使用 {name}",
+    setup_bad_answer: "不是给出的选项之一；请从列表中选择：",
 };
 
 /// The console's words in `lang`.
@@ -251,6 +275,14 @@ mod tests {
                 c.setup_bad_chat,
                 c.setup_exists,
                 c.signed_out,
+                c.fix_login,
+                c.fix_reconnect,
+                c.fix_enable,
+                c.fix_unknown,
+                c.fix_failed,
+                c.setup_local_found,
+                c.setup_local_use,
+                c.setup_bad_answer,
             ];
             assert!(words.iter().all(|w| !w.is_empty()));
         }

@@ -16,6 +16,14 @@ pub enum Resend {
         /// The reply's first words, so the reader can tell whether they have it.
         preview: String,
     },
+    /// Sent in place of a reply whose send may or may not have reached the chat (a restart or
+    /// a lost connection during it), on platforms without a send key (`port::held`).
+    InDoubt {
+        /// The reply's first words, so the reader can tell whether they have it.
+        preview: String,
+    },
+    /// The answer to `/again` when nothing is held in the chat.
+    NothingHeld,
 }
 
 impl Resend {
@@ -31,6 +39,27 @@ If it did not arrive, send {AGAIN} to get it.)"
                 "（重启可能打断了以“{preview}”开头的那条回复。如果没有收到，请发送 {AGAIN} 重新获取。）"
             )
             .into(),
+            (Lang::En, Resend::InDoubt { preview }) => format!(
+                "(The reply that begins \"{preview}\" may not have arrived: the bridge restarted \
+or lost its connection while sending it. If you do not see it, send {AGAIN} to get it.)"
+            )
+            .into(),
+            (Lang::ZhCn, Resend::InDoubt { preview }) => format!(
+                "（以“{preview}”开头的那条回复可能没有送达：发送时桥接程序重启或断开了连接。如果没有看到，请发送 {AGAIN} 重新获取。）"
+            )
+            .into(),
+            (Lang::En, Resend::NothingHeld) => {
+                "Nothing is waiting to be sent again in this chat.".into()
+            }
+            (Lang::ZhCn, Resend::NothingHeld) => "这个对话里没有等待重新发送的回复。".into(),
+        }
+    }
+
+    /// The text for the account's `language` setting: both languages under `auto`.
+    pub fn text_for(&self, setting: super::Language) -> Cow<'static, str> {
+        match setting.fixed() {
+            Some(lang) => self.text(lang),
+            None => format!("{}\n{}", self.text(Lang::En), self.text(Lang::ZhCn)).into(),
         }
     }
 }
@@ -41,15 +70,22 @@ pub(crate) mod tests {
 
     /// One of every resend text.
     pub(crate) fn every() -> Vec<Resend> {
-        vec![Resend::MayBeCutOff {
-            preview: "Sure, here is".into(),
-        }]
+        vec![
+            Resend::MayBeCutOff {
+                preview: "Sure, here is".into(),
+            },
+            Resend::InDoubt {
+                preview: "Sure, here is".into(),
+            },
+            Resend::NothingHeld,
+        ]
     }
 
     #[test]
     fn the_command_stays_untranslated() {
         for lang in [Lang::En, Lang::ZhCn] {
             assert!(every()[0].text(lang).contains(AGAIN), "{lang:?}");
+            assert!(every()[1].text(lang).contains(AGAIN), "{lang:?}");
         }
     }
 }

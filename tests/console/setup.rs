@@ -1,6 +1,7 @@
 //! The console's set-up forms over real HTTP: a chat of any platform added from the page is in
 //! the file and running after the reload; a model is tested with its key before anything is
-//! saved, and its key kept where `login agent` keeps it, never in the file.
+//! saved, and its key kept where `login agent` keeps it, never in the file; the running daemon
+//! answers the next message with it, without a restart.
 
 use scv_bridge::config::Config;
 use scv_bridge::secrets::CredentialStore;
@@ -35,11 +36,11 @@ async fn a_chat_added_from_the_page_is_written_and_running() {
         .await
         .expect("text");
     assert!(
-        page.contains("<option value=\"telegram\""),
+        page.contains("data-channel=\"telegram\""),
         "every chat platform is offered"
     );
     assert!(
-        !page.contains("<option value=\"mail\""),
+        !page.contains("data-channel=\"mail\""),
         "mail is set up by its own questions"
     );
     let add = |channel: &str, name: &str| {
@@ -71,14 +72,31 @@ async fn a_chat_added_from_the_page_is_written_and_running() {
         let refused = post(&bed, &cookie, "/setup/chat", &add(channel, name)).await;
         assert_eq!(refused.status(), 400, "{channel}:{name}");
     }
+    // A choice not offered is refused, and nothing is written.
+    let before = std::fs::read_to_string(&bed.config_path).expect("file");
+    let mut moon = add("feishu", "work");
+    moon.push(("q_domain", "moon".to_string()));
+    let refused = post(&bed, &cookie, "/setup/chat", &moon).await;
+    assert_eq!(refused.status(), 400);
+    assert!(refused.text().await.expect("text").contains("domain"));
+    assert_eq!(
+        std::fs::read_to_string(&bed.config_path).expect("file"),
+        before
+    );
     bed.stop().await;
 }
 
 #[tokio::test]
-async fn a_model_is_tested_with_its_key_before_it_is_saved() {
+async fn a_model_is_tested_with_its_key_before_it_is_saved_and_answers_at_once() {
     let fake = FakeOpenAi::start().await.expect("fake");
     fake.require_key("sk-right");
-    let mut bed = Bed::start(Options::default()).await;
+    let mut bed = Bed::start(Options {
+        logged_in: true,
+        ..Options::default()
+    })
+    .await;
+    bed.wait_state(scv_bridge::protocol::ComponentState::Connected)
+        .await;
     let (cookie, csrf) = sign_in(&bed).await;
     let before = std::fs::read_to_string(&bed.config_path).expect("file");
     let model = |key: &str| {
@@ -104,7 +122,8 @@ async fn a_model_is_tested_with_its_key_before_it_is_saved() {
     );
     let right = post(&bed, &cookie, "/setup/agent", &model("sk-right")).await;
     assert_eq!(right.status(), 200);
-    assert!(right.text().await.expect("text").contains("restart"));
+    let said = right.text().await.expect("text");
+    assert!(said.contains("next message"), "{said}");
     let text = std::fs::read_to_string(&bed.config_path).expect("file");
     assert!(!text.contains("sk-right"), "the key never goes in the file");
     let config = Config::load(&bed.config_path).expect("loads");
@@ -116,5 +135,81 @@ async fn a_model_is_tested_with_its_key_before_it_is_saved() {
     let store = CredentialStore::Files(config.state_dir.join("credentials"));
     let stored = store.agent_key().expect("readable").expect("stored");
     assert_eq!(stored.expose(), "sk-right");
+
+    // No restart: the running daemon answers the next message with the saved model.
+    let agent = bed.status().await.agent.expect("an agent row");
+    assert_eq!(agent.model.as_deref(), Some("qwen-local"));
+    let phone = bed.fake.handle();
+    phone.push_text(OWNER, "hello after the form");
+    let answer = phone
+        .wait_for_sent_where(0, PATIENCE, |m| {
+            m.text.contains("echo: hello after the form")
+        })
+        .await;
+    assert!(answer.is_some(), "answered: {:?}", phone.sent());
+    let asked = fake.requests();
+    assert!(
+        !asked.is_empty() && asked.iter().all(|r| r.model == "qwen-local"),
+        "the new endpoint answered"
+    );
+    bed.stop().await;
+}
+
+/// A model saved while a turn is under way: that turn finishes on the old endpoint, the next
+/// message goes to the new one.
+#[tokio::test]
+async fn a_turn_under_way_finishes_on_the_model_it_started_with() {
+    let (old, new) = (
+        FakeOpenAi::start().await.expect("fake"),
+        FakeOpenAi::start().await.expect("fake"),
+    );
+    let mut bed = Bed::start(Options {
+        logged_in: true,
+        ..Options::default()
+    })
+    .await;
+    bed.wait_state(scv_bridge::protocol::ComponentState::Connected)
+        .await;
+    let (cookie, csrf) = sign_in(&bed).await;
+    let save = |fake: &FakeOpenAi, model: &str| {
+        vec![
+            ("csrf", csrf.clone()),
+            ("base_url", fake.base_url()),
+            ("model", model.to_string()),
+        ]
+    };
+    let saved = post(&bed, &cookie, "/setup/agent", &save(&old, "old-model")).await;
+    assert_eq!(saved.status(), 200);
+    old.answer_only(Some(0));
+    let asked = old.changed();
+    let phone = bed.fake.handle();
+    phone.push_text(OWNER, "first");
+    within(asked, "the old endpoint asked").await;
+
+    let saved = post(&bed, &cookie, "/setup/agent", &save(&new, "new-model")).await;
+    assert_eq!(saved.status(), 200);
+    phone.push_text(OWNER, "second");
+    old.answer_only(None);
+    for text in ["echo: first", "echo: second"] {
+        let got = phone
+            .wait_for_sent_where(0, PATIENCE, |m| m.text.contains(text))
+            .await;
+        assert!(got.is_some(), "{text}: {:?}", phone.sent());
+    }
+    let last = |fake: &FakeOpenAi| -> Vec<String> {
+        fake.requests()
+            .iter()
+            .filter_map(|r| r.messages.last().map(|m| m.content.clone()))
+            .collect()
+    };
+    let (old_asked, new_asked) = (last(&old), last(&new));
+    assert!(
+        old_asked.len() == 1 && old_asked[0].contains("first"),
+        "the turn under way stayed on the old model: {old_asked:?}"
+    );
+    assert!(
+        !new_asked.is_empty() && new_asked.iter().all(|t| t.contains("second")),
+        "the next message went to the new model: {new_asked:?}"
+    );
     bed.stop().await;
 }

@@ -8,8 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
+use scv_bridge::agent::Agent;
 use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::confirm::Clock;
+use scv_bridge::console::LocalServer;
 use scv_bridge::daemon::{self, RunningDaemon, Wiring};
 use scv_bridge::protocol::{ComponentState, DaemonCommand};
 use scv_bridge::secrets::{AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials};
@@ -36,6 +38,13 @@ pub struct Options {
     pub logged_in: bool,
     /// The daemon's clock.
     pub clock: Clock,
+    /// Lines added to `[wechat.phone]` (its policy: `approvals = "ask"`, ...).
+    pub account_extra: &'static str,
+    /// The agent that answers, instead of the one `[agent]` builds.
+    pub agent: Option<Arc<dyn Agent>>,
+    /// Where the console looks for model servers on this machine (none: a test never probes
+    /// the real default ports).
+    pub local: Vec<LocalServer>,
 }
 
 impl Default for Options {
@@ -44,6 +53,9 @@ impl Default for Options {
             listen: "127.0.0.1:0",
             logged_in: false,
             clock: Clock::system(),
+            account_extra: "",
+            agent: None,
+            local: Vec::new(),
         }
     }
 }
@@ -72,11 +84,12 @@ impl Bed {
         let dir = tempfile::tempdir().expect("tempdir");
         let config_path = dir.path().join("config.toml");
         let text = format!(
-            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\nconsole_listen = \"{}\"\nnotify = \"{ID}\"\n[agent]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"test-model\"\n[wechat.phone]\nbase_url = \"{}\"\n",
+            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\nconsole_listen = \"{}\"\nnotify = \"{ID}\"\n[agent]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"test-model\"\n[wechat.phone]\nbase_url = \"{}\"\n{}",
             dir.path().join("state").display(),
             dir.path().join("run/daemon.sock").display(),
             options.listen,
             fake.base_url(),
+            options.account_extra,
         );
         std::fs::write(&config_path, text).expect("write config");
         let creds = CredentialStore::Files(dir.path().join("state").join("credentials"));
@@ -93,7 +106,7 @@ impl Bed {
         let config = Config::load(&config_path).expect("config");
         let daemon = daemon::start_with(
             config.clone(),
-            wiring(options.clock, config.agent.clone()),
+            wiring(options.clock, config.agent.clone(), options.agent),
             LifecyclePolicy::default(),
         )
         .await
@@ -101,11 +114,12 @@ impl Bed {
         let listen = config.console_listen.expect("console on");
         let listener = scv_bridge::console::bind(listen).await.expect("bind");
         let console = listener.local_addr().expect("addr");
-        scv_bridge::console::start(
+        scv_bridge::console::start_with(
             daemon.core.clone(),
             config_path.clone(),
             listener,
             daemon.shutdown.clone(),
+            options.local,
         );
         Bed {
             _dir: dir,
@@ -182,10 +196,11 @@ impl Bed {
 fn wiring(
     clock: Clock,
     mut agent_config: AgentConfig,
+    agent: Option<Arc<dyn Agent>>,
 ) -> impl FnOnce(&CredentialStore, &Store, &Arc<HealthRegistry>) -> Wiring {
     move |creds, store, registry| {
         agent_config.stored_api_key = creds.agent_key().expect("the stored key");
-        let agent = scv_bridge::agent::build(&agent_config, store.clone());
+        let agent = agent.unwrap_or_else(|| scv_bridge::agent::build(&agent_config, store.clone()));
         let (confirm, conversation) =
             daemon::confirm_and_pipeline(store, creds, clock, registry, agent);
         let ctx = PlatformParts {

@@ -101,6 +101,21 @@ impl Error {
         }
     }
 
+    /// Whether the platform may have acted on the call although no success came back: the
+    /// request may have left (a timeout, a reset after sending, an answer that was not the Bot
+    /// API's, a gateway's 5xx). A refused connection, a platform refusal and local checks are
+    /// known outcomes: nothing was done.
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            Error::Timeout { .. } | Error::Malformed { .. } => true,
+            Error::Network { source, .. } => !source.is_connect() && !source.is_builder(),
+            Error::Http { status, .. } => *status >= 500,
+            Error::Api { code, .. } => *code >= 500,
+            Error::TooBig { .. } | Error::Io { .. } => false,
+            Error::InvalidBaseUrl { .. } => false,
+        }
+    }
+
     /// The platform's `description`, when it answered one.
     pub fn description(&self) -> Option<&str> {
         match self {

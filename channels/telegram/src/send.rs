@@ -192,8 +192,14 @@ impl Client {
         draft_id: i64,
         text: &str,
         parse_mode: Option<ParseMode>,
+        can_stop: bool,
     ) -> Result<(), Error> {
         let mut body = json!({"chat_id": chat_id, "draft_id": draft_id, "text": text});
+        if can_stop {
+            // Bot API 10.3: the user sees a stop button; pressing it sends a
+            // `stopped_message_generation` update.
+            body["can_stop"] = json!(true);
+        }
         if let Some(mode) = parse_mode {
             body["parse_mode"] = json!(mode);
         }

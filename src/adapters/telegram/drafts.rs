@@ -121,7 +121,10 @@ impl LiveDrafts {
                     .due(Instant::now());
                 for f in due {
                     // Cosmetic: a lapsed preview comes back with the next text anyway.
-                    if let Err(e) = client.send_draft(f.chat, f.draft_id, &f.text, f.mode).await {
+                    if let Err(e) = client
+                        .send_draft(f.chat, f.draft_id, &f.text, f.mode, true)
+                        .await
+                    {
                         tracing::debug!(account = %account, error = %e, "refreshing a draft failed");
                     }
                 }

@@ -46,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::AccountSpec;
 use crate::failure::{Action, general};
+use crate::port::held::HeldSends;
 use crate::port::pairing::{CODE_FIELD, EXPIRES_FIELD, OWNER_FIELD, Pairing};
 use crate::port::{AccountPort, LoginError, StoredLogin};
 use crate::secrets::Credentials;
@@ -158,9 +159,12 @@ impl TelegramComponent {
         let offset = state::load_offset(self.port.state(), bot.id)
             .await
             .map_err(|e| ComponentError::transient(general::STORE, e.to_string()))?;
+        let held = HeldSends::new(self.port.state().clone());
+        held.prune().await;
         let sender = Arc::new(
             TelegramSender::new(client.clone(), self.spec.key.clone())
-                .with_streams(self.port.state().clone(), health.clone()),
+                .with_streams(self.port.state().clone(), health.clone())
+                .with_held(held.clone(), self.spec.language),
         );
         let menu_client = client.clone();
         let mut run = poll::Run::start(poll::Setup {
@@ -171,6 +175,7 @@ impl TelegramComponent {
             pairing,
             credentials: login.credentials,
             sender,
+            held,
             health,
             offset,
             confirm_timeout: self.tuning.confirm_timeout,

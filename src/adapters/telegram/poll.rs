@@ -11,6 +11,7 @@ use super::login::{BOT_ID_FIELD, TOKEN_FIELD, USERNAME_FIELD};
 use super::sender::TelegramSender;
 use super::{buttons, failure, state};
 use crate::conversation::{Attachment, Inbound};
+use crate::port::held::{self, HeldSends};
 use crate::port::pairing::{OWNER_FIELD, Pairing};
 use crate::port::{AccountPort, LinkParts, StorePause};
 use crate::secrets::Credentials;
@@ -25,6 +26,8 @@ pub(super) struct Setup {
     pub pairing: Option<Pairing>,
     pub credentials: Credentials,
     pub sender: Arc<TelegramSender>,
+    /// The replies the sender held after a restart, which the owner's `/again` releases.
+    pub held: HeldSends,
     pub health: HealthHandle,
     pub offset: Offset,
     pub confirm_timeout: std::time::Duration,
@@ -150,6 +153,12 @@ impl Run {
                     }
                     self.pairing_attempt(&m).await;
                 }
+                Taken::Message(m) if self.is_again(&m) => {
+                    // Counted, and answered by the replies it releases (or a line saying
+                    // there are none). Replayed after a crash, it queues nothing twice.
+                    self.again(&m).await;
+                    self.s.port.dropped("resend_request");
+                }
                 Taken::Message(m) | Taken::Stop(m) => pending.push(m),
                 Taken::Press(q) => {
                     let owner = self.s.owner.clone();
@@ -209,6 +218,28 @@ impl Run {
                 return false;
             }
             attempt += 1;
+        }
+    }
+
+    /// The owner's `/again`: the replies held in this chat go again (see [`held`]).
+    fn is_again(&self, m: &Inbound) -> bool {
+        held::is_again(&m.text) && self.s.owner.as_deref() == Some(m.sender.as_str())
+    }
+
+    /// Queues the replies held for `m`'s chat again, or says that none are.
+    async fn again(&self, m: &Inbound) {
+        let port = &self.s.port;
+        let key = &port.spec().key;
+        match self.s.held.release(port, &m.chat, &m.msg_id).await {
+            Ok(0) => {
+                let text = crate::words::Resend::NothingHeld.text_for(port.spec().language);
+                let out = crate::ids::OutboxKey::reply(key, &m.msg_id, "again");
+                if let Err(e) = port.announce(&m.chat, &text, out).await {
+                    tracing::warn!(account = %key, error = %e, "cannot queue the answer to /again");
+                }
+            }
+            Ok(n) => tracing::info!(account = %key, replies = n, "held replies queued again"),
+            Err(e) => tracing::warn!(account = %key, error = %e, "cannot queue the held replies"),
         }
     }
 

@@ -2,6 +2,14 @@
 //! when the HTML is refused), questions with an inline Yes/No keyboard, closed questions as an
 //! edit of the question, files as photo or document; typing; received files fetched. Platform
 //! errors go through the account's one table ([`super::failure`]).
+//!
+//! Telegram takes no idempotency key for a send, so a send a crash (or an answer that never
+//! came) left undecided is held, never repeated: each attempt is recorded just before its first
+//! request ([`crate::port::held`]); an attempt that finds an earlier record, or whose request
+//! ended without saying whether Telegram took it, sends a note in the reply's place instead;
+//! `/again` brings the reply. (The spec classes 5xx and timeouts as transient, to retry with
+//! backoff; a retry of a send that may have arrived would show it twice, so here the retry is
+//! the owner's `/again`.)
 
 use std::time::Duration;
 
@@ -21,6 +29,7 @@ use crate::conversation::{
 };
 use crate::failure::general;
 use crate::ids::AccountKey;
+use crate::port::held::{self, Attempt, HeldSends};
 use crate::store::AccountState;
 use crate::supervisor::{Capabilities, HealthHandle};
 
@@ -45,6 +54,10 @@ pub struct TelegramSender {
     pace: Pace,
     /// Answers shown while written, when the account's state is at hand to record them.
     streams: Option<Streams>,
+    /// Sends begun and replies held, when the account's state is at hand to record them.
+    held: Option<HeldSends>,
+    /// The account's language, for the note that stands in for a held reply.
+    language: crate::words::Language,
 }
 
 impl TelegramSender {
@@ -55,7 +68,17 @@ impl TelegramSender {
             account,
             pace: Pace::default(),
             streams: None,
+            held: None,
+            language: crate::words::Language::default(),
         }
+    }
+
+    /// Records each send before it goes (in `held`), so one a crash left undecided is held with
+    /// a note in `language` rather than sent twice.
+    pub fn with_held(mut self, held: HeldSends, language: crate::words::Language) -> Self {
+        self.held = Some(held);
+        self.language = language;
+        self
     }
 
     /// Shows answers while the agent writes them (drafts in private chats, one edited message
@@ -83,6 +106,7 @@ impl TelegramSender {
         reply_to: Option<i64>,
         text: &str,
         keyboard: Option<Keyboard>,
+        attempt: Option<&Attempt<'_>>,
     ) -> Result<Sent, SendError> {
         let pieces = fit(text);
         let last = pieces.len().saturating_sub(1);
@@ -95,7 +119,7 @@ impl TelegramSender {
             if let (true, Some(k)) = (i == last, keyboard.clone()) {
                 out = out.with_keyboard(k);
             }
-            let message = self.send_one(out, piece).await?;
+            let message = self.send_one(out, piece, attempt).await?;
             sent = Sent {
                 msg_id: Some(PlatformMsgId::new(message.message_id.to_string())),
                 chat: Some(ChatId::new(message.chat.id.to_string())),
@@ -104,13 +128,16 @@ impl TelegramSender {
         Ok(sent)
     }
 
-    /// One `sendMessage`, paced; refused HTML goes once more as the plain `source` (spec §4.1).
+    /// One `sendMessage`, paced, after `attempt` passes; refused HTML goes once more as the
+    /// plain `source` (spec §4.1).
     async fn send_one(
         &self,
         out: OutgoingText,
         source: &str,
+        attempt: Option<&Attempt<'_>>,
     ) -> Result<scv_telegram::Message, SendError> {
         self.pace.wait(out.chat_id).await;
+        pass(attempt).await?;
         match self.client.send_text(&out).await {
             Err(e) if e.class() == ErrorClass::Rejected(Rejection::BadMarkup) => {
                 tracing::warn!(account = %self.account, "Telegram refused the HTML; sending plain text");
@@ -122,13 +149,28 @@ impl TelegramSender {
                 self.client
                     .send_text(&plain)
                     .await
-                    .map_err(|e| self.fail(&e))
+                    .map_err(|e| self.fail_in(&e, attempt))
             }
-            other => other.map_err(|e| self.fail(&e)),
+            other => other.map_err(|e| self.fail_in(&e, attempt)),
         }
     }
 
-    async fn send_media(&self, chat: i64, media: &MediaOut) -> Result<Sent, SendError> {
+    /// [`Self::fail`] of a send: one whose outcome is unknown keeps its record (see [`held`]).
+    fn fail_in(&self, e: &scv_telegram::Error, attempt: Option<&Attempt<'_>>) -> SendError {
+        if e.outcome_unknown()
+            && let Some(a) = attempt
+        {
+            a.outcome_unknown();
+        }
+        self.fail(e)
+    }
+
+    async fn send_media(
+        &self,
+        chat: i64,
+        media: &MediaOut,
+        attempt: Option<&Attempt<'_>>,
+    ) -> Result<Sent, SendError> {
         let size = tokio::fs::metadata(&media.path)
             .await
             .map(|m| m.len())
@@ -140,15 +182,27 @@ impl TelegramSender {
             _ => UploadKind::Document,
         };
         self.pace.wait(chat).await;
+        pass(attempt).await?;
         let sent = self
             .client
             .send_file(chat, kind, &media.path, &media.name, None)
             .await
-            .map_err(|e| self.fail(&e))?;
+            .map_err(|e| self.fail_in(&e, attempt))?;
         Ok(Sent {
             msg_id: Some(PlatformMsgId::new(sent.message_id.to_string())),
             chat: Some(ChatId::new(sent.chat.id.to_string())),
         })
+    }
+}
+
+/// Passes `attempt` (when sends are recorded); an earlier run's record stops the send here.
+async fn pass(attempt: Option<&Attempt<'_>>) -> Result<(), SendError> {
+    match attempt {
+        Some(a) if !a.pass().await? => Err(SendError::rejected(
+            general::SEND_IN_DOUBT,
+            "an earlier run began this send and never learned its outcome",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -198,6 +252,29 @@ pub(super) fn closed_text(c: &QuestionClosed) -> String {
     format!("{}\n\n{line}", c.text)
 }
 
+impl TelegramSender {
+    /// Holds `msg`, which an earlier run began and may have shown, and sends the note that
+    /// stands in for it. A note whose outcome is unknown counts as sent (a second note is
+    /// worse than none: the held reply is still there for `/again`).
+    async fn hold(&self, held: &HeldSends, msg: &Outbound, chat: i64) -> Result<Sent, SendError> {
+        held.hold(msg).await?;
+        let note = held::note(self.language.fixed(), &msg.text);
+        self.pace.wait(chat).await;
+        match self
+            .client
+            .send_text(&OutgoingText::plain(chat, note))
+            .await
+        {
+            Ok(m) => Ok(Sent {
+                msg_id: Some(PlatformMsgId::new(m.message_id.to_string())),
+                chat: Some(ChatId::new(m.chat.id.to_string())),
+            }),
+            Err(e) if e.outcome_unknown() => Ok(Sent::default()),
+            Err(e) => Err(self.fail(&e)),
+        }
+    }
+}
+
 impl ChatSender for TelegramSender {
     fn limits(&self) -> SendLimits {
         SendLimits {
@@ -219,14 +296,27 @@ impl ChatSender for TelegramSender {
             {
                 return finished;
             }
-            match &msg.body {
-                Body::Media(media) => self.send_media(chat, media).await,
+            let attempt = self.held.as_ref().map(|h| h.attempt(msg));
+            let attempt = attempt.as_ref();
+            let sent = match &msg.body {
+                Body::Media(media) => self.send_media(chat, media, attempt).await,
                 Body::Question(q) if q.buttons => {
-                    self.send_text(chat, reply_to, &msg.text, keyboard(&q.id))
+                    let keys = keyboard(&q.id);
+                    self.send_text(chat, reply_to, &msg.text, keys, attempt)
                         .await
                 }
-                _ => self.send_text(chat, reply_to, &msg.text, None).await,
+                _ => {
+                    self.send_text(chat, reply_to, &msg.text, None, attempt)
+                        .await
+                }
+            };
+            if let (Some(a), Some(held)) = (attempt, &self.held) {
+                if a.in_doubt() {
+                    return self.hold(held, msg, chat).await;
+                }
+                a.settle(&sent).await;
             }
+            sent
         })
     }
 

@@ -146,14 +146,14 @@ impl Streams {
         };
         let mut sent = self
             .client
-            .send_draft(chat, id, &frame.text, frame.mode)
+            .send_draft(chat, id, &frame.text, frame.mode, true)
             .await;
         if let Err(e) = &sent
             && e.class() == ErrorClass::Rejected(Rejection::BadMarkup)
         {
             frame.text = text.to_string();
             frame.mode = None;
-            sent = self.client.send_draft(chat, id, text, None).await;
+            sent = self.client.send_draft(chat, id, text, None, true).await;
         }
         match sent {
             Ok(()) => {

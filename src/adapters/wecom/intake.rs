@@ -38,7 +38,7 @@ pub(super) struct Setup {
     pub credentials: Credentials,
     pub sender: Arc<WecomSender>,
     pub handles: Arc<Handles>,
-    pub inflight: super::inflight::InFlight,
+    pub held: crate::port::held::HeldSends,
     pub health: HealthHandle,
 }
 
@@ -261,31 +261,25 @@ impl Run {
         }
     }
 
-    /// The owner's `/again`: send the replies held in this chat again (see `inflight`).
+    /// The owner's `/again`: send the replies held in this chat again (see `port::held`).
     fn is_again(&self, m: &Inbound) -> bool {
-        m.text.trim().eq_ignore_ascii_case(crate::words::AGAIN)
-            && self.s.owner.as_deref() == Some(m.sender.as_str())
+        crate::port::held::is_again(&m.text) && self.s.owner.as_deref() == Some(m.sender.as_str())
     }
 
-    /// Queues each reply held for `m`'s chat under a new key, then forgets it.
+    /// Queues the replies held for `m`'s chat again, or says that none are.
     async fn again(&self, m: &Inbound) {
-        let key = self.s.port.spec().key.clone();
-        let held = match self.s.inflight.held_for(m.chat.as_str()).await {
-            Ok(h) => h,
-            Err(e) => {
-                tracing::warn!(account = %key, error = %e, "cannot read the held replies");
-                return;
+        let port = &self.s.port;
+        let key = &port.spec().key;
+        match self.s.held.release(port, &m.chat, &m.msg_id).await {
+            Ok(0) => {
+                let text = crate::words::Resend::NothingHeld.text_for(port.spec().language);
+                let out = OutboxKey::reply(key, &m.msg_id, "again");
+                if let Err(e) = port.announce(&m.chat, &text, out).await {
+                    tracing::warn!(account = %key, error = %e, "cannot queue the answer to /again");
+                }
             }
-        };
-        for (i, (held_key, h)) in held.into_iter().enumerate() {
-            let out = OutboxKey::reply(&key, &m.msg_id, &format!("again-{i}"));
-            if let Err(e) = self.s.port.announce(&m.chat, &h.text, out).await {
-                tracing::warn!(account = %key, error = %e, "cannot queue a held reply again");
-                return;
-            }
-            if let Err(e) = self.s.inflight.released(&held_key).await {
-                tracing::warn!(account = %key, error = %e, "cannot forget a held reply");
-            }
+            Ok(n) => tracing::info!(account = %key, replies = n, "held replies queued again"),
+            Err(e) => tracing::warn!(account = %key, error = %e, "cannot queue the held replies"),
         }
     }
 

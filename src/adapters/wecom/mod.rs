@@ -19,7 +19,6 @@ mod buttons;
 mod failure;
 mod handles;
 mod inbound;
-mod inflight;
 mod intake;
 pub mod login;
 mod pace;
@@ -120,13 +119,13 @@ impl WecomComponent {
         let conn = Connection::new(creds, Options::with_url(login::url(&self.settings)));
         let (owner, pairing) = self.owner(&login);
         let handles = Arc::new(handles::Handles::default());
-        let inflight = inflight::InFlight::new(self.port.state().clone());
-        inflight.prune().await;
+        let held = crate::port::held::HeldSends::new(self.port.state().clone());
+        held.prune().await;
         let sender = Arc::new(WecomSender::new(
             conn.clone(),
             self.spec.key.clone(),
             handles.clone(),
-            inflight.clone(),
+            held.clone(),
             self.spec.language,
         ));
         let mut run = intake::Run::start(intake::Setup {
@@ -137,7 +136,7 @@ impl WecomComponent {
             credentials: login.credentials,
             sender,
             handles,
-            inflight,
+            held,
             health,
         });
         run.run(cancel).await

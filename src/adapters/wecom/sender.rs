@@ -16,7 +16,6 @@ use scv_wecom::{ChatTarget, Connection, Error, ErrorClass};
 use super::failure::{PACED, failure};
 use super::handles::Handles;
 use super::inbound::{Locator, NO_KEY, ReplyRef, YES_KEY};
-use super::inflight::InFlight;
 use super::pace::Pace;
 use super::stream::{Finish, Streams};
 use crate::conversation::body::MediaOut;
@@ -26,6 +25,7 @@ use crate::conversation::{
 };
 use crate::failure::general;
 use crate::ids::AccountKey;
+use crate::port::held::{self, Attempt, HeldSends};
 use crate::supervisor::Capabilities;
 use crate::words::{Card, Language};
 
@@ -40,53 +40,6 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     send_window: false,
 };
 
-/// One send attempt's record of being begun ([`InFlight`]), written once, just before the
-/// attempt's first frame a person could see, so waits before it (the pace, an upload) never
-/// count as begun.
-struct Gate<'a> {
-    inflight: &'a InFlight,
-    key: &'a str,
-    written: std::sync::atomic::AtomicBool,
-    /// An earlier run began this send: it was not made again.
-    refused: std::sync::atomic::AtomicBool,
-}
-
-impl Gate<'_> {
-    /// Writes the record on the first call. False: an earlier run began this very send and
-    /// never learned its outcome, so it must not go again.
-    async fn pass(&self) -> Result<bool, SendError> {
-        if self.written.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            return Ok(true);
-        }
-        match self.inflight.begin(self.key).await {
-            Ok(earlier) => {
-                self.refused
-                    .store(earlier, std::sync::atomic::Ordering::SeqCst);
-                Ok(!earlier)
-            }
-            Err(e) => {
-                self.written
-                    .store(false, std::sync::atomic::Ordering::SeqCst);
-                Err(SendError::transient(
-                    general::STORE,
-                    format!("cannot record the send before making it: {e}"),
-                ))
-            }
-        }
-    }
-
-    fn written(&self) -> bool {
-        self.written.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    fn refused(&self) -> bool {
-        self.refused.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-/// How many characters of a held reply its note quotes.
-const PREVIEW_CHARS: usize = 30;
-
 /// Sends one account's messages.
 pub struct WecomSender {
     conn: Connection,
@@ -94,7 +47,7 @@ pub struct WecomSender {
     handles: Arc<Handles>,
     pace: Pace,
     streams: Streams,
-    inflight: InFlight,
+    held: HeldSends,
     language: Language,
 }
 
@@ -104,11 +57,11 @@ impl WecomSender {
         conn: Connection,
         account: AccountKey,
         handles: Arc<Handles>,
-        inflight: InFlight,
+        held: HeldSends,
         language: Language,
     ) -> Self {
         WecomSender {
-            inflight,
+            held,
             streams: Streams::new(conn.clone(), account.clone(), handles.clone()),
             conn,
             account,
@@ -131,19 +84,19 @@ impl WecomSender {
         &self,
         msg: &Outbound,
         reply: &ReplyRef,
-        gate: &Gate<'_>,
+        attempt: &Attempt<'_>,
     ) -> Result<Sent, SendError> {
         if let Some(key) = &msg.finishes
             && self.streams.has(key)
         {
-            if !gate.pass().await? {
+            if !attempt.pass().await? {
                 return Ok(self.skipped());
             }
             if let Some(finished) = self.streams.finish(key, &msg.text).await {
                 return match finished {
                     Ok(Finish::Done) => Ok(Sent::default()),
                     Ok(Finish::Rest(rest)) => {
-                        self.proactive(&reply.target(msg.chat.as_str()), &rest, gate)
+                        self.proactive(&reply.target(msg.chat.as_str()), &rest, attempt)
                             .await
                     }
                     Err(e) if e.outcome_unknown() => Ok(self.indeterminate(&e)),
@@ -156,7 +109,7 @@ impl WecomSender {
             _ => None,
         };
         if let Some(h) = handle {
-            if !gate.pass().await? {
+            if !attempt.pass().await? {
                 return Ok(self.skipped());
             }
             match self.conn.reply_text(&h, &msg.text).await {
@@ -168,7 +121,7 @@ impl WecomSender {
                 Err(e) => return Err(self.fail(&e)),
             }
         }
-        self.proactive(&reply.target(msg.chat.as_str()), &msg.text, gate)
+        self.proactive(&reply.target(msg.chat.as_str()), &msg.text, attempt)
             .await
     }
 
@@ -177,10 +130,10 @@ impl WecomSender {
         &self,
         chat: &ChatTarget,
         text: &str,
-        gate: &Gate<'_>,
+        attempt: &Attempt<'_>,
     ) -> Result<Sent, SendError> {
         self.paced().await?;
-        if !gate.pass().await? {
+        if !attempt.pass().await? {
             return Ok(self.skipped());
         }
         match self.conn.send_markdown(chat, text).await {
@@ -204,27 +157,17 @@ impl WecomSender {
         })
     }
 
-    /// A send an earlier run began and never settled (see [`InFlight`]): counted as sent.
+    /// A send an earlier run began and never settled (see [`held`]): not made again here; the
+    /// caller holds it.
     fn skipped(&self) -> Sent {
-        tracing::warn!(account = %self.account, "a send begun before a restart never learned its outcome; not sent again on its own");
         Sent::default()
     }
 
-    /// Holds a reply an earlier run may have shown (see [`InFlight`]) and sends a note in its
+    /// Holds a reply an earlier run may have shown (see [`held`]) and sends a note in its
     /// place saying how it began and that `/again` brings it.
     async fn hold(&self, msg: &Outbound, reply: &ReplyRef) -> Result<Sent, SendError> {
-        self.inflight
-            .hold(&msg.idempotency_key, msg.chat.as_str(), &msg.text)
-            .await
-            .map_err(|e| {
-                SendError::transient(general::STORE, format!("cannot hold a reply: {e}"))
-            })?;
-        let preview: String = msg.text.chars().take(PREVIEW_CHARS).collect();
-        let note = crate::words::Resend::MayBeCutOff { preview };
-        let note = match self.language.fixed() {
-            Some(lang) => note.text(lang).into_owned(),
-            None => note.text(crate::words::Lang::En).into_owned(),
-        };
+        self.held.hold(msg).await?;
+        let note = held::note(self.language.fixed(), &msg.text);
         let chat = reply.target(msg.chat.as_str());
         self.paced().await?;
         match self.conn.send_markdown(&chat, &note).await {
@@ -247,9 +190,9 @@ impl WecomSender {
         msg: &Outbound,
         reply: &ReplyRef,
         id: &str,
-        gate: &Gate<'_>,
+        attempt: &Attempt<'_>,
     ) -> Result<Sent, SendError> {
-        let sent = self.send_text(msg, reply, gate).await?;
+        let sent = self.send_text(msg, reply, attempt).await?;
         if !valid_task_id(id) {
             // The text alone still takes an answer with the code.
             tracing::info!(account = %self.account, "question id cannot be a card's task_id; text only");
@@ -289,7 +232,7 @@ impl WecomSender {
         &self,
         msg: &Outbound,
         media: &MediaOut,
-        gate: &Gate<'_>,
+        attempt: &Attempt<'_>,
     ) -> Result<Sent, SendError> {
         let bytes = tokio::fs::read(&media.path).await.map_err(|e| {
             SendError::rejected(
@@ -313,7 +256,7 @@ impl WecomSender {
             .upload(kind, &media.name, &bytes)
             .await
             .map_err(|e| self.fail(&e))?;
-        if !gate.pass().await? {
+        if !attempt.pass().await? {
             return Ok(self.skipped());
         }
         match self.conn.send_media(&chat, &uploaded).await {
@@ -336,26 +279,19 @@ impl ChatSender for WecomSender {
 
     fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
         Box::pin(async move {
-            let gate = Gate {
-                inflight: &self.inflight,
-                key: msg.idempotency_key.as_str(),
-                written: std::sync::atomic::AtomicBool::new(false),
-                refused: std::sync::atomic::AtomicBool::new(false),
-            };
+            let attempt = self.held.attempt(msg);
             let reply = ReplyRef::parse(&msg.reply);
             let sent = match &msg.body {
-                Body::Media(media) => self.send_media(msg, media, &gate).await,
+                Body::Media(media) => self.send_media(msg, media, &attempt).await,
                 Body::Question(q) if q.buttons => {
-                    self.send_question(msg, &reply, &q.id, &gate).await
+                    self.send_question(msg, &reply, &q.id, &attempt).await
                 }
-                _ => self.send_text(msg, &reply, &gate).await,
+                _ => self.send_text(msg, &reply, &attempt).await,
             };
-            if sent.is_err() && gate.written() && !gate.refused() {
-                self.inflight.failed(gate.key).await;
-            }
-            if gate.refused() && !matches!(msg.body, Body::Media(_)) {
+            if attempt.begun_earlier() {
                 return self.hold(msg, &reply).await;
             }
+            attempt.settle(&sent).await;
             sent
         })
     }

@@ -117,3 +117,49 @@ async fn a_429_waits_exactly_retry_after_then_sends_once() {
     assert_eq!(h.texts_to(h.fake.owner().id), ["echo: ping"]);
     h.stop().await;
 }
+
+/// A send Telegram may have taken without saying so (here a gateway's 502) is held, never
+/// repeated: a note stands in its place, the owner's `/again` brings it once, and a second
+/// `/again` is told there is nothing left. `/again` never reaches the agent.
+#[tokio::test]
+async fn a_send_in_doubt_is_held_with_a_note_and_again_brings_it_once() {
+    let h = Harness::start(Setup::owned()).await;
+    h.wait_state(ComponentState::Connected).await;
+    let owner = h.fake.owner_chat();
+    let answers = |h: &Harness| {
+        h.texts_to(owner.id)
+            .iter()
+            .filter(|t| *t == "echo: hello")
+            .count()
+    };
+    h.fake.fail_next(Method::SendMessage, 502, "Bad Gateway");
+    h.fake.push_text(owner.clone(), "hello");
+    h.until("the note", |f| {
+        f.sent().iter().any(|s| s.text.contains("/again"))
+    })
+    .await;
+    let note = h.texts_to(owner.id).join("\n");
+    assert!(note.contains("\"echo: hello\""), "quotes the reply: {note}");
+    assert_eq!(answers(&h), 0, "the answer was not sent again on its own");
+
+    h.fake.push_text(owner.clone(), "/again");
+    h.until("the held answer", |f| {
+        f.sent().iter().any(|s| s.text == "echo: hello")
+    })
+    .await;
+    h.fake.push_text(owner.clone(), "/AGAIN");
+    h.until("nothing left", |f| {
+        f.sent()
+            .iter()
+            .any(|s| s.text.contains("Nothing is waiting"))
+    })
+    .await;
+    h.drain().await;
+    assert_eq!(answers(&h), 1);
+    assert_eq!(
+        h.agent.prompts(),
+        ["hello"],
+        "/again never reaches the agent"
+    );
+    h.stop().await;
+}

@@ -67,6 +67,10 @@ async fn a_private_answer_streams_as_drafts_and_ends_as_one_message_equal_to_it(
     );
     assert!(drafts.iter().all(|d| d.chat_id == owner.id));
     assert!(
+        drafts.iter().all(|d| d.can_stop),
+        "the owner is offered a stop button"
+    );
+    assert!(
         drafts.iter().all(|d| d.draft_id == drafts[0].draft_id),
         "one draft id per answer: the frames animate"
     );
@@ -240,5 +244,31 @@ async fn a_restart_mid_answer_finishes_the_same_group_message_with_nothing_doubl
         1,
         "the restart edited the message it had opened: nothing sent twice"
     );
+    h.stop().await;
+}
+
+/// The stop button a private draft offers stops the turn, as `/stop` does: the rest of the
+/// answer is never written and the owner is told it stopped.
+#[tokio::test]
+async fn the_drafts_stop_button_stops_the_turn() {
+    let h = Harness::start(streaming_setup()).await;
+    h.wait_state(ComponentState::Connected).await;
+    let owner = h.fake.owner_chat();
+    h.fake.push_text(owner.clone(), "write a lot");
+    h.agent.next_part();
+    h.until("the first draft frame", |f| !f.drafts().is_empty())
+        .await;
+    let draft = h.fake.drafts()[0].draft_id;
+    h.fake.press_stop(owner.clone(), draft);
+    h.until("the stop answered", |f| {
+        f.sent().iter().any(|s| s.text.contains("Stopped"))
+    })
+    .await;
+    h.drain().await;
+    assert!(
+        !h.texts_to(owner.id).contains(&answer()),
+        "the whole answer never came"
+    );
+    assert_eq!(h.agent.prompts(), ["write a lot"], "the stop is no prompt");
     h.stop().await;
 }

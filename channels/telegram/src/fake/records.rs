@@ -28,6 +28,8 @@ pub struct DraftFrame {
     pub chat_id: i64,
     /// The draft.
     pub draft_id: i64,
+    /// Whether the user is shown a stop button (`can_stop`).
+    pub can_stop: bool,
     /// The text shown.
     pub text: String,
     /// When it arrived (tokio time).

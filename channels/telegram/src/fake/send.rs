@@ -273,6 +273,7 @@ pub(crate) fn send_draft(st: &mut State, p: &Params) -> Response {
     st.drafts.push(DraftFrame {
         chat_id,
         draft_id,
+        can_stop: p.flag("can_stop"),
         text,
         at: Instant::now(),
     });

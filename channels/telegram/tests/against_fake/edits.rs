@@ -96,20 +96,22 @@ async fn drafts_only_in_private_chats_with_a_nonzero_id() {
     let (_fake, handle, client) = start().await;
     let group = handle.group(-4_000_000_010, "g").id;
     rejected(
-        client.send_draft(group, 1, "x", None).await,
+        client.send_draft(group, 1, "x", None, false).await,
         Rejection::DraftRefused,
     );
     let chat = handle.owner_chat().id;
     rejected(
-        client.send_draft(chat, 0, "x", None).await,
+        client.send_draft(chat, 0, "x", None, false).await,
         Rejection::DraftRefused,
     );
     rejected(
-        client.send_draft(chat, 1, &"z".repeat(4097), None).await,
+        client
+            .send_draft(chat, 1, &"z".repeat(4097), None, false)
+            .await,
         Rejection::TooLong,
     );
     client
-        .send_draft(chat, 1, "", None)
+        .send_draft(chat, 1, "", None, false)
         .await
         .expect("empty = Thinking… placeholder");
     assert!(handle.sent().is_empty(), "a draft never becomes a message");
@@ -126,7 +128,7 @@ async fn a_streamed_answer_ends_equal_to_the_answer() {
         .collect();
     for end in (250..=2000).step_by(250) {
         client
-            .send_draft(chat, 42, &answer[..end], None)
+            .send_draft(chat, 42, &answer[..end], None, end > 1000)
             .await
             .expect("frame");
         tokio::time::sleep(DRAFT_MIN_INTERVAL).await;
@@ -141,6 +143,12 @@ async fn a_streamed_answer_ends_equal_to_the_answer() {
         frames
             .iter()
             .all(|f| answer.starts_with(&f.text) && f.draft_id == 42)
+    );
+    let stoppable: Vec<bool> = frames.iter().map(|f| f.can_stop).collect();
+    assert_eq!(
+        stoppable,
+        [false, false, false, false, true, true, true, true],
+        "as asked"
     );
     assert!(
         frames

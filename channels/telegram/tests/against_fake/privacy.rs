@@ -71,7 +71,7 @@ async fn round_trip() {
     let edit = client.edit_text(chat.id, m.message_id, SECRET_TEXT, None, None);
     edit.await.expect("edit");
     client
-        .send_draft(chat.id, 1, ANSWER, None)
+        .send_draft(chat.id, 1, ANSWER, None, false)
         .await
         .expect("draft");
     let q = handle.press_button(handle.owner(), &m, BUTTON);

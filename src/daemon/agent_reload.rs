@@ -1,0 +1,52 @@
+//! A reload that changes `[agent]` builds the new agent and swaps it into the pipeline
+//! (`Conversation::replace_agent`): the next turn answers with it, turns in flight finish on
+//! the old one. The console's model form asks for the same swap even when only the stored key
+//! changed (the key is not in the file, so a reload alone cannot see it).
+
+use super::Core;
+use crate::config::Config;
+use crate::control::CommandError;
+use crate::protocol::ErrorCode;
+use crate::supervisor::ReloadReport;
+
+impl Core {
+    /// [`Core::reload`], then a new agent from `[agent]` and the stored key whether or not the
+    /// file's table changed (the console saves a model and its key together).
+    pub async fn reload_with_agent(&self) -> Result<ReloadReport, CommandError> {
+        let report = self.reload().await?;
+        let config = self.config.lock().await;
+        if config.agent.backend == crate::config::AgentBackend::Acp {
+            // Building an ACP agent kills the recorded agent groups, ours included (see
+            // `Config::unreloadable_changes`): only a restart may do it.
+            return Err(CommandError::new(
+                ErrorCode::Conflict,
+                "the acp agent backend is built at start only; restart the daemon to use the new key",
+            ));
+        }
+        self.rebuild_agent(&config).await;
+        Ok(report)
+    }
+
+    /// Builds the agent `config` names, with the key `login agent` stored, and puts it in place
+    /// of the current one (nothing when the daemon runs no pipeline).
+    pub(super) async fn rebuild_agent(&self, config: &Config) {
+        let Some(conversation) = &self.conversation else {
+            return;
+        };
+        let mut agent = config.agent.clone();
+        let creds = self.credentials.clone();
+        agent.stored_api_key = match tokio::task::spawn_blocking(move || creds.agent_key()).await {
+            Ok(Ok(key)) => key,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "the stored agent key cannot be read");
+                None
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the stored agent key failed");
+                None
+            }
+        };
+        conversation.replace_agent(crate::agent::build(&agent, self.store.clone()));
+        tracing::info!(backend = ?agent.backend, "the agent was rebuilt from [agent]; new turns use it");
+    }
+}
