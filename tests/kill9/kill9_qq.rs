@@ -9,7 +9,8 @@
 //!
 //! QQ's gateway has no ack: the adapter journals each message with its Resume cursor in one
 //! commit, so a kill before the commit Resumes before the message (QQ replays it) and a kill
-//! after it is deduped by the journal. A send has an idempotency handle on QQ: the platform
+//! after it is deduped by the journal, as is the second push QQ makes of one message in each
+//! round. A send has an idempotency handle on QQ: the platform
 //! refuses a repeated `msg_id` + `msg_seq` (`40054005`, spec §4.1), and the adapter retries a
 //! piece with the pair of its first attempt, so a kill after QQ took a send and before the
 //! outbox recorded it leaves that send in doubt only until the restart, whose resend QQ
@@ -106,8 +107,12 @@ impl Bed {
         self.p.spawn()
     }
 
-    fn ask_privately(&self, text: String) -> Question {
-        self.fake.push_c2c(OWNER, &text);
+    /// The owner writes `text` one-to-one; `twice`: QQ pushes it twice (spec §2.3).
+    fn ask_privately(&self, text: String, twice: bool) -> Question {
+        let pushed = self.fake.push_c2c(OWNER, &text);
+        if twice {
+            self.fake.push_again(&pushed);
+        }
         Question {
             text,
             to: format!("user:{OWNER}"),
@@ -246,7 +251,7 @@ async fn sigkill_at_random_points_loses_nothing_and_answers_nothing_twice() {
     for round in 0..ROUNDS {
         // One question waits before the start (QQ buffers it for the Resume), two arrive while
         // the daemon runs.
-        asked.push(bed.ask_privately(format!("r{round}p0")));
+        asked.push(bed.ask_privately(format!("r{round}p0"), false));
         let before = bed.activity();
         let point = 1 + rng.below(MAX_POINT);
         let connections = bed.fake.connections();
@@ -255,7 +260,7 @@ async fn sigkill_at_random_points_loses_nothing_and_answers_nothing_twice() {
             bed.fake.connections() > connections || bed.activity() >= before + point
         })
         .await;
-        asked.push(bed.ask_privately(format!("r{round}p1")));
+        asked.push(bed.ask_privately(format!("r{round}p1"), true));
         asked.push(bed.ask_in_group(format!("GROUP{round:027}"), format!("r{round}g0")));
         let round_done = |asked: &[Question]| asked.iter().all(|q| !bed.shown(q).contains(&0));
         bed.until(&format!("round {round}: point {point}"), &asked, || {
@@ -272,10 +277,12 @@ async fn sigkill_at_random_points_loses_nothing_and_answers_nothing_twice() {
         doubt.extend(sends);
     }
 
-    // A last run drains everything: every question answered, the outbox sent.
+    // A last run drains everything: every question answered, the outbox sent. It is up (its
+    // gateway connected, so it handles SIGTERM) before the checks, which may hold at once.
+    let connections = bed.fake.connections();
     let mut child = bed.spawn();
     bed.until("every answer", &asked, || {
-        asked.iter().all(|q| !bed.shown(q).contains(&0))
+        bed.fake.connections() > connections && asked.iter().all(|q| !bed.shown(q).contains(&0))
     })
     .await;
     bed.until("the outbox sent", &asked, || {
