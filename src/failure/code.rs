@@ -186,6 +186,7 @@ pub(crate) mod tests {
                 "media_unsupported",
                 "media_too_large",
                 "media_invalid",
+                "send_in_doubt",
             ]
         );
         assert_documented(GENERAL_CODES);

@@ -17,8 +17,8 @@
 //! an answer is missing, as the note says, and the test requires every answer shown, none shown
 //! twice by the bridge's own choice, and reports those `/again` showed again. A streamed group
 //! answer's finish is an edit, which repeats as "not modified", so there only the message's
-//! first send can be in doubt (a partial message left beside the answer; counted the same way
-//! from the stream records without a message id).
+//! first send can be in doubt: the restart holds what it carried and sends only the rest, so
+//! the test counts paragraphs, not messages (such an answer arrives split in two).
 
 use crate::process_support;
 
@@ -154,19 +154,45 @@ impl Bed {
             + self.model.requests().len() as u64
     }
 
-    /// The messages that show `q`'s whole answer where it was asked, after every edit.
-    fn showing(&self, q: &Question) -> usize {
-        let want = answer(&q.text);
+    /// The chat's messages as shown now (after every edit), notes aside, without whitespace.
+    fn shown_in(&self, chat: i64) -> Vec<String> {
         self.fake
             .sent()
             .iter()
-            .filter(|s| s.chat_id == q.chat)
-            .filter(|s| {
-                self.fake
-                    .message(s.chat_id, s.message_id)
-                    .is_some_and(|(t, _)| t == want)
-            })
-            .count()
+            .filter(|s| s.chat_id == chat && !s.text.contains("/again"))
+            .filter_map(|s| self.fake.message(s.chat_id, s.message_id))
+            .map(|(t, _)| bare(&t))
+            .collect()
+    }
+
+    /// How many times `q`'s whole answer shows where it was asked (as one message, or as the
+    /// pieces a crash split it into, in any order), and how many of its characters show beyond
+    /// one copy.
+    fn tally(&self, q: &Question) -> (usize, usize) {
+        let want = bare(&answer(&q.text));
+        let shown = self.shown_in(q.chat);
+        let whole = shown.iter().filter(|t| **t == want).count();
+        let pieces: Vec<&str> = shown
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !t.is_empty() && t.len() < want.len() && want.contains(t))
+            .collect();
+        let piece_chars: usize = pieces.iter().map(|p| p.len()).sum();
+        let assembled = assembles(&want, &pieces);
+        let copies = whole + usize::from(assembled);
+        let extra = copies.saturating_sub(1) * want.len()
+            + piece_chars.saturating_sub(if assembled { want.len() } else { 0 });
+        (copies, extra)
+    }
+
+    /// How many times `q`'s whole answer shows.
+    fn showing(&self, q: &Question) -> usize {
+        self.tally(q).0
+    }
+
+    /// Characters of `q`'s answer shown beyond one copy.
+    fn repeated(&self, q: &Question) -> usize {
+        self.tally(q).1
     }
 
     fn report(&self) -> String {
@@ -207,6 +233,22 @@ impl Bed {
             }
         }
     }
+}
+
+/// `text` without whitespace (a piece cut by a crash is sent with its leading blanks trimmed).
+fn bare(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Whether some of `pieces`, each used once, in some order, make exactly `want`.
+fn assembles(want: &str, pieces: &[&str]) -> bool {
+    if want.is_empty() {
+        return true;
+    }
+    pieces.iter().enumerate().any(|(i, p)| {
+        let rest: Vec<&str> = [&pieces[..i], &pieces[i + 1..]].concat();
+        want.strip_prefix(p).is_some_and(|w| assembles(w, &rest))
+    })
 }
 
 /// A small deterministic generator (xorshift), seeded per run and printed.
@@ -309,28 +351,29 @@ async fn sigkill_at_random_points_loses_nothing_and_answers_nothing_twice() {
     }
 
     let (doubt_sends, doubt_opens) = (doubt_sends.len(), doubt_opens.len());
-    // A last run drains everything: every question answered, every update confirmed.
+    // A last run drains everything: every question answered or held with a note in its chat,
+    // every update confirmed.
     let mut child = bed.spawn();
     let unanswered = || asked.iter().filter(|q| bed.showing(q) == 0).count();
-    bed.until("every answer and every update confirmed", || {
-        unanswered() == 0 && bed.fake.pending() == 0
-    })
+    bed.until(
+        "every answer (or its note) and every update confirmed",
+        || {
+            let notes = bed.notes();
+            let settled = |q: &Question| bed.showing(q) > 0 || notes.contains_key(&q.chat);
+            asked.iter().all(settled) && bed.fake.pending() == 0
+        },
+    )
     .await;
     bed.until("the outbox sent", || {
         states(&bed.p.db(), "outbox").keys().all(|s| s == "sent")
     })
     .await;
-    let twice_shown = |asked: &[Question]| {
-        asked
-            .iter()
-            .map(|q| bed.showing(q).saturating_sub(1))
-            .sum::<usize>()
-    };
+    let twice_shown = |asked: &[Question]| asked.iter().map(|q| bed.repeated(q)).sum::<usize>();
     // Twice by the bridge's own choice: before anyone asked for anything again.
     let twice = twice_shown(&asked);
     let doubled: Vec<&str> = asked
         .iter()
-        .filter(|q| bed.showing(q) > 1)
+        .filter(|q| bed.repeated(q) > 0)
         .map(|q| q.text.as_str())
         .collect();
     let notes = bed.notes();
@@ -359,20 +402,23 @@ async fn sigkill_at_random_points_loses_nothing_and_answers_nothing_twice() {
 
     let lost = asked.iter().filter(|q| bed.showing(q) == 0).count();
     let again = twice_shown(&asked) - twice;
-    let partial = bed
-        .fake
-        .sent()
+    let split = asked
         .iter()
-        .filter(|s| !s.text.contains("/again"))
-        .filter(|s| {
-            let now = bed.fake.message(s.chat_id, s.message_id);
-            !asked
+        .filter(|q| {
+            let whole = answer(&q.text);
+            let one = |s: &scv_telegram::fake::SentText| {
+                bed.fake
+                    .message(s.chat_id, s.message_id)
+                    .is_some_and(|(t, _)| t == whole)
+            };
+            !bed.fake
+                .sent()
                 .iter()
-                .any(|q| now.as_ref().is_some_and(|(t, _)| *t == answer(&q.text)))
+                .any(|s| s.chat_id == q.chat && one(s))
         })
         .count();
     eprintln!(
-        "telegram kill -9 (seed {seed}): {} questions over {} runs: {lost} lost, {twice} answered twice; {} notes in {} chats, /again in {} chats showed {again} answers again; {partial} partial messages left; in doubt at the kills: {doubt_sends} sends, {doubt_opens} opened messages; {} sendMessage, {} drafts, {} model requests, in {:?}",
+        "telegram kill -9 (seed {seed}): {} questions over {} runs: {lost} lost, {twice} characters shown twice; {} notes in {} chats, /again in {} chats showed {again} characters again; {split} answers arrived split where a crash cut them; in doubt at the kills: {doubt_sends} sends, {doubt_opens} opened messages; {} sendMessage, {} drafts, {} model requests, in {:?}",
         asked.len(),
         ROUNDS + 1,
         notes.values().sum::<usize>(),
@@ -387,12 +433,7 @@ async fn sigkill_at_random_points_loses_nothing_and_answers_nothing_twice() {
     assert_eq!(
         twice,
         0,
-        "answered twice by the bridge: {doubled:?} ({doubt_sends} sends were in doubt at the kills)\n{}",
-        bed.report()
-    );
-    assert!(
-        partial <= doubt_opens,
-        "partial messages beyond the first sends in doubt\n{}",
+        "shown twice by the bridge: {doubled:?} ({doubt_sends} sends, {doubt_opens} opened messages were in doubt at the kills)\n{}",
         bed.report()
     );
     let n = asked.len() as i64;

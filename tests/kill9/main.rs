@@ -10,6 +10,7 @@ mod server;
 
 mod kill9;
 mod kill9_acp;
+mod kill9_dingtalk;
 mod kill9_feishu;
 mod kill9_mail;
 mod kill9_qq;

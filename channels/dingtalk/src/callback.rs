@@ -48,6 +48,16 @@ impl CardCallback {
         )
     }
 
+    /// The yes or no of a question card's button ([`crate::confirm::ANSWER_PARAM`]); `None`
+    /// for any other button.
+    pub fn answer(&self) -> Option<crate::confirm::Answer> {
+        match self.params().get(crate::confirm::ANSWER_PARAM)?.as_str()? {
+            "yes" => Some(crate::confirm::Answer::Yes),
+            "no" => Some(crate::confirm::Answer::No),
+            _ => None,
+        }
+    }
+
     /// The button's `params` (e.g. `{answer: "yes"}`), from `content` or else `value`.
     pub fn params(&self) -> Map<String, Value> {
         [&self.content, &self.value]
@@ -91,6 +101,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.params()["answer"], "yes");
+        assert_eq!(c.answer(), Some(crate::confirm::Answer::Yes));
         assert_eq!(c.owner_key().unwrap().staff_id, "staff9");
         let c = CardCallback::parse(
             r#"{"outTrackId":"q1","userId":"$:LWCP","userIdType":2,"content":"{"}"#,
@@ -98,6 +109,7 @@ mod tests {
         .unwrap();
         assert!(c.owner_key().is_none());
         assert!(c.params().is_empty());
+        assert_eq!(c.answer(), None);
         assert!(CardCallback::parse("{}").is_err());
         assert!(CardCallback::parse("[").is_err());
     }

@@ -1,10 +1,35 @@
 //! Yes/no questions without a card template (spec §4.7 A): markdown with two `dtmd://` links
 //! that make the owner's client send "yes #qid" / "no #qid" as an ordinary message, and the
-//! reading of such answers (typed ones too).
+//! reading of such answers (typed ones too). With a question card template (§4.7 B): the
+//! card's variables, its buttons' parameter, and the `outTrackId` that names the question.
 
 use url::form_urlencoded::byte_serialize;
 
 use crate::send::Outgoing;
+
+/// The question card's variable holding the question (markdown). The template is the account's
+/// own, so this name, [`ANSWERED_KEY`] and [`ANSWER_PARAM`] are the bridge's contract with it:
+/// the guide tells people to use them, so they must stay stable.
+pub const QUESTION_KEY: &str = "question";
+/// The question card's variable saying how it was answered: empty while open (the template
+/// shows its buttons only while it is empty).
+pub const ANSWERED_KEY: &str = "answered";
+/// The button parameter (its "回传请求" params) carrying `yes` or `no`.
+pub const ANSWER_PARAM: &str = "answer";
+/// `outTrackId`s of question cards start with this; the question id follows.
+const TRACK_PREFIX: &str = "scvq.";
+
+/// A fresh `outTrackId` for a card asking question `qid` (a new card needs a new id, so a
+/// card sent again after a crash is a second card naming the same question).
+pub fn question_track_id(qid: &str) -> String {
+    format!("{TRACK_PREFIX}{qid}.{:016x}", rand::random::<u64>())
+}
+
+/// The question id a question card's `outTrackId` names; `None` for any other card.
+pub fn question_of_track_id(out_track_id: &str) -> Option<&str> {
+    let (qid, nonce) = out_track_id.strip_prefix(TRACK_PREFIX)?.rsplit_once('.')?;
+    (!qid.is_empty() && !nonce.is_empty()).then_some(qid)
+}
 
 /// An answer to a yes/no question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +99,17 @@ pub fn parse_answer(text: &str) -> Option<(Answer, Option<String>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_cards_track_id_names_its_question_and_nothing_else_does() {
+        let id = question_track_id("q-7");
+        assert_eq!(question_of_track_id(&id), Some("q-7"));
+        assert_ne!(id, question_track_id("q-7"), "a new card, a new id");
+        assert_eq!(question_of_track_id("scv-0123"), None);
+        assert_eq!(question_of_track_id("scvq.q-7"), None);
+        assert_eq!(question_of_track_id("scvq..00ff"), None);
+        assert_eq!(question_of_track_id("scvq.q-7."), None);
+    }
 
     #[test]
     fn links_send_the_answer_with_the_code() {

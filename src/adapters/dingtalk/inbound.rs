@@ -75,6 +75,7 @@ pub(super) fn take(account: &AccountKey, m: &RobotMessage) -> Taken {
             .unwrap_or_default(),
         e: hook.map_or(0, |h| h.expires_at_ms),
         m: m.msg_id.clone(),
+        c: m.conversation_id.clone(),
     };
     Taken::Message(Inbound {
         account: account.clone(),

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::inbound::{Taken, take};
 use super::login::{CLIENT_ID_FIELD, CLIENT_SECRET_FIELD};
+use super::questions;
 use super::sender::DingTalkSender;
 use crate::conversation::{Attachment, Inbound};
 use crate::port::pairing::{OWNER_FIELD, Pairing};
@@ -54,6 +55,10 @@ pub(super) struct Run {
     pause: StorePause,
     note: Option<String>,
     robot_code_warned: bool,
+    /// The robot's corp id (stored; learned from the messages taken).
+    corp: Option<String>,
+    /// Question cards answered in this run.
+    answered: questions::Answered,
 }
 
 impl Run {
@@ -68,6 +73,8 @@ impl Run {
             s,
             note: None,
             robot_code_warned: false,
+            corp: None,
+            answered: questions::Answered::default(),
         };
         run.refresh_note();
         run
@@ -80,6 +87,14 @@ impl Run {
             idle_timeout: self.s.idle_timeout,
             ..StreamOptions::default()
         };
+        self.corp = self
+            .s
+            .port
+            .state()
+            .get(questions::CORP_STATE)
+            .await
+            .ok()
+            .flatten();
         let conn = StreamConnection::new(self.s.client.clone(), options);
         let link = tokio::spawn(watch_link(conn.status(), self.s.health.clone()));
         let (tx, mut rx) = mpsc::channel(QUEUE);
@@ -124,10 +139,9 @@ impl Run {
         let ack = d.ack;
         let m = match parsed {
             Ok(Push::Message(m)) => m,
-            Ok(Push::CardCallback(_)) => {
-                // This adapter sends no template cards, so no press can be its own.
-                self.s.port.dropped("card_callback");
-                return acked(&key, ack, AckReply::Done);
+            Ok(Push::CardCallback(c)) => {
+                let reply = self.press(&c).await;
+                return acked(&key, ack, reply);
             }
             Ok(Push::Event { .. } | Push::Other) => {
                 self.s.port.dropped("unsupported");
@@ -154,9 +168,31 @@ impl Run {
                 if !self.journal(i, cancel).await {
                     return false;
                 }
+                // Taken, so from the robot's own corp: the corp a press must come from.
+                let state = self.s.port.state().clone();
+                questions::learn_corp(&state, &mut self.corp, &m.chatbot_corp_id).await;
             }
         }
         acked(&key, ack, AckReply::Done)
+    }
+
+    /// A press on a card: judged against the owner and the robot's corp, answered through
+    /// the port's answers; the ACK carries the card's update.
+    async fn press(&mut self, c: &scv_dingtalk::callback::CardCallback) -> AckReply {
+        let answers = self.s.port.answers();
+        let spec = self.s.port.spec();
+        let cx = questions::PressContext {
+            account: &spec.key,
+            owner: self.s.owner.as_deref(),
+            corp: self.corp.as_deref(),
+            answers: answers.as_ref(),
+            language: spec.language,
+        };
+        let (reply, dropped) = questions::press(&cx, &mut self.answered, c).await;
+        if let Some(reason) = dropped {
+            self.s.port.dropped(reason);
+        }
+        reply
     }
 
     /// Journals `message`; while the journal cannot commit it is kept and retried, and no other

@@ -134,6 +134,11 @@ pub(super) fn card_template(
     })
 }
 
+/// The configured question card template (spec §4.7 B), if any.
+pub(super) fn question_template(settings: &DingtalkSettings) -> Option<String> {
+    nonempty(&settings.question_card_template_id)
+}
+
 /// The configured owner's staff id, if any.
 pub(super) fn owner_of(settings: &DingtalkSettings) -> Option<String> {
     nonempty(&settings.owner)

@@ -12,6 +12,8 @@
 //! - [`intake`]: one run's connection, journal-then-ACK, pairing, health.
 //! - [`sender`]: the `ChatSender` (markdown, webhook or robot API, questions, files).
 //! - [`cards`]: answers streamed into AI cards, when a card template is configured.
+//! - [`questions`]: questions on template cards with callback buttons, when configured.
+//! - [`typing`]: the thinking reaction on the owner's message while the agent works.
 //! - [`failure`]: the one table from the crate's errors to `Failure`.
 
 mod cards;
@@ -22,9 +24,11 @@ pub mod login;
 mod pace;
 mod platform;
 mod probe;
+mod questions;
 mod reply;
 mod sender;
 mod settings;
+mod typing;
 pub use platform::PLATFORM;
 pub use sender::{CAPABILITIES, DingTalkSender, MAX_CHARS};
 pub use settings::DingtalkSettings;
@@ -125,9 +129,16 @@ impl DingTalkComponent {
                 )
             })?;
         let (owner, pairing) = self.owner(&login);
-        let mut sender = DingTalkSender::new(client.clone(), self.spec.key.clone());
+        let mut sender = DingTalkSender::new(client.clone(), self.spec.key.clone())
+            .with_language(self.spec.language);
         if let Some(template) = login::card_template(&self.settings) {
             sender = sender.with_cards(template, self.port.state().clone(), health.clone());
+        }
+        if let Some(template) = login::question_template(&self.settings) {
+            sender = sender.with_question_cards(template);
+        }
+        if self.settings.thinking_reaction == Some(false) {
+            sender = sender.without_thinking();
         }
         let sender = Arc::new(sender);
         let idle_timeout = self

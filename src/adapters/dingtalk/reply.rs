@@ -25,9 +25,14 @@ pub(super) enum Target {
 }
 
 impl Target {
-    /// Reads a chat id this adapter made; `None` for another platform's.
+    /// Reads a chat id this adapter made, or a bare staff id (the confirm service routes an
+    /// owner's question to the owner's user id, the staff id this adapter reports); `None`
+    /// for another kind.
     pub fn parse(chat: &ChatId) -> Option<Target> {
-        let (kind, id) = chat.as_str().split_once(':')?;
+        let Some((kind, id)) = chat.as_str().split_once(':') else {
+            let staff = chat.as_str();
+            return (!staff.is_empty()).then(|| Target::User(staff.to_string()));
+        };
         if id.is_empty() {
             return None;
         }
@@ -61,6 +66,10 @@ pub(super) struct ReplyRef {
     /// The message's `msgId`.
     #[serde(default)]
     pub m: String,
+    /// The message's `conversationId` (the thinking reaction names it); empty in contexts
+    /// journaled before it was kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub c: String,
 }
 
 impl std::fmt::Debug for ReplyRef {
@@ -105,14 +114,24 @@ mod tests {
         ] {
             assert_eq!(Target::parse(&t.chat_id()), Some(t));
         }
-        assert_eq!(Target::parse(&ChatId::new("12345")), None);
+        assert_eq!(
+            Target::parse(&ChatId::new("manager4521")),
+            Some(Target::User("manager4521".into())),
+            "the owner's staff id, as a question is routed"
+        );
+        assert_eq!(Target::parse(&ChatId::new("")), None);
+        assert_eq!(Target::parse(&ChatId::new("x:12345")), None);
         assert_eq!(Target::parse(&ChatId::new("u:")), None);
         let r = ReplyRef {
             w: "http://h/robot/sendBySession?session=s".into(),
             e: 5,
             m: "msg1".into(),
+            c: "cid1==".into(),
         };
         assert_eq!(ReplyRef::parse(&r.context()), r);
+        // A context journaled before the conversation id was kept still reads.
+        let old = ReplyRef::parse(&ReplyContext("{\"w\":\"\",\"e\":5,\"m\":\"msg1\"}".into()));
+        assert_eq!((old.m.as_str(), old.c.as_str()), ("msg1", ""));
         assert!(
             !format!("{r:?}").contains("session"),
             "the URL stays out of logs"

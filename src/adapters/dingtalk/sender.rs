@@ -17,7 +17,9 @@ use super::cards::{CardStreams, Finish};
 use super::failure::failure;
 use super::inbound::Locator;
 use super::pace::{API_GAP, Pace, Path};
+use super::questions::{self, QuestionCards};
 use super::reply::{ReplyRef, Target};
+use super::typing::Typing;
 use crate::conversation::body::{MediaOut, Question};
 use crate::conversation::{
     Body, ChatId, ChatSender, MediaRef, Outbound, ReplyContext, SendError, SendLimits, Sent,
@@ -27,12 +29,14 @@ use crate::failure::general;
 use crate::ids::{AccountKey, PlatformMsgId};
 use crate::supervisor::Capabilities;
 
-/// What a DingTalk account can do: Yes / No links on questions (no template needed); no edits
-/// and no typing indicator (the "thinking" reaction is optional, spec §4.8, and not used).
+/// What a DingTalk account can do: Yes / No buttons on questions (links that need no template,
+/// or a question card's callback buttons when the account names its template); the
+/// "thinking" reaction as the typing sign (spec §4.8); edits of question messages only (a
+/// question card shows how it ended; see [`questions::show_closed`]).
 pub const CAPABILITIES: Capabilities = Capabilities {
-    typing: false,
+    typing: true,
     buttons: true,
-    edit: false,
+    edit: true,
     questions: true,
     send_window: false,
 };
@@ -47,6 +51,12 @@ pub struct DingTalkSender {
     pace: Pace,
     /// Answers streamed into AI cards, when the account names a card template.
     cards: Option<CardStreams>,
+    /// Questions on template cards with buttons, when the account names a question template.
+    questions: Option<QuestionCards>,
+    /// The thinking reactions shown now; `None` when the account turned them off.
+    typing: Option<Typing>,
+    /// The account's language, for what a question card says when it closes.
+    language: crate::words::Language,
 }
 
 impl DingTalkSender {
@@ -57,6 +67,9 @@ impl DingTalkSender {
             account,
             pace: Pace::default(),
             cards: None,
+            questions: None,
+            typing: Some(Typing::default()),
+            language: crate::words::Language::default(),
         }
     }
 
@@ -74,6 +87,29 @@ impl DingTalkSender {
             self.account.clone(),
             state,
             health,
+        ));
+        self
+    }
+
+    /// Says what a closed question card shows in `language`.
+    pub(super) fn with_language(mut self, language: crate::words::Language) -> Self {
+        self.language = language;
+        self
+    }
+
+    /// Shows no thinking reaction (`thinking_reaction = false`).
+    pub(super) fn without_thinking(mut self) -> Self {
+        self.typing = None;
+        self
+    }
+
+    /// Asks questions on cards of `template` (spec §4.7 B), whose buttons answer through the
+    /// Stream connection.
+    pub(super) fn with_question_cards(mut self, template: String) -> Self {
+        self.questions = Some(QuestionCards::new(
+            self.client.clone(),
+            template,
+            self.account.clone(),
         ));
         self
     }
@@ -168,7 +204,8 @@ impl DingTalkSender {
         r.map(sent).map_err(|e| self.fail(&e))
     }
 
-    /// A question with Yes / No links that send "yes CODE" / "no CODE" as the owner.
+    /// A question on a card with buttons when the account names a question template and the
+    /// card goes, else with Yes / No links that send "yes CODE" / "no CODE" as the owner.
     async fn send_question(
         &self,
         target: &Target,
@@ -176,6 +213,11 @@ impl DingTalkSender {
         text: &str,
         q: &Question,
     ) -> Result<Sent, SendError> {
+        if let Some(cards) = &self.questions
+            && let Some(sent) = cards.send(target, text, q).await
+        {
+            return Ok(sent);
+        }
         let out = question_markdown(text, q);
         self.send_one(target, reply, &out).await
     }
@@ -274,6 +316,14 @@ fn fit(text: &str) -> Vec<String> {
     }
 }
 
+/// An update this account cannot make: the pipeline sends the item as a new message.
+fn cannot_update() -> SendError {
+    SendError::rejected(
+        general::UPDATE_UNSUPPORTED,
+        "DingTalk updates only question cards",
+    )
+}
+
 /// The target an outbox item names.
 fn target_of(msg: &Outbound) -> Result<Target, SendError> {
     Target::parse(&msg.chat).ok_or_else(|| {
@@ -305,12 +355,59 @@ impl ChatSender for DingTalkSender {
             if let Some(finished) = self.finish_card(msg, &target, &reply).await {
                 return finished;
             }
-            match &msg.body {
+            let sent = match &msg.body {
                 Body::Media(media) => self.send_media(&target, media).await,
                 Body::Question(q) if q.buttons => {
                     self.send_question(&target, &reply, &msg.text, q).await
                 }
                 _ => self.send_markdown(&target, &reply, &msg.text).await,
+            }?;
+            // Sent to a bare staff id (an owner's question), it landed in the owner's direct
+            // chat, where the answers come from.
+            let chat = target.chat_id();
+            // A question a reply webhook took has no id from DingTalk; a stand-in lets the
+            // pipeline still ask to show it closed (see `questions::show_closed`).
+            let msg_id = match &msg.body {
+                Body::Question(q) => sent.msg_id.or_else(|| Some(questions::links_id(&q.id))),
+                _ => sent.msg_id,
+            };
+            Ok(Sent {
+                msg_id,
+                chat: (chat != msg.chat).then_some(chat),
+            })
+        })
+    }
+
+    /// Shows a closed question on the message that asked it (see [`questions::show_closed`]);
+    /// nothing else is ever updated.
+    fn update<'a>(
+        &'a self,
+        target: &'a PlatformMsgId,
+        msg: &'a Outbound,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            let Body::QuestionClosed(c) = &msg.body else {
+                return Err(cannot_update());
+            };
+            questions::show_closed(&self.client, target, c, self.language)
+                .await
+                .map_err(|e| e.map_or_else(cannot_update, |e| self.fail(&e)))
+        })
+    }
+
+    fn typing<'a>(
+        &'a self,
+        _chat: &'a crate::ids::ChatId,
+        reply: &'a crate::conversation::ReplyContext,
+        on: bool,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let r = ReplyRef::parse(reply);
+            if let Some(t) = &self.typing
+                && !r.m.is_empty()
+                && !r.c.is_empty()
+            {
+                t.set(&self.client, &r.m, &r.c, on).await;
             }
         })
     }

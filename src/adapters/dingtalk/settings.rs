@@ -22,6 +22,14 @@ crate::platform_table!(
     card_template_id: Option<String>,
     /// The template's streaming variable (default `content`).
     card_content_key: Option<String>,
+    /// A card template for confirm questions and tool approvals (spec §4.7 B): string
+    /// variables `question` and `answered` (empty while open; the template shows its buttons
+    /// only then), two buttons whose callback params carry `answer`: `yes` / `no`. Unset: Yes /
+    /// No links that need no template.
+    question_card_template_id: Option<String>,
+    /// The "🤔Thinking" reaction on the owner's message while the agent works (default on;
+    /// two API calls an answer, which may count against the app's monthly quota).
+    thinking_reaction: Option<bool>,
 });
 
 const RANGES: &[KeyRange] = &[

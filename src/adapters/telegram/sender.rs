@@ -275,6 +275,39 @@ impl TelegramSender {
     }
 }
 
+impl TelegramSender {
+    /// The first piece of an answer whose edited message's first send is in doubt: that
+    /// send's text (`opened`, which the piece begins with) is held with its note, and only the
+    /// rest goes, so the chat never shows a paragraph twice and `/again` brings the beginning
+    /// if it never arrived.
+    async fn finish_in_doubt(
+        &self,
+        held: &HeldSends,
+        msg: &Outbound,
+        chat: i64,
+        opened: &str,
+    ) -> Result<Sent, SendError> {
+        let begun = Outbound {
+            text: opened.to_string(),
+            idempotency_key: format!("{}#opened", msg.idempotency_key),
+            body: Body::Text,
+            ..msg.clone()
+        };
+        self.hold(held, &begun, chat).await?;
+        let rest = msg.text[opened.len()..].trim_start();
+        if rest.is_empty() {
+            return Ok(Sent::default());
+        }
+        let attempt = held.attempt(msg);
+        let sent = self.send_text(chat, None, rest, None, Some(&attempt)).await;
+        if attempt.in_doubt() {
+            return self.hold(held, msg, chat).await;
+        }
+        attempt.settle(&sent).await;
+        sent
+    }
+}
+
 impl ChatSender for TelegramSender {
     fn limits(&self) -> SendLimits {
         SendLimits {
@@ -292,9 +325,15 @@ impl ChatSender for TelegramSender {
                 (reply.g && reply.m != 0 && msg.kind == OutboundKind::Reply).then_some(reply.m);
             if let (Body::Text, Some(answer), Some(streams)) =
                 (&msg.body, msg.finishes.as_deref(), &self.streams)
-                && let Some(finished) = streams.finish(&self.pace, answer, &msg.text).await
             {
-                return finished;
+                if let Some(held) = &self.held
+                    && let Some(opened) = streams.opened_in_doubt(answer, &msg.text).await
+                {
+                    return self.finish_in_doubt(held, msg, chat, &opened).await;
+                }
+                if let Some(finished) = streams.finish(&self.pace, answer, &msg.text).await {
+                    return finished;
+                }
             }
             let attempt = self.held.as_ref().map(|h| h.attempt(msg));
             let attempt = attempt.as_ref();

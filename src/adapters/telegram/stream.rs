@@ -15,9 +15,11 @@
 //! Crash safety of the edited message: its record (`telegram_stream/<answer key>`: chat,
 //! message id) is written before the message is sent and again with its id. The finish edits
 //! to the piece's text, which Telegram answers "not modified" when repeated, so a finish
-//! repeated after a crash changes nothing. A record without an id (a crash during the first
-//! send) shows nothing more and the answer's pieces go as new messages: repeated text at worst,
-//! never lost, as any Telegram send interrupted between the call and the outbox's record.
+//! repeated after a crash changes nothing. A record without an id (a crash, or an answer that
+//! never came, during the first send) shows nothing more; it keeps the text that send carried,
+//! and the answer's first piece, which begins with it, sends only the rest: that beginning is
+//! held with a note (`port::held`, `/again` brings it), so no paragraph shows twice and none is
+//! lost. A first send refused outright showed nothing: the pieces carry the whole answer.
 //!
 //! Refusals: a draft Telegram refuses (any answer but a slow-down or a transient failure; the
 //! draft's refusal texts are unconfirmed, spec §9, and a server without the method answers 404)
@@ -62,6 +64,10 @@ struct Record {
     c: i64,
     /// The message, once sent (`None`: a first send that may or may not have gone out).
     m: Option<i64>,
+    /// The text the first send carries, kept only while that send is in doubt (so a restart
+    /// can send the rest and hold this part, [`Streams::opened_in_doubt`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    t: Option<String>,
     /// When it was opened (unix seconds), for pruning.
     at: u64,
 }
@@ -232,6 +238,7 @@ impl Streams {
         let mut rec = Record {
             c: chat,
             m: None,
+            t: Some(text.to_string()),
             at: crate::supervisor::unix_now(),
         };
         self.save(key, &rec).await?;
@@ -260,14 +267,29 @@ impl Streams {
                     self.forget(key).await;
                     return Err(err);
                 }
+                if !e.outcome_unknown() {
+                    // Refused: nothing shows, so the answer's pieces carry all of it.
+                    rec.t = None;
+                    self.save(key, &rec).await?;
+                }
                 self.insert(key, rec, None, true);
                 return Err(dead(&err.message));
             }
         };
-        rec.m = Some(message.message_id);
+        (rec.m, rec.t) = (Some(message.message_id), None);
         self.save(key, &rec).await?;
         self.insert(key, rec, Some(text.to_string()), false);
         Ok(())
+    }
+
+    /// The text the first send of answer `key`'s message carried, when that send may or may
+    /// not have shown it (a crash or an unknown outcome during it) and `piece`, the answer's
+    /// first piece, begins with it: the caller holds that part and sends the rest.
+    pub(super) async fn opened_in_doubt(&self, key: &str, piece: &str) -> Option<String> {
+        let entry = self.entry(key).await?;
+        let s = entry.lock().await;
+        let opened = s.rec.t.clone().filter(|_| s.rec.m.is_none())?;
+        piece.starts_with(&opened).then_some(opened)
     }
 
     /// Delivers `text`, the first piece of answer `key`, by editing the answer's message to

@@ -3,9 +3,11 @@
 
 mod cards;
 mod chat;
+mod confirm;
 mod intake;
 mod kill9;
 mod login;
 mod media;
 mod privacy;
 mod support;
+mod thinking;
