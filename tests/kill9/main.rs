@@ -13,6 +13,7 @@ mod kill9_acp;
 mod kill9_dingtalk;
 mod kill9_feishu;
 mod kill9_mail;
+mod kill9_qq;
 mod kill9_send;
 mod kill9_stream;
 mod kill9_telegram;

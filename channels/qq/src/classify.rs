@@ -29,7 +29,8 @@ pub enum Rejection {
     /// The trigger's window closed or its 5 replies are spent (`40034024`). Queue it until the
     /// owner next writes.
     WindowClosed,
-    /// The `msg_id`+`msg_seq` pair was used already (`40054005`): retry once with a new `msg_seq`.
+    /// The `msg_id`+`msg_seq` pair was used already (`40054005`): a repeat of a delivered reply
+    /// (the daemon counts it sent), else retry once with a new `msg_seq`.
     DuplicateSeq,
     /// The text held a URL (`40054010`): render links with [`crate::text::defang_links`].
     Url,

@@ -1,7 +1,8 @@
 //! Sending (§4): every message is a passive reply to a trigger (`msg_id` of an inbound message,
 //! or `event_id` of a click or a friend/group event) with a `msg_seq` unique per trigger.
-//! The caller (the daemon) allocates `msg_seq` 1, 2, 3… per trigger and persists it, so a retry
-//! after a crash never reuses one (§4.1); a retry after [`Rejection::DuplicateSeq`] takes the next.
+//! The caller (the daemon) allocates `msg_seq` 1, 2, 3… per trigger and persists it. A retry of
+//! the same message may repeat its pair on purpose: the platform refuses a repeated `msg_id` +
+//! `msg_seq` with [`Rejection::DuplicateSeq`] (§4.1), which then means the first was delivered.
 //!
 //! [`Rejection::DuplicateSeq`]: crate::Rejection::DuplicateSeq
 
@@ -53,7 +54,7 @@ pub enum Trigger {
 pub struct Reply {
     /// What it answers.
     pub trigger: Trigger,
-    /// 1, 2, 3… per trigger, never reused (the platform refuses a repeat with `40054005`).
+    /// 1, 2, 3… per trigger; the platform refuses a repeated pair with `40054005`.
     pub msg_seq: u32,
 }
 

@@ -73,7 +73,8 @@ pub fn failure(e: &Error, account: &AccountKey) -> Failure {
         ErrorClass::Rejected(Rejection::NeedsTrigger | Rejection::WindowClosed) => {
             Failure::window_closed(WINDOW_CLOSED, WAITS_FOR_OWNER)
         }
-        // Each attempt takes a fresh `msg_seq` (spec §4.1), so a retry is the fix.
+        // Met only by a fresh pair after one fresh retry (a repeated pair refused as a duplicate
+        // was delivered, `sender::send_body`): the account's state lost spent replies; retry.
         ErrorClass::Rejected(Rejection::DuplicateSeq) => Failure::transient(DUPLICATE_SEQ, message),
         ErrorClass::Rejected(r) => Failure::rejected(rejected_code(r), message),
     }

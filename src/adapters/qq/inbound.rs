@@ -20,8 +20,8 @@ use crate::ids::{AccountKey, ChatId, PlatformMsgId, SenderId};
 pub(super) enum Taken {
     /// A message for the pipeline (journaled before the cursor moves).
     Message(Inbound),
-    /// A button click (acknowledged at once; this adapter sends no buttons, so none counts).
-    Click(String),
+    /// A button click (acknowledged at once; only the owner's counts, [`super::buttons`]).
+    Click(scv_qq::event::Interaction),
     /// Not passed on, for this reason (a stable snake_case code for `messages_dropped`).
     Dropped(&'static str),
 }
@@ -75,7 +75,7 @@ pub(super) fn sender_of(scene: &Scene) -> &str {
 pub(super) fn take(account: &AccountKey, event: &Event, now_ms: u64) -> Taken {
     match event {
         Event::Message(m) => message(account, m, now_ms),
-        Event::Interaction(i) => Taken::Click(i.id.clone()),
+        Event::Interaction(i) => Taken::Click(i.clone()),
         // Friend and group membership events grant one reply each, which nothing here needs.
         Event::Other { .. } => Taken::Dropped("event"),
     }

@@ -8,13 +8,16 @@ use std::sync::Arc;
 use scv_qq::gateway::{
     Cursor, Delivery, Gateway, GatewayOptions, Inbound as Pushed, LinkState, LinkStatus,
 };
-use scv_qq::{BotIdentity, ClickResult, Client};
+use scv_qq::webhook::WebhookKey;
+use scv_qq::{BotIdentity, Client};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::buttons::{self, Clicks};
 use super::inbound::{Taken, take};
 use super::login::{APP_ID_FIELD, BOT_ID_FIELD, BOT_NAME_FIELD, SECRET_FIELD};
 use super::sender::QqSender;
+use super::webhook;
 use super::{failure, state};
 use crate::conversation::{Attachment, Inbound};
 use crate::failure::general;
@@ -112,6 +115,54 @@ impl Run {
         }
     }
 
+    /// Runs webhook mode until cancelled: the listener on `listen`, each verified dispatch
+    /// journaled before its request is answered ([`super::webhook`]).
+    pub async fn run_webhook(
+        mut self,
+        listen: &str,
+        key: WebhookKey,
+        cancel: CancellationToken,
+    ) -> Result<(), ComponentError> {
+        self.sweep().await;
+        let (tx, mut rx) = mpsc::channel(64);
+        let port = self.s.port.clone();
+        let dropped = Box::new(move |reason: &'static str| port.dropped(reason));
+        let stop = cancel.child_token();
+        let clock = self.s.port.clock().clone();
+        let bound = webhook::serve(listen, key, clock, tx, dropped, stop.clone())
+            .await
+            .map_err(|e| {
+                let name = &self.s.port.spec().key.account;
+                ComponentError::transient(
+                    general::NETWORK,
+                    format!(
+                        "cannot listen for QQ webhooks on {listen} ({e}); free that port, or set webhook_listen under [qq.{name}] and run `scv-bridge reload`"
+                    ),
+                )
+            })?;
+        tracing::info!(account = %self.s.port.spec().key, %bound, "qq webhook listening");
+        // The listener is all the link there is until QQ posts; every request is evidence too.
+        crate::port::evidence::heard(&self.s.health);
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                hooked = rx.recv() => {
+                    let Some(h) = hooked else { break };
+                    crate::port::evidence::heard(&self.s.health);
+                    let batch = self.take_event(h.event.as_ref().ok()).await;
+                    let stored = self.journal(batch, None, &cancel).await;
+                    // A dropped request (its client gone) was not answered 200: QQ resends it.
+                    let _ = h.done.send(stored);
+                    if !stored {
+                        break;
+                    }
+                }
+            }
+        }
+        stop.cancel();
+        Ok(())
+    }
+
     /// Health from the link: every frame and heartbeat ACK is evidence; a socket that ended
     /// shows why while the gateway reconnects.
     fn link_changed(&self, status: &LinkStatus) {
@@ -140,7 +191,8 @@ impl Run {
                 cursor, resumed, ..
             } => {
                 tracing::info!(account = %self.s.port.spec().key, resumed, "qq gateway session ready");
-                self.journal(Vec::new(), cursor, gateway, cancel).await
+                self.journal(Vec::new(), Some((cursor, gateway)), cancel)
+                    .await
             }
             Pushed::SessionLost { .. } => {
                 self.notes.gap = Some(
@@ -160,13 +212,16 @@ impl Run {
         gateway: &Gateway,
         cancel: &CancellationToken,
     ) -> bool {
+        let batch = self.take_event(d.event.as_ref().ok()).await;
+        self.journal(batch, Some((d.cursor, gateway)), cancel).await
+    }
+
+    /// What one event gives the journal (a message), or does at once (pairing, a click).
+    async fn take_event(&mut self, event: Option<&scv_qq::Event>) -> Vec<Inbound> {
         let key = self.s.port.spec().key.clone();
-        let event = match &d.event {
-            Ok(e) => e,
-            Err(_) => {
-                self.s.port.dropped("undecodable");
-                return self.journal(Vec::new(), d.cursor, gateway, cancel).await;
-            }
+        let Some(event) = event else {
+            self.s.port.dropped("undecodable");
+            return Vec::new();
         };
         let mut batch = Vec::new();
         match take(&key, event, self.s.port.clock().now_ms()) {
@@ -175,49 +230,51 @@ impl Run {
                 self.note_group_stranger(&m);
                 batch.push(m);
             }
-            Taken::Click(id) => {
-                // Every click is acknowledged, or the button spins (spec §4.5); this adapter
-                // sends no buttons, so none is an answer.
-                if let Err(e) = self
-                    .s
-                    .client
-                    .ack_interaction(&id, ClickResult::Failed)
-                    .await
-                {
-                    tracing::debug!(account = %key, error = %e, "acknowledging a click failed");
+            Taken::Click(click) => {
+                let cx = Clicks {
+                    client: &self.s.client,
+                    account: &key,
+                    owner: self.s.owner.as_deref(),
+                    answers: self.s.port.answers(),
+                    language: self.s.port.spec().language,
+                };
+                if let Some(reason) = buttons::handle(&cx, &click).await {
+                    self.s.port.dropped(reason);
                 }
-                self.s.port.dropped("click");
             }
             Taken::Dropped(reason) => self.s.port.dropped(reason),
         }
-        self.journal(batch, d.cursor, gateway, cancel).await
+        batch
     }
 
-    /// Journals `batch` and, in the same commit, `cursor`; only then does the gateway get the
-    /// cursor for its next Resume. While the journal cannot commit the batch is kept and
-    /// retried (nothing further is read meanwhile). False when cancelled before it was stored.
+    /// Journals `batch` and, in the same commit, the gateway's `cursor` (none in webhook mode);
+    /// only then does the gateway get the cursor for its next Resume. While the journal cannot
+    /// commit the batch is kept and retried (nothing further is read meanwhile). False when
+    /// cancelled before it was stored.
     async fn journal(
         &self,
         batch: Vec<Inbound>,
-        cursor: Cursor,
-        gateway: &Gateway,
+        cursor: Option<(Cursor, &Gateway)>,
         cancel: &CancellationToken,
     ) -> bool {
         let key = &self.s.port.spec().key;
         let arrived = std::time::Instant::now();
         let mut attempt = 0;
         loop {
-            let (bot, c) = (self.s.bot.id.clone(), cursor.clone());
+            let (bot, c) = (self.s.bot.id.clone(), cursor.as_ref().map(|c| c.0.clone()));
             let stored = self
                 .s
                 .port
-                .accept_with(batch.clone(), arrived, move |s| {
-                    state::save_cursor_in(s, &bot, &c)
+                .accept_with(batch.clone(), arrived, move |s| match &c {
+                    Some(c) => state::save_cursor_in(s, &bot, c),
+                    None => Ok(()),
                 })
                 .await;
             let Err(e) = stored else {
                 self.pause.committed(key);
-                gateway.commit(cursor);
+                if let Some((c, gateway)) = cursor {
+                    gateway.commit(c);
+                }
                 return true;
             };
             self.pause.failed(key, &e);

@@ -14,6 +14,7 @@
 //! - [`sender`]: the `ChatSender` (passive replies inside their windows, plain text).
 //! - [`failure`]: the one table from the crate's errors to `Failure`.
 
+mod buttons;
 mod failure;
 mod inbound;
 mod intake;
@@ -25,6 +26,7 @@ mod render;
 mod sender;
 mod settings;
 mod state;
+mod webhook;
 pub use platform::PLATFORM;
 pub use sender::{CAPABILITIES, QqSender};
 pub use settings::QqSettings;
@@ -146,20 +148,23 @@ impl QqComponent {
             .map_err(|e| {
                 ComponentError::transient(crate::failure::general::STORE, e.to_string())
             })?;
-        let sender = Arc::new(QqSender::new(
-            client.clone(),
-            key.clone(),
-            self.port.state().clone(),
-            self.port.clock().clone(),
-            self.spec.language,
-        ));
+        let sender = Arc::new(
+            QqSender::new(
+                client.clone(),
+                key.clone(),
+                self.port.state().clone(),
+                self.port.clock().clone(),
+                self.spec.language,
+            )
+            .with_buttons(self.settings.buttons.unwrap_or(false)),
+        );
         let gateway = GatewayOptions {
             first_retry: self.tuning.first_retry,
             max_retry: self.tuning.max_retry,
             resume_from: resume,
             ..GatewayOptions::default()
         };
-        intake::Run::start(intake::Setup {
+        let setup = intake::Setup {
             port: self.port.clone(),
             client,
             bot,
@@ -168,9 +173,15 @@ impl QqComponent {
             credentials: login.credentials,
             sender,
             health,
-        })
-        .run(gateway, cancel)
-        .await
+        };
+        if self.settings.webhook.unwrap_or(false) {
+            let listen = self.settings.webhook_listen.as_deref();
+            let key = scv_qq::webhook::WebhookKey::from_secret(&scv_qq::Secret::new(login.secret));
+            return intake::Run::start(setup)
+                .run_webhook(listen.unwrap_or(webhook::DEFAULT_LISTEN), key, cancel)
+                .await;
+        }
+        intake::Run::start(setup).run(gateway, cancel).await
     }
 
     /// The owner (configured, else paired) and the code that may pair one, when none is

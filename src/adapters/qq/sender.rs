@@ -7,6 +7,8 @@
 //! ([`super::media`]).
 //! Platform errors go through the account's one table ([`super::failure`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use futures_util::future::BoxFuture;
 use scv_qq::limits::{
     C2C_REPLY_WINDOW, GROUP_REPLY_WINDOW, MAX_ANSWER_CHUNKS, MAX_TEXT_CHARS, REPLIES_PER_MESSAGE,
@@ -30,11 +32,14 @@ use crate::supervisor::Capabilities;
 use crate::words::{Language, Msg};
 
 /// What a QQ account can do: questions answered in text; sends only in reply (`send_window`).
-/// No buttons: custom keyboards are by invitation only (spec §4.5). No typing: whether it spends
-/// one of the 5 replies is unconfirmed (§4.3), and an answer may need them all. No edits.
+/// `buttons`: the platform has them, but custom keyboards are by invitation only (spec §4.5), so
+/// each account's `buttons` setting decides whether its questions carry them; the question's
+/// text says how to answer by code either way, so an account without them loses nothing. No
+/// typing: whether it spends one of the 5 replies is unconfirmed (§4.3), and an answer may need
+/// them all. No edits.
 pub const CAPABILITIES: Capabilities = Capabilities {
     typing: false,
-    buttons: false,
+    buttons: true,
     edit: false,
     questions: true,
     send_window: true,
@@ -52,6 +57,10 @@ pub struct QqSender {
     state: AccountState,
     clock: Clock,
     language: Language,
+    /// Questions carry Yes/No buttons (the account's `buttons` setting).
+    buttons: bool,
+    /// QQ refused a keyboard in this run: the rest of its questions go as text.
+    refused_buttons: AtomicBool,
 }
 
 impl QqSender {
@@ -69,38 +78,109 @@ impl QqSender {
             state,
             clock,
             language,
+            buttons: false,
+            refused_buttons: AtomicBool::new(false),
         }
     }
 
-    /// Sends one body as a passive reply; a `msg_seq` the platform already saw is replaced by
-    /// the next one once (spec §6 "Duplicate").
+    /// The same sender, putting Yes/No buttons under questions when `on` (the account says QQ
+    /// granted it keyboards and markdown).
+    pub fn with_buttons(mut self, on: bool) -> Self {
+        self.buttons = on;
+        self
+    }
+
+    /// Sends question `q` as markdown with its buttons. QQ refusing them (no keyboard or
+    /// markdown permission after all, `304037`/`50056`) sends the question as text instead, once,
+    /// which says how to answer by code.
+    async fn send_question(
+        &self,
+        target: &Target,
+        msg: &Outbound,
+        q: &crate::conversation::body::Question,
+    ) -> Result<Sent, SendError> {
+        let text = pieces(&msg.text, self.language).concat();
+        let body = QqBody::Markdown {
+            content: text.clone(),
+            keyboard: Some(super::buttons::keyboard(&q.id, self.language)),
+        };
+        let m = match self.send_body(target, msg, 0, body).await {
+            Err(e) if e.code == super::failure::PERMISSION => {
+                tracing::info!(account = %self.account, "QQ refused buttons; questions go as text");
+                self.refused_buttons.store(true, Ordering::Relaxed);
+                // The same pair: the refused send delivered nothing, and a question may spend
+                // only one reply of the latest message. QQ's dedupe is named for a repeated
+                // pair (§4.1); whether a refused one counts is unconfirmed.
+                self.send_body(target, msg, 0, QqBody::Text(text)).await?
+            }
+            other => other?,
+        };
+        Ok(Sent {
+            msg_id: (!m.id.is_empty()).then(|| PlatformMsgId::new(m.id)),
+            chat: None,
+        })
+    }
+
+    /// Sends piece `piece` of `msg` as a passive reply.
+    ///
+    /// Every piece keeps the `msg_id` + `msg_seq` of its first attempt (recorded before that
+    /// attempt went out), so a retry (after a timeout, or after a crash between QQ taking the
+    /// message and the outbox recording it) sends the very same pair. The spec confirms that QQ
+    /// refuses a repeated `msg_id` + `msg_seq` with `40054005` "消息被去重" (§4.1, official doc,
+    /// code observed): the platform dedupes, so such a refusal of a repeated attempt means the
+    /// earlier one was delivered, and the piece counts as sent, once. Unconfirmed: whether a
+    /// pair QQ refused for another reason also blocks it; such a refusal ends the item here
+    /// (never a resend), or, for a closed window (`40034024`, which the platform may answer
+    /// before its dedupe), the piece tries a fresh pair once. A fresh attempt refused as a
+    /// duplicate (the account's state lost a spent reply) takes a fresh pair once (§6
+    /// "Duplicate").
     async fn send_body(
         &self,
         target: &Target,
         msg: &Outbound,
+        piece: usize,
         body: QqBody,
     ) -> Result<scv_qq::SentMessage, SendError> {
+        let name = state::attempt_name(&msg.idempotency_key, piece);
         let mut again = true;
         loop {
-            let reply = self.reply_for(msg).await?;
-            match self.client.send(target, Some(&reply), &body).await {
-                Err(e) if again && e.class() == ErrorClass::Rejected(Rejection::DuplicateSeq) => {
-                    again = false;
-                }
-                other => return other.map_err(|e| failure(&e, &self.account)),
+            let (reply, repeated) = self.reply_for(msg, &name).await?;
+            let e = match self.client.send(target, Some(&reply), &body).await {
+                Ok(m) => return Ok(m),
+                Err(e) => e,
+            };
+            let duplicate = e.class() == ErrorClass::Rejected(Rejection::DuplicateSeq);
+            let closed = e.class() == ErrorClass::Rejected(Rejection::WindowClosed);
+            if duplicate && repeated {
+                // The earlier attempt was delivered: QQ deduped this one.
+                return Ok(scv_qq::SentMessage {
+                    id: String::new(),
+                    timestamp: None,
+                });
             }
+            if !(again && (duplicate || (closed && repeated))) {
+                return Err(failure(&e, &self.account));
+            }
+            again = false;
+            state::forget_attempt(&self.state, &name)
+                .await
+                .map_err(|e| SendError::transient(general::STORE, e.to_string()))?;
         }
     }
 
-    /// The trigger and `msg_seq` for `msg`, spent in the account's state before the send.
-    async fn reply_for(&self, msg: &Outbound) -> Result<Reply, SendError> {
+    /// The trigger and `msg_seq` for the piece recorded as `name`: its earlier attempt's
+    /// (`true`), else a reply spent in the account's state and recorded before the send.
+    async fn reply_for(&self, msg: &Outbound, name: &str) -> Result<(Reply, bool), SendError> {
         let now = self.clock.now_ms();
         let own = ReplyRef::parse(&msg.reply);
         let journaled = ReplyRef::parse(&msg.latest_reply);
-        let (kind, chat) = (msg.kind, msg.chat.as_str().to_string());
+        let (kind, chat, name) = (msg.kind, msg.chat.as_str().to_string(), name.to_string());
         let picked = self
             .state
             .call(move |s| {
+                if let Some(a) = state::attempt_in(s, &name)? {
+                    return Ok(Some((a, true)));
+                }
                 // A pairing code is answered but never journaled: its trigger is kept aside.
                 let latest = match state::latest_in(s, &chat)? {
                     Some(aside) if aside.at > journaled.at => aside,
@@ -109,20 +189,27 @@ impl QqSender {
                 for c in candidates(kind, &own, &latest, now) {
                     let allows = |n: u32| n < c.allowed;
                     if let Some(seq) = state::spend_in(s, &c.trigger.m, c.trigger.at, allows)? {
-                        return Ok(Some((c.trigger.m, seq)));
+                        let a = state::Attempt {
+                            m: c.trigger.m,
+                            seq,
+                            at: c.trigger.at,
+                        };
+                        state::record_attempt_in(s, &name, &a)?;
+                        return Ok(Some((a, false)));
                     }
                 }
                 Ok(None)
             })
             .await
             .map_err(|e| SendError::transient(general::STORE, e.to_string()))?;
-        let Some((m, msg_seq)) = picked else {
+        let Some((a, repeated)) = picked else {
             return Err(window_closed());
         };
-        Ok(Reply {
-            trigger: Trigger::Message(m),
-            msg_seq,
-        })
+        let reply = Reply {
+            trigger: Trigger::Message(a.m),
+            msg_seq: a.seq,
+        };
+        Ok((reply, repeated))
     }
 }
 
@@ -222,16 +309,24 @@ impl ChatSender for QqSender {
                 let file_info =
                     super::media::upload(&self.client, &self.account, &target, media).await?;
                 let m = self
-                    .send_body(&target, msg, QqBody::Media { file_info })
+                    .send_body(&target, msg, 0, QqBody::Media { file_info })
                     .await?;
                 return Ok(Sent {
                     msg_id: (!m.id.is_empty()).then(|| PlatformMsgId::new(m.id)),
                     chat: None,
                 });
             }
+            if let Body::Question(q) = &msg.body
+                && q.buttons
+                && self.buttons
+                && !self.refused_buttons.load(Ordering::Relaxed)
+                && msg.text.chars().count() <= MAX_TEXT_CHARS
+            {
+                return self.send_question(&target, msg, q).await;
+            }
             let mut sent = Sent::default();
-            for piece in pieces(&msg.text, self.language) {
-                let m = self.send_body(&target, msg, QqBody::Text(piece)).await?;
+            for (i, piece) in pieces(&msg.text, self.language).into_iter().enumerate() {
+                let m = self.send_body(&target, msg, i, QqBody::Text(piece)).await?;
                 sent = Sent {
                     msg_id: (!m.id.is_empty()).then(|| PlatformMsgId::new(m.id)),
                     chat: None,

@@ -16,6 +16,16 @@ crate::platform_table!(
     api_base: Option<String>,
     /// The access-token host (default `https://bots.qq.com`; a test's fake).
     token_base: Option<String>,
+    /// Whether QQ granted this bot custom keyboards and markdown (both by invitation only,
+    /// spec §4.3, §4.5): questions then carry Yes/No buttons. Default off: questions are text
+    /// answered with their code (which also works when buttons are on).
+    buttons: Option<bool>,
+    /// Receive through QQ's webhook (the spec's fallback, §1.5) instead of the gateway
+    /// WebSocket. Default off.
+    webhook: Option<bool>,
+    /// Where the webhook listener binds (default `127.0.0.1:8443`, loopback: QQ reaches it
+    /// through the operator's HTTPS proxy).
+    webhook_listen: Option<String>,
 });
 
 /// QQ's table has no numeric keys.

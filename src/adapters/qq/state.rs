@@ -1,6 +1,8 @@
 //! What the QQ adapter keeps in the account's state: the gateway's Resume cursor (stored in the
-//! commit that journals the event it covers, spec §1.4) and how many replies each trigger has
-//! spent (so `msg_seq` stays fresh across restarts, spec §4.1).
+//! commit that journals the event it covers, spec §1.4), how many replies each trigger has
+//! spent (so `msg_seq` stays fresh across restarts, spec §4.1), and which `msg_id` + `msg_seq`
+//! each outbox piece was first tried with (so a retry, after a crash too, repeats that pair and
+//! QQ itself refuses a second delivery, spec §4.1 `40054005`).
 
 use scv_qq::gateway::Cursor;
 use serde::{Deserialize, Serialize};
@@ -80,15 +82,65 @@ pub(super) fn spend_in(
     Ok(Some(used.n))
 }
 
-/// Forgets the spent replies of triggers whose window opened before `before_ms`.
+/// Forgets the spent replies and the attempts of triggers whose window opened before
+/// `before_ms` (both records keep that time in `at`).
 pub(super) fn sweep_in(s: &StateTxn<'_>, before_ms: u64) -> Result<(), StateError> {
-    for (name, value) in s.scan(USED)? {
-        let used: Used = serde_json::from_str(&value).unwrap_or_default();
-        if used.at < before_ms {
-            s.delete(&name)?;
+    for prefix in [USED, ATTEMPT] {
+        for (name, value) in s.scan(prefix)? {
+            let opened: Opened = serde_json::from_str(&value).unwrap_or_default();
+            if opened.at < before_ms {
+                s.delete(&name)?;
+            }
         }
     }
     Ok(())
+}
+
+/// The one field the swept records share.
+#[derive(Deserialize, Default)]
+struct Opened {
+    #[serde(default)]
+    at: u64,
+}
+
+/// The prefix of a piece's attempt (`qq_attempt/<outbox key>#<piece>`).
+const ATTEMPT: &str = "qq_attempt/";
+
+/// The trigger and `msg_seq` one outbox piece was first sent with (field names are stored: add,
+/// never rename).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Attempt {
+    /// The trigger's `msg_id`.
+    pub m: String,
+    /// The `msg_seq` spent for the piece.
+    pub seq: u32,
+    /// When the trigger's window opened (swept with the spent replies).
+    pub at: u64,
+}
+
+/// The state name of piece `piece` of the outbox item keyed `key` (stable across restarts).
+pub(super) fn attempt_name(key: &str, piece: usize) -> String {
+    format!("{ATTEMPT}{key}#{piece}")
+}
+
+/// The piece's earlier attempt, if one was recorded.
+pub(super) fn attempt_in(s: &StateTxn<'_>, name: &str) -> Result<Option<Attempt>, StateError> {
+    s.get_json(name)
+}
+
+/// Records the piece's attempt, in the transaction that spends its `msg_seq`.
+pub(super) fn record_attempt_in(
+    s: &StateTxn<'_>,
+    name: &str,
+    attempt: &Attempt,
+) -> Result<(), StateError> {
+    s.put_json(name, attempt)
+}
+
+/// Forgets the piece's attempt: the platform refused its pair for good, the next try spends anew.
+pub(super) async fn forget_attempt(state: &AccountState, name: &str) -> Result<(), StoreError> {
+    let name = name.to_string();
+    state.call(move |s| s.delete(&name)).await
 }
 
 /// The prefix of a chat's latest trigger that was not journaled (`qq_latest/<chat>`): a pairing

@@ -1,6 +1,7 @@
 //! The sender's reply windows and budget on a hand-moved clock, against the fake over real
 //! sockets: 60 minutes one-to-one, 5 minutes in groups, 5 replies per message with `msg_seq`
-//! 1..5, and a closed window refused here (as waiting for the owner) before QQ is asked.
+//! 1..5, a closed window refused here (as waiting for the owner) before QQ is asked, and a piece
+//! sent again repeating its `msg_id` + `msg_seq`, so QQ shows it once.
 
 use std::time::Duration;
 
@@ -114,4 +115,32 @@ async fn group_windows_last_five_minutes() {
     assert_eq!(closed.class, Class::WindowClosed);
     let texts: Vec<String> = fake.sent().into_iter().map(|r| r.content).collect();
     assert_eq!(texts, ["at 4 min"]);
+}
+
+#[tokio::test]
+async fn a_piece_sent_again_repeats_its_pair_and_qq_shows_it_once() {
+    // What a restart does after a crash between QQ taking a reply and the outbox recording it:
+    // the same outbox item goes to the sender again.
+    let fake = FakeQq::start(fake_config()).await.expect("fake");
+    let clock = Clock::manual(START_MS);
+    let (s, _g) = sender(&fake, &clock).await;
+    let chat = OWNER.to_string();
+    let m = fake.push_c2c(OWNER, "hi");
+    let ctx = reply(&m.id, START_MS, false);
+    let item = answer(&chat, "the answer", &ctx);
+    s.send(&item).await.expect("sent");
+    s.send(&item).await.expect("counted as sent: QQ has it");
+    let sent: Vec<(String, u64)> = fake
+        .sent()
+        .into_iter()
+        .map(|r| (r.content, r.msg_seq))
+        .collect();
+    assert_eq!(sent, [("the answer".to_string(), 1)], "shown once");
+    let refused: Vec<i64> = fake.rejected().iter().map(|r| r.code).collect();
+    assert_eq!(refused, [40054005], "the repeat refused as a duplicate");
+    // Another item still gets a fresh pair.
+    s.send(&answer(&chat, "the next", &ctx))
+        .await
+        .expect("sent");
+    assert_eq!(fake.sent().last().map(|r| r.msg_seq), Some(2));
 }

@@ -1,5 +1,5 @@
-//! Confirm questions on QQ: no buttons (custom keyboards are by invitation only), so a question
-//! is text answered with its code. QQ lets the bot write only in reply, so a question waits,
+//! Confirm questions on QQ without the `buttons` setting (custom keyboards are by invitation
+//! only; `buttons.rs` has the account with them): a question is text answered with its code. QQ lets the bot write only in reply, so a question waits,
 //! said in status, until the owner writes, then goes out as a reply to that message; the owner's
 //! text answer closes it.
 

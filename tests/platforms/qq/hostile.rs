@@ -61,7 +61,9 @@ async fn a_rate_limited_send_waits_says_so_and_goes_once() {
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert_eq!(refused[0].status, 429);
     let seqs: Vec<u64> = h.fake.sent().iter().map(|s| s.msg_seq).collect();
-    assert_eq!(seqs, [2], "the retry took a fresh msg_seq");
+    // The retry repeats the refused attempt's `msg_id` + `msg_seq`: had the first gone through,
+    // QQ would refuse the second as a duplicate instead of showing it twice.
+    assert_eq!(seqs, [1], "the retry repeats its attempt's msg_seq");
     h.until_health("the note cleared", |c| c.notes.is_empty())
         .await;
     h.stop().await;

@@ -3,6 +3,7 @@
 //! windows, and the fatal close codes.
 
 mod budget;
+mod buttons;
 mod chat;
 mod confirm;
 mod hostile;
@@ -10,4 +11,5 @@ mod intake;
 mod login;
 mod media;
 mod support;
+mod webhook;
 mod windows;

@@ -78,6 +78,26 @@ impl FakeQq {
         Ok(status == 200 && v["plain_token"] == token && v["signature"] == want.as_str())
     }
 
+    /// A C2C message from `user` as a webhook frame (op 0), its `msg_id` registered as a reply
+    /// trigger as a gateway push's is; sign it with [`FakeQq::sign_frame`] and POST it.
+    pub fn webhook_c2c(&self, user: &str, content: &str) -> (Value, super::Pushed) {
+        let id = self.message_id();
+        let d = json!({"id": id, "content": content, "timestamp": "2026-01-01T00:00:00+08:00",
+            "author": {"id": user, "user_openid": user, "union_openid": ""}});
+        let frame_id = {
+            let mut st = self.shared.lock();
+            st.add_trigger(&id, super::state::Scope::User(user.into()), false);
+            format!("C2C_MESSAGE_CREATE:FAKE_WEBHOOK_{}", st.next())
+        };
+        let frame = json!({"op": 0, "t": "C2C_MESSAGE_CREATE", "d": d, "id": frame_id});
+        let pushed = super::Pushed {
+            id,
+            frame_id,
+            kind: "C2C_MESSAGE_CREATE".into(),
+        };
+        (frame, pushed)
+    }
+
     /// Delivers a dispatch to `url`, resending up to `resends` times while the answer is not
     /// 200. Returns the statuses seen, in order.
     pub async fn deliver_webhook(
