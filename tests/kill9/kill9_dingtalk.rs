@@ -121,7 +121,9 @@ impl Bed {
     /// The notes that stand in for held replies.
     fn notes(&self) -> usize {
         let sent = self.fake.sent();
-        sent.iter().filter(|s| text_of(s).contains("/again")).count()
+        sent.iter()
+            .filter(|s| text_of(s).contains("/again"))
+            .count()
     }
 
     fn acked(&self, m: &Sent) -> bool {
@@ -317,7 +319,11 @@ async fn sigkill_at_random_points_under_a_stream_loses_no_journaled_message() {
     terminate(&mut child);
 
     let lost = kept.iter().filter(|m| bed.showing(m) == 0).count();
-    let again = kept.iter().map(|m| bed.showing(m).saturating_sub(1)).sum::<usize>() - twice;
+    let again = kept
+        .iter()
+        .map(|m| bed.showing(m).saturating_sub(1))
+        .sum::<usize>()
+        - twice;
     let doubt: usize = doubt.values().sum();
     let answered_unjournaled = window.iter().filter(|m| bed.showing(m) > 0).count();
     let mut acks: Vec<Duration> = bed.fake.acks().iter().filter_map(|a| a.after).collect();
