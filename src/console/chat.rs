@@ -113,7 +113,7 @@ pub(super) async fn chat(
         ..Plan::default()
     };
     plan.default_to_new_chat(current.is_some_and(|c| c.notify.is_some()));
-    if let Err(e) = super::setup::write(&console, &plan) {
+    if let Err(e) = super::config_file::write(&console, &plan) {
         return (StatusCode::CONFLICT, e).into_response();
     }
     console.scans.prefill(&account, login);

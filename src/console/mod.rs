@@ -14,6 +14,7 @@
 
 mod answer;
 mod chat;
+mod config_file;
 mod fix;
 mod guard;
 mod live;

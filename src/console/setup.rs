@@ -1,7 +1,7 @@
 //! The console's set-up section: the model (tested against its endpoint before anything is
 //! saved, then swapped in without a restart; model servers on this machine offered, `local.rs`)
 //! and "add a chat" (`chat.rs`). Both write the file `init` writes (`crate::setup`: comments
-//! kept, checked as the daemon reads it, 0600) through [`write`].
+//! kept, checked as the daemon reads it, 0600) through [`super::config_file::write`].
 
 use axum::extract::{Form, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -12,7 +12,6 @@ use serde::Deserialize;
 use super::Console;
 use super::guard::{CSRF_FIELD, csrf_ok, csrf_refused, lang};
 use super::local::Found;
-use crate::config::Config;
 use crate::daemon::console_keys::Session;
 use crate::login::agent::Probe;
 use crate::secrets::Secret;
@@ -110,7 +109,7 @@ pub(super) async fn agent(
         },
         ..Plan::default()
     };
-    let config = match write(&console, &plan) {
+    let config = match super::config_file::write(&console, &plan) {
         Ok(c) => c,
         Err(e) => return (StatusCode::CONFLICT, e).into_response(),
     };
@@ -129,20 +128,4 @@ pub(super) async fn agent(
         Ok(_) => (StatusCode::OK, w.setup_model_saved).into_response(),
         Err(e) => (StatusCode::CONFLICT, e.message).into_response(),
     }
-}
-
-/// Applies `plan` to the file (or a new one), checks the result as the daemon will read it, and
-/// writes it 0600; the configuration it now holds.
-pub(super) fn write(console: &Console, plan: &Plan) -> Result<Config, String> {
-    let path = &console.config_path;
-    let existing = match std::fs::read_to_string(path) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    let text = crate::setup::apply(existing.as_deref(), plan)?;
-    let config = Config::parse(path, &text)
-        .map_err(|e| format!("the configuration would not load, so nothing was written: {e}"))?;
-    crate::setup::write_private(path, &text)?;
-    Ok(config)
 }

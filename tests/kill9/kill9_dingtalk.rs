@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::process_support::bed::{ProcessBed, openai_agent, states};
 use crate::process_support::{sigkill, terminate};
+use crate::random_point::{Rng, seed};
 use scv_bridge::secrets::Credentials;
 use scv_bridge::testing::fake_openai::FakeOpenAi;
 use scv_dingtalk::fake::{FakeConfig, FakeDingTalk, SentRecord};
@@ -160,30 +161,6 @@ impl Bed {
             }
         }
     }
-}
-
-/// A small deterministic generator (xorshift), seeded per run and printed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-fn seed() -> u64 {
-    std::env::var("SCV_KILL9_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-        })
-        .max(1)
 }
 
 /// The `msgId`s in the journal (a dead process journals nothing more).

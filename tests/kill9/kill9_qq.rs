@@ -18,6 +18,7 @@
 //! platform's refusals, and holds the answers to exactly once each.
 
 use crate::process_support;
+use crate::random_point::{Rng, seed};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -195,30 +196,6 @@ impl Bed {
             }
         }
     }
-}
-
-/// A small deterministic generator (xorshift), seeded per run and printed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-fn seed() -> u64 {
-    std::env::var("SCV_KILL9_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-        })
-        .max(1)
 }
 
 /// Outbox items QQ already took but the store had not recorded at the kill: the restart sends

@@ -21,6 +21,7 @@
 //! the test counts paragraphs, not messages (such an answer arrives split in two).
 
 use crate::process_support;
+use crate::random_point::{Rng, seed};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -180,8 +181,9 @@ impl Bed {
         let piece_chars: usize = pieces.iter().map(|p| p.len()).sum();
         let assembled = assembles(&want, &pieces);
         let copies = whole + usize::from(assembled);
-        let extra = copies.saturating_sub(1) * want.len()
-            + piece_chars.saturating_sub(if assembled { want.len() } else { 0 });
+        // Beyond one copy: a piece still waiting for its other part (held, not yet asked for)
+        // is not a repeat.
+        let extra = (whole * want.len() + piece_chars).saturating_sub(want.len());
         (copies, extra)
     }
 
@@ -249,30 +251,6 @@ fn assembles(want: &str, pieces: &[&str]) -> bool {
         let rest: Vec<&str> = [&pieces[..i], &pieces[i + 1..]].concat();
         want.strip_prefix(p).is_some_and(|w| assembles(w, &rest))
     })
-}
-
-/// A small deterministic generator (xorshift), seeded per run and printed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-fn seed() -> u64 {
-    std::env::var("SCV_KILL9_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-        })
-        .max(1)
 }
 
 /// Answers the bot sent but the store had not recorded at the kill (each is sent again by the
@@ -401,7 +379,7 @@ async fn sigkill_at_random_points_loses_nothing_and_answers_nothing_twice() {
     terminate(&mut child);
 
     let lost = asked.iter().filter(|q| bed.showing(q) == 0).count();
-    let again = twice_shown(&asked) - twice;
+    let again = twice_shown(&asked).saturating_sub(twice);
     let split = asked
         .iter()
         .filter(|q| {

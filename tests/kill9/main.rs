@@ -18,4 +18,5 @@ mod kill9_send;
 mod kill9_stream;
 mod kill9_telegram;
 mod media_kill9;
+mod random_point;
 mod wechat_bed;
