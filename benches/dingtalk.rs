@@ -12,10 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
 use scv_bridge::adapters::wechat::Tuning;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::Agent;
 use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::RunningDaemon;
@@ -26,7 +25,6 @@ use scv_bridge::testing::{InstantAgent, PacedAgent, WechatFactory, wait_for_stat
 use scv_dingtalk::Call;
 use scv_dingtalk::fake::{CardRecord, FakeConfig, FakeDingTalk, SentRecord};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 const ACCOUNT: &str = "dingtalk:a";
 /// Messages in the round-trip run, one at a time, each from a staff member of its own (each a

@@ -16,10 +16,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
 use scv_bridge::adapters::wechat::Tuning;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::Agent;
 use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::RunningDaemon;
@@ -29,7 +28,6 @@ use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::wechat::WechatFactory;
 use scv_bridge::testing::{InstantAgent, PacedAgent, wait_for_state};
 use scv_qq::fake::{FakeConfig, FakeQq};
-use tokio_util::sync::CancellationToken;
 
 const QQ_ACCOUNT: &str = "qq:a";
 const WECHAT_ACCOUNT: &str = "wechat:a";

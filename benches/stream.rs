@@ -14,10 +14,9 @@ use std::time::{Duration, Instant};
 
 use scv_bridge::testing::PacedAgent;
 
-use futures_util::future::BoxFuture;
 use scv_bridge::adapters::PlatformParts;
 use scv_bridge::adapters::wechat::Tuning;
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::Agent;
 use scv_bridge::config::{AccountSpec, AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::RunningDaemon;
@@ -28,7 +27,6 @@ use scv_bridge::testing::WechatFactory;
 use scv_bridge::testing::wait_for_state;
 use scv_feishu::fake::FakeFeishu;
 use scv_wechat::fake::{FakeConfig, FakeServer};
-use tokio_util::sync::CancellationToken;
 
 const OWNER: &str = "owner0001@im.wechat";
 

@@ -12,9 +12,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::Agent;
 use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::RunningDaemon;
@@ -23,7 +22,6 @@ use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::{InstantAgent, PacedAgent, wait_for_state};
 use scv_telegram::fake::{FakeConfig, FakeHandle, FakeServer};
-use tokio_util::sync::CancellationToken;
 
 const ACCOUNT: &str = "telegram:a";
 /// Messages in the round-trip run, one at a time, each in a chat of its own (so the 1 s per
