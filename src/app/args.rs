@@ -13,7 +13,8 @@ const VERSION: &str = concat!(
     ")"
 );
 
-/// A supervised bridge from WeChat, Feishu and mail to your agent.
+/// A supervised bridge from your chat apps (WeChat, Feishu, Telegram, WeCom, DingTalk, QQ) and
+/// mail to your agent.
 #[derive(Parser)]
 #[command(name = "scv-bridge", version = VERSION, about)]
 pub struct Cli {
@@ -112,8 +113,8 @@ pub enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
-    /// Print the channel set-up guide: the Feishu app (scopes, events, card callbacks,
-    /// publishing), the WeChat and mail logins, the model key.
+    /// Print the channel set-up guide: each chat platform's bot or app and its login (Feishu's
+    /// scopes, events and card callbacks included), mail, the model key.
     Guide {
         /// The language (default: the locale's, from LC_ALL, LC_MESSAGES or LANG).
         #[arg(long, value_enum)]
