@@ -12,21 +12,19 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
 use scv_bridge::adapters::wechat::Tuning;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::Agent;
 use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::RunningDaemon;
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
-use scv_bridge::testing::{InstantAgent, WechatFactory, wait_for_state};
+use scv_bridge::testing::{InstantAgent, PacedAgent, WechatFactory, wait_for_state};
 use scv_dingtalk::Call;
 use scv_dingtalk::fake::{CardRecord, FakeConfig, FakeDingTalk, SentRecord};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 const ACCOUNT: &str = "dingtalk:a";
 /// Messages in the round-trip run, one at a time, each from a staff member of its own (each a
@@ -35,9 +33,6 @@ const ROUND_TRIPS: usize = 50;
 /// The rest before each round-trip message: longer than the send path's own gap (1/20 s, the
 /// API's 20 calls a second), so the figure is the bridge's latency, not that pace.
 const REST: Duration = Duration::from_millis(60);
-/// One token every 50 ms: 20 tokens a second.
-const TOKEN_EVERY: Duration = Duration::from_millis(50);
-const TOKEN_CHARS: usize = 4;
 /// Any wait; nothing takes this long unless broken.
 const PATIENCE: Duration = Duration::from_secs(120);
 /// The template the fake knows (its streaming key is `content`).
@@ -55,50 +50,6 @@ fn answer() -> String {
         })
         .collect::<Vec<_>>()
         .join("\n\n")
-}
-
-/// Writes [`answer`] at 20 tokens a second through the turn's events.
-#[derive(Default)]
-struct PacedAgent {
-    finished: std::sync::Mutex<Option<Instant>>,
-}
-
-impl PacedAgent {
-    fn finished_after(&self, started: Instant) -> Option<Duration> {
-        self.finished
-            .lock()
-            .ok()
-            .and_then(|f| *f)
-            .map(|t| t - started)
-    }
-}
-
-impl Agent for PacedAgent {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async move {
-            let text = answer();
-            let chars: Vec<char> = text.chars().collect();
-            for token in chars.chunks(TOKEN_CHARS) {
-                tokio::time::sleep(TOKEN_EVERY).await;
-                req.events.text(&token.iter().collect::<String>());
-            }
-            if let Ok(mut f) = self.finished.lock() {
-                *f = Some(Instant::now());
-            }
-            Ok(TurnOutput {
-                text,
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
 }
 
 /// Starts `make`'s daemon on the configuration `table` (the state lines are added) and waits
@@ -273,7 +224,7 @@ async fn card_stream() {
         .await
         .expect("fake");
     let dir = tempfile::tempdir().expect("tempdir");
-    let agent = Arc::new(PacedAgent::default());
+    let agent = Arc::new(PacedAgent::new(answer()));
     let extra = format!("card_template_id = \"{TEMPLATE}\"\n");
     let d = start(dir.path(), &fake, "owner", &extra, agent.clone()).await;
     let owner = fake.config().staff[0].clone();
@@ -332,7 +283,7 @@ async fn whole_answer() {
         .await
         .expect("fake");
     let dir = tempfile::tempdir().expect("tempdir");
-    let agent = Arc::new(PacedAgent::default());
+    let agent = Arc::new(PacedAgent::new(answer()));
     let d = start(dir.path(), &fake, "owner", "", agent.clone()).await;
     let owner = fake.config().staff[0].clone();
     let started = Instant::now();
@@ -366,7 +317,7 @@ async fn wechat() {
     CredentialStore::Files(dir.path().join("state/credentials"))
         .save("wechat:a", &c)
         .expect("save");
-    let agent = Arc::new(PacedAgent::default());
+    let agent = Arc::new(PacedAgent::new(answer()));
     let table = format!("[wechat.a]\nbase_url = \"{}\"\n", fake.base_url());
     let turns: Arc<dyn Agent> = agent.clone();
     let d = start_daemon(dir.path(), &table, "wechat:a", move |creds, store| {

@@ -16,10 +16,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
 use scv_bridge::adapters::wechat::Tuning;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::Agent;
 use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::RunningDaemon;
@@ -27,9 +26,8 @@ use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::wechat::WechatFactory;
-use scv_bridge::testing::{InstantAgent, wait_for_state};
+use scv_bridge::testing::{InstantAgent, PacedAgent, wait_for_state};
 use scv_qq::fake::{FakeConfig, FakeQq};
-use tokio_util::sync::CancellationToken;
 
 const QQ_ACCOUNT: &str = "qq:a";
 const WECHAT_ACCOUNT: &str = "wechat:a";
@@ -37,9 +35,6 @@ const QQ_OWNER: &str = "OWNER00000000000000000000000000A1";
 const WECHAT_OWNER: &str = "owner0001@im.wechat";
 /// Messages in the round-trip run, one at a time.
 const ROUND_TRIPS: usize = 100;
-/// One token every 50 ms: 20 tokens a second.
-const TOKEN_EVERY: Duration = Duration::from_millis(50);
-const TOKEN_CHARS: usize = 4;
 /// Any wait; nothing takes this long unless broken.
 const PATIENCE: Duration = Duration::from_secs(120);
 
@@ -59,49 +54,6 @@ fn answer() -> String {
 /// Whether `texts` together show every paragraph of [`answer`].
 fn whole(texts: &[String]) -> bool {
     (0..7).all(|i| texts.iter().any(|t| t.contains(&format!("[p{i}]"))))
-}
-
-/// Writes [`answer`] at 20 tokens a second through the turn's events.
-struct PacedAgent {
-    finished: std::sync::Mutex<Option<Instant>>,
-}
-
-impl PacedAgent {
-    fn finished_after(&self, started: Instant) -> Option<Duration> {
-        self.finished
-            .lock()
-            .ok()
-            .and_then(|f| *f)
-            .map(|t| t - started)
-    }
-}
-
-impl Agent for PacedAgent {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async move {
-            let text = answer();
-            let chars: Vec<char> = text.chars().collect();
-            for token in chars.chunks(TOKEN_CHARS) {
-                tokio::time::sleep(TOKEN_EVERY).await;
-                req.events.text(&token.iter().collect::<String>());
-            }
-            if let Ok(mut f) = self.finished.lock() {
-                *f = Some(Instant::now());
-            }
-            Ok(TurnOutput {
-                text,
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
 }
 
 /// Writes `table` (after the common lines) and `login` for `account`, and loads the file.
@@ -254,9 +206,7 @@ struct Figures {
 async fn qq_answer() -> Figures {
     let fake = FakeQq::start(FakeConfig::default()).await.expect("fake");
     let dir = tempfile::tempdir().expect("tempdir");
-    let agent = Arc::new(PacedAgent {
-        finished: std::sync::Mutex::new(None),
-    });
+    let agent = Arc::new(PacedAgent::new(answer()));
     let d = start_qq(dir.path(), &fake, "owner", agent.clone()).await;
     let to = format!("user:{QQ_OWNER}");
     let started = Instant::now();
@@ -290,9 +240,7 @@ async fn wechat_answer() -> Figures {
         .with("owner_id", WECHAT_OWNER);
     let table = format!("[wechat.a]\nbase_url = \"{}\"\n", fake.base_url());
     let config = setup(dir.path(), WECHAT_ACCOUNT, &table, &login);
-    let agent = Arc::new(PacedAgent {
-        finished: std::sync::Mutex::new(None),
-    });
+    let agent = Arc::new(PacedAgent::new(answer()));
     let d = start(config, WECHAT_ACCOUNT, agent.clone(), |parts| {
         let tuning = Tuning {
             min_send_interval: Duration::from_millis(1000),

@@ -12,10 +12,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
+use scv_bridge::testing::PacedAgent;
+
 use scv_bridge::adapters::PlatformParts;
 use scv_bridge::adapters::wechat::Tuning;
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::Agent;
 use scv_bridge::config::{AccountSpec, AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::RunningDaemon;
@@ -26,12 +27,8 @@ use scv_bridge::testing::WechatFactory;
 use scv_bridge::testing::wait_for_state;
 use scv_feishu::fake::FakeFeishu;
 use scv_wechat::fake::{FakeConfig, FakeServer};
-use tokio_util::sync::CancellationToken;
 
 const OWNER: &str = "owner0001@im.wechat";
-/// One token every 50 ms: 20 tokens a second.
-const TOKEN_EVERY: Duration = Duration::from_millis(50);
-const TOKEN_CHARS: usize = 4;
 
 /// The answer: about 2,000 characters of prose, in seven paragraphs of five sentences.
 fn answer() -> String {
@@ -44,41 +41,6 @@ fn answer() -> String {
         })
         .collect::<Vec<_>>()
         .join("\n\n")
-}
-
-/// Writes [`answer`] at 20 tokens a second through the turn's events.
-struct PacedAgent {
-    finished: std::sync::Mutex<Option<Instant>>,
-}
-
-impl Agent for PacedAgent {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async move {
-            let text = answer();
-            let chars: Vec<char> = text.chars().collect();
-            for token in chars.chunks(TOKEN_CHARS) {
-                tokio::time::sleep(TOKEN_EVERY).await;
-                req.events.text(&token.iter().collect::<String>());
-            }
-            if let Ok(mut f) = self.finished.lock() {
-                *f = Some(Instant::now());
-            }
-            Ok(TurnOutput {
-                text,
-                usage: None,
-                files: Vec::new(),
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
 }
 
 fn write_setup(dir: &Path, fake: &FakeServer) -> Config {
@@ -165,12 +127,7 @@ async fn feishu() {
     // The typing reaction is removed beside storing the answer; wait for it to count it.
     fake.wait_until(patience, |f| f.reactions().iter().all(|r| r.removed))
         .await;
-    let model_done = agent
-        .finished
-        .lock()
-        .ok()
-        .and_then(|f| *f)
-        .map(|t| t - started);
+    let model_done = agent.finished_after(started);
     let card = fake.cards().first().cloned();
     let calls = (
         fake.token_requests() - before.0,
@@ -222,9 +179,7 @@ async fn start(
     id: &str,
     build: fn(PlatformParts) -> Arc<dyn ComponentFactory>,
 ) -> (RunningDaemon, Arc<PacedAgent>) {
-    let agent = Arc::new(PacedAgent {
-        finished: std::sync::Mutex::new(None),
-    });
+    let agent = Arc::new(PacedAgent::new(answer()));
     let a: Arc<dyn Agent> = agent.clone();
     let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
         build(PlatformParts {
@@ -274,12 +229,7 @@ async fn wechat() {
         }
         sent = more;
     }
-    let model_done = agent
-        .finished
-        .lock()
-        .ok()
-        .and_then(|f| *f)
-        .map(|t| t - started);
+    let model_done = agent.finished_after(started);
     let sends = handle.sent().len();
     println!("wechat, {total_chars}-character answer at 20 tokens/s:");
     println!(

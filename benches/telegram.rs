@@ -12,18 +12,16 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::Agent;
 use scv_bridge::config::{AgentConfig, Config};
 use scv_bridge::conversation::Conversation;
 use scv_bridge::daemon::RunningDaemon;
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
 use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
-use scv_bridge::testing::{InstantAgent, wait_for_state};
+use scv_bridge::testing::{InstantAgent, PacedAgent, wait_for_state};
 use scv_telegram::fake::{FakeConfig, FakeHandle, FakeServer};
-use tokio_util::sync::CancellationToken;
 
 const ACCOUNT: &str = "telegram:a";
 /// Messages in the round-trip run, one at a time, each in a chat of its own (so the 1 s per
@@ -31,9 +29,6 @@ const ACCOUNT: &str = "telegram:a";
 const ROUND_TRIPS: usize = 50;
 /// Chats in the burst.
 const BURST_CHATS: usize = 20;
-/// One token every 50 ms: 20 tokens a second.
-const TOKEN_EVERY: Duration = Duration::from_millis(50);
-const TOKEN_CHARS: usize = 4;
 /// Any wait; nothing takes this long unless broken.
 const PATIENCE: Duration = Duration::from_secs(120);
 
@@ -49,39 +44,6 @@ fn answer() -> String {
         })
         .collect::<Vec<_>>()
         .join("\n\n")
-}
-
-/// Writes [`answer`] at 20 tokens a second through the turn's events.
-struct PacedAgent {
-    finished: std::sync::Mutex<Option<Instant>>,
-}
-
-impl Agent for PacedAgent {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async move {
-            let text = answer();
-            let chars: Vec<char> = text.chars().collect();
-            for token in chars.chunks(TOKEN_CHARS) {
-                tokio::time::sleep(TOKEN_EVERY).await;
-                req.events.text(&token.iter().collect::<String>());
-            }
-            if let Ok(mut f) = self.finished.lock() {
-                *f = Some(Instant::now());
-            }
-            Ok(TurnOutput {
-                text,
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
 }
 
 /// A daemon with one Telegram account answering `senders` on the fake, with `agent`.
@@ -223,9 +185,7 @@ async fn stream_private() {
     let fake = FakeServer::start().await.expect("fake");
     let h = fake.handle();
     let dir = tempfile::tempdir().expect("tempdir");
-    let agent = Arc::new(PacedAgent {
-        finished: std::sync::Mutex::new(None),
-    });
+    let agent = Arc::new(PacedAgent::new(answer()));
     let d = start(dir.path(), &fake, "owner", agent.clone()).await;
     let owner = h.owner_chat();
     let actions = h.chat_actions().len();
@@ -235,12 +195,7 @@ async fn stream_private() {
     let first_at = started.elapsed();
     h.wait_until(PATIENCE, |f| sends_to(f, owner.id) > 0).await;
     let done_at = started.elapsed();
-    let model = agent
-        .finished
-        .lock()
-        .ok()
-        .and_then(|f| *f)
-        .map(|t| t - started);
+    let model = agent.finished_after(started);
     let (drafts, sends) = (h.drafts().len(), sends_to(&h, owner.id));
     let typing = h.chat_actions().len() - actions;
     let equal = h.sent().last().is_some_and(|s| s.text == answer());
@@ -280,9 +235,7 @@ async fn stream_group() {
     .expect("fake");
     let h = fake.handle();
     let dir = tempfile::tempdir().expect("tempdir");
-    let agent = Arc::new(PacedAgent {
-        finished: std::sync::Mutex::new(None),
-    });
+    let agent = Arc::new(PacedAgent::new(answer()));
     let d = start(dir.path(), &fake, "owner", agent.clone()).await;
     let group = h.group(-100_500, "team");
     let started = Instant::now();
@@ -310,12 +263,7 @@ async fn stream_group() {
         last = shows(&h).unwrap_or_default();
     }
     let done_at = started.elapsed();
-    let model = agent
-        .finished
-        .lock()
-        .ok()
-        .and_then(|f| *f)
-        .map(|t| t - started);
+    let model = agent.finished_after(started);
     println!("telegram group, the same answer:");
     println!(
         "  first visible text after   {:>6.2} s (the answer's message sent)",

@@ -1,5 +1,5 @@
 //! Sends a crash may have left undecided, for platforms whose send calls take no idempotency key
-//! (Telegram, WeCom): such a send is never repeated on its own, nor lost.
+//! (Telegram, WeCom, DingTalk): such a send is never repeated on its own, nor lost.
 //!
 //! Just before an attempt's first request a person could see, the sender records the outbox
 //! item's key as begun ([`Attempt::pass`]). A key found already recorded means an earlier run

@@ -86,3 +86,60 @@ pub fn turn_request(chat: &str, prompt: &str) -> TurnRequest {
         events: TurnEvents::none(),
     }
 }
+
+/// An agent that writes its answer at a model's pace, [`PacedAgent::TOKEN_CHARS`] characters
+/// every [`PacedAgent::TOKEN_EVERY`] (about 20 tokens a second), through the turn's events, and
+/// notes when it finished: for the benches that time what a chat shows while an answer is
+/// written (first visible text, the whole answer) against the model's own end.
+pub struct PacedAgent {
+    text: String,
+    finished: Mutex<Option<std::time::Instant>>,
+}
+
+impl PacedAgent {
+    /// How often a token is written.
+    pub const TOKEN_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+    /// Characters per token.
+    pub const TOKEN_CHARS: usize = 4;
+
+    /// An agent that answers every turn with `text`.
+    pub fn new(text: String) -> Self {
+        PacedAgent {
+            text,
+            finished: Mutex::new(None),
+        }
+    }
+
+    /// How long after `started` the last turn finished writing, if one did.
+    pub fn finished_after(&self, started: std::time::Instant) -> Option<std::time::Duration> {
+        let finished = self.finished.lock().ok().and_then(|f| *f)?;
+        Some(finished.saturating_duration_since(started))
+    }
+}
+
+impl Agent for PacedAgent {
+    fn turn(
+        &self,
+        req: TurnRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
+        Box::pin(async move {
+            let chars: Vec<char> = self.text.chars().collect();
+            for token in chars.chunks(Self::TOKEN_CHARS) {
+                tokio::time::sleep(Self::TOKEN_EVERY).await;
+                req.events.text(&token.iter().collect::<String>());
+            }
+            if let Ok(mut f) = self.finished.lock() {
+                *f = Some(std::time::Instant::now());
+            }
+            Ok(TurnOutput {
+                text: self.text.clone(),
+                ..Default::default()
+            })
+        })
+    }
+
+    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
+        Box::pin(async { Ok(()) })
+    }
+}

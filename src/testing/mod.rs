@@ -31,7 +31,7 @@ pub mod process;
 pub mod status;
 pub mod wechat;
 
-pub use agents::{InstantAgent, turn_request};
+pub use agents::{InstantAgent, PacedAgent, turn_request};
 pub use status::daemon_status;
 pub use wechat::WechatFactory;
 

@@ -48,6 +48,8 @@ struct Notes {
     pairing: Option<String>,
     gap: Option<String>,
     group: Option<String>,
+    /// The webhook listener is reachable beyond this machine.
+    exposed: Option<String>,
 }
 
 /// One run of the account, attached to the pipeline.
@@ -141,6 +143,13 @@ impl Run {
                 )
             })?;
         tracing::info!(account = %self.s.port.spec().key, %bound, "qq webhook listening");
+        if !bound.ip().is_loopback() {
+            let name = &self.s.port.spec().key.account;
+            self.notes.exposed = Some(format!(
+                "QQ webhooks are received on {bound}, reachable beyond this machine; keep it behind an HTTPS proxy, or set webhook_listen = \"127.0.0.1:8443\" under [qq.{name}] and run `scv-bridge reload`"
+            ));
+            self.refresh_note();
+        }
         // The listener is all the link there is until QQ posts; every request is evidence too.
         crate::port::evidence::heard(&self.s.health);
         loop {
@@ -393,7 +402,8 @@ impl Run {
     }
 
     fn refresh_note(&mut self) {
-        let parts: Vec<&str> = [&self.notes.pairing, &self.notes.gap, &self.notes.group]
+        let n = &self.notes;
+        let parts: Vec<&str> = [&n.pairing, &n.gap, &n.group, &n.exposed]
             .into_iter()
             .filter_map(|n| n.as_deref())
             .collect();

@@ -99,7 +99,7 @@ impl WecomSender {
                         self.proactive(&reply.target(msg.chat.as_str()), &rest, attempt)
                             .await
                     }
-                    Err(e) if e.outcome_unknown() => Ok(self.indeterminate(&e)),
+                    Err(e) if e.outcome_unknown() => Ok(self.in_doubt(&e, attempt)),
                     Err(e) => Err(self.fail(&e)),
                 };
             }
@@ -117,7 +117,7 @@ impl WecomSender {
                 Err(e) if matches!(e.class(), ErrorClass::HandleGone { .. }) => {
                     tracing::info!(account = %self.account, error = %e, "reply handle gone; sending proactively");
                 }
-                Err(e) if e.outcome_unknown() => return Ok(self.indeterminate(&e)),
+                Err(e) if e.outcome_unknown() => return Ok(self.in_doubt(&e, attempt)),
                 Err(e) => return Err(self.fail(&e)),
             }
         }
@@ -138,7 +138,7 @@ impl WecomSender {
         }
         match self.conn.send_markdown(chat, text).await {
             Ok(()) => Ok(Sent::default()),
-            Err(e) if e.outcome_unknown() => Ok(self.indeterminate(&e)),
+            Err(e) if e.outcome_unknown() => Ok(self.in_doubt(&e, attempt)),
             Err(e) => Err(self.fail(&e)),
         }
     }
@@ -177,8 +177,17 @@ impl WecomSender {
         }
     }
 
-    /// A frame that may have arrived although no answer came (§5: ack timeout, socket lost):
-    /// sending it again could show the answer twice, so it counts as sent, loudly.
+    /// A reply frame that may have arrived although no answer came (§5: ack timeout, socket
+    /// lost): sending it again could show it twice, and counting it sent could lose it, so the
+    /// attempt is marked in doubt and the caller holds it with a note (`port::held`).
+    fn in_doubt(&self, e: &Error, attempt: &Attempt<'_>) -> Sent {
+        tracing::warn!(account = %self.account, error = %e, "WeCom did not confirm a send; it may or may not have arrived: held for /again, not sent again");
+        attempt.outcome_unknown();
+        Sent::default()
+    }
+
+    /// A note frame that may have arrived although no answer came: counted as sent (the
+    /// reply it stands for is held either way).
     fn indeterminate(&self, e: &Error) -> Sent {
         tracing::warn!(account = %self.account, error = %e, "WeCom did not confirm a send; it may or may not have arrived, and is not sent again");
         Sent::default()
@@ -261,7 +270,7 @@ impl WecomSender {
         }
         match self.conn.send_media(&chat, &uploaded).await {
             Ok(()) => Ok(Sent::default()),
-            Err(e) if e.outcome_unknown() => Ok(self.indeterminate(&e)),
+            Err(e) if e.outcome_unknown() => Ok(self.in_doubt(&e, attempt)),
             Err(e) => Err(self.fail(&e)),
         }
     }
@@ -288,7 +297,7 @@ impl ChatSender for WecomSender {
                 }
                 _ => self.send_text(msg, &reply, &attempt).await,
             };
-            if attempt.begun_earlier() {
+            if attempt.in_doubt() {
                 return self.hold(msg, &reply).await;
             }
             attempt.settle(&sent).await;

@@ -95,3 +95,32 @@ async fn only_signed_fresh_first_requests_are_journaled_before_their_200() {
     assert_eq!(dropped.get("webhook_replayed"), Some(&1), "{dropped:?}");
     h.stop().await;
 }
+
+/// A listener bound beyond loopback is said in the account's status, with the fix.
+#[tokio::test]
+async fn a_webhook_listener_beyond_loopback_is_noted_in_status() {
+    let mut setup = Setup::owned();
+    setup.table = "senders = \"owner\"\nwebhook = true\nwebhook_listen = \"0.0.0.0:0\"\n".into();
+    let h = Harness::start(setup).await;
+    h.wait_state(scv_bridge::protocol::ComponentState::Connected)
+        .await;
+    h.until_health("the exposure noted", |health| {
+        health
+            .notes
+            .iter()
+            .any(|n| n.text.contains("reachable beyond this machine"))
+    })
+    .await;
+    let health = h.health();
+    let note = health
+        .notes
+        .iter()
+        .find(|n| n.text.contains("reachable beyond this machine"))
+        .map(|n| n.text.clone())
+        .unwrap_or_default();
+    assert!(
+        note.contains("webhook_listen = \"127.0.0.1:8443\""),
+        "{note}"
+    );
+    h.stop().await;
+}
