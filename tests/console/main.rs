@@ -5,6 +5,7 @@ mod approval;
 mod browser;
 mod chat;
 mod driver;
+mod feishu_scan;
 mod fix;
 mod local;
 mod security;

@@ -40,6 +40,8 @@ pub struct Options {
     pub clock: Clock,
     /// Lines added to `[wechat.phone]` (its policy: `approvals = "ask"`, ...).
     pub account_extra: &'static str,
+    /// Tables written after `[wechat.phone]` (another account, with its fakes' addresses).
+    pub tables: String,
     /// The agent that answers, instead of the one `[agent]` builds.
     pub agent: Option<Arc<dyn Agent>>,
     /// Where the console looks for model servers on this machine (none: a test never probes
@@ -54,6 +56,7 @@ impl Default for Options {
             logged_in: false,
             clock: Clock::system(),
             account_extra: "",
+            tables: String::new(),
             agent: None,
             local: Vec::new(),
         }
@@ -84,12 +87,13 @@ impl Bed {
         let dir = tempfile::tempdir().expect("tempdir");
         let config_path = dir.path().join("config.toml");
         let text = format!(
-            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\nconsole_listen = \"{}\"\nnotify = \"{ID}\"\n[agent]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"test-model\"\n[wechat.phone]\nbase_url = \"{}\"\n{}",
+            "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\nconsole_listen = \"{}\"\nnotify = \"{ID}\"\n[agent]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"test-model\"\n[wechat.phone]\nbase_url = \"{}\"\n{}{}",
             dir.path().join("state").display(),
             dir.path().join("run/daemon.sock").display(),
             options.listen,
             fake.base_url(),
             options.account_extra,
+            options.tables,
         );
         std::fs::write(&config_path, text).expect("write config");
         let creds = CredentialStore::Files(dir.path().join("state").join("credentials"));

@@ -353,3 +353,29 @@ async fn a_lark_tenant_is_polled_on_the_lark_host_and_stored() {
         Some(creds.app_secret.expose())
     );
 }
+
+#[tokio::test]
+async fn the_table_s_accounts_url_is_used_unless_the_flag_names_another() {
+    let mut bed = Bed::new().await;
+    // The table names a host nobody serves; the flag names the fake, and wins.
+    let dead = "accounts_url = \"http://127.0.0.1:9\"\n";
+    bed.config = write_config(bed._dir.path(), &bed.fake, dead);
+    scanned_login(&bed).await;
+    assert_eq!(bed.reg.begins().len(), 1, "the flag's host was asked");
+
+    // No flag: the table's host is asked.
+    let table = format!("accounts_url = \"{}\"\n", bed.reg.base_url());
+    bed.config = write_config(bed._dir.path(), &bed.fake, &table);
+    let ui = ScriptedUi::answering(&[("app_id", "")]);
+    let args = LoginArgs {
+        poll: Some(Duration::from_millis(20)),
+        ..LoginArgs::default()
+    };
+    let phone = async {
+        let url = ui.wait_qr(1).await;
+        bed.reg.scan(&url).await.expect("scan");
+    };
+    let (line, ()) = tokio::join!(bed.login(&args, &ui), phone);
+    line.expect("login succeeds on the table's host");
+    assert_eq!(bed.reg.begins().len(), 2, "the table's host was asked");
+}

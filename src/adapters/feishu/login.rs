@@ -129,6 +129,10 @@ impl LoginFlow for FeishuLogin {
                     configured.clone()
                 }
                 false => {
+                    // The flag wins; else the table's host (a proxy, a test's fake).
+                    if let Some(url) = settings.accounts_url.clone() {
+                        answers.entry(scan::ACCOUNTS_FIELD).or_insert(url);
+                    }
                     let created = scan::create_app(input, &answers, ui).await?;
                     answers.insert(APP_ID_FIELD, created.credentials.app_id.clone());
                     let secret = created.credentials.app_secret.expose().to_string();

@@ -29,6 +29,9 @@ crate::platform_table!(
     owner: Option<String>,
     /// Where webhook mode listens (`127.0.0.1:8790`).
     webhook_listen: Option<String>,
+    /// The accounts host "scan to create" registers apps on (a proxy, a test's fake), as
+    /// `login --accounts URL` gives it; default: the platform's (`accounts.feishu.cn`).
+    accounts_url: Option<String>,
 });
 
 /// Feishu's account tables, for the configuration.
