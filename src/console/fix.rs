@@ -132,15 +132,21 @@ pub(super) async fn fix(
 mod tests {
     use super::*;
 
+    /// Any chat platform will do: the fixes do not depend on which.
+    fn key() -> AccountKey {
+        AccountKey::new(crate::ids::Channel::ALL[0], "phone")
+    }
+
     fn health(enabled: bool, command: Option<Command>) -> ComponentHealth {
-        let mut h = ComponentHealth::new("wechat", "phone", enabled);
+        let key = key();
+        let mut h = ComponentHealth::new(key.channel.as_str(), &key.account, enabled);
         h.command = command.map(|c| c.line());
         h
     }
 
     #[test]
     fn only_the_safe_fixes_are_buttons() {
-        let key = AccountKey::parse("wechat:phone").expect("key");
+        let key = key();
         assert_eq!(Fix::of(&health(false, None)), Some(Fix::Enable));
         let login = health(true, Some(Command::Login(key.clone())));
         assert_eq!(Fix::of(&login), Some(Fix::Login));

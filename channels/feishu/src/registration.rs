@@ -369,8 +369,8 @@ mod tests {
             "https://open.feishu.cn/page/launcher?user_code=AB-CD&from=web&tp=x",
             "My bot",
         )
-        .unwrap();
-        let u = url::Url::parse(&l).unwrap();
+        .expect("a link");
+        let u = url::Url::parse(&l).expect("a URL");
         let q: Vec<(String, String)> = u.query_pairs().into_owned().collect();
         let get = |k: &str| {
             q.iter()

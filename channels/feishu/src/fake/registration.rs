@@ -357,10 +357,8 @@ async fn poll(sh: &Shared, host: &'static str, form: &HashMap<String, String>) -
             return (StatusCode::INTERNAL_SERVER_ERROR, "oops").into_response();
         }
         Some(PollFault::NotJson) => return (StatusCode::OK, "<html>proxy</html>").into_response(),
-        Some(PollFault::Stall) => {
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            return oauth_error("authorization_pending");
-        }
+        // No answer at all: the client's own timeout ends the wait, and the connection closes.
+        Some(PollFault::Stall) => return std::future::pending::<Response>().await,
         None => {}
     }
     created(sh, host)

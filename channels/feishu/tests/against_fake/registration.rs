@@ -189,7 +189,7 @@ async fn json_is_refused_and_a_second_poll_after_success_is_expired() {
         .unwrap();
     assert_eq!(r.status(), 400);
     assert_eq!(fake.bad_content_types(), 1);
-    tokio::time::sleep(Duration::from_secs(10)).await;
+    tokio::time::advance(Duration::from_secs(10)).await;
     let r = http
         .post(&url)
         .header("Content-Type", "application/x-www-form-urlencoded")
