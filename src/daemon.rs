@@ -71,6 +71,11 @@ impl Core {
     pub fn status(&self) -> DaemonStatus {
         let mut status = self.status_with(self.supervisor.registry().snapshot());
         status.agent = self.agent_health();
+        status.agents = self
+            .conversation
+            .as_ref()
+            .map(|c| c.named_agents_health())
+            .unwrap_or_default();
         status.console = self.console_status(None);
         status
     }
@@ -158,12 +163,16 @@ impl Core {
             return Err(CommandError::new(ErrorCode::Conflict, msg));
         }
         let agent_changed = config.agent_changed(&new);
-        *config = new;
+        let agents_changed = config.agents != new.agents || config.choices != new.choices;
+        let old = std::mem::replace(&mut *config, new);
         if let Some(c) = &self.confirm {
             c.set_settings(ConfirmSettings::from_config(&config));
         }
         if agent_changed {
             self.rebuild_agent(&config).await;
+        }
+        if agents_changed {
+            self.rebuild_named_agents(&old, &config).await;
         }
         let report = self.reconcile(&config, &[]).await?;
         tracing::info!(started = ?report.started, stopped = ?report.stopped, restarted = ?report.restarted, "configuration reloaded");

@@ -10,8 +10,10 @@
 
 mod backend;
 pub mod body;
+mod burst;
 mod cap;
 mod chat;
+mod choice;
 mod chunk;
 mod commands;
 mod depth;
@@ -108,6 +110,8 @@ struct AccountRuntime {
     conversation: Weak<Conversation>,
     /// Tags fast-lane claims of this attachment, so a restart can tell its own from a crashed one's.
     run: String,
+    /// When it attached, in Unix milliseconds: what was journaled before waited through a stop.
+    attached_ms: u64,
     cancel: CancellationToken,
     chats: Mutex<HashMap<ChatId, Arc<ChatRuntime>>>,
 }
@@ -191,6 +195,37 @@ impl Conversation {
         self.backends.replace(agent);
     }
 
+    /// Puts the named agents (`[agents.NAME]`; `default` is `replace_agent`'s) and which of
+    /// them each account's chats talk to in place; turns in flight finish on their agent.
+    /// An agent given again (the same `Arc`) keeps its status row. Made by the composition
+    /// root at start and by a reload.
+    pub fn set_agents(
+        &self,
+        named: std::collections::BTreeMap<String, Arc<dyn Agent>>,
+        choices: crate::config::Choices,
+    ) {
+        self.backends.set_named(named, choices);
+    }
+
+    /// The agent called `name` now (`default` is `[agent]`'s), for a reload that keeps it.
+    pub fn named_agent(&self, name: &str) -> Option<Arc<dyn Agent>> {
+        self.backends.named(name).map(|b| b.agent.clone())
+    }
+
+    /// Every named agent's status row (`default`'s is [`Conversation::agent_health`]).
+    pub fn named_agents_health(
+        &self,
+    ) -> std::collections::BTreeMap<String, crate::protocol::AgentHealth> {
+        let all = self.backends.all().into_iter();
+        all.filter(|(n, _)| n != crate::config::DEFAULT_AGENT)
+            .map(|(name, b)| {
+                let mut health = b.monitor.health();
+                health.processes = b.agent.processes();
+                (name, health)
+            })
+            .collect()
+    }
+
     /// Counters of what happened (received, dropped by reason, answered, sent, failures).
     pub fn stats(&self) -> &Stats {
         &self.stats
@@ -272,6 +307,7 @@ impl Conversation {
             link,
             conversation: Arc::downgrade(self),
             run: format!("{:016x}", rand::random::<u64>()),
+            attached_ms: crate::clock::wall_ms(),
             cancel: cancel.clone(),
             chats: Mutex::new(HashMap::new()),
         });

@@ -13,6 +13,23 @@ use crate::secrets::Secret;
 /// The agent's checks; `stored` is the key `login agent` keeps. With a daemon answering, its own
 /// view of the agent decides whether a key is missing (a unit's `LoadCredential=` is its alone).
 pub(super) async fn checks(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Check> {
+    let mut out = one(config, stored.clone(), daemon).await;
+    // Each named agent is checked as `[agent]` is, its lines and fixes naming its own table.
+    for (name, cfg) in &config.agents {
+        let mut alone = config.clone();
+        alone.agent = cfg.clone();
+        let table = format!("[agents.{name}]");
+        for mut c in one(&alone, stored.clone(), daemon).await {
+            c.what = c.what.replacen("agent:", &format!("agent {name}:"), 1);
+            c.fix = c.fix.map(|f| f.replace("[agent]", &table));
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The checks of the agent `config.agent` describes.
+async fn one(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Check> {
     match config.agent.backend {
         AgentBackend::Openai => openai(config, stored, daemon).await,
         AgentBackend::Scv | AgentBackend::Acp => vec![scv(config).await],
