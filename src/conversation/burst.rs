@@ -2,6 +2,12 @@
 //! while the previous turn ran (a burst: one answer, the messages in order, the model sees all),
 //! or a message so old it is answered with the note that it was sent while the bridge was away.
 //!
+//! "While the previous turn ran" is told by the journal's order: each turn notes the newest
+//! journal place when it was read (its horizon), and the next turn merges only messages
+//! journaled after it. Messages that were already waiting together (one poll's batch, a
+//! backlog after a restart) are answered one by one, as before; with `[chats] merge_ms` a
+//! first message after a quiet spell waits that long and takes everything after it.
+//!
 //! Made by the turn worker inside the store call that reads the journal (`Ask::next`); the
 //! answer's outbox key is the first message's, and the transaction that stores the answer
 //! marks every merged message done, so a crash before it asks the same burst again.
@@ -16,6 +22,10 @@ use crate::words::Lang;
 
 /// The most messages one turn answers together; the rest wait for the next turn.
 const MAX_BURST: usize = 32;
+
+/// 2020-01-01 in Unix milliseconds: a sending time before it is no clock at all (a platform
+/// that sends none, a hand-made message), so its message is never taken for an old one.
+const NO_CLOCK_BEFORE_MS: u64 = 1_577_836_800_000;
 
 /// A chat's next turn with what it first needs from the store, read in one call.
 pub(super) struct Next {
@@ -33,6 +43,8 @@ pub(super) struct Next {
     pub(super) committed: (usize, Option<Mark>),
     /// The agent this chat picked with `/agent NAME`, if any.
     pub(super) chosen: Option<String>,
+    /// The newest journal place when this turn was read: what comes after arrived while it ran.
+    pub(super) horizon: i64,
 }
 
 impl Next {
@@ -59,11 +71,21 @@ pub(super) struct Ask {
     /// When this account's pipeline attached, in Unix milliseconds: a message journaled
     /// before it waited through a stop of the bridge.
     attached_ms: u64,
+    /// Merge the messages journaled after this place (the previous turn's horizon, or the
+    /// first message's with `merge_ms`); `None`: merge nothing already waiting.
+    after: Option<i64>,
 }
 
 impl Ask {
-    pub(super) fn of(rt: &AccountRuntime, chat: &ChatRuntime, choice: &AgentChoice) -> Ask {
+    /// The read of `chat`'s next turn, merging what was journaled after `after`.
+    pub(super) fn of(
+        rt: &AccountRuntime,
+        chat: &ChatRuntime,
+        choice: &AgentChoice,
+        after: Option<i64>,
+    ) -> Ask {
         Ask {
+            after,
             account: rt.link.account.clone(),
             chat: chat.chat.clone(),
             fixed: rt.link.language.fixed(),
@@ -81,14 +103,20 @@ impl Ask {
         if waiting.is_empty() {
             return Ok(None);
         }
+        let horizon = journal::horizon(t)?;
         let mut pending = waiting.remove(0);
         let away = self.away(&pending);
         let mut also = Vec::new();
         // A message with media, or an old one, is a turn of its own; so is one the policy
         // treats otherwise (a group's stranger after its owner).
+        let after = self.after.unwrap_or(horizon);
         if !away && pending.inbound.media.is_empty() {
             for p in waiting {
-                if self.away(&p) || !p.inbound.media.is_empty() || p.tools != pending.tools {
+                let merges = p.rowid > after
+                    && !self.away(&p)
+                    && p.inbound.media.is_empty()
+                    && p.tools == pending.tools;
+                if !merges {
                     break;
                 }
                 let m = &mut pending.inbound;
@@ -115,15 +143,16 @@ impl Ask {
             lang,
             committed,
             chosen,
+            horizon,
         }))
     }
 
     /// Whether `p` waited past the bound: the platform held it back that long (the bridge or
     /// the account was down when it was sent), or it was journaled before this run began and
-    /// has waited that long since it was sent. A message without a time (0) is never old.
+    /// has waited that long since it was sent. A message without a believable time is never old.
     fn away(&self, p: &Pending) -> bool {
         let at = p.inbound.at_unix_ms;
-        if at == 0 {
+        if at < NO_CLOCK_BEFORE_MS {
             return false;
         }
         let journaled_ms = p.journaled_unix.saturating_mul(1000);

@@ -92,12 +92,15 @@ pub(super) async fn handle_fast(
                 Command::Stop => stop(&conv, &rt, &m, lang).await.into(),
                 Command::Status => {
                     let status = run_command(&conv, &rt, &m, cmd).await.text(lang);
-                    let agent = super::choice::now_answering(&conv, &rt, &m).await;
-                    format!(
-                        "{status}\n{}",
-                        crate::words::AgentWords::Now { name: agent }.text(lang)
-                    )
-                    .into()
+                    // With agents to choose from, the one this chat talks to.
+                    match conv.backends.names().len() > 1 {
+                        true => {
+                            let name = super::choice::now_answering(&conv, &rt, &m).await;
+                            let agent = crate::words::AgentWords::Now { name }.text(lang);
+                            format!("{status}\n{agent}").into()
+                        }
+                        false => status,
+                    }
                 }
                 cmd => run_command(&conv, &rt, &m, cmd).await.text(lang),
             };

@@ -156,6 +156,8 @@ pub struct Pending {
     pub route: Option<FastRoute>,
     /// When the bridge journaled it, in Unix seconds (how long the platform held it back).
     pub journaled_unix: u64,
+    /// Its place in the journal: later messages have larger ones.
+    pub rowid: i64,
 }
 
 fn row_to_pending(account: &AccountKey, r: &rusqlite::Row<'_>) -> rusqlite::Result<Pending> {
@@ -177,6 +179,7 @@ fn row_to_pending(account: &AccountKey, r: &rusqlite::Row<'_>) -> rusqlite::Resu
         tools: r.get(6)?,
         route: FastRoute::parse(r.get::<_, Option<String>>(7)?.as_deref()),
         journaled_unix: r.get::<_, i64>(9)?.max(0) as u64,
+        rowid: r.get(10)?,
     })
 }
 
@@ -188,7 +191,7 @@ pub fn new_in_chat(
     limit: usize,
 ) -> rusqlite::Result<Vec<Pending>> {
     let mut st = t.prepare_cached(
-        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route, media, journaled_unix FROM inbound_journal
+        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route, media, journaled_unix, rowid FROM inbound_journal
          WHERE account = ?1 AND chat = ?2 AND state = 'new' ORDER BY rowid LIMIT ?3",
     )?;
     let rows = st.query_map(
@@ -196,6 +199,13 @@ pub fn new_in_chat(
         |r| row_to_pending(account, r),
     )?;
     rows.collect()
+}
+
+/// The newest place in the journal (0 when empty): messages journaled after this read have
+/// larger ones.
+pub fn horizon(t: &Transaction<'_>) -> rusqlite::Result<i64> {
+    t.prepare_cached("SELECT COALESCE(MAX(rowid), 0) FROM inbound_journal")?
+        .query_row([], |r| r.get(0))
 }
 
 /// `/stop` (message `stop`) drops what waits in its chat for a turn, journaled before it,
@@ -254,7 +264,7 @@ pub fn fast_to_resume(
     run: &str,
 ) -> rusqlite::Result<Vec<Pending>> {
     let mut st = t.prepare_cached(
-        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route, media, journaled_unix FROM inbound_journal
+        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route, media, journaled_unix, rowid FROM inbound_journal
          WHERE account = ?1 AND (state = 'fast' OR (state LIKE 'run:%' AND state != ?2)) ORDER BY rowid",
     )?;
     let rows = st.query_map(params![account.to_string(), format!("run:{run}")], |r| {

@@ -24,6 +24,8 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     let mut endings: Option<(crate::ids::PlatformMsgId, u32)> = None;
     // The call that stores an answer also fetches the next message, saving a round trip per message.
     let mut prefetched: Option<Next> = None;
+    // The last turn's horizon: what was journaled after it arrived while it ran (a burst).
+    let mut horizon: Option<i64> = None;
     let gate = &chat.turn_gate;
     let _closing = gate.closing();
     loop {
@@ -32,13 +34,15 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
         let next = match prefetched.take() {
             Some(p) => Ok(Some(p)),
             None => {
-                let ask = Ask::of(&rt, &chat, &conv.backends.choice(&rt.link.account));
+                let ask = Ask::of(&rt, &chat, &conv.backends.choice(&rt.link.account), horizon);
                 conv.store.call_short(move |t| ask.next(t)).await
             }
         };
         let mut pending = match next {
             Ok(Some(p)) => p,
             Ok(None) => {
+                // The chat is idle: what comes next starts a turn of its own.
+                horizon = None;
                 if gate.kicked() {
                     continue;
                 }
@@ -62,7 +66,8 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
             if !wait_for_more(&rt, &chat, &pending, merge_ms).await {
                 return;
             }
-            let ask = Ask::of(&rt, &chat, &conv.backends.choice(&rt.link.account));
+            let first = Some(pending.pending.rowid);
+            let ask = Ask::of(&rt, &chat, &conv.backends.choice(&rt.link.account), first);
             match conv.store.call_short(move |t| ask.next(t)).await {
                 Ok(Some(p)) => pending = p,
                 // `/stop` dropped what waited.
@@ -73,6 +78,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 }
             }
         }
+        horizon = Some(pending.horizon);
         match turn(&conv, &rt, &chat, &pending).await {
             TurnEnd::Done(next) => {
                 prefetched = next;
@@ -480,7 +486,12 @@ async fn store_answer(
         next.ids(),
         m.reply.clone(),
         m.chat.clone(),
-        Ask::of(rt, chat, &conv.backends.choice(&m.account)),
+        Ask::of(
+            rt,
+            chat,
+            &conv.backends.choice(&m.account),
+            Some(next.horizon),
+        ),
     );
     // Stored first: the typing sign is cleared after, beside the send.
     let store = conv.store.call_short(move |t| {
