@@ -7,23 +7,19 @@ use std::sync::Arc;
 
 use super::Agent;
 use crate::config::{AgentConfig, Config};
-use crate::secret::Secret;
 use crate::store::Store;
 
-/// Builds every named agent of `named`, each with the key `login agent` stored when its own
-/// table names none; one that cannot work is a stand-in that says why (see [`super::build`]).
+/// Builds every named agent of `named`; one that cannot work is a stand-in that says why (see
+/// [`super::build`]). The key `login agent` stored is `[agent]`'s and never handed to a named
+/// agent (it may be another provider's): each reads its own `api_key_env` (or
+/// `OPENAI_API_KEY`) from the daemon's environment.
 pub fn build_named(
     named: &BTreeMap<String, AgentConfig>,
-    stored_key: Option<&Secret>,
     store: &Store,
 ) -> BTreeMap<String, Arc<dyn Agent>> {
     named
         .iter()
-        .map(|(name, cfg)| {
-            let mut cfg = cfg.clone();
-            cfg.stored_api_key = stored_key.cloned();
-            (name.clone(), super::build(&cfg, store.clone()))
-        })
+        .map(|(name, cfg)| (name.clone(), super::build(cfg, store.clone())))
         .collect()
 }
 
@@ -33,7 +29,6 @@ pub fn rebuild_named(
     old: &Config,
     new: &Config,
     running: impl Fn(&str) -> Option<Arc<dyn Agent>>,
-    stored_key: Option<&Secret>,
     store: &Store,
 ) -> BTreeMap<String, Arc<dyn Agent>> {
     let mut built = BTreeMap::new();
@@ -43,7 +38,7 @@ pub fn rebuild_named(
             (true, Some(agent)) => agent,
             _ => {
                 let one = BTreeMap::from([(name.clone(), cfg.clone())]);
-                match build_named(&one, stored_key, store).pop_first() {
+                match build_named(&one, store).pop_first() {
                     Some((_, agent)) => agent,
                     None => continue,
                 }

@@ -58,11 +58,7 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
         let (confirm, conversation) =
             crate::daemon::confirm_and_pipeline(store, creds, Clock::system(), registry, agent);
         // The named agents beside it, and which of them each account's chats talk to.
-        let named = crate::agent::registry::build_named(
-            &named_agents,
-            agent_config.stored_api_key.as_ref(),
-            store,
-        );
+        let named = crate::agent::registry::build_named(&named_agents, store);
         conversation.set_agents(named, choices);
         let ctx = PlatformParts {
             credentials: creds.clone(),

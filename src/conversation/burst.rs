@@ -23,14 +23,17 @@ use crate::words::Lang;
 /// The most messages one turn answers together; the rest wait for the next turn.
 const MAX_BURST: usize = 32;
 
-/// 2020-01-01 in Unix milliseconds: a sending time before it is no clock at all (a platform
-/// that sends none, a hand-made message), so its message is never taken for an old one.
-const NO_CLOCK_BEFORE_MS: u64 = 1_577_836_800_000;
+/// The longest a platform plausibly holds a message back: they keep undelivered messages for a
+/// day or so (Telegram: 24 hours). A sending time further back than this is a clock that is
+/// off (or a fixed one), not an outage, so it never makes a message old.
+const MAX_HELD_BACK_MS: u64 = 7 * 24 * 3600 * 1000;
 
 /// A chat's next turn with what it first needs from the store, read in one call.
 pub(super) struct Next {
-    /// The first message, its text the burst's texts in order and its reply context the
-    /// newest one's (a platform's reply token is freshest on the last message).
+    /// The first message, its text the burst's texts in order. Its reply context stays the
+    /// first's: the answer is stored under the first message's key, and a platform that
+    /// spends a reply budget per answered message (QQ's `msg_seq`) must see one message
+    /// answered however the burst is read again after a crash.
     pub(super) pending: Pending,
     /// The other messages this turn answers, marked done with the first.
     pub(super) also: Vec<PlatformMsgId>,
@@ -122,7 +125,6 @@ impl Ask {
                 let m = &mut pending.inbound;
                 m.text.push_str("\n\n");
                 m.text.push_str(&p.inbound.text);
-                m.reply = p.inbound.reply;
                 also.push(p.inbound.msg_id);
             }
         }
@@ -147,18 +149,17 @@ impl Ask {
         }))
     }
 
-    /// Whether `p` waited past the bound: the platform held it back that long (the bridge or
-    /// the account was down when it was sent), or it was journaled before this run began and
-    /// has waited that long since it was sent. A message without a believable time is never old.
+    /// Whether `p` waited past the bound: the platform held it back that long by its own
+    /// sending time (the bridge or the account was down when it was sent), or it was journaled
+    /// before this run began and has waited that long since (the bridge stopped with it
+    /// journaled). A message without a sending time (0) is judged by the second alone.
     fn away(&self, p: &Pending) -> bool {
-        let at = p.inbound.at_unix_ms;
-        if at < NO_CLOCK_BEFORE_MS {
-            return false;
-        }
+        let (at, bound) = (p.inbound.at_unix_ms, self.away_after_ms);
         let journaled_ms = p.journaled_unix.saturating_mul(1000);
-        let held_back = journaled_ms.saturating_sub(at) > self.away_after_ms;
+        let held = journaled_ms.saturating_sub(at);
+        let held_back = at > 0 && held > bound && held <= MAX_HELD_BACK_MS;
         let waited_through_a_stop =
-            journaled_ms < self.attached_ms && self.now_ms.saturating_sub(at) > self.away_after_ms;
+            journaled_ms < self.attached_ms && self.now_ms.saturating_sub(journaled_ms) > bound;
         held_back || waited_through_a_stop
     }
 }

@@ -45,10 +45,8 @@ impl Core {
         let Some(conversation) = &self.conversation else {
             return;
         };
-        let key = self.stored_agent_key().await;
         let running = |name: &str| conversation.named_agent(name);
-        let named =
-            crate::agent::registry::rebuild_named(old, new, running, key.as_ref(), &self.store);
+        let named = crate::agent::registry::rebuild_named(old, new, running, &self.store);
         conversation.set_agents(named, new.choices.clone());
         tracing::info!(
             agents = new.agents.len(),

@@ -110,3 +110,20 @@ async fn a_message_that_waited_through_an_outage_is_answered_with_the_note() {
     assert_eq!(h.agent.turns("你还在吗？"), 0);
     h.stop().await;
 }
+
+#[tokio::test]
+async fn merge_ms_waits_after_a_first_message_for_the_rest_of_its_burst() {
+    let agent = Recorder::new("rec");
+    let mut h = Harness::new(FakeConfig::default(), "[chats]\nmerge_ms = 300\n").await;
+    h.agent_override = Some(agent.clone());
+    h.start().await;
+    let fake = h.fake.handle();
+    // Sent together while the chat is quiet: without merge_ms each is a turn of its own.
+    fake.push_text(OWNER, "first");
+    fake.push_text(OWNER, "second");
+    assert_eq!(h.wait_sent(1).await, ["rec: first\n\nsecond"]);
+    h.settle().await;
+    assert_eq!(agent.seen().len(), 1);
+    assert_eq!(h.fake.handle().sent().len(), 1);
+    h.stop().await;
+}

@@ -210,7 +210,7 @@ impl Harness {
             let conversation = Conversation::new(store.clone(), agent);
             // The named agents and the accounts' choices, as the composition root sets them.
             let mut named = match from_config {
-                true => scv_bridge::agent::registry::build_named(&config.agents, None, store),
+                true => scv_bridge::agent::registry::build_named(&config.agents, store),
                 false => Default::default(),
             };
             named.extend(overrides);
