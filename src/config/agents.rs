@@ -32,15 +32,6 @@ pub struct ChatsConfig {
     pub away_minutes: Option<u64>,
 }
 
-/// The per-account keys that choose agents, as written (shared by every chat platform).
-#[derive(Debug, Clone, Default, Deserialize)]
-pub(super) struct RawChoice {
-    /// The agent this account's chats talk to (default `default`).
-    pub agent: Option<String>,
-    /// The agent strangers talk to on a `senders = "anyone"` account.
-    pub stranger_agent: Option<String>,
-}
-
 /// Which agents one account's chats talk to, and how their turns take messages; made by
 /// `Config::parse`, read by the conversation pipeline for each turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,15 +94,15 @@ pub fn grants_tools(cfg: &AgentConfig) -> bool {
     matches!(cfg.backend, AgentBackend::Scv | AgentBackend::Acp)
 }
 
-/// The account's choice from its keys as written; the error names the key and the fix.
+/// The account's choice from its keys as written (`agent`, `stranger_agent`) and who it
+/// answers, among the agents `known` (`[agent]`, `[agents.NAME]`, `[chats]`); the error names
+/// the key and the fix.
 pub(super) fn choose(
     table: &str,
-    raw: RawChoice,
-    senders: Senders,
-    default: &AgentConfig,
-    named: &BTreeMap<String, AgentConfig>,
-    chats: &ChatsConfig,
+    (agent, stranger_agent, senders): (Option<String>, Option<String>, Senders),
+    known: (&AgentConfig, &BTreeMap<String, AgentConfig>, &ChatsConfig),
 ) -> Result<AgentChoice, Problem> {
+    let (default, named, chats) = known;
     let known = |key: &'static str, name: &str| -> Result<&AgentConfig, Problem> {
         if name == DEFAULT_AGENT {
             return Ok(default);
@@ -125,11 +116,11 @@ pub(super) fn choose(
         })
     };
     let mut choice = AgentChoice::of(chats);
-    if let Some(name) = raw.agent {
+    if let Some(name) = agent {
         known("agent", &name)?;
         choice.agent = name;
     }
-    if let Some(name) = raw.stranger_agent {
+    if let Some(name) = stranger_agent {
         let cfg = known("stranger_agent", &name)?;
         if senders != Senders::Anyone {
             let msg = "stranger_agent answers strangers, but this account answers only its owner; set senders = \"anyone\" or remove stranger_agent".to_string();

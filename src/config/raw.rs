@@ -296,9 +296,8 @@ pub(super) struct Shared {
     language: Option<Language>,
     /// The account's own `[<channel>.<account>.media]` caps, over the global `[media]`.
     media: Option<MediaConfig>,
-    /// The agent its chats talk to (`config/agents.rs`).
+    /// The agent its chats talk to, and the one strangers do (`config/agents.rs`).
     agent: Option<String>,
-    /// The agent strangers talk to.
     stranger_agent: Option<String>,
 }
 
@@ -446,15 +445,10 @@ impl RawConfig {
                 let msg = "approvals = \"ask\" asks the owner before a tool runs, but this account gives nobody tools; set remote_tools = \"owner\" or remove approvals".to_string();
                 return Err(err(&table, Some("approvals"), msg));
             }
-            let raw = super::agents::RawChoice {
-                agent: shared.agent,
-                stranger_agent: shared.stranger_agent,
-            };
-            let (default, named) = (&self.agent, &self.agents);
-            let choice =
-                super::agents::choose(&table, raw, spec.senders, default, named, &self.chats)
-                    .map_err(|(t, k, m)| err(&t, k, m))?;
-            choices.insert(spec.key.clone(), choice);
+            let raw = (shared.agent, shared.stranger_agent, spec.senders);
+            let known = (&self.agent, &self.agents, &self.chats);
+            let choice = super::agents::choose(&table, raw, known);
+            choices.insert(spec.key.clone(), choice.map_err(|(t, k, m)| err(&t, k, m))?);
             accounts.insert(spec.key.clone(), spec);
         }
         for (name, raw) in self.mail {

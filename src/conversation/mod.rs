@@ -180,52 +180,6 @@ impl Conversation {
         self.backends.close().await;
     }
 
-    /// The `agent` object of the status: backend, model, ok / not configured / failing, the fix,
-    /// and the agent processes when the backend runs any.
-    pub fn agent_health(&self) -> crate::protocol::AgentHealth {
-        let backend = self.backends.current();
-        let mut health = backend.monitor.health();
-        health.processes = backend.agent.processes();
-        health
-    }
-
-    /// Answers with `agent` from the next turn on; turns in flight finish on the agent they
-    /// started with (made by the daemon's reload when `[agent]` changed).
-    pub fn replace_agent(&self, agent: Arc<dyn Agent>) {
-        self.backends.replace(agent);
-    }
-
-    /// Puts the named agents (`[agents.NAME]`; `default` is `replace_agent`'s) and which of
-    /// them each account's chats talk to in place; turns in flight finish on their agent.
-    /// An agent given again (the same `Arc`) keeps its status row. Made by the composition
-    /// root at start and by a reload.
-    pub fn set_agents(
-        &self,
-        named: std::collections::BTreeMap<String, Arc<dyn Agent>>,
-        choices: crate::config::Choices,
-    ) {
-        self.backends.set_named(named, choices);
-    }
-
-    /// The agent called `name` now (`default` is `[agent]`'s), for a reload that keeps it.
-    pub fn named_agent(&self, name: &str) -> Option<Arc<dyn Agent>> {
-        self.backends.named(name).map(|b| b.agent.clone())
-    }
-
-    /// Every named agent's status row (`default`'s is [`Conversation::agent_health`]).
-    pub fn named_agents_health(
-        &self,
-    ) -> std::collections::BTreeMap<String, crate::protocol::AgentHealth> {
-        let all = self.backends.all().into_iter();
-        all.filter(|(n, _)| n != crate::config::DEFAULT_AGENT)
-            .map(|(name, b)| {
-                let mut health = b.monitor.health();
-                health.processes = b.agent.processes();
-                (name, health)
-            })
-            .collect()
-    }
-
     /// Counters of what happened (received, dropped by reason, answered, sent, failures).
     pub fn stats(&self) -> &Stats {
         &self.stats

@@ -81,7 +81,7 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
         horizon = Some(pending.horizon);
         match turn(&conv, &rt, &chat, &pending).await {
             TurnEnd::Done(next) => {
-                prefetched = next;
+                prefetched = next.map(|n| *n);
                 if outage.take().is_some() {
                     rt.link.health.note(NoteSource::Agent, None);
                 }
@@ -258,7 +258,7 @@ pub(super) async fn finish(conv: &Arc<Conversation>, next: &Next) {
 /// How one turn ended.
 enum TurnEnd {
     /// Answered (or failed for good and told so): the message is done; carries the chat's next one.
-    Done(Option<Next>),
+    Done(Option<Box<Next>>),
     /// The account is detaching: the message stays journaled for the next start.
     Shutdown,
     /// The agent could not be reached, or stopped while answering (`Ended`): keep the message
@@ -541,7 +541,7 @@ async fn store_answer(
                 // (`benches/round_trip.rs` shows the answer's way to the platform).
                 tokio::task::yield_now().await;
             }
-            TurnEnd::Done(next)
+            TurnEnd::Done(next.map(Box::new))
         }
         Err(e) => {
             tracing::error!(account = %m.account, error = %e, "cannot store an answer; it will be produced again");

@@ -187,9 +187,10 @@ async fn status_shows_a_row_for_each_named_agent() {
     )
     .await
     .expect("status");
-    let names: Vec<&str> = status.agents.keys().map(String::as_str).collect();
+    let agents = &status.agents;
+    let names: Vec<&str> = agents.keys().map(String::as_str).collect();
     assert_eq!(names, ["cheap", "claude"]);
-    assert_eq!(status.agents["claude"].model.as_deref(), Some("m-claude"));
+    assert_eq!(agents["claude"].model.as_deref(), Some("m-claude"));
     assert_eq!(
         status.agent.as_ref().and_then(|a| a.model.as_deref()),
         Some("m-default")
