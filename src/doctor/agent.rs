@@ -177,3 +177,33 @@ async fn scv(config: &Config) -> Check {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn each_named_agent_is_checked_under_its_own_name_and_table() {
+        let text = "[agent]\nbackend = \"scv\"\ncommand = \"/nonexistent/scv-a\"\n\
+                    [agents.second]\nbackend = \"scv\"\ncommand = \"/nonexistent/scv-b\"\n";
+        let config = Config::parse(Path::new("/c.toml"), text).expect("parses");
+        let checks = checks(&config, None, false).await;
+        let lines: Vec<(&str, Option<&str>)> = checks
+            .iter()
+            .map(|c| (c.what.as_str(), c.fix.as_deref()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (
+                    "agent: `/nonexistent/scv-a` is not on PATH",
+                    Some("install the SCV agent or set [agent] command")
+                ),
+                (
+                    "agent second: `/nonexistent/scv-b` is not on PATH",
+                    Some("install the SCV agent or set [agents.second] command")
+                ),
+            ]
+        );
+    }
+}

@@ -199,3 +199,36 @@ async fn status_shows_a_row_for_each_named_agent() {
     assert!(table.contains("agent claude: openai (m-claude)"), "{table}");
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_reload_adds_a_named_agent_that_a_chat_can_switch_to() {
+    let default = FakeOpenAi::start().await.expect("the default model");
+    let claude = FakeOpenAi::start().await.expect("claude's model");
+    let base = format!(
+        "[agent]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"m-default\"\n",
+        default.base_url()
+    );
+    let mut h = Harness::new(FakeConfig::default(), &base).await;
+    h.agents_from_config = true;
+    h.start().await;
+    assert_eq!(say(&h, "one", 1).await, "echo: one");
+    let unknown = say(&h, "/agent claude", 2).await;
+    assert!(unknown.contains("no agent named claude"), "{unknown}");
+    let text = std::fs::read_to_string(&h.config_path).expect("config");
+    let added = format!(
+        "{text}[agents.claude]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"m-claude\"\n",
+        claude.base_url()
+    );
+    std::fs::write(&h.config_path, added).expect("config");
+    scv_bridge::client::request(
+        &h.daemon().socket,
+        scv_bridge::protocol::DaemonCommand::Reload,
+    )
+    .await
+    .expect("reload");
+    let switched = say(&h, "/agent claude", 3).await;
+    assert!(switched.contains("now talks to claude"), "{switched}");
+    assert_eq!(say(&h, "two", 4).await, "echo: two");
+    assert_eq!((default.requests().len(), claude.requests().len()), (1, 1));
+    h.stop().await;
+}
