@@ -195,7 +195,8 @@ impl Msg {
     fn en(&self) -> Cow<'static, str> {
         match self {
             Msg::Help => "Commands: /new starts a fresh conversation, /stop cancels the running answer, \
-/status shows the bridge's health, /help shows this."
+/status shows the bridge's health, /agent lists the agents (/agent NAME switches this chat), \
+/help shows this."
                 .into(),
             Msg::Stopped => "Stopped.".into(),
             Msg::NothingRunning => "Nothing is running.".into(),
@@ -317,7 +318,7 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
 
     fn zh(&self) -> Cow<'static, str> {
         match self {
-            Msg::Help => "可用命令：/new 开始新对话，/stop 停止当前回答，/status 查看桥接状态，/help 显示本帮助。".into(),
+            Msg::Help => "可用命令：/new 开始新对话，/stop 停止当前回答，/status 查看桥接状态，/agent 列出智能体（/agent NAME 为这个对话切换），/help 显示本帮助。".into(),
             Msg::Stopped => "已停止。".into(),
             Msg::NothingRunning => "当前没有正在进行的回答。".into(),
             Msg::StillDownloading { items } => {
