@@ -14,6 +14,7 @@ mod cap;
 mod chat;
 mod chunk;
 mod commands;
+mod deliveries;
 mod depth;
 mod hooks;
 mod journal;

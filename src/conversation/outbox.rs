@@ -2,16 +2,18 @@
 //! an update, read how one went. Built on the store before the pipeline, so a service the
 //! pipeline calls into (the confirm service) can be built first and handed to it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use super::body::Body;
 use super::chunk::split;
+use super::deliveries::{self, Board};
 use super::journal::{self, Delivery, NewOutbound, NewUpdate};
 use super::message::{OutboundKind, ReplyContext};
 use super::{AccountRuntime, lock};
 use crate::config::AccountKey;
 use crate::ids::{ChatId, DeliveryState, OutboxKey};
+use crate::protocol::DeliveryCounts;
 use crate::store::{Store, StoreError};
 
 /// Characters per piece for an account that is not attached (its sender, which knows the
@@ -27,6 +29,8 @@ pub(super) type Attached = Mutex<HashMap<AccountKey, Arc<AccountRuntime>>>;
 pub struct Outbox {
     pub(super) store: Store,
     pub(super) attached: Arc<Attached>,
+    /// Proactive items by delivery state, as `status` reads them.
+    pub(super) board: Arc<Board>,
 }
 
 impl Outbox {
@@ -35,7 +39,31 @@ impl Outbox {
         Outbox {
             store,
             attached: Arc::new(Mutex::new(HashMap::new())),
+            board: Arc::new(Board::default()),
         }
+    }
+
+    /// Proactive items by delivery state, without touching the store (`status` answers while
+    /// the store is busy): the latest count a change published.
+    pub fn deliveries(&self) -> DeliveryCounts {
+        self.board.counts(&self.attached_accounts())
+    }
+
+    /// The accounts attached now (`<channel>:<account>`): those whose sender runs.
+    pub fn attached_accounts(&self) -> HashSet<String> {
+        lock(&self.attached).keys().map(|k| k.to_string()).collect()
+    }
+
+    /// Recounts proactive items from the store and publishes the count (at start, and after a
+    /// change made outside the pipeline's own calls).
+    pub async fn refresh_deliveries(&self) -> Result<(), StoreError> {
+        let board = self.board.clone();
+        let (stamp, count) = self
+            .store
+            .call_short(move |t| Ok((board.stamp(), deliveries::count(t)?)))
+            .await?;
+        self.board.publish(stamp, count);
+        Ok(())
     }
 
     /// Queues a message the bridge writes on its own (a digest, a question); idempotent by
@@ -63,6 +91,10 @@ impl Outbox {
         )
         .await?;
         self.wake(account, chat);
+        // The item is stored; a count that cannot be made now is made by the next change.
+        if let Err(e) = self.refresh_deliveries().await {
+            tracing::warn!(error = %e, "cannot count the outbox's delivery states");
+        }
         Ok(())
     }
 

@@ -54,6 +54,11 @@ impl OutboxKey {
         OutboxKey(format!("confirm/{q}/closed"))
     }
 
+    /// The message of `scv-bridge send` number `id` (`owner_sends`' row).
+    pub fn owner_send(id: i64) -> OutboxKey {
+        OutboxKey(format!("owner/send/{id}"))
+    }
+
     /// The reply to an answer of a confirm question, inbound message `msg` of `account`.
     pub fn confirm_reply(account: &AccountKey, msg: &PlatformMsgId) -> OutboxKey {
         OutboxKey(format!("confirm/reply/{account}/{msg}"))

@@ -44,6 +44,13 @@ pub struct DaemonStatus {
     /// answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub console: Option<Box<ConsoleStatus>>,
+    /// Extension: the bridge's own messages to the owner by delivery state; omitted by a
+    /// daemon without a conversation pipeline and in answers to confirm and send requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliveries: Option<Box<super::DeliveryCounts>>,
+    /// Extension: only in answers to `send`, `send_status` and `send_cancel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send: Option<Box<super::SendInfo>>,
 }
 
 /// Extension: the web console as `status` shows it.
@@ -74,6 +81,8 @@ impl DaemonStatus {
             agent: None,
             reload: None,
             console: None,
+            deliveries: None,
+            send: None,
         }
     }
 }

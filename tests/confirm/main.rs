@@ -11,4 +11,5 @@ mod confirm_daemon;
 mod confirm_pipeline;
 mod confirm_words;
 mod fast_route;
+mod owner_send;
 mod send_health;

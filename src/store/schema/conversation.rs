@@ -77,4 +77,10 @@ pub(super) const STEPS: &[&str] = &[
         at_unix INTEGER NOT NULL,
         PRIMARY KEY (account, msg_id, idx)
      );",
+    // 6: delivery states of proactive items (`conversation/deliveries.rs`): why a pending item
+    // waits (`protocol::WaitWhy`'s spelling, NULL while it is merely queued) and since when;
+    // `sent_unix` is from now on also set when an item fails, so settled items count by age.
+    "ALTER TABLE outbox ADD COLUMN wait_why TEXT;
+     ALTER TABLE outbox ADD COLUMN wait_since INTEGER;
+     CREATE INDEX outbox_kind_state ON outbox (kind, state, sent_unix);",
 ];
