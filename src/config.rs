@@ -13,6 +13,7 @@ mod client_socket;
 mod command_line;
 mod key_range;
 mod locate;
+mod owner;
 mod platform_split;
 mod platform_table;
 mod ranges;
@@ -68,6 +69,7 @@ impl Default for ChannelSettings {
 }
 
 pub use key_range::{KeyRange, Scope, account_range};
+pub use owner::OwnerConfig;
 pub use platform_table::{PLATFORM_TABLES, PlatformTable, TableSchema, schema};
 pub use raw::MailSettings;
 
@@ -98,6 +100,8 @@ pub struct Config {
     pub console_listen: Option<std::net::SocketAddr>,
     /// The agent backend.
     pub agent: AgentConfig,
+    /// `[owner]`: the chats that reach the owner, in order, and when a message moves on.
+    pub owner: OwnerConfig,
     /// Every configured account.
     pub accounts: BTreeMap<AccountKey, AccountSpec>,
 }

@@ -456,6 +456,7 @@ where
         &credentials,
         &registry,
         wiring.conversation.as_ref(),
+        wiring.confirm.as_ref(),
         clock.clone(),
     );
     let core = Arc::new(Core {

@@ -347,6 +347,8 @@ pub(super) struct RawConfig {
     media: MediaConfig,
     #[serde(default)]
     mail: BTreeMap<String, RawMail>,
+    #[serde(default)]
+    owner: super::OwnerConfig,
 }
 
 impl RawConfig {
@@ -494,6 +496,9 @@ impl RawConfig {
                 ),
             ));
         }
+        if let Some((key, msg)) = self.owner.check(&accounts) {
+            return Err(err("owner", Some(key), msg));
+        }
         Ok(Config {
             path: path.to_path_buf(),
             state_dir,
@@ -504,6 +509,7 @@ impl RawConfig {
             metrics_listen,
             console_listen,
             agent: self.agent,
+            owner: self.owner,
             accounts,
         })
     }

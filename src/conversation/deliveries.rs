@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rusqlite::{Transaction, params};
+use tokio::sync::watch;
 
 use super::lock;
 use crate::config::AccountKey;
@@ -42,10 +43,21 @@ pub struct Count {
 
 /// The latest count, as `status` reads it. Made by the pipeline's outbox handle; every writer
 /// of proactive states publishes through it.
-#[derive(Default)]
 pub struct Board {
     latest: Mutex<(u64, Count)>,
     stamps: AtomicU64,
+    /// The stamp of the latest count published.
+    changes: watch::Sender<u64>,
+}
+
+impl Default for Board {
+    fn default() -> Self {
+        Board {
+            latest: Mutex::default(),
+            stamps: AtomicU64::new(0),
+            changes: watch::channel(0).0,
+        }
+    }
 }
 
 impl Board {
@@ -60,7 +72,24 @@ impl Board {
         let mut latest = lock(&self.latest);
         if stamp > latest.0 {
             *latest = (stamp, count);
+            self.changes.send_replace(stamp);
         }
+    }
+
+    /// Changes with every count published.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// The accounts with pending items that carry a reason to wait.
+    pub fn waiting_accounts(&self) -> HashSet<String> {
+        lock(&self.latest)
+            .1
+            .pending
+            .keys()
+            .filter(|(_, why)| why.is_some())
+            .map(|(a, _)| a.clone())
+            .collect()
     }
 
     /// The counts, with items of accounts not in `attached` waiting as `account_down`.
@@ -101,7 +130,7 @@ pub fn count(t: &Transaction<'_>) -> rusqlite::Result<Count> {
     let cutoff = unix_now().saturating_sub(SETTLED_WINDOW_SECS) as i64;
     let mut st = t.prepare_cached(
         "SELECT state, platform_msg_id IS NULL, count(*) FROM outbox
-         WHERE kind = 'proactive' AND state IN ('sent', 'failed') AND sent_unix >= ?1
+         WHERE kind = 'proactive' AND state IN ('sent', 'failed', 'moved') AND sent_unix >= ?1
          GROUP BY 1, 2",
     )?;
     let mut rows = st.query(params![cutoff])?;
@@ -112,6 +141,7 @@ pub fn count(t: &Transaction<'_>) -> rusqlite::Result<Count> {
             ("sent", false) => c.settled.sent += n,
             // Taken without a message id: nothing the platform said proves it arrived.
             ("sent", true) => c.settled.unconfirmed += n,
+            ("moved", _) => c.settled.moved += n,
             _ => c.settled.failed += n,
         }
     }

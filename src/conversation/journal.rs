@@ -465,12 +465,14 @@ pub struct Delivery {
     pub wait_why: Option<crate::protocol::WaitWhy>,
     /// Why it failed, when failed.
     pub error: Option<String>,
+    /// The route a copy went to, when moved (`<channel>:<account>`).
+    pub moved_to: Option<String>,
 }
 
 /// Where the outbox item with `key` stands.
 pub fn delivery(t: &Transaction<'_>, key: &str) -> rusqlite::Result<Option<Delivery>> {
     t.prepare_cached(
-        "SELECT state, platform_msg_id, platform_chat, wait_why, error FROM outbox WHERE idem_key = ?1",
+        "SELECT state, platform_msg_id, platform_chat, wait_why, error, moved_to FROM outbox WHERE idem_key = ?1",
     )?
     .query_row([key], |r| {
         let state: String = r.get(0)?;
@@ -485,6 +487,7 @@ pub fn delivery(t: &Transaction<'_>, key: &str) -> rusqlite::Result<Option<Deliv
                 .get::<_, Option<String>>(3)?
                 .map(|w| crate::protocol::WaitWhy::parse(&w)),
             error: r.get(4)?,
+            moved_to: r.get(5)?,
         })
     })
     .optional()

@@ -22,6 +22,7 @@ mod lang;
 mod link;
 mod media;
 mod message;
+mod moves;
 mod outbox;
 mod quiet;
 mod sender;
@@ -50,6 +51,7 @@ pub use hooks::{
 pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
 pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
 pub use message::{Inbound, MediaRef, Outbound, OutboundKind, ReplyContext};
+pub use moves::PendingMessage;
 pub use outbox::Outbox;
 pub use stats::Stats;
 pub use stream::StreamMode;

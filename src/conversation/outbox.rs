@@ -10,6 +10,7 @@ use super::chunk::split;
 use super::deliveries::{self, Board};
 use super::journal::{self, Delivery, NewOutbound, NewUpdate};
 use super::message::{OutboundKind, ReplyContext};
+use super::moves;
 use super::{AccountRuntime, lock};
 use crate::config::AccountKey;
 use crate::ids::{ChatId, DeliveryState, OutboxKey};
@@ -47,6 +48,56 @@ impl Outbox {
     /// the store is busy): the latest count a change published.
     pub fn deliveries(&self) -> DeliveryCounts {
         self.board.counts(&self.attached_accounts())
+    }
+
+    /// Changes with every published count (the owner's mover wakes on it).
+    pub fn delivery_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.board.changes()
+    }
+
+    /// The accounts whose chats have messages waiting now, by the latest count.
+    pub fn waiting_accounts(&self) -> HashSet<String> {
+        self.board.waiting_accounts()
+    }
+
+    /// The proactive messages whose first piece is pending on `accounts`.
+    pub async fn pending_messages(
+        &self,
+        accounts: Vec<String>,
+    ) -> Result<Vec<moves::PendingMessage>, StoreError> {
+        self.store
+            .call(move |t| moves::pending_messages(t, &accounts))
+            .await
+    }
+
+    /// Moves the pending message `key` of `from` to `to`'s `chat` (see `moves`), wakes that
+    /// chat and recounts; the copy's key, or `None` when nothing of it was pending.
+    pub async fn move_message(
+        &self,
+        from: &str,
+        key: &str,
+        to: &AccountKey,
+        chat: &ChatId,
+    ) -> Result<Option<String>, StoreError> {
+        let (f, k, a, c, board) = (
+            from.to_string(),
+            key.to_string(),
+            to.clone(),
+            chat.clone(),
+            self.board.clone(),
+        );
+        let (copy, stamp, count) = self
+            .store
+            .call(move |t| {
+                let copy = moves::move_message(t, &f, &k, &a, &c)?;
+                Ok((copy, board.stamp(), deliveries::count(t)?))
+            })
+            .await?;
+        self.board.publish(stamp, count);
+        if copy.is_some() {
+            self.wake(to, chat);
+        }
+        Ok(copy)
     }
 
     /// The accounts attached now (`<channel>:<account>`): those whose sender runs.

@@ -21,6 +21,7 @@ pub(super) fn build(
     credentials: &CredentialStore,
     registry: &Arc<HealthRegistry>,
     conversation: Option<&Arc<Conversation>>,
+    confirm: Option<&Arc<crate::confirm::ConfirmService>>,
     clock: crate::clock::Clock,
 ) -> Option<Arc<OwnerService>> {
     let conversation = conversation?;
@@ -31,6 +32,7 @@ pub(super) fn build(
         clock,
         capabilities: Arc::new(|account| crate::adapters::capabilities(account.channel)),
         registry: registry.clone(),
+        confirm: confirm.cloned(),
     };
     Some(OwnerService::new(parts, OwnerSettings::from_config(config)))
 }

@@ -8,6 +8,7 @@
 //! Made by the daemon when it runs a conversation pipeline; its clock is the daemon's one clock.
 
 pub mod cli;
+mod mover;
 mod scheduler;
 mod sends;
 pub mod when;
@@ -46,6 +47,8 @@ pub struct OwnerParts {
     pub capabilities: CapabilityLookup,
     /// The accounts' health (their owners, whether they run).
     pub registry: Arc<HealthRegistry>,
+    /// The confirm service, so a question moves with its message.
+    pub confirm: Option<Arc<crate::confirm::ConfirmService>>,
 }
 
 /// The settings a reload may change.
@@ -55,6 +58,10 @@ pub struct OwnerSettings {
     pub notify: Option<AccountKey>,
     /// The zone `at` is read in (none: the system's).
     pub timezone: Option<chrono_tz::Tz>,
+    /// `[owner] routes`: the owner's chats, most preferred first.
+    pub routes: Vec<AccountKey>,
+    /// `[owner] move_after_seconds`.
+    pub move_after: std::time::Duration,
 }
 
 impl OwnerSettings {
@@ -63,6 +70,8 @@ impl OwnerSettings {
         OwnerSettings {
             notify: c.notify.clone(),
             timezone: c.timezone,
+            routes: c.owner.routes.clone(),
+            move_after: c.owner.move_after(),
         }
     }
 }
@@ -104,8 +113,13 @@ pub struct OwnerService {
     settings: Mutex<OwnerSettings>,
     /// Woken when a send is stored, so the scheduler looks at its next due time again.
     wake: Notify,
+    /// Held while due sends are handed over: `send` (a send due now) and the scheduler may
+    /// both look, and one row must be handed over once, on one route.
+    handing: tokio::sync::Mutex<()>,
     /// The clock reading of the scheduler's last complete pass (tests wait on it).
     passed: watch::Sender<u64>,
+    /// The clock reading of the mover's last complete pass.
+    moved_up_to: watch::Sender<u64>,
     cancel: CancellationToken,
 }
 
@@ -116,7 +130,9 @@ impl OwnerService {
             parts,
             settings: Mutex::new(settings),
             wake: Notify::new(),
+            handing: tokio::sync::Mutex::new(()),
             passed: watch::channel(0).0,
+            moved_up_to: watch::channel(0).0,
             cancel: CancellationToken::new(),
         })
     }
@@ -124,6 +140,7 @@ impl OwnerService {
     /// Starts the scheduler (sends due while the daemon was down go out at once).
     pub fn start(self: &Arc<Self>) {
         tokio::spawn(scheduler::run(self.clone()));
+        tokio::spawn(mover::run(self.clone()));
     }
 
     /// Stops the scheduler.
@@ -143,11 +160,13 @@ impl OwnerService {
             .clone()
     }
 
-    /// Resolves once the scheduler has looked at the clock reading `unix_ms` or later and
-    /// handed over everything due by then (tests: "nothing more happens before this time").
+    /// Resolves once the scheduler and the mover have looked at the clock reading `unix_ms` or
+    /// later and acted on it (tests: "nothing more happens before this time").
     pub async fn passed(&self, unix_ms: u64) {
-        let mut rx = self.passed.subscribe();
-        let _ = rx.wait_for(|t| *t >= unix_ms).await;
+        for w in [&self.passed, &self.moved_up_to] {
+            let mut rx = w.subscribe();
+            let _ = rx.wait_for(|t| *t >= unix_ms).await;
+        }
     }
 
     /// Stores a send and, when it is due now, hands it to the outbox before answering.
@@ -195,6 +214,8 @@ impl OwnerService {
     /// Cancels a send that is not yet due; one already handed to the outbox is a conflict.
     pub async fn cancel(&self, id: &str) -> Result<SendInfo, OwnerError> {
         let n = parse_id(id)?;
+        // Not while a hand-over runs: it could queue the text after this marked it cancelled.
+        let _one_at_a_time = self.handing.lock().await;
         let done = self
             .parts
             .store
@@ -216,6 +237,7 @@ impl OwnerService {
     /// Hands every send due by `now_ms` to the outbox; returns how many could not be (the
     /// store failed: tried again at the next pass).
     async fn hand_over_due(&self, now_ms: u64) -> usize {
+        let _one_at_a_time = self.handing.lock().await;
         let due = match self.parts.store.call(move |t| sends::due(t, now_ms)).await {
             Ok(d) => d,
             Err(e) => {
@@ -292,12 +314,52 @@ impl OwnerService {
                     };
                 }
             },
-            None => Parent::Elsewhere,
+            None => return self.owner_route().await,
         };
         let notify = self.settings().notify;
         let p = &self.parts;
         route::resolve(
             parent,
+            notify.as_ref(),
+            &p.registry,
+            &p.capabilities,
+            &p.credentials,
+        )
+        .await
+    }
+
+    /// With `[owner] routes`: the first route that can deliver now (its account runs and none
+    /// of its chats waits), else the first that has an owner at all (the mover takes it on from
+    /// there); without: the `notify` account's owner.
+    async fn owner_route(&self) -> Route {
+        let s = self.settings();
+        let p = &self.parts;
+        let (attached, waiting) = (p.outbox.attached_accounts(), p.outbox.waiting_accounts());
+        let can_now = |r: &AccountKey| {
+            let id = r.to_string();
+            attached.contains(&id) && !waiting.contains(&id)
+        };
+        let ordered = s
+            .routes
+            .iter()
+            .filter(|r| can_now(r))
+            .chain(s.routes.iter().filter(|r| !can_now(r)));
+        let mut first_refusal = None;
+        for r in ordered {
+            let parent = Parent::Account(r.clone());
+            match route::resolve(parent, None, &p.registry, &p.capabilities, &p.credentials).await {
+                to @ Route::To { .. } => return to,
+                nowhere => {
+                    first_refusal.get_or_insert(nowhere);
+                }
+            }
+        }
+        if let Some(r) = first_refusal {
+            return r;
+        }
+        let notify = s.notify;
+        route::resolve(
+            Parent::Elsewhere,
             notify.as_ref(),
             &p.registry,
             &p.capabilities,
@@ -343,12 +405,25 @@ impl OwnerService {
             info.reason = Some("its account was logged out before it was sent".into());
             return Ok(());
         };
+        let (d, route) = match (d.state, d.moved_to.as_deref().and_then(AccountKey::parse)) {
+            // Moved: where it stands is its copy's state, on the route it went to.
+            (DeliveryState::Moved, Some(to)) => {
+                let copy = OutboxKey::moved(key.as_str(), &to);
+                match self.parts.outbox.delivery(copy.as_str()).await? {
+                    Some(c) => (c, to.to_string()),
+                    None => (d, info.route.clone()),
+                }
+            }
+            _ => (d, info.route.clone()),
+        };
+        info.route = route;
         let attached: HashSet<String> = self.parts.outbox.attached_accounts();
         (info.state, info.why, info.reason) = match d.state {
             DeliveryState::Sent if d.sent.msg_id.is_some() => (SendState::Sent, None, None),
             // Taken without a message id: nothing the platform said proves it arrived.
             DeliveryState::Sent => (SendState::SentUnconfirmed, None, None),
             DeliveryState::Failed => (SendState::Failed, None, d.error),
+            DeliveryState::Moved => (SendState::Moved, None, None),
             DeliveryState::Pending => match d.wait_why {
                 Some(w) => (SendState::Waiting, Some(w), None),
                 None if !attached.contains(&info.route) => {

@@ -15,6 +15,7 @@ mod deadlines;
 mod delivery;
 mod driver;
 mod health;
+mod moved;
 mod words;
 
 use super::db::{self, Row};
