@@ -59,6 +59,12 @@ impl OutboxKey {
         OutboxKey(format!("owner/send/{id}"))
     }
 
+    /// The owner's alert that route `route` stopped, for the stretch of the failure that began
+    /// at `since` (Unix seconds): one alert per stretch (`owner/alerts.rs`).
+    pub fn owner_alert(route: &AccountKey, since: u64) -> OutboxKey {
+        OutboxKey(format!("owner/alert/{route}/{since}"))
+    }
+
     /// The copy of the message queued under `key` that moved to the owner's next route `to`
     /// (`owner/mover.rs`): a key of its own, outside `key`'s pieces.
     pub fn moved(key: &str, to: &AccountKey) -> OutboxKey {

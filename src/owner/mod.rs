@@ -7,6 +7,7 @@
 //! there, and its delivery state (`conversation/deliveries.rs`) is what `send_status` reports.
 //! Made by the daemon when it runs a conversation pipeline; its clock is the daemon's one clock.
 
+mod alerts;
 pub mod cli;
 mod mover;
 mod scheduler;
@@ -62,6 +63,8 @@ pub struct OwnerSettings {
     pub routes: Vec<AccountKey>,
     /// `[owner] move_after_seconds`.
     pub move_after: std::time::Duration,
+    /// Each account's `language` (alerts are written in the target route's).
+    pub languages: std::collections::BTreeMap<AccountKey, crate::words::Language>,
 }
 
 impl OwnerSettings {
@@ -72,6 +75,11 @@ impl OwnerSettings {
             timezone: c.timezone,
             routes: c.owner.routes.clone(),
             move_after: c.owner.move_after(),
+            languages: c
+                .accounts
+                .iter()
+                .map(|(k, a)| (k.clone(), a.language))
+                .collect(),
         }
     }
 }
@@ -120,6 +128,8 @@ pub struct OwnerService {
     passed: watch::Sender<u64>,
     /// The clock reading of the mover's last complete pass.
     moved_up_to: watch::Sender<u64>,
+    /// The clock reading of the alert watcher's last complete pass.
+    alerted_up_to: watch::Sender<u64>,
     cancel: CancellationToken,
 }
 
@@ -133,6 +143,7 @@ impl OwnerService {
             handing: tokio::sync::Mutex::new(()),
             passed: watch::channel(0).0,
             moved_up_to: watch::channel(0).0,
+            alerted_up_to: watch::channel(0).0,
             cancel: CancellationToken::new(),
         })
     }
@@ -141,6 +152,7 @@ impl OwnerService {
     pub fn start(self: &Arc<Self>) {
         tokio::spawn(scheduler::run(self.clone()));
         tokio::spawn(mover::run(self.clone()));
+        tokio::spawn(alerts::run(self.clone()));
     }
 
     /// Stops the scheduler.
@@ -160,10 +172,10 @@ impl OwnerService {
             .clone()
     }
 
-    /// Resolves once the scheduler and the mover have looked at the clock reading `unix_ms` or
+    /// Resolves once the scheduler, the mover and the alert watcher have looked at the clock reading `unix_ms` or
     /// later and acted on it (tests: "nothing more happens before this time").
     pub async fn passed(&self, unix_ms: u64) {
-        for w in [&self.passed, &self.moved_up_to] {
+        for w in [&self.passed, &self.moved_up_to, &self.alerted_up_to] {
             let mut rx = w.subscribe();
             let _ = rx.wait_for(|t| *t >= unix_ms).await;
         }

@@ -1,6 +1,7 @@
 //! Every text the bridge writes to a person in a chat, in English and Simplified Chinese, and
 //! how a chat's language is chosen. The CLI, logs and health notes stay English (operator texts).
 
+mod alert;
 mod bridge;
 mod card;
 mod catalogue;
@@ -14,6 +15,7 @@ mod resend;
 mod size;
 mod wizard;
 
+pub use alert::RouteStopped;
 pub use bridge::Bridge;
 pub use card::Card;
 pub use catalogue::{FileRefused, ItemSize, MediaSkip, Msg};

@@ -17,7 +17,7 @@ use scv_bridge::config::{AccountKey, AccountSpec, Channel, Config};
 use scv_bridge::confirm::Clock;
 use scv_bridge::conversation::{Conversation, SendError};
 use scv_bridge::daemon::{self, RunningDaemon, Wiring};
-use scv_bridge::failure::general;
+use scv_bridge::failure::{Action, Failure, general};
 use scv_bridge::owner::cli::{self, Options, Outcome};
 use scv_bridge::protocol::*;
 use scv_bridge::supervisor::{
@@ -34,12 +34,15 @@ struct Routes {
     conv: Arc<Conversation>,
     wechat: Arc<MemoryChannel>,
     feishu: Arc<MemoryChannel>,
+    /// WeChat's runs fail as an ended session would (`failed`, fixed by logging in again).
+    wechat_fails: bool,
 }
 
 struct Attached {
     conv: Arc<Conversation>,
     key: AccountKey,
     channel: Arc<MemoryChannel>,
+    fails: bool,
 }
 
 impl Component for Attached {
@@ -49,6 +52,13 @@ impl Component for Attached {
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<(), ComponentError>> {
         Box::pin(async move {
+            if self.fails {
+                return Err(Failure::fatal(
+                    general::NOT_LOGGED_IN,
+                    "WeChat ended the session",
+                    Action::Relogin(self.key.clone()),
+                ));
+            }
             let attachment = self.conv.attach(link(
                 &self.key,
                 &self.channel,
@@ -65,14 +75,15 @@ impl Component for Attached {
 
 impl ComponentFactory for Routes {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        let channel = match spec.key.channel {
-            Channel::Feishu => self.feishu.clone(),
-            _ => self.wechat.clone(),
+        let (channel, fails) = match spec.key.channel {
+            Channel::Feishu => (self.feishu.clone(), false),
+            _ => (self.wechat.clone(), self.wechat_fails),
         };
         Arc::new(Attached {
             conv: self.conv.clone(),
             key: spec.key.clone(),
             channel,
+            fails,
         })
     }
 }
@@ -86,6 +97,10 @@ struct TwoRoutes {
 }
 
 async fn start(dir: &Path) -> TwoRoutes {
+    start_with(dir, false).await
+}
+
+async fn start_with(dir: &Path, wechat_fails: bool) -> TwoRoutes {
     let state = dir.join("state");
     std::fs::create_dir_all(&state).expect("state dir");
     let path = dir.join("config.toml");
@@ -116,6 +131,7 @@ async fn start(dir: &Path) -> TwoRoutes {
             conv: conv.clone(),
             wechat: w,
             feishu: f,
+            wechat_fails,
         });
         *sl.lock().expect("lock") = Some(conv.clone());
         Wiring {
@@ -127,9 +143,15 @@ async fn start(dir: &Path) -> TwoRoutes {
     let d = daemon::start_with(config, wire, LifecyclePolicy::default())
         .await
         .expect("daemon");
-    for id in ["wechat:phone", "feishu:work"] {
-        scv_bridge::testing::wait_for_state(&d.core.registry(), id, ComponentState::Connected)
-            .await;
+    let wechat_state = match wechat_fails {
+        true => ComponentState::Failed,
+        false => ComponentState::Connected,
+    };
+    for (id, state) in [
+        ("wechat:phone", wechat_state),
+        ("feishu:work", ComponentState::Connected),
+    ] {
+        scv_bridge::testing::wait_for_state(&d.core.registry(), id, state).await;
     }
     let conv = slot.lock().expect("lock").take().expect("conversation");
     TwoRoutes {
@@ -311,5 +333,32 @@ async fn a_send_takes_the_first_route_that_can_deliver_and_a_waiting_one_moves_o
         t.wechat.texts(OWNER)
     );
     assert_eq!(t.feishu.sent().len(), 2, "moved once");
+    t.d.stop().await;
+}
+
+#[tokio::test]
+async fn a_route_that_fails_is_told_once_on_the_other_route_with_its_fix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = start_with(dir.path(), true).await;
+    within(t.feishu.wait_sent(1)).await;
+    let alert = t.feishu.texts(OWNER).join("\n");
+    assert!(
+        alert.contains("wechat:phone stopped: WeChat ended the session")
+            && alert.contains("scv-bridge")
+            && alert.contains("login wechat phone"),
+        "{alert}"
+    );
+    assert!(
+        alert.contains("已停止"),
+        "auto writes both languages: {alert}"
+    );
+    // Health keeps changing (the clock moves, status is asked): no second alert.
+    t.at(T0_MS + 1000).await;
+    client::request(&t.d.socket, DaemonCommand::Status)
+        .await
+        .expect("status");
+    t.at(T0_MS + 2000).await;
+    assert_eq!(t.feishu.sent().len(), 1, "told once");
+    assert!(t.wechat.sent().is_empty());
     t.d.stop().await;
 }
