@@ -9,6 +9,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use tokio::sync::watch;
+
 use super::OwnerService;
 use crate::config::AccountKey;
 use crate::confirm::route::{self, Parent, Route};
@@ -17,19 +19,35 @@ use crate::protocol::ComponentState;
 
 /// Runs until the service stops.
 pub(super) async fn run(svc: Arc<OwnerService>) {
-    let mut health = svc.parts.registry.subscribe();
     let mut jumps = svc.parts.clock.jumps();
     // Route → the stretch (its `since`) already told.
     let mut told: HashMap<String, u64> = HashMap::new();
     loop {
-        health.borrow_and_update();
+        // Listen before looking, so a change during the pass wakes the next wait: the routes'
+        // cells (their state) and the registry (cells replaced by a reconcile).
+        let mut membership = svc.parts.registry.subscribe();
+        let mut cells: Vec<watch::Receiver<u64>> = svc
+            .settings()
+            .routes
+            .iter()
+            .filter_map(|r| svc.parts.registry.cell(&r.to_string()))
+            .map(|c| c.subscribe())
+            .collect();
         let now = svc.parts.clock.now_ms();
         pass(&svc, &mut told).await;
         svc.alerted_up_to.send_replace(now);
+        let any_cell = async {
+            if cells.is_empty() {
+                return std::future::pending().await;
+            }
+            let changes = cells.iter_mut().map(|c| Box::pin(c.changed()));
+            let _ = futures_util::future::select_all(changes).await;
+        };
         tokio::select! {
             _ = svc.cancel.cancelled() => return,
-            _ = health.changed() => {}
+            _ = membership.changed() => {}
             _ = jumps.changed() => {}
+            _ = any_cell => {}
         }
     }
 }
