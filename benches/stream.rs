@@ -64,8 +64,29 @@ fn write_setup(dir: &Path, fake: &FakeServer) -> Config {
 
 #[tokio::main]
 async fn main() {
+    declared_paces();
     wechat().await;
     feishu().await;
+}
+
+/// Each platform's declared pace, the figures its sends are kept to (the registry's value).
+fn declared_paces() {
+    println!("declared pace (least gap per chat / over the bot / into one group):");
+    for p in scv_bridge::adapters::all() {
+        let pace = p.pace();
+        let bot = pace
+            .bot_rate()
+            .map_or("no bot-wide limit".to_string(), |r| {
+                format!("{r:.0} sends/s over the bot")
+            });
+        println!(
+            "  {:<9} {:>5} ms / {:>5} ms / {:>5} ms  ({bot})",
+            p.label(),
+            pace.per_chat.as_millis(),
+            pace.per_bot.as_millis(),
+            pace.per_group.as_millis()
+        );
+    }
 }
 
 /// Builds Feishu accounts as the daemon does.
