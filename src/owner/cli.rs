@@ -95,8 +95,13 @@ fn describe(i: &SendInfo) -> String {
             i.id
         ),
         SendState::Scheduled => format!(
-            "scheduled: {} at {} (Unix seconds); `scv-bridge send --cancel {}` cancels it",
-            i.id, i.due_unix_seconds, i.id
+            "scheduled: {} for {}; `{}` cancels it",
+            i.id,
+            chrono::DateTime::from_timestamp(i.due_unix_seconds as i64, 0)
+                .map_or_else(String::new, |t| t
+                    .format("%Y-%m-%d %H:%M:%S UTC")
+                    .to_string()),
+            crate::config::command(&format!("send --cancel {}", i.id))
         ),
         SendState::Queued => format!("queued: {}{route}", i.id),
         SendState::Waiting => format!(
@@ -268,5 +273,13 @@ mod tests {
         assert_eq!(Outcome::Error("x".into()).exit_code(), 2);
         let w = Outcome::Done(info(SendState::Waiting)).message();
         assert!(w.starts_with("waiting: s-1 to wechat:phone: "), "{w}");
+        let mut later = info(SendState::Scheduled);
+        later.due_unix_seconds = 1_772_974_800;
+        let m = Outcome::Done(later).message();
+        assert!(
+            m.starts_with("scheduled: s-1 for 2026-03-08 13:00:00 UTC; `"),
+            "{m}"
+        );
+        assert!(m.contains("send --cancel s-1` cancels it"), "{m}");
     }
 }

@@ -126,7 +126,7 @@ mod tests {
     }
 
     #[test]
-    fn the_next_morning_across_the_spring_change_is_23_hours_away() {
+    fn nine_the_next_morning_after_the_spring_change_is_read_in_edt() {
         // Saturday 2026-03-07 12:00 EST; the clocks go forward at 02:00 on Sunday.
         let now = ms("2026-03-07T17:00:00Z");
         let due = due_ms(Some("09:00"), None, now, Some(New_York)).expect("due");
