@@ -172,6 +172,7 @@ impl Core {
         *config = new;
         if let Some(c) = &self.confirm {
             c.set_settings(ConfirmSettings::from_config(&config));
+            c.set_routes(config.owner.routes.clone());
         }
         if let Some(o) = &self.owner {
             o.set_settings(crate::owner::OwnerSettings::from_config(&config));
@@ -472,6 +473,7 @@ where
     });
     if let Some(c) = &core.confirm {
         // Before the accounts start, so a replayed or early answer finds its question.
+        c.set_routes(config.owner.routes.clone());
         c.start(ConfirmSettings::from_config(&config)).await?;
     }
     if let Some(c) = &core.conversation

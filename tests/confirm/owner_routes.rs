@@ -362,3 +362,41 @@ async fn a_route_that_fails_is_told_once_on_the_other_route_with_its_fix() {
     assert!(t.wechat.sent().is_empty());
     t.d.stop().await;
 }
+
+#[tokio::test]
+async fn a_question_goes_to_the_first_route_that_can_deliver_now() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = start(dir.path()).await;
+    let ask = || {
+        client::request(
+            &t.d.socket,
+            DaemonCommand::ConfirmAsk {
+                question: "Merge?".into(),
+                parent: None,
+                timeout_seconds: None,
+            },
+        )
+    };
+    // Both routes run and nothing waits: the first route, WeChat (as `notify` says too).
+    let first = ask().await.expect("ask").confirm.expect("confirm");
+    assert_eq!(first.chat, "wechat:phone");
+    within(t.wechat.wait_sent(1)).await;
+    // WeChat's window closes on the next message: it waits, so the next question takes Feishu.
+    t.window_closes();
+    let opts = Options {
+        text: "status report".into(),
+        to: Some("wechat:phone".into()),
+        at: None,
+        in_seconds: None,
+        wait: false,
+        poll_every: Duration::from_millis(10),
+    };
+    within(cli::run(&t.d.socket, &opts, std::future::pending())).await;
+    let d = t.deliveries().await;
+    assert_eq!(d.waiting, 1, "{d:?}");
+    let second = ask().await.expect("ask").confirm.expect("confirm");
+    assert_eq!(second.chat, "feishu:work");
+    within(t.feishu.wait_sent(1)).await;
+    assert!(t.feishu.sent()[0].text.contains("Merge?"));
+    t.d.stop().await;
+}

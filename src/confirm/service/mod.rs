@@ -16,6 +16,7 @@ mod delivery;
 mod driver;
 mod health;
 mod moved;
+mod routes;
 mod words;
 
 use super::db::{self, Row};
@@ -173,6 +174,8 @@ pub struct ConfirmService {
     /// Counts asks and closes, for the console's live page.
     changes: watch::Sender<u64>,
     cancel: CancellationToken,
+    /// `[owner] routes` (`routes.rs`).
+    routes: RwLock<Vec<AccountKey>>,
 }
 
 impl ConfirmService {
@@ -193,6 +196,7 @@ impl ConfirmService {
             closes: watch::channel(0).0,
             changes: watch::channel(0).0,
             cancel: CancellationToken::new(),
+            routes: RwLock::new(Vec::new()),
         })
     }
 
