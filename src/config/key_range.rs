@@ -16,6 +16,8 @@ pub enum Scope {
     Mail,
     /// The `[media]` table.
     Media,
+    /// The `[owner]` table.
+    Owner,
 }
 
 impl Scope {
@@ -28,12 +30,13 @@ impl Scope {
             Scope::Account(channel) => channel.as_str(),
             Scope::Mail => "mail",
             Scope::Media => "media",
+            Scope::Owner => "owner",
         }
     }
 
     /// Whether the key sits one level down, in each account's table.
     pub(crate) fn per_account(self) -> bool {
-        !matches!(self, Scope::Agent | Scope::Chats | Scope::Media)
+        !matches!(self, Scope::Agent | Scope::Chats | Scope::Media | Scope::Owner)
     }
 }
 

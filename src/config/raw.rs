@@ -365,6 +365,8 @@ pub(super) struct RawConfig {
     media: MediaConfig,
     #[serde(default)]
     mail: BTreeMap<String, RawMail>,
+    #[serde(default)]
+    owner: super::OwnerConfig,
 }
 
 impl RawConfig {
@@ -517,6 +519,9 @@ impl RawConfig {
                 ),
             ));
         }
+        if let Some((key, msg)) = self.owner.check(&accounts) {
+            return Err(err("owner", Some(key), msg));
+        }
         Ok(Config {
             path: path.to_path_buf(),
             state_dir,
@@ -530,6 +535,7 @@ impl RawConfig {
             agents: self.agents,
             chats: self.chats,
             choices,
+            owner: self.owner,
             accounts,
         })
     }
