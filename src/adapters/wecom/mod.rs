@@ -16,6 +16,7 @@
 //! - [`failure`]: the one table from the crate's errors to `Failure`.
 
 mod buttons;
+mod early;
 mod failure;
 mod handles;
 mod inbound;

@@ -13,6 +13,7 @@ use scv_wecom::limits::{FILE_DOWNLOAD_TIMEOUT, INBOUND_MEDIA_MAX_BYTES, MARKDOWN
 use scv_wecom::media::MediaKind as UploadKind;
 use scv_wecom::{ChatTarget, Connection, Error, ErrorClass};
 
+use super::early::Early;
 use super::failure::{PACED, failure};
 use super::handles::Handles;
 use super::inbound::{Locator, NO_KEY, ReplyRef, YES_KEY};
@@ -49,6 +50,7 @@ pub struct WecomSender {
     streams: Streams,
     held: HeldSends,
     language: Language,
+    early: Arc<Early>,
 }
 
 impl WecomSender {
@@ -60,6 +62,7 @@ impl WecomSender {
         held: HeldSends,
         language: Language,
     ) -> Self {
+        let early = Arc::new(Early::new(conn.clone(), account.clone()));
         WecomSender {
             held,
             streams: Streams::new(conn.clone(), account.clone(), handles.clone()),
@@ -68,6 +71,17 @@ impl WecomSender {
             handles,
             pace: Pace::default(),
             language,
+            early,
+        }
+    }
+
+    /// Starts downloading `media` now (see [`Early`]): its URL expires in minutes.
+    pub(super) fn download_early(&self, media: &MediaRef) {
+        if let Ok(l) = serde_json::from_value::<Locator>(media.locator.clone()) {
+            self.early.start(scv_wecom::message::MediaRef {
+                url: l.u,
+                aeskey: l.k,
+            });
         }
     }
 
@@ -321,6 +335,17 @@ impl ChatSender for WecomSender {
         Box::pin(self.streams.show(key, reply, text))
     }
 
+    fn media_name<'a>(
+        &'a self,
+        media: &'a MediaRef,
+        _reply: &'a ReplyContext,
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let locator = serde_json::from_value::<Locator>(media.locator.clone()).ok()?;
+            self.early.name(&locator.u).await
+        })
+    }
+
     fn fetch<'a>(
         &'a self,
         media: &'a MediaRef,
@@ -340,11 +365,22 @@ impl ChatSender for WecomSender {
                 aeskey: locator.k,
             };
             let cap = max_bytes.min(INBOUND_MEDIA_MAX_BYTES);
-            let got = self
-                .conn
-                .download(&item, cap, FILE_DOWNLOAD_TIMEOUT)
-                .await
-                .map_err(|e| self.fail(&e))?;
+            let got = match self.early.take(&item.url).await {
+                Some(got) => got,
+                None => Arc::new(
+                    self.conn
+                        .download(&item, cap, FILE_DOWNLOAD_TIMEOUT)
+                        .await
+                        .map_err(|e| self.fail(&e))?,
+                ),
+            };
+            if got.bytes.len() as u64 > cap {
+                let e = Error::TooLarge {
+                    what: "inbound media",
+                    limit: cap,
+                };
+                return Err(self.fail(&e));
+            }
             tokio::fs::write(dest, &got.bytes).await.map_err(|e| {
                 SendError::transient(
                     general::STORE,
