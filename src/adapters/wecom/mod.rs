@@ -132,6 +132,7 @@ impl WecomComponent {
             handles.clone(),
             held.clone(),
             self.spec.language,
+            health.clone(),
         ));
         let mut run = intake::Run::start(intake::Setup {
             port: self.port.clone(),

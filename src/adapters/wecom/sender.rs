@@ -27,8 +27,8 @@ use crate::conversation::{
 use crate::failure::general;
 use crate::ids::AccountKey;
 use crate::port::held::{self, Attempt, HeldSends};
-use crate::supervisor::Capabilities;
-use crate::words::{Card, Language};
+use crate::supervisor::{Capabilities, HealthHandle, NoteSource};
+use crate::words::{Card, Lang, Language, Msg};
 
 /// What a WeCom account can do: question cards with buttons, questions. No edits (a sent
 /// message cannot be changed, only a clicked card), no typing indicator, no send window (a
@@ -51,6 +51,7 @@ pub struct WecomSender {
     held: HeldSends,
     language: Language,
     early: Arc<Early>,
+    health: HealthHandle,
 }
 
 impl WecomSender {
@@ -61,17 +62,24 @@ impl WecomSender {
         handles: Arc<Handles>,
         held: HeldSends,
         language: Language,
+        health: HealthHandle,
     ) -> Self {
         let early = Arc::new(Early::new(conn.clone(), account.clone()));
         WecomSender {
             held,
-            streams: Streams::new(conn.clone(), account.clone(), handles.clone()),
+            streams: Streams::new(
+                conn.clone(),
+                account.clone(),
+                handles.clone(),
+                health.clone(),
+            ),
             conn,
             account,
             handles,
             pace: Pace::default(),
             language,
             early,
+            health,
         }
     }
 
@@ -110,8 +118,9 @@ impl WecomSender {
                 return match finished {
                     Ok(Finish::Done) => Ok(Sent::default()),
                     Ok(Finish::Rest(rest)) => {
-                        self.proactive(&reply.target(msg.chat.as_str()), &rest, attempt)
-                            .await
+                        let chat = reply.target(msg.chat.as_str());
+                        self.note_if_refused(&chat).await;
+                        self.proactive(&chat, &rest, attempt).await
                     }
                     Err(e) if e.outcome_unknown() => Ok(self.in_doubt(&e, attempt)),
                     Err(e) => Err(self.fail(&e)),
@@ -119,7 +128,9 @@ impl WecomSender {
             }
         }
         let handle = match msg.kind {
-            OutboundKind::Reply => self.handles.get(&reply.r),
+            // A reply on the handle is a stream frame too (§4.1): once WeCom refused streams
+            // for the client, replies go proactively.
+            OutboundKind::Reply if !self.streams.refused() => self.handles.get(&reply.r),
             _ => None,
         };
         if let Some(h) = handle {
@@ -130,6 +141,8 @@ impl WecomSender {
                 Ok(()) => return Ok(Sent::default()),
                 Err(e) if matches!(e.class(), ErrorClass::HandleGone { .. }) => {
                     tracing::info!(account = %self.account, error = %e, "reply handle gone; sending proactively");
+                    self.streams.saw(&e);
+                    self.note_if_refused(&reply.target(msg.chat.as_str())).await;
                 }
                 Err(e) if e.outcome_unknown() => return Ok(self.in_doubt(&e, attempt)),
                 Err(e) => return Err(self.fail(&e)),
@@ -205,6 +218,27 @@ impl WecomSender {
     fn indeterminate(&self, e: &Error) -> Sent {
         tracing::warn!(account = %self.account, error = %e, "WeCom did not confirm a send; it may or may not have arrived, and is not sent again");
         Sent::default()
+    }
+
+    /// Says once, in the chat whose client refused and in status, that answers now go whole
+    /// (§4.5: `600039`). Sent directly, not through the outbox: a note lost to a crash is
+    /// said again by the next refusal.
+    async fn note_if_refused(&self, chat: &ChatTarget) {
+        let Some(code) = self.streams.take_refusal() else {
+            return;
+        };
+        tracing::warn!(account = %self.account, code, "WeCom refuses streamed replies for this client; answers go whole until the account restarts");
+        let note = Msg::StreamsRefused { code };
+        self.health
+            .note(NoteSource::Cards, Some(note.text(Lang::En).into_owned()));
+        let text = note.text_for(self.language);
+        if let Err(e) = self.paced().await {
+            tracing::info!(account = %self.account, error = %e.message, "the streams note is not sent: the send pace is full");
+            return;
+        }
+        if let Err(e) = self.conn.send_markdown(chat, &text).await {
+            tracing::warn!(account = %self.account, error = %e, "the streams note was not sent");
+        }
     }
 
     /// The question's text (with its code, for a text answer), then a yes/no card.
@@ -328,11 +362,16 @@ impl ChatSender for WecomSender {
     fn stream_show<'a>(
         &'a self,
         key: &'a str,
-        _chat: &'a ChatId,
+        chat: &'a ChatId,
         reply: &'a ReplyContext,
         text: &'a str,
     ) -> BoxFuture<'a, Result<(), SendError>> {
-        Box::pin(self.streams.show(key, reply, text))
+        Box::pin(async move {
+            let shown = self.streams.show(key, reply, text).await;
+            self.note_if_refused(&ReplyRef::parse(reply).target(chat.as_str()))
+                .await;
+            shown
+        })
     }
 
     fn media_name<'a>(
