@@ -79,8 +79,7 @@ impl Early {
     /// The download of `url` once it ended, if one was started (waiting for it when under way).
     async fn wait(&self, url: &str) -> Outcome {
         let mut done = self.items.lock().ok()?.get(url)?.done.clone();
-        let ended = done.wait_for(Option::is_some).await.ok()?.clone();
-        ended
+        done.wait_for(Option::is_some).await.ok()?.clone()
     }
 
     /// The file's name as WeCom gave it, when its download succeeded.
