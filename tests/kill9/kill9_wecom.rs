@@ -34,7 +34,7 @@ use scv_wecom::frame::cmd;
 const PATIENCE: Duration = Duration::from_secs(120);
 /// Rounds, each ended by a SIGKILL at a random point.
 const ROUNDS: usize = 6;
-/// The most things the fakes see before a round's kill.
+/// The most things the fakes see after the pushes before a round's kill.
 const MAX_POINT: u64 = 16;
 /// The owner's userid (mixed case: ids are case-sensitive).
 const OWNER: &str = "ZhangSan";
@@ -342,7 +342,8 @@ async fn sigkill_at_random_points_answers_every_journaled_message_once() {
     let mut open_at_kill = 0;
     let mut redelivered = 0;
     for round in 0..ROUNDS {
-        let point = 1 + rng.below(MAX_POINT);
+        // 0: at once after the pushes, inside WeCom's intake window.
+        let point = rng.below(MAX_POINT + 1);
         let mut d = bed.spawn().await;
         let before = bed.activity();
         // WeCom may deliver a callback twice (§2.1): the previous round's first, again.
