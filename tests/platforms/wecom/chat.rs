@@ -222,3 +222,62 @@ async fn a_reply_whose_ack_never_comes_is_held_with_a_note_and_again_brings_it_o
     );
     h.stop().await;
 }
+
+/// An answer of `n` paragraphs, one of them a fenced code block.
+fn long_answer(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            if i == n / 2 {
+                return format!("```rust\nfn p{i}() {{\n    // kept whole\n}}\n```");
+            }
+            let words: Vec<String> = (0..40).map(|w| format!("w{i}x{w}")).collect();
+            format!("P{i} {}", words.join(" "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+#[tokio::test]
+async fn a_long_answer_is_split_at_paragraphs_within_wecoms_limit_and_shown_once() {
+    let whole = long_answer(40);
+    assert!(
+        whole.chars().count() > 3 * 3_500 / 2,
+        "longer than two pieces"
+    );
+    let mut setup = Setup::owned();
+    let answer = whole.clone();
+    setup.agent = TestAgent::answering(move |_| answer.clone());
+    let h = Harness::start(setup).await;
+    h.connected().await;
+    let asked = h.fake.push_text(OWNER, "write a lot");
+    h.until("the first piece on the handle", |f| {
+        f.bubbles()
+            .iter()
+            .any(|b| b.req_id == asked.req_id && b.finished)
+    })
+    .await;
+    h.settle().await;
+    // Each piece on the message's handle (a bubble of its own) or, past it, as a message.
+    let mut pieces: Vec<String> = h
+        .replies()
+        .into_iter()
+        .filter(|(r, _)| *r == asked.req_id)
+        .map(|(_, t)| t)
+        .collect();
+    pieces.extend(h.sent_to(OWNER));
+    assert!(pieces.len() >= 2, "{} pieces", pieces.len());
+    let paragraphs: Vec<&str> = whole.split("\n\n").collect();
+    let mut seen = Vec::new();
+    for p in &pieces {
+        assert!(p.chars().count() <= 3_500, "{} chars", p.chars().count());
+        for part in p.trim().split("\n\n") {
+            assert!(
+                paragraphs.contains(&part),
+                "cut inside a paragraph: {part:.60}"
+            );
+            seen.push(part);
+        }
+    }
+    assert_eq!(seen, paragraphs, "every paragraph once, in order");
+    h.stop().await;
+}
