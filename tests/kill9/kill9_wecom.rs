@@ -330,56 +330,53 @@ async fn sigkill_with_the_bubble_open_ends_the_answer_exactly_once() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_at_random_points_answers_every_journaled_message_once() {
-    let started = Instant::now();
-    let seed = seed();
-    eprintln!("wecom kill -9: seed {seed} (SCV_KILL9_SEED replays it)");
-    let mut rng = Rng(seed);
-    // A short pause in each answer keeps bubbles open long enough for kills to land in them.
-    let bed = Bed::new(Duration::from_millis(300)).await;
-    let mut asked: Vec<Question> = Vec::new();
-    let mut open_at_kill = 0;
-    let mut redelivered = 0;
-    for round in 0..ROUNDS {
-        // 0: at once after the pushes, inside WeCom's intake window.
-        let point = rng.below(MAX_POINT + 1);
-        let mut d = bed.spawn().await;
-        let before = bed.activity();
-        // WeCom may deliver a callback twice (§2.1): the previous round's first, again.
-        if let Some(prev) = asked.get(round.saturating_sub(1) * 3).filter(|_| round > 0) {
-            bed.fake.repush(&prev.pushed, false);
-            redelivered += 1;
-        }
-        asked.push(bed.ask(None, format!("r{round}p")));
-        for i in 1..3 {
-            asked.push(bed.ask(Some(format!("wrR{round}G{i}")), format!("r{round}g{i}")));
-        }
-        let round_done = |asked: &[Question]| asked.iter().all(|q| bed.endings(q) > 0);
-        bed.until(&format!("round {round}: point {point}"), || {
-            bed.activity() >= before + point || round_done(&asked)
-        })
-        .await;
-        sigkill(&mut d.0);
-        let open = bed
-            .fake
-            .bubbles()
-            .iter()
-            .filter(|b| !b.finished && b.frames > 0)
-            .count();
-        eprintln!(
-            "round {round}: killed at point {point} (+{} seen), {open} bubbles open in all",
-            bed.activity() - before
-        );
-        open_at_kill = open;
-    }
-
+/// One round: the daemon spawned, three questions (and one WeCom delivers again) pushed, a
+/// SIGKILL once the fakes saw `point` more things. Returns the bubbles left open in all.
+async fn round(bed: &Bed, round: usize, point: u64, asked: &mut Vec<Question>) -> usize {
     let mut d = bed.spawn().await;
-    let stored = journaled(&bed.p.db());
-    let owed: Vec<&Question> = asked
+    let before = bed.activity();
+    // WeCom may deliver a callback twice (§2.1): the previous round's first, again.
+    if let Some(prev) = asked.get(round.saturating_sub(1) * 3).filter(|_| round > 0) {
+        bed.fake.repush(&prev.pushed, false);
+    }
+    asked.push(bed.ask(None, format!("r{round}p")));
+    for i in 1..3 {
+        asked.push(bed.ask(Some(format!("wrR{round}G{i}")), format!("r{round}g{i}")));
+    }
+    let round_done = |asked: &[Question]| asked.iter().all(|q| bed.endings(q) > 0);
+    bed.until(&format!("round {round}: point {point}"), || {
+        bed.activity() >= before + point || round_done(asked)
+    })
+    .await;
+    sigkill(&mut d.0);
+    let open = bed
+        .fake
+        .bubbles()
         .iter()
-        .filter(|q| stored.contains(&q.pushed.msgid))
-        .collect();
+        .filter(|b| !b.finished && b.frames > 0)
+        .count();
+    eprintln!(
+        "round {round}: killed at point {point} (+{} seen), {open} bubbles open in all",
+        bed.activity() - before
+    );
+    open
+}
+
+/// What the last run showed before and after the owner's `/again`.
+struct Tally {
+    /// Questions answered twice before anyone asked again.
+    twice: Vec<String>,
+    /// Replies held in doubt.
+    held: i64,
+    /// Notes by chat.
+    notes: BTreeMap<String, usize>,
+    /// Chats where the owner sent `/again`.
+    again_in: usize,
+}
+
+/// The last run: waits for every owed answer or its note, then sends `/again` where an answer is
+/// missing (as the owner would), and waits for those.
+async fn last_run(bed: &Bed, owed: &[&Question]) -> Tally {
     bed.until(
         "every journaled answer (or its note) and the store drained",
         || {
@@ -391,10 +388,10 @@ async fn sigkill_at_random_points_answers_every_journaled_message_once() {
     )
     .await;
     // Twice by the bridge's own choice: before anyone asked for anything again.
-    let twice: Vec<&str> = owed
+    let twice = owed
         .iter()
         .filter(|q| bed.endings(q) > 1)
-        .map(|q| q.text.as_str())
+        .map(|q| q.text.clone())
         .collect();
     let notes = bed.notes();
     let held = held(&bed.p.db());
@@ -415,23 +412,55 @@ async fn sigkill_at_random_points_answers_every_journaled_message_once() {
         owed.iter().all(|q| bed.endings(q) > 0) && bed.drained()
     })
     .await;
+    Tally {
+        twice,
+        held,
+        notes,
+        again_in: missing.len(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_at_random_points_answers_every_journaled_message_once() {
+    let started = Instant::now();
+    let seed = seed();
+    eprintln!("wecom kill -9: seed {seed} (SCV_KILL9_SEED replays it)");
+    let mut rng = Rng(seed);
+    // A short pause in each answer keeps bubbles open long enough for kills to land in them.
+    let bed = Bed::new(Duration::from_millis(300)).await;
+    let mut asked: Vec<Question> = Vec::new();
+    let mut open_at_kill = 0;
+    for r in 0..ROUNDS {
+        // 0: at once after the pushes, inside WeCom's intake window.
+        let point = rng.below(MAX_POINT + 1);
+        open_at_kill = round(&bed, r, point, &mut asked).await;
+    }
+    let mut d = bed.spawn().await;
+    let stored = journaled(&bed.p.db());
+    let owed: Vec<&Question> = asked
+        .iter()
+        .filter(|q| stored.contains(&q.pushed.msgid))
+        .collect();
+    let t = last_run(&bed, &owed).await;
     terminate(&mut d.0);
     let again = owed
         .iter()
         .map(|q| bed.endings(q).saturating_sub(1))
         .sum::<usize>()
-        .saturating_sub(twice.len());
+        .saturating_sub(t.twice.len());
     let lost = owed.iter().filter(|q| bed.endings(q) == 0).count();
     eprintln!(
-        "wecom kill -9 (seed {seed}): {} questions over {} runs, {} journaled ({} lost in WeCom's intake window), {redelivered} delivered twice by WeCom; {lost} lost, {} answered twice; {held} sends in doubt held, {} notes in {} chats, /again in {} chats showed {again} answers again; {} bubbles finished, {} proactive messages, {} model requests; {open_at_kill} bubbles left open at kills; in {:?}",
+        "wecom kill -9 (seed {seed}): {} questions over {} runs, {} journaled ({} lost in WeCom's intake window), {} delivered twice by WeCom; {lost} lost, {} answered twice; {} sends in doubt held, {} notes in {} chats, /again in {} chats showed {again} answers again; {} bubbles finished, {} proactive messages, {} model requests; {open_at_kill} bubbles left open at kills; in {:?}",
         asked.len(),
         ROUNDS + 1,
         owed.len(),
         asked.len() - owed.len(),
-        twice.len(),
-        notes.values().sum::<usize>(),
-        notes.len(),
-        missing.len(),
+        ROUNDS - 1,
+        t.twice.len(),
+        t.held,
+        t.notes.values().sum::<usize>(),
+        t.notes.len(),
+        t.again_in,
         bed.fake.bubbles().iter().filter(|b| b.finished).count(),
         bed.fake
             .sent()
@@ -442,8 +471,9 @@ async fn sigkill_at_random_points_answers_every_journaled_message_once() {
         started.elapsed()
     );
     assert!(
-        twice.is_empty(),
-        "answered twice: {twice:?}\n{}",
+        t.twice.is_empty(),
+        "answered twice: {:?}\n{}",
+        t.twice,
         bed.report()
     );
     assert_eq!(lost, 0, "journaled and never answered\n{}", bed.report());
