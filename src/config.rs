@@ -17,6 +17,7 @@ mod platform_split;
 mod platform_table;
 mod ranges;
 mod raw;
+mod speech;
 
 pub use client_socket::{ClientSocket, client_socket};
 pub use command_line::{CommandLine, EXAMPLE_COMMAND, command, default_location};
@@ -70,6 +71,7 @@ impl Default for ChannelSettings {
 pub use key_range::{KeyRange, Scope, account_range};
 pub use platform_table::{PLATFORM_TABLES, PlatformTable, TableSchema, schema};
 pub use raw::MailSettings;
+pub use speech::{SpeechConfig, VoiceText};
 
 /// Where the console listens when `console_listen` is not set: this machine only.
 pub const DEFAULT_CONSOLE_LISTEN: std::net::SocketAddr = std::net::SocketAddr::V4(
@@ -98,6 +100,8 @@ pub struct Config {
     pub console_listen: Option<std::net::SocketAddr>,
     /// The agent backend.
     pub agent: AgentConfig,
+    /// The speech server (`[speech]`), for voice notes and answers in voice.
+    pub speech: SpeechConfig,
     /// Every configured account.
     pub accounts: BTreeMap<AccountKey, AccountSpec>,
 }

@@ -12,6 +12,8 @@ pub enum Scope {
     Mail,
     /// The `[media]` table.
     Media,
+    /// The `[speech]` table.
+    Speech,
 }
 
 impl Scope {
@@ -22,12 +24,13 @@ impl Scope {
             Scope::Account(channel) => channel.as_str(),
             Scope::Mail => "mail",
             Scope::Media => "media",
+            Scope::Speech => "speech",
         }
     }
 
     /// Whether the key sits one level down, in each account's table.
     pub(crate) fn per_account(self) -> bool {
-        !matches!(self, Scope::Agent | Scope::Media)
+        !matches!(self, Scope::Agent | Scope::Media | Scope::Speech)
     }
 }
 

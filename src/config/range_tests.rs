@@ -111,6 +111,7 @@ fn shown(scope: Scope) -> String {
     match scope {
         Scope::Agent => "agent".into(),
         Scope::Media => "media".into(),
+        Scope::Speech => "speech".into(),
         s => format!("{}.*", s.table()),
     }
 }
@@ -146,6 +147,7 @@ fn every_numeric_key_is_checked_at_zero_its_maximum_and_u64_max() {
             Scope::Account(c) => (format!("{c}.a"), c.as_str(), 2),
             Scope::Mail => ("mail.m".to_string(), "mail", 2),
             Scope::Media => ("media".to_string(), "", 2),
+            Scope::Speech => ("speech".to_string(), "", 2),
         };
         let mut values: Vec<String> = [0, r.min, r.max, u64::MAX]
             .iter()

@@ -22,9 +22,10 @@ pub struct DaemonStatus {
     /// Always the default for the bridge (it runs no delegations).
     #[serde(default)]
     pub delegations: DelegationSummary,
-    /// A pending daemon restart; the bridge never sends one.
+    /// A pending daemon restart; the bridge never sends one (boxed: it keeps every status event
+    /// small).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restart: Option<serde_json::Value>,
+    pub restart: Option<Box<serde_json::Value>>,
     /// Present only in answers to `confirm_ask` / `confirm_status`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<ConfirmInfo>,
@@ -44,6 +45,29 @@ pub struct DaemonStatus {
     /// answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub console: Option<Box<ConsoleStatus>>,
+    /// Extension: the speech server (`[speech]`); omitted by a daemon without a conversation
+    /// pipeline and in confirm answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speech: Option<Box<SpeechHealth>>,
+}
+
+/// Extension: the speech server as `status` shows it. Made by `speech::Speech::health`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpeechHealth {
+    /// `ok`, `failing`, `not_configured`, or `unused` (configured, not called yet).
+    pub state: String,
+    /// The transcription model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// When a call last succeeded.
+    #[serde(default)]
+    pub last_success_unix_seconds: Option<u64>,
+    /// What the last failed call said, for people; never audio or a transcript.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// The step that fixes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
 }
 
 /// Extension: the web console as `status` shows it.
@@ -74,6 +98,7 @@ impl DaemonStatus {
             agent: None,
             reload: None,
             console: None,
+            speech: None,
         }
     }
 }
