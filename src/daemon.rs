@@ -27,6 +27,7 @@ mod agent_reload;
 pub mod console_keys;
 mod console_link;
 mod same_bot;
+mod speech_reload;
 
 pub use accounts::ChannelSet;
 pub use console_keys::ConsoleKeys;
@@ -71,6 +72,7 @@ impl Core {
     pub fn status(&self) -> DaemonStatus {
         let mut status = self.status_with(self.supervisor.registry().snapshot());
         status.agent = self.agent_health();
+        status.speech = self.speech_health();
         status.console = self.console_status(None);
         status
     }
@@ -158,7 +160,11 @@ impl Core {
             return Err(CommandError::new(ErrorCode::Conflict, msg));
         }
         let agent_changed = config.agent_changed(&new);
+        let speech_changed = config.speech != new.speech;
         *config = new;
+        if speech_changed {
+            self.apply_speech(&config);
+        }
         if let Some(c) = &self.confirm {
             c.set_settings(ConfirmSettings::from_config(&config));
         }
@@ -208,6 +214,7 @@ impl Handler for Core {
     fn status_line(&self, request_id: &str) -> Option<String> {
         let mut head = self.status_with(Vec::new());
         head.agent = self.agent_health();
+        head.speech = self.speech_health();
         head.console = self.console_status(None);
         let components = self.supervisor.registry().snapshot_json();
         Some(crate::protocol::status_line(request_id, &head, &components))
@@ -442,6 +449,7 @@ where
         console_keys: ConsoleKeys::new(clock),
         console_listen: std::sync::OnceLock::new(),
     });
+    core.apply_speech(&config);
     if let Some(c) = &core.confirm {
         // Before the accounts start, so a replayed or early answer finds its question.
         c.start(ConfirmSettings::from_config(&config)).await?;

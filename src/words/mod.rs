@@ -12,6 +12,7 @@ mod mail;
 pub mod menu;
 mod resend;
 mod size;
+mod voice;
 mod wizard;
 
 pub use bridge::Bridge;
@@ -24,6 +25,7 @@ pub use digest::Digest;
 pub use mail::MailChat;
 pub use resend::{AGAIN, Resend};
 pub use size::human_size;
+pub use voice::Voice;
 pub use wizard::{Wizard, wizard};
 
 use serde::Deserialize;
