@@ -168,6 +168,11 @@ impl FakeSpeech {
         lock(&self.inner.spoken).clone()
     }
 
+    /// Resolves at the next request of either kind; armed when called.
+    pub fn changed(&self) -> impl std::future::Future<Output = ()> + Send + '_ {
+        self.inner.arrived.notified()
+    }
+
     /// Waits until `n` requests of either kind have arrived.
     pub async fn wait_requests(&self, n: usize) {
         loop {
