@@ -21,10 +21,15 @@ pub enum Command {
     Status,
     /// What the commands do.
     Help,
+    /// `/voice [on|off|auto]` (`voice_mode`).
+    Voice(super::voice_mode::VoiceArg),
 }
 
 /// The command `text` is, if it is exactly one (`/new`, `/stop`, `/status`, `/help`).
 pub fn parse(text: &str) -> Option<Command> {
+    if let Some(arg) = super::voice_mode::parse(text) {
+        return Some(Command::Voice(arg));
+    }
     match text.trim().to_ascii_lowercase().as_str() {
         "/new" => Some(Command::New),
         "/stop" => Some(Command::Stop),
@@ -164,6 +169,7 @@ fn running(rt: &AccountRuntime, m: &Inbound) -> Option<tokio_util::sync::Cancell
 async fn run_command(conv: &Conversation, rt: &AccountRuntime, m: &Inbound, cmd: Command) -> Msg {
     match cmd {
         Command::Help => Msg::Help,
+        Command::Voice(arg) => super::voice_mode::run(conv, rt, m, arg).await,
         // The running turn, or a message kept for a retry while the agent is down: released.
         Command::Stop => match running(rt, m) {
             Some(t) => {

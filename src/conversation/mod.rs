@@ -31,6 +31,8 @@ mod stream;
 mod turns;
 mod typing;
 mod voice;
+mod voice_mode;
+mod voice_out;
 mod which;
 
 use std::collections::HashMap;

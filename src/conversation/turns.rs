@@ -335,7 +335,11 @@ async fn turn(
         }
     };
     let cut_from = cut.map(|_| (m.text.len(), max));
-    let answer = compose(rt, key, lang, cut_from, &media, said, streamed);
+    let mut answer = compose(rt, key, lang, cut_from, &media, said, streamed);
+    // The chat wants voice: its first part spoken, queued after the text.
+    if let Some(voice) = super::voice_out::speak(conv, rt, m, &answer.key, &answer.spoken).await {
+        answer.files.insert(0, voice);
+    }
     let end = store_answer(conv, rt, chat, m, answer, typing.pending()).await;
     // Cleared beside the send; the worker takes its next message after.
     typing.clear().await;
@@ -354,6 +358,7 @@ fn compose(
     said: Said,
     streamed: super::stream::Streamed,
 ) -> Answer {
+    let said_text = said.text.clone();
     let mut text = said.text;
     if let Some((len, max)) = cut_from {
         let note = super::cap::note(len, max, lang);
@@ -382,6 +387,7 @@ fn compose(
         pieces,
         files,
         keep: said.keep,
+        spoken: said_text,
     }
 }
 
@@ -471,6 +477,8 @@ struct Answer {
     pieces: Vec<String>,
     files: Vec<(String, Body)>,
     keep: Option<crate::agent::KeepWrite>,
+    /// What the agent said, before notes and files: what a voice answer reads aloud.
+    spoken: String,
 }
 
 /// Stores the answer, what the agent keeps of the turn and the message's end in one
@@ -499,6 +507,7 @@ async fn store_answer(
             pieces,
             files,
             keep,
+            ..
         } = answer;
         let texts = pieces.iter().map(|p| (p, &Body::Text));
         let items: Vec<journal::NewOutbound<'_>> = texts

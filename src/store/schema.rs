@@ -12,6 +12,7 @@ mod conversation;
 mod core;
 mod feishu;
 mod mail;
+mod speech;
 mod wechat;
 
 /// Every module's migration list, in the order they are applied.
@@ -23,6 +24,7 @@ const MODULES: &[(&str, &[&str])] = &[
     ("feishu", feishu::STEPS),
     ("mail", mail::STEPS),
     ("confirm", confirm::STEPS),
+    ("speech", speech::STEPS),
 ];
 
 /// The version each module's schema reaches with this build.

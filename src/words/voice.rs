@@ -25,6 +25,11 @@ pub enum Voice {
     },
     /// `/voice` with something other than on, off or auto.
     Usage,
+    /// The setting could not be read or kept (operator words, English).
+    Failed {
+        /// What failed.
+        error: String,
+    },
 }
 
 impl Voice {
@@ -67,6 +72,12 @@ impl Voice {
                 "Send /voice on, /voice off or /voice auto (answer by voice when asked by voice)."
                     .into()
             }
+            (Lang::En, Voice::Failed { error }) => {
+                format!("The voice setting was not changed: {error}. Try again in a moment.").into()
+            }
+            (Lang::ZhCn, Voice::Failed { error }) => {
+                format!("语音设置没有改变：{error}。请稍后再试。").into()
+            }
             (Lang::ZhCn, Voice::Usage) => {
                 "请发送 /voice on、/voice off 或 /voice auto（用语音提问时用语音回答）。".into()
             }
@@ -94,6 +105,7 @@ mod tests {
                 bubbles: false,
             },
             Voice::Usage,
+            Voice::Failed { error: "e".into() },
         ];
         for v in all {
             assert_ne!(v.text(Lang::En), v.text(Lang::ZhCn));

@@ -11,8 +11,9 @@ use std::time::Duration;
 use process_support::bed::{ProcessBed, feishu_login, openai_agent};
 use process_support::changes::Changes;
 use process_support::{Daemon, sigkill, terminate};
-use scv_bridge::testing::fake_openai::FakeOpenAi;
+use scv_bridge::testing::fake_openai::{FakeOpenAi, Reply};
 use scv_bridge::testing::fake_speech::{FakeSpeech, ogg_opus_silence};
+use scv_feishu::cardkit::ANSWER_ELEMENT;
 use scv_feishu::fake::{FakeConfig, FakeFeishu};
 
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -37,7 +38,7 @@ impl Bed {
             |dir| {
                 std::fs::create_dir_all(dir.join("ws")).expect("workspace");
                 format!(
-                    "{}[speech]\nbase_url = \"{}\"\nmodel = \"gpt-4o-mini-transcribe\"\n\
+                    "{}[speech]\nbase_url = \"{}\"\nmodel = \"gpt-4o-mini-transcribe\"\nvoice_max_chars = 60\n\
                      [feishu.work]\ndomain = \"{}\"\nsenders = \"owner\"\nowner = \"{OWNER}\"\nworkspace = \"{}\"\n",
                     openai_agent(&model.base_url(), "m", "SCV_VOICE_FEISHU_KEY"),
                     speech.base_url(),
@@ -73,13 +74,21 @@ impl Bed {
             .await;
     }
 
-    /// The plain texts sent to the owner's chat (cards and posts joined to their text).
+    /// The texts sent to the owner's chat: a message's content as sent, or the final text of
+    /// the card an answer streamed into.
     fn texts(&self) -> Vec<String> {
+        let cards = self.fake.cards();
         self.fake
             .sent()
             .iter()
-            .filter(|s| s.chat_id == CHAT && s.msg_type != "audio")
-            .map(|s| s.content.to_string())
+            .filter(|s| s.chat_id == CHAT && s.msg_type != "audio" && s.msg_type != "file")
+            .map(|s| {
+                let card = s.content["data"]["card_id"].as_str();
+                match card.and_then(|id| cards.iter().find(|c| c.card_id == id)) {
+                    Some(c) => c.text(ANSWER_ELEMENT).unwrap_or_default(),
+                    None => s.content.to_string(),
+                }
+            })
             .collect()
     }
 
@@ -156,5 +165,81 @@ async fn sigkill_during_transcription_answers_the_voice_note_once() {
         bed.speech.received().len(),
         2,
         "transcribed again after the restart"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_answer_on_feishu_is_an_opus_upload_with_its_duration_sent_as_audio() {
+    let bed = Bed::new().await;
+    let answer = format!(
+        "Short first sentence. {}",
+        "and then a great deal more ".repeat(20)
+    );
+    let full = answer.clone();
+    bed.model.respond_with(move |_| Some(Reply::text(&answer)));
+    bed.fake.push_p2p_audio(OWNER, ogg_opus_silence(100), 2_000);
+    let child = bed.p.spawn();
+    bed.wait_until("the voice answer", || {
+        bed.fake.sent_media().iter().any(|m| m.msg_type == "audio")
+    })
+    .await;
+    bed.drain_and_stop(child).await;
+    let media = bed.fake.sent_media();
+    assert_eq!(media.len(), 1, "one voice bubble: {}", bed.report());
+    let up = &media[0].upload;
+    assert_eq!(up.file_type.as_deref(), Some("opus"));
+    let ms = scv_bridge::speech::opus_duration_ms(&up.bytes).expect("Ogg Opus uploaded");
+    assert_eq!(
+        up.duration.as_deref(),
+        Some(ms.to_string().as_str()),
+        "the duration of the audio"
+    );
+    let spoken = bed.speech.spoken();
+    assert_eq!(spoken.len(), 1);
+    assert_eq!(
+        spoken[0].input, "Short first sentence.",
+        "the first part, within voice_max_chars"
+    );
+    assert_eq!(spoken[0].response_format, "opus");
+    // The fake speaks a second per 15 characters: 21 characters, 2 s.
+    assert_eq!(ms, 2_000);
+    let texts = bed.texts();
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert!(
+        texts[0].contains(full.trim_end()),
+        "the text in full: {texts:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn voice_on_answers_a_typed_question_in_voice_and_off_stops_it() {
+    let bed = Bed::new().await;
+    bed.model
+        .respond_with(|_| Some(Reply::text("Sunny all day.")));
+    bed.fake.push_p2p_text(OWNER, "/voice on");
+    bed.fake.push_p2p_text(OWNER, "weather?");
+    let child = bed.p.spawn();
+    bed.wait_until("the voice answer", || !bed.fake.sent_media().is_empty())
+        .await;
+    bed.fake.push_p2p_text(OWNER, "/voice off");
+    bed.fake.push_p2p_text(OWNER, "and tomorrow?");
+    bed.wait_until("the second answer", || {
+        bed.model.requests().len() == 2 && bed.texts().len() == 4
+    })
+    .await;
+    bed.drain_and_stop(child).await;
+    let texts = bed.texts();
+    assert!(texts[0].contains("Voice: on."), "{texts:?}");
+    assert!(texts[2].contains("Voice: off."), "{texts:?}");
+    assert_eq!(
+        bed.fake.sent_media().len(),
+        1,
+        "voice only while on: {}",
+        bed.report()
+    );
+    assert_eq!(bed.speech.spoken().len(), 1);
+    assert!(
+        bed.speech.received().is_empty(),
+        "typed questions are not transcribed"
     );
 }
