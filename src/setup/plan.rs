@@ -201,6 +201,8 @@ pub struct Plan {
     pub notify: Option<String>,
     /// `timezone` (IANA name), for digest times.
     pub timezone: Option<String>,
+    /// `[speech] base_url`: the speech server voice notes are transcribed with.
+    pub speech_url: Option<String>,
 }
 
 impl Plan {
