@@ -137,12 +137,17 @@ async fn main() {
         "speech on loopback, median of {ROUNDS} ({} s of voice):",
         VOICE_MS / 1000
     );
-    println!("  round trip, text message                    {text:>10.2?}");
-    println!("  round trip, voice note (download, decode, transcribe) {voice:>10.2?}");
-    println!(
-        "  added by the voice note                     {:>10.2?}",
-        voice.saturating_sub(text)
-    );
-    println!("  transcription alone, SILK (decode + request) {silk_alone:>10.2?}");
-    println!("  transcription alone, Ogg Opus (request)      {ogg_alone:>10.2?}");
+    let rows = [
+        ("round trip, text message", text),
+        (
+            "round trip, voice note (download, decode, transcribe)",
+            voice,
+        ),
+        ("added by the voice note", voice.saturating_sub(text)),
+        ("transcription alone, SILK (decode + request)", silk_alone),
+        ("transcription alone, Ogg Opus (request)", ogg_alone),
+    ];
+    for (what, d) in rows {
+        println!("  {what:<56}{d:>10.2?}");
+    }
 }

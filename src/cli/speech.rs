@@ -52,6 +52,9 @@ mod tests {
         };
         let l = speech_line(Some(&failing), 100);
         assert!(l.starts_with("speech: whisper-1  failing"), "{l}");
-        assert!(l.contains("HTTP 503; fix: start the speech server"), "{l}");
+        assert!(
+            l.contains("(HTTP 503); fix: start the speech server"),
+            "{l}"
+        );
     }
 }
