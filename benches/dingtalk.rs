@@ -41,15 +41,7 @@ const TEMPLATE: &str = "fake-ai-card.schema";
 /// The answer: about 2,000 characters of prose, in seven paragraphs of five sentences (the
 /// stream bench's, so the figures compare).
 fn answer() -> String {
-    (0..7)
-        .map(|i| {
-            let sentences: Vec<String> = (0..5)
-                .map(|j| format!("Sentence {j} of this part says a few words about the topic."))
-                .collect();
-            format!("[p{i}] {}", sentences.join(" "))
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    PacedAgent::long_answer()
 }
 
 /// Starts `make`'s daemon on the configuration `table` (the state lines are added) and waits

@@ -40,20 +40,12 @@ const PATIENCE: Duration = Duration::from_secs(120);
 
 /// The answer of `benches/stream.rs`: about 2,000 characters in seven paragraphs.
 fn answer() -> String {
-    (0..7)
-        .map(|i| {
-            let sentences: Vec<String> = (0..5)
-                .map(|j| format!("Sentence {j} of this part says a few words about the topic."))
-                .collect();
-            format!("[p{i}] {}", sentences.join(" "))
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    PacedAgent::long_answer()
 }
 
 /// Whether `texts` together show every paragraph of [`answer`].
 fn whole(texts: &[String]) -> bool {
-    (0..7).all(|i| texts.iter().any(|t| t.contains(&format!("[p{i}]"))))
+    PacedAgent::shows_long_answer(texts)
 }
 
 /// Writes `table` (after the common lines) and `login` for `account`, and loads the file.

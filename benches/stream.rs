@@ -32,15 +32,7 @@ const OWNER: &str = "owner0001@im.wechat";
 
 /// The answer: about 2,000 characters of prose, in seven paragraphs of five sentences.
 fn answer() -> String {
-    (0..7)
-        .map(|i| {
-            let sentences: Vec<String> = (0..5)
-                .map(|j| format!("Sentence {j} of this part says a few words about the topic."))
-                .collect();
-            format!("[p{i}] {}", sentences.join(" "))
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    PacedAgent::long_answer()
 }
 
 fn write_setup(dir: &Path, fake: &FakeServer) -> Config {
@@ -64,8 +56,29 @@ fn write_setup(dir: &Path, fake: &FakeServer) -> Config {
 
 #[tokio::main]
 async fn main() {
+    declared_paces();
     wechat().await;
     feishu().await;
+}
+
+/// Each platform's declared pace, the figures its sends are kept to (the registry's value).
+fn declared_paces() {
+    println!("declared pace (least gap per chat / over the bot / into one group):");
+    for p in scv_bridge::adapters::all() {
+        let pace = p.pace();
+        let bot = pace
+            .bot_rate()
+            .map_or("no bot-wide limit".to_string(), |r| {
+                format!("{r:.0} sends/s over the bot")
+            });
+        println!(
+            "  {:<9} {:>5} ms / {:>5} ms / {:>5} ms  ({bot})",
+            p.label(),
+            pace.per_chat.as_millis(),
+            pace.per_bot.as_millis(),
+            pace.per_group.as_millis()
+        );
+    }
 }
 
 /// Builds Feishu accounts as the daemon does.
@@ -220,7 +233,8 @@ async fn wechat() {
     let total_chars = answer().chars().count();
     // The rest, send by send, until every paragraph has arrived.
     let mut sent = first;
-    while !(0..7).all(|i| sent.iter().any(|m| m.text.contains(&format!("[p{i}]")))) {
+    while !PacedAgent::shows_long_answer(&sent.iter().map(|m| m.text.as_str()).collect::<Vec<_>>())
+    {
         let more = handle
             .wait_for_sent(sent.len() + 1, Duration::from_secs(120))
             .await;

@@ -35,15 +35,7 @@ const PATIENCE: Duration = Duration::from_secs(120);
 /// The answer: about 2,000 characters of prose, in seven paragraphs of five sentences (the
 /// stream bench's, so the figures compare).
 fn answer() -> String {
-    (0..7)
-        .map(|i| {
-            let sentences: Vec<String> = (0..5)
-                .map(|j| format!("Sentence {j} of this part says a few words about the topic."))
-                .collect();
-            format!("[p{i}] {}", sentences.join(" "))
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    PacedAgent::long_answer()
 }
 
 /// A daemon with one Telegram account answering `senders` on the fake, with `agent`.

@@ -1,5 +1,5 @@
-//! scv-bridge: one supervised task per chat account (WeChat, Feishu, mail) between a person's
-//! phone and their agent.
+//! scv-bridge: one supervised task per chat account (WeChat, Feishu, Telegram, WeCom, DingTalk,
+//! QQ, mail) between a person's phone and their agent.
 //!
 //! # Layout
 //!
@@ -16,7 +16,8 @@
 //! - [`supervisor`]: the `Component` trait, lifecycle, backoff, health registry, reconcile.
 //! - [`conversation`]: inbound → journal → policy → agent → outbox, the same for every platform.
 //! - [`confirm`]: owner yes/no questions: ask, deliver, read answers, deadlines, `scv-bridge confirm`.
-//! - [`agent`]: agent backends (OpenAI-compatible HTTP, SCV agent server) behind one trait.
+//! - [`agent`]: agent backends (OpenAI-compatible HTTP, SCV agent server, ACP coding agents)
+//!   behind one trait.
 //! - [`control`]: the `daemon.control` Unix socket server.
 //! - [`console`]: the web console (axum, maud): the owner's view of the daemon over HTTP, its
 //!   questions, any account's login (codes to scan, questions in a form); one-time links,
@@ -29,8 +30,9 @@
 //! - [`login`]: `scv-bridge login CHANNEL ACCOUNT`: walk the platform's login steps, store, pair.
 //! - [`setup`]: what `init` and the console write: a plan applied to the file, comments kept.
 //! - [`port`]: what the daemon lends each account: its state, its login, an inbox into the pipeline.
-//! - [`adapters`]: WeChat and Feishu, each a platform crate turned into a `Component` over a
-//!   port, and the platform registry (`adapters::platform`), one value per channel.
+//! - [`adapters`]: each platform crate turned into a `Component` over a port, and the platform
+//!   registry (`adapters::platform`), one value per channel: label, capabilities, pace, login
+//!   steps, doctor probes, set-up questions.
 //! - [`mail`]: the mail area: the IMAP component, triage (rules, model, budget, digests), mail chat.
 //! - [`clock`]: the one clock: wall time in the daemon, paused or hand-moved in tests; a leaf.
 //! - [`failure`]: the one failure type: class, stable code, message and the typed fix.

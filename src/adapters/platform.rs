@@ -41,6 +41,10 @@ pub trait Platform: Send + Sync + 'static {
     /// What its accounts can do, known without running one (pure: no IO, no locks).
     fn capabilities(&self) -> Capabilities;
 
+    /// How fast it may be sent to, from its documented limits (pure): the core keeps the chat's
+    /// gap, the adapter's pacer the bot's and the groups' from this same value.
+    fn pace(&self) -> crate::port::pace::Pace;
+
     /// The bot a stored login names, for the same-bot check; `None` for a login that names
     /// none, or a platform without bots (mail).
     fn bot(&self, login: &Credentials) -> Option<BotIdentity>;
@@ -78,6 +82,28 @@ mod tests {
             labels,
             [
                 "WeChat", "Feishu", "Telegram", "WeCom", "DingTalk", "QQ", "mail"
+            ]
+        );
+    }
+
+    #[test]
+    fn each_platform_declares_its_own_pace() {
+        // Least gaps in ms (per chat, over the bot, into one group), in the registry's order:
+        // only WeChat paces the whole account at 1 s; the others keep their own documented rates.
+        let paces: Vec<[u128; 3]> = all()
+            .map(|p| p.pace())
+            .map(|p| [p.per_chat, p.per_bot, p.per_group].map(|d| d.as_millis()))
+            .collect();
+        assert_eq!(
+            paces,
+            [
+                [1000, 1000, 0],
+                [220, 22, 0],
+                [1000, 33, 3000],
+                [0, 2000, 0],
+                [50, 50, 3000],
+                [300, 0, 0],
+                [0, 0, 0],
             ]
         );
     }

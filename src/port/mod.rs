@@ -10,6 +10,8 @@ pub mod held;
 mod login;
 pub mod login_flow;
 pub mod login_store;
+pub mod pace;
+pub mod pair_owner;
 pub mod pairing;
 pub mod setup;
 mod store_pause;

@@ -110,6 +110,31 @@ impl PacedAgent {
         }
     }
 
+    /// The benches' long answer: seven paragraphs (`[p0]` … `[p6]`) of five sentences each,
+    /// about 2,000 characters, so a platform's pieces, cards and splits all show.
+    pub fn long_answer() -> String {
+        (0..Self::PARAGRAPHS)
+            .map(|i| {
+                let sentences: Vec<String> = (0..5)
+                    .map(|j| format!("Sentence {j} of this part says a few words about the topic."))
+                    .collect();
+                format!("[p{i}] {}", sentences.join(" "))
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+
+    /// Whether `texts` together show every paragraph of [`PacedAgent::long_answer`].
+    pub fn shows_long_answer<S: AsRef<str>>(texts: &[S]) -> bool {
+        (0..Self::PARAGRAPHS).all(|i| {
+            let mark = format!("[p{i}]");
+            texts.iter().any(|t| t.as_ref().contains(&mark))
+        })
+    }
+
+    /// Paragraphs in [`PacedAgent::long_answer`].
+    const PARAGRAPHS: usize = 7;
+
     /// How long after `started` the last turn finished writing, if one did.
     pub fn finished_after(&self, started: std::time::Instant) -> Option<std::time::Duration> {
         let finished = self.finished.lock().ok().and_then(|f| *f)?;

@@ -62,6 +62,8 @@ async fn pairing_wrong_code_group_right_code_then_reuse_refused() {
         "no answer to either: {:?}",
         h.fake.sent()
     );
+    // The wrong code is not answered, but it is counted with its reason.
+    assert_eq!(h.health().dropped.get("pairing_wrong"), Some(&1));
 
     // The right code in a private chat pairs, and the new owner is told.
     h.fake.push_p2p_text(OWNER, &code);

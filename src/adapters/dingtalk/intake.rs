@@ -24,7 +24,7 @@ use super::login::{CLIENT_ID_FIELD, CLIENT_SECRET_FIELD};
 use super::questions;
 use super::sender::DingTalkSender;
 use crate::conversation::{Attachment, Inbound};
-use crate::port::pairing::{OWNER_FIELD, Pairing};
+use crate::port::pairing::Pairing;
 use crate::port::{AccountPort, LinkParts, StorePause};
 use crate::secrets::Credentials;
 use crate::supervisor::{ComponentError, HealthHandle, NoteSource, unix_now};
@@ -246,8 +246,7 @@ impl Run {
         let Some(p) = self.s.pairing.as_mut() else {
             return;
         };
-        let attempt = p.attempt(m.sender.as_str(), m.msg_id.as_str(), &m.text, unix_now());
-        if self.s.port.pairing_attempted(attempt) {
+        if self.s.port.judge_pairing(p, m) {
             self.pair(m).await;
         }
         self.refresh_note();
@@ -256,33 +255,19 @@ impl Run {
     /// Makes `m`'s sender (a staff id of the robot's corp) the owner: stored first, then in
     /// force, then announced to them.
     async fn pair(&mut self, m: &Inbound) {
-        let key = self.s.port.spec().key.clone();
-        let owner = m.sender.as_str().to_string();
-        let mut creds = Credentials::default();
         // The login's own fields; the spent code goes.
-        for k in [CLIENT_ID_FIELD, CLIENT_SECRET_FIELD] {
-            if let Some(v) = self.s.credentials.get(k) {
-                creds = creds.with(k, v.expose());
-            }
+        let keep = [CLIENT_ID_FIELD, CLIENT_SECRET_FIELD];
+        let paired = self.s.port.pair_owner(&self.s.credentials, &keep, m).await;
+        if let Some(stored) = paired.stored {
+            self.s.credentials = stored;
         }
-        let creds = creds.with(OWNER_FIELD, &owner);
-        match self.s.port.save_login(creds.clone()).await {
-            Ok(()) => self.s.credentials = creds,
-            Err(e) => {
-                tracing::error!(account = %key, error = %e, "paired, but cannot store the owner; it lasts until restart")
-            }
-        }
-        tracing::info!(account = %key, owner = %owner, "owner paired");
+        let owner = paired.owner;
         self.s.owner = Some(owner.clone());
         // A new link carries the new owner; the old attachment is dropped after it.
         self.attachment = self.s.port.attach(link(&self.s, Some(owner.clone())));
         let app = self.s.client.options().credentials.client_id.clone();
         self.s.health.set_ids(Some(app), Some(owner));
-        let reply = crate::ids::OutboxKey::reply(&key, &m.msg_id, "paired");
-        let text = crate::words::Msg::Paired.text_for(self.s.port.spec().language);
-        if let Err(e) = self.s.port.announce(&m.chat, &text, reply).await {
-            tracing::warn!(account = %key, error = %e, "cannot queue the pairing announcement");
-        }
+        self.s.port.greet_owner(m).await;
     }
 
     /// Says why nobody is answered, when that is the case.

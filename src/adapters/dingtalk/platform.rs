@@ -31,6 +31,10 @@ impl Platform for DingTalk {
         super::CAPABILITIES
     }
 
+    fn pace(&self) -> crate::port::pace::Pace {
+        super::pace::PACE
+    }
+
     fn bot(&self, login: &Credentials) -> Option<BotIdentity> {
         // Two accounts on one client id split the pushes between them (spec §1.8).
         BotIdentity::named_by(

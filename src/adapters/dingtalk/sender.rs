@@ -16,7 +16,7 @@ use scv_dingtalk::{Client, ErrorClass};
 use super::cards::{CardStreams, Finish};
 use super::failure::failure;
 use super::inbound::Locator;
-use super::pace::{API_GAP, Pace, Path};
+use super::pace::{PACE, Pace, Path};
 use super::questions::{self, QuestionCards};
 use super::reply::{ReplyRef, Target};
 use super::typing::Typing;
@@ -391,7 +391,7 @@ impl ChatSender for DingTalkSender {
     fn limits(&self) -> SendLimits {
         SendLimits {
             max_chars: MAX_CHARS,
-            min_interval: API_GAP,
+            min_interval: PACE.per_chat,
         }
     }
 

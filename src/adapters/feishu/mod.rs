@@ -59,7 +59,7 @@ use tokio_util::sync::CancellationToken;
 pub use cards::{CardAnswerHandler, CardClick, ClickOutcome, HANDLER_DEADLINE};
 pub use confirm::ConfirmCards;
 pub use inbound::ReplyRef;
-pub use sender::{CAPABILITIES, FeishuSender, MAX_CHARS, MIN_INTERVAL};
+pub use sender::{CAPABILITIES, FeishuSender, MAX_CHARS, PACE};
 pub use webhook::{DEFAULT_LISTEN as DEFAULT_WEBHOOK_LISTEN, ENCRYPT_KEY_FIELD, TOKEN_FIELD};
 
 use crate::config::{AccountKey, AccountSpec};

@@ -33,6 +33,10 @@ impl Platform for Feishu {
         super::CAPABILITIES
     }
 
+    fn pace(&self) -> crate::port::pace::Pace {
+        super::PACE
+    }
+
     fn bot(&self, login: &Credentials) -> Option<BotIdentity> {
         BotIdentity::named_by(login, APP_ID_FIELD, self.label(), "app id")
     }

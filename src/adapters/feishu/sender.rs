@@ -33,8 +33,14 @@ pub const CAPABILITIES: Capabilities = Capabilities {
 /// characters plus JSON escaping, and a screenful that still reads well on a phone.
 pub const MAX_CHARS: usize = 4000;
 
-/// The platform allows 5 messages per second to one receiver; stay just under it.
-pub const MIN_INTERVAL: Duration = Duration::from_millis(220);
+/// Feishu's limits as gaps (spec: 5 QPS per recipient and per group, 50/s per app), each kept
+/// just under: the core keeps the chat's, [`FeishuSender`]'s pacer the app's.
+pub const PACE: crate::port::pace::Pace = crate::port::pace::Pace {
+    per_chat: Duration::from_millis(220),
+    per_bot: Duration::from_millis(22),
+    // A group is one chat: its 5 QPS is the chat's gap.
+    per_group: Duration::ZERO,
+};
 
 /// A streamed answer's card is updated at most this often: the 300–500 ms the spec
 /// recommends (§5.1), far under CardKit's 10 operations per second on one card, leaving room
@@ -50,6 +56,8 @@ pub struct FeishuSender {
     typing: super::typing::Typing,
     /// Answers streamed into cards, when the account's state is at hand to record them.
     cards: Option<CardStreams>,
+    /// The app's 50 sends a second, over all its chats (the core keeps each chat's gap).
+    pace: crate::port::pace::Pacer,
 }
 
 impl FeishuSender {
@@ -60,6 +68,7 @@ impl FeishuSender {
             account,
             typing: Default::default(),
             cards: None,
+            pace: crate::port::pace::Pacer::new(PACE),
         }
     }
 
@@ -128,12 +137,13 @@ impl ChatSender for FeishuSender {
     fn limits(&self) -> SendLimits {
         SendLimits {
             max_chars: MAX_CHARS,
-            min_interval: MIN_INTERVAL,
+            min_interval: PACE.per_chat,
         }
     }
 
     fn send<'a>(&'a self, msg: &'a Outbound) -> BoxFuture<'a, Result<Sent, SendError>> {
         Box::pin(async move {
+            self.pace.wait((), None).await;
             if let Body::Media(out) = &msg.body {
                 return super::media_send::send(&self.client, &self.account, msg, out).await;
             }

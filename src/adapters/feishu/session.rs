@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use super::cards::{self, CardAnswerHandler, ClickCache};
 use super::delivery::{Incoming, Reply};
 use super::inbound::{ReplyRef, to_inbound};
-use super::pairing::{Attempt, OWNER_FIELD, Pairing};
+use super::pairing::Pairing;
 use super::sender::FeishuSender;
 use crate::config::AccountKey;
 use crate::conversation::{Attachment, Inbound};
@@ -273,36 +273,22 @@ impl Session {
         let Some(p) = self.setup.pairing.as_mut() else {
             return;
         };
-        match p.attempt(m.sender.as_str(), m.msg_id.as_str(), &m.text, unix_now()) {
-            Attempt::Ignored => {}
-            Attempt::Wrong => {
-                tracing::info!(account = %self.account, "pairing: wrong code");
-            }
-            Attempt::Refused(why) => {
-                tracing::info!(account = %self.account, why, "pairing attempt refused");
-            }
-            Attempt::Paired => self.pair(m).await,
+        if self.port.judge_pairing(p, m) {
+            self.pair(m).await;
         }
         self.refresh_note();
     }
 
     /// Makes `m`'s sender the owner: stored first, then in force, then announced to them.
     async fn pair(&mut self, m: &Inbound) {
-        let owner = m.sender.as_str().to_string();
-        let mut creds = Credentials::default();
-        for k in KEPT_FIELDS {
-            if let Some(v) = self.setup.credentials.get(k) {
-                creds = creds.with(k, v.expose());
-            }
+        let paired = self
+            .port
+            .pair_owner(&self.setup.credentials, KEPT_FIELDS, m)
+            .await;
+        if let Some(stored) = paired.stored {
+            self.setup.credentials = stored;
         }
-        let creds = creds.with(OWNER_FIELD, &owner);
-        match self.port.save_login(creds.clone()).await {
-            Ok(()) => self.setup.credentials = creds,
-            Err(e) => {
-                tracing::error!(account = %self.account, error = %e, "paired, but cannot store the owner; it lasts until restart")
-            }
-        }
-        tracing::info!(account = %self.account, owner = %owner, "owner paired");
+        let owner = paired.owner;
         self.setup.owner = Some(owner.clone());
         // Either way of becoming the owner ends the other (its stored fields were dropped).
         self.setup.pending_owner = None;
@@ -315,11 +301,7 @@ impl Session {
             .attach(link(&self.health, &self.sender, Some(&owner)));
         self.health
             .set_ids(Some(self.setup.bot_open_id.clone()), Some(owner));
-        let key = crate::ids::OutboxKey::reply(&self.account, &m.msg_id, "paired");
-        let text = crate::words::Msg::Paired.text_for(self.port.spec().language);
-        if let Err(e) = self.port.announce(&m.chat, &text, key).await {
-            tracing::warn!(account = %self.account, error = %e, "cannot queue the pairing announcement");
-        }
+        self.port.greet_owner(m).await;
     }
 
     /// Answers a card click on its own task, so a slow handler never holds up messages.

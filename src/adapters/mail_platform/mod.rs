@@ -37,6 +37,11 @@ impl Platform for Mail {
         Capabilities::default()
     }
 
+    fn pace(&self) -> crate::port::pace::Pace {
+        // Digests are sent through another account, which keeps its own pace.
+        crate::port::pace::Pace::NONE
+    }
+
     /// A mailbox is no bot: two accounts may read one box (each claims its own mail).
     fn bot(&self, _login: &Credentials) -> Option<BotIdentity> {
         None

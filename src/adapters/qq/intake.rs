@@ -21,7 +21,7 @@ use super::webhook;
 use super::{failure, state};
 use crate::conversation::{Attachment, Inbound};
 use crate::failure::general;
-use crate::port::pairing::{OWNER_FIELD, Pairing};
+use crate::port::pairing::Pairing;
 use crate::port::{AccountPort, LinkParts, StorePause};
 use crate::protocol::Senders;
 use crate::secrets::Credentials;
@@ -325,8 +325,7 @@ impl Run {
         let Some(p) = self.s.pairing.as_mut() else {
             return;
         };
-        let attempt = p.attempt(m.sender.as_str(), m.msg_id.as_str(), &m.text, unix_now());
-        if self.s.port.pairing_attempted(attempt) {
+        if self.s.port.judge_pairing(p, m) {
             self.pair(m).await;
         }
         self.refresh_pairing_note();
@@ -335,23 +334,13 @@ impl Run {
     /// Makes `m`'s sender the owner: stored first, then in force, then announced to them (in
     /// reply to the code, inside its window).
     async fn pair(&mut self, m: &Inbound) {
-        let key = self.s.port.spec().key.clone();
-        let owner = m.sender.as_str().to_string();
-        let mut creds = Credentials::default();
         // The login's own fields; the spent code goes.
-        for k in [APP_ID_FIELD, SECRET_FIELD, BOT_ID_FIELD, BOT_NAME_FIELD] {
-            if let Some(v) = self.s.credentials.get(k) {
-                creds = creds.with(k, v.expose());
-            }
+        let keep = [APP_ID_FIELD, SECRET_FIELD, BOT_ID_FIELD, BOT_NAME_FIELD];
+        let paired = self.s.port.pair_owner(&self.s.credentials, &keep, m).await;
+        if let Some(stored) = paired.stored {
+            self.s.credentials = stored;
         }
-        let creds = creds.with(OWNER_FIELD, &owner);
-        match self.s.port.save_login(creds.clone()).await {
-            Ok(()) => self.s.credentials = creds,
-            Err(e) => {
-                tracing::error!(account = %key, error = %e, "paired, but cannot store the owner; it lasts until restart")
-            }
-        }
-        tracing::info!(account = %key, "owner paired");
+        let owner = paired.owner;
         self.s.owner = Some(owner.clone());
         // A new link carries the new owner; the old attachment is dropped after it.
         self.attachment = self.s.port.attach(link(&self.s, Some(owner.clone())));
@@ -360,13 +349,10 @@ impl Run {
             .set_ids(Some(self.s.bot.id.clone()), Some(owner));
         let trigger = super::inbound::ReplyRef::parse(&m.reply);
         if let Err(e) = state::note_latest(self.s.port.state(), m.chat.as_str(), &trigger).await {
+            let key = &self.s.port.spec().key;
             tracing::warn!(account = %key, error = %e, "cannot keep the pairing message's trigger");
         }
-        let reply = crate::ids::OutboxKey::reply(&key, &m.msg_id, "paired");
-        let text = crate::words::Msg::Paired.text_for(self.s.port.spec().language);
-        if let Err(e) = self.s.port.announce(&m.chat, &text, reply).await {
-            tracing::warn!(account = %key, error = %e, "cannot queue the pairing announcement");
-        }
+        self.s.port.greet_owner(m).await;
     }
 
     /// A group message from someone who is not the owner, on an owner-only account: says once

@@ -31,6 +31,10 @@ impl Platform for Qq {
         super::CAPABILITIES
     }
 
+    fn pace(&self) -> crate::port::pace::Pace {
+        super::sender::PACE
+    }
+
     fn bot(&self, login: &Credentials) -> Option<BotIdentity> {
         BotIdentity::named_by(login, super::login::APP_ID_FIELD, self.label(), "AppID")
     }

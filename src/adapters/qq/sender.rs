@@ -45,10 +45,15 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     send_window: true,
 };
 
-/// Least time between two sends to one chat. QQ documents no send rate (only the reply budget
-/// and the rate-limit answers, which the client turns into waits); the one figure its sources
-/// give is the Tencent plugin's 300 ms between stream frames (spec §4.3), taken as the safe pace.
-pub const MIN_INTERVAL: std::time::Duration = std::time::Duration::from_millis(300);
+/// QQ's pace. It documents no send rate (only the reply budget and the rate-limit answers, which
+/// the client turns into waits); the one figure its sources give is the Tencent plugin's 300 ms
+/// between stream frames (spec §4.3), taken as the safe gap between two sends to one chat. No
+/// bot-wide or group gap is documented, so none is invented.
+pub const PACE: crate::port::pace::Pace = crate::port::pace::Pace {
+    per_chat: std::time::Duration::from_millis(300),
+    per_bot: std::time::Duration::ZERO,
+    per_group: std::time::Duration::ZERO,
+};
 
 /// Sends one account's messages.
 pub struct QqSender {
@@ -298,7 +303,7 @@ impl ChatSender for QqSender {
     fn limits(&self) -> SendLimits {
         SendLimits {
             max_chars: MAX_TEXT_CHARS,
-            min_interval: MIN_INTERVAL,
+            min_interval: PACE.per_chat,
         }
     }
 

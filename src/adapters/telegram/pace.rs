@@ -1,102 +1,71 @@
-//! The bot's own send pace on top of the core's per-chat interval (1 s, `SendLimits`): at most
-//! [`BOT_SENDS_PER_SECOND`] over the whole bot and [`GROUP_SENDS_PER_MINUTE`] into one group
-//! (spec §4.6). Unlike WeChat, nothing is paced account-wide at 1 s: chats do not wait for each
-//! other beyond the bot's 30 a second.
-//!
-//! Hand-written rather than a rate-limiter crate: two fixed gaps, reserved under one lock, on
-//! tokio's clock (so paused-time tests drive it) is all it takes.
+//! Telegram's declared pace (spec §4.6) and the bot's pacer: one message a second into one chat
+//! (kept by the core), at most [`BOT_SENDS_PER_SECOND`] over the whole bot and
+//! [`GROUP_SENDS_PER_MINUTE`] into one group (kept here). Unlike WeChat, nothing is paced
+//! account-wide at 1 s: chats do not wait for each other beyond the bot's 30 a second.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use scv_telegram::limits::{BOT_SENDS_PER_SECOND, GROUP_SENDS_PER_MINUTE};
-use tokio::time::Instant;
+use scv_telegram::limits::{BOT_SENDS_PER_SECOND, CHAT_SEND_INTERVAL, GROUP_SENDS_PER_MINUTE};
 
-/// Least gap between two sends of the bot.
-pub(super) const BOT_GAP: Duration = Duration::from_millis(1000 / BOT_SENDS_PER_SECOND as u64);
-/// Least gap between two sends into one group.
-pub(super) const GROUP_GAP: Duration =
-    Duration::from_millis(60_000 / GROUP_SENDS_PER_MINUTE as u64);
+use crate::port::pace::{Pace as Declared, Pacer};
 
-/// The next free moments of the bot and of each group. One per run of the account.
-#[derive(Default)]
-pub(super) struct Pace {
-    slots: Mutex<Slots>,
-}
+/// Telegram's limits as gaps: what `Platform::pace` declares and what [`Pace`] keeps.
+pub const PACE: Declared = Declared {
+    per_chat: CHAT_SEND_INTERVAL,
+    per_bot: Duration::from_millis(1000 / BOT_SENDS_PER_SECOND as u64),
+    per_group: Duration::from_millis(60_000 / GROUP_SENDS_PER_MINUTE as u64),
+};
 
-#[derive(Default)]
-struct Slots {
-    bot: Option<Instant>,
-    groups: HashMap<i64, Instant>,
+/// The bot's pacer, one per run of the account; groups are the chats with negative ids.
+pub(super) struct Pace(Pacer);
+
+impl Default for Pace {
+    fn default() -> Self {
+        Pace(Pacer::new(PACE))
+    }
 }
 
 impl Pace {
-    /// Waits for the next moment a message may go to `chat` (groups have negative ids) and
-    /// reserves it.
+    /// Waits for the next moment a message may go to `chat` and reserves it.
     pub(super) async fn wait(&self, chat: i64) {
-        let at = self.reserve(chat, Instant::now());
-        tokio::time::sleep_until(at).await;
+        self.0.wait((), group(chat).as_deref()).await;
     }
 
-    /// Reserves the next moment for `chat` only when the chat's own slot is free now, and
-    /// waits for the bot's (at most a few of its 1/30 s gaps); `false` leaves everything as it
-    /// was. A streamed answer's edits take this, so a busy group skips a frame (the next one
-    /// carries the full text anyway) rather than hold the turn.
+    /// [`Pace::wait`] only when `chat`'s own group slot is free now (see [`Pacer::try_wait`]).
     pub(super) async fn try_wait(&self, chat: i64) -> bool {
-        let now = Instant::now();
-        let free = self
-            .slots
-            .lock()
-            .map(|s| chat >= 0 || s.groups.get(&chat).is_none_or(|g| *g <= now))
-            .unwrap_or(true);
-        if free {
-            self.wait(chat).await;
-        }
-        free
+        self.0.try_wait((), group(chat).as_deref()).await
     }
+}
 
-    fn reserve(&self, chat: i64, now: Instant) -> Instant {
-        let Ok(mut s) = self.slots.lock() else {
-            return now;
-        };
-        let mut at = s.bot.map_or(now, |b| b.max(now));
-        if chat < 0 {
-            if let Some(g) = s.groups.get(&chat) {
-                at = at.max(*g);
-            }
-            s.groups.insert(chat, at + GROUP_GAP);
-            if s.groups.len() > 4096 {
-                s.groups.retain(|_, g| *g > now);
-            }
-        }
-        s.bot = Some(at + BOT_GAP);
-        at
-    }
+/// The group slot `chat` takes: groups and supergroups have negative ids.
+fn group(chat: i64) -> Option<String> {
+    (chat < 0).then(|| chat.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::time::Instant;
 
     #[test]
     fn private_chats_share_only_the_bots_pace_and_groups_wait_their_own() {
         let pace = Pace::default();
         let t0 = Instant::now();
-        assert_eq!(pace.reserve(1, t0), t0);
+        let reserve = |chat: i64| pace.0.reserve((), group(chat).as_deref(), t0);
+        assert_eq!(reserve(1), t0);
         assert_eq!(
-            pace.reserve(2, t0),
-            t0 + BOT_GAP,
+            reserve(2),
+            t0 + PACE.per_bot,
             "another chat waits 1/30 s, not 1 s"
         );
-        let g = pace.reserve(-5, t0);
-        assert_eq!(g, t0 + 2 * BOT_GAP);
+        let g = reserve(-5);
+        assert_eq!(g, t0 + 2 * PACE.per_bot);
         assert_eq!(
-            pace.reserve(-5, t0),
-            g + GROUP_GAP,
+            reserve(-5),
+            g + PACE.per_group,
             "20 a minute into one group"
         );
-        assert_eq!(GROUP_GAP, Duration::from_secs(3));
+        assert_eq!(PACE.per_group, Duration::from_secs(3));
     }
 
     #[tokio::test(start_paused = true)]
@@ -108,7 +77,7 @@ mod tests {
             pace.try_wait(7).await,
             "a private chat waits only the bot's gap"
         );
-        tokio::time::advance(GROUP_GAP).await;
+        tokio::time::advance(PACE.per_group).await;
         assert!(pace.try_wait(-5).await, "free again after the gap");
     }
 }

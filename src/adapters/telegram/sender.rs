@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use scv_telegram::limits::{CHAT_SEND_INTERVAL, MAX_DOWNLOAD_BYTES, MAX_TEXT_UTF16};
+use scv_telegram::limits::{MAX_DOWNLOAD_BYTES, MAX_TEXT_UTF16};
 use scv_telegram::text::utf16_len;
 use scv_telegram::{ChatAction, Client, ErrorClass, Keyboard, OutgoingText, Rejection, UploadKind};
 
@@ -305,7 +305,7 @@ impl ChatSender for TelegramSender {
     fn limits(&self) -> SendLimits {
         SendLimits {
             max_chars: MAX_CHARS,
-            min_interval: CHAT_SEND_INTERVAL,
+            min_interval: super::pace::PACE.per_chat,
         }
     }
 

@@ -51,6 +51,15 @@ pub const DEFAULT_WINDOW_HOURS: u64 = 24;
 /// Sends per inbound message when the configuration sets none (WeChat allows about 10).
 pub const DEFAULT_SENDS_PER_MESSAGE: u32 = 10;
 
+/// WeChat's declared pace: one send a second over the whole account (field evidence: about
+/// three sends in a second trip a bot-wide throttle for an hour), so also one per chat. Kept by
+/// its sender (one send at a time per account, `min_send_interval` apart; configurable).
+pub const PACE: crate::port::pace::Pace = crate::port::pace::Pace {
+    per_chat: Duration::from_secs(1),
+    per_bot: Duration::from_secs(1),
+    per_group: Duration::ZERO,
+};
+
 /// The adapter's timings. The defaults are WeChat's rules; tests shorten them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tuning {
@@ -73,7 +82,7 @@ pub struct Tuning {
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
-            min_send_interval: Duration::from_secs(1),
+            min_send_interval: PACE.per_bot,
             slow_down_base: scv_wechat::classify::SEND_SLOW_DOWN,
             slow_down_cap: Duration::from_secs(3600),
             // Copies come 1–5 s apart (spec §7); a person repeating themselves takes longer.

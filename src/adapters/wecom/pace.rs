@@ -11,6 +11,14 @@ use scv_wecom::limits::SEND_SPACING;
 use scv_wecom::pace::SendPacer;
 use tokio::time::Instant;
 
+/// WeCom's declared pace: proactive sends at least [`SEND_SPACING`] apart over the bot (the
+/// crate's pacer also keeps the minute and hour budgets); replies on a handle need no gap.
+pub const PACE: crate::port::pace::Pace = crate::port::pace::Pace {
+    per_chat: Duration::ZERO,
+    per_bot: SEND_SPACING,
+    per_group: Duration::ZERO,
+};
+
 /// The longest a send waits in place for its slot; longer waits go back to the outbox.
 pub(super) const MAX_INLINE_WAIT: Duration =
     Duration::from_millis(SEND_SPACING.as_millis() as u64 + 500);

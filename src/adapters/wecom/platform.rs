@@ -31,6 +31,10 @@ impl Platform for Wecom {
         super::CAPABILITIES
     }
 
+    fn pace(&self) -> crate::port::pace::Pace {
+        super::pace::PACE
+    }
+
     fn bot(&self, login: &Credentials) -> Option<BotIdentity> {
         BotIdentity::named_by(login, super::login::BOT_ID_FIELD, self.label(), "bot id")
     }

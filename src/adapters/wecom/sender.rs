@@ -5,7 +5,6 @@
 //! Platform errors go through the account's one table ([`super::failure`]).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use scv_wecom::card::{Button, ButtonCard, valid_task_id};
@@ -282,7 +281,7 @@ impl ChatSender for WecomSender {
             // 3,500 characters of CJK are at most 10,500 bytes: inside a stream frame's 20,480.
             max_chars: MARKDOWN_MAX_CHARS,
             // Proactive sends are paced per bot here; replies on a handle need no gap.
-            min_interval: Duration::ZERO,
+            min_interval: super::pace::PACE.per_chat,
         }
     }
 
