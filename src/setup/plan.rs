@@ -203,6 +203,8 @@ pub struct Plan {
     pub timezone: Option<String>,
     /// `[speech] base_url`: the speech server voice notes are transcribed with.
     pub speech_url: Option<String>,
+    /// `[speech] model`.
+    pub speech_model: Option<String>,
 }
 
 impl Plan {

@@ -1,6 +1,8 @@
 //! Full runs' logs, at every level and from every thread, carry no message text, answer text,
 //! question text, approval summary, card content or secret.
 
+#[path = "../platforms/media_support/mod.rs"]
+mod media_support;
 #[path = "../memory_support/mod.rs"]
 mod memory_support;
 mod qq;
@@ -9,6 +11,7 @@ mod qq_support;
 mod telegram;
 #[path = "../platforms/telegram/support.rs"]
 mod telegram_support;
+mod voice;
 
 use std::io::Write;
 use std::path::Path;

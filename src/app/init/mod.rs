@@ -230,6 +230,7 @@ impl InitArgs {
             notify: self.notify.clone(),
             timezone: self.timezone.clone(),
             speech_url: self.speech_url.clone(),
+            speech_model: None,
         })
     }
 }
