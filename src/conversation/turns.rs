@@ -335,14 +335,13 @@ async fn turn(
         }
     };
     let cut_from = cut.map(|_| (m.text.len(), max));
-    let mut answer = compose(rt, key, lang, cut_from, &media, said, streamed);
-    // The chat wants voice: its first part spoken, queued after the text.
-    if let Some(voice) = super::voice_out::speak(conv, rt, m, &answer.key, &answer.spoken).await {
-        answer.files.insert(0, voice);
-    }
+    let answer = compose(rt, key, lang, cut_from, &media, said, streamed);
+    let spoken = answer.spoken.clone();
     let end = store_answer(conv, rt, chat, m, answer, typing.pending()).await;
     // Cleared beside the send; the worker takes its next message after.
     typing.clear().await;
+    // The text is queued (and going out): now its voice, when the chat wants one.
+    super::voice_out::after_answer(conv, rt, m, &spoken).await;
     end
 }
 

@@ -2,21 +2,54 @@
 //! bubbles, the first part of what the agent said (`speech::spoken_part`, at most `[speech]
 //! voice_max_chars`) is spoken by the speech server into Ogg Opus, written into the workspace
 //! (`.voice/answer-<tag>.opus`, so the send path's inside-the-workspace rule holds) and queued
-//! as a `Body::Media` of kind `Audio` right after the text, which always goes in full. A failed
-//! synthesis costs the voice only: the text is already there, and status shows the failure.
+//! as a `Body::Media` of kind `Audio` once the text, which always goes in full, is queued: the
+//! text is not held back by the synthesis (spec B5). A failed synthesis, or a crash during it,
+//! costs the voice only: the text is already there, and status shows the failure.
 
 use std::sync::Arc;
 
 use super::body::{Body, MediaOut};
-use super::message::Inbound;
+use super::message::{Inbound, OutboundKind};
 use super::{AccountRuntime, Conversation};
 use crate::agent::MediaKind;
+use crate::ids::OutboxKey;
 
 /// The folder of spoken answers inside a workspace.
 const VOICE_DIR: &str = ".voice";
 
+/// Queues the voice of the answer to `m` (what the agent `said`), when the chat gets one.
+pub(super) async fn after_answer(
+    conv: &Arc<Conversation>,
+    rt: &Arc<AccountRuntime>,
+    m: &Inbound,
+    said: &str,
+) {
+    let key = String::from(OutboxKey::reply(&m.account, &m.msg_id, "voice"));
+    let Some((shown, body)) = speak(conv, rt, m, &key, said).await else {
+        return;
+    };
+    let queued = conv
+        .outbox
+        .enqueue(
+            &m.account,
+            &m.chat,
+            &[shown],
+            &body,
+            &key,
+            &m.reply,
+            OutboundKind::Reply,
+        )
+        .await;
+    match queued {
+        Ok(_) => conv.chat(rt, &m.chat).wake_send(),
+        Err(e) => {
+            tracing::warn!(account = %m.account, error = %e, "a spoken answer cannot be queued")
+        }
+    }
+}
+
 /// The voice item to queue after the answer's text, if the chat gets one.
-pub(super) async fn speak(
+async fn speak(
     conv: &Arc<Conversation>,
     rt: &Arc<AccountRuntime>,
     m: &Inbound,

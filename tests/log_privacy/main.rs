@@ -1,6 +1,8 @@
 //! Full runs' logs, at every level and from every thread, carry no message text, answer text,
 //! question text, approval summary, card content or secret.
 
+// The voice run uses the WeChat bed only, not the re-exports the media tests share.
+#[allow(unused_imports)]
 #[path = "../platforms/media_support/mod.rs"]
 mod media_support;
 #[path = "../memory_support/mod.rs"]
