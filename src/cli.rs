@@ -92,6 +92,7 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
         ));
         out.push_str(&agent_line(status.agent.as_deref(), now));
         out.push_str(&speech::speech_line(status.speech.as_deref(), now));
+        out.push_str(&named_agent_lines(status, now));
         return out;
     }
     for r in rows {
@@ -105,6 +106,7 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
     }
     out.push_str(&agent_line(status.agent.as_deref(), now));
     out.push_str(&speech::speech_line(status.speech.as_deref(), now));
+    out.push_str(&named_agent_lines(status, now));
     out.push_str(&fix_commands(&status.components));
     out
 }
@@ -133,12 +135,24 @@ fn fix_commands(components: &[ComponentHealth]) -> String {
     out
 }
 
+/// Each named agent's line (`[agents.NAME]`) under the default agent's, as [`agent_line`].
+fn named_agent_lines(status: &DaemonStatus, now: u64) -> String {
+    let rows = status.agents.iter();
+    rows.map(|(name, a)| agent_row(&format!("agent {name}"), a, now))
+        .collect()
+}
+
 /// The agent's one line under the accounts: backend, model, state, last success, error and fix.
 pub fn agent_line(agent: Option<&AgentHealth>, now: u64) -> String {
-    let Some(a) = agent else {
-        return String::new();
-    };
-    let mut line = format!("agent: {}", a.backend);
+    match agent {
+        Some(a) => agent_row("agent", a, now),
+        None => String::new(),
+    }
+}
+
+/// One agent's line, headed `label`.
+fn agent_row(label: &str, a: &AgentHealth, now: u64) -> String {
+    let mut line = format!("{label}: {}", a.backend);
     if let Some(m) = &a.model {
         line.push_str(&format!(" ({m})"));
     }

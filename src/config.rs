@@ -9,6 +9,7 @@ use serde::Deserialize;
 pub use crate::ids::{AccountKey, Channel, valid_account_name};
 use crate::protocol::{Purpose, RemoteTools, Senders};
 
+mod agents;
 mod client_socket;
 mod command_line;
 mod key_range;
@@ -19,6 +20,9 @@ mod ranges;
 mod raw;
 mod speech;
 
+pub use agents::{
+    AgentChoice, ChatsConfig, Choices, DEFAULT_AGENT, DEFAULT_AWAY_MINUTES, grants_tools,
+};
 pub use client_socket::{ClientSocket, client_socket};
 pub use command_line::{CommandLine, EXAMPLE_COMMAND, command, default_location};
 use locate::{key_path_at, line_col, line_of_key};
@@ -98,10 +102,16 @@ pub struct Config {
     /// Where the web console is served (`console_listen`; `None`: `off`). A non-loopback
     /// address is served as set, and `status` and `doctor` warn about it.
     pub console_listen: Option<std::net::SocketAddr>,
-    /// The agent backend.
+    /// The agent backend: the agent named `default`.
     pub agent: AgentConfig,
     /// The speech server (`[speech]`), for voice notes and answers in voice.
     pub speech: SpeechConfig,
+    /// The named agents (`[agents.NAME]`), `default` not among them.
+    pub agents: BTreeMap<String, AgentConfig>,
+    /// How chats' turns take their messages (`[chats]`).
+    pub chats: ChatsConfig,
+    /// Which agents each chat account talks to (mail accounts have none).
+    pub choices: Choices,
     /// Every configured account.
     pub accounts: BTreeMap<AccountKey, AccountSpec>,
 }
@@ -244,7 +254,22 @@ impl Config {
         if self.agent_changed(new) && new.agent.backend == AgentBackend::Acp {
             changed.push("[agent]");
         }
+        // The same for a new or changed named `acp` agent.
+        let acp_changed = new.agents.iter().any(|(name, cfg)| {
+            cfg.backend == AgentBackend::Acp && self.agents.get(name) != Some(cfg)
+        });
+        if acp_changed {
+            changed.push("an [agents.NAME] table with backend = \"acp\"");
+        }
         changed
+    }
+
+    /// The agent named `name` (`default` is `[agent]`).
+    pub fn agent_named(&self, name: &str) -> Option<&AgentConfig> {
+        match name {
+            DEFAULT_AGENT => Some(&self.agent),
+            other => self.agents.get(other),
+        }
     }
 
     /// Whether `[agent]` differs in `new` (the key `login agent` stored is not part of the file,

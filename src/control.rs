@@ -376,7 +376,10 @@ async fn respond<H: Handler>(message: ClientMessage, handler: &H) -> ServerEvent
             request_id,
             command,
         } => match handler.handle(command).await {
-            Ok(status) => ServerEvent::DaemonStatus { request_id, status },
+            Ok(status) => ServerEvent::DaemonStatus {
+                request_id,
+                status: Box::new(status),
+            },
             Err(e) => ServerEvent::error(Some(request_id), e.code, e.message, false),
         },
     }

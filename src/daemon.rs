@@ -73,8 +73,19 @@ impl Core {
         let mut status = self.status_with(self.supervisor.registry().snapshot());
         status.agent = self.agent_health();
         status.speech = self.speech_health();
+        status.agents = self.named_agents_health();
         status.console = self.console_status(None);
         status
+    }
+
+    /// Each named agent's status row (`[agents.NAME]`), when the daemon runs a pipeline.
+    fn named_agents_health(
+        &self,
+    ) -> std::collections::BTreeMap<String, crate::protocol::AgentHealth> {
+        let conversation = self.conversation.as_ref();
+        conversation
+            .map(|c| c.named_agents_health())
+            .unwrap_or_default()
     }
 
     /// The `agent` object of the status, when the daemon runs a conversation pipeline.
@@ -161,7 +172,8 @@ impl Core {
         }
         let agent_changed = config.agent_changed(&new);
         let speech_changed = config.speech != new.speech;
-        *config = new;
+        let agents_changed = config.agents != new.agents || config.choices != new.choices;
+        let old = std::mem::replace(&mut *config, new);
         if speech_changed {
             self.apply_speech(&config);
         }
@@ -170,6 +182,9 @@ impl Core {
         }
         if agent_changed {
             self.rebuild_agent(&config).await;
+        }
+        if agents_changed {
+            self.rebuild_named_agents(&old, &config).await;
         }
         let report = self.reconcile(&config, &[]).await?;
         tracing::info!(started = ?report.started, stopped = ?report.stopped, restarted = ?report.restarted, "configuration reloaded");
@@ -215,6 +230,7 @@ impl Handler for Core {
         let mut head = self.status_with(Vec::new());
         head.agent = self.agent_health();
         head.speech = self.speech_health();
+        head.agents = self.named_agents_health();
         head.console = self.console_status(None);
         let components = self.supervisor.registry().snapshot_json();
         Some(crate::protocol::status_line(request_id, &head, &components))

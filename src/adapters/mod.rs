@@ -4,6 +4,8 @@
 //! that builds each account through it (mail is its own area, `crate::mail`).
 
 pub mod dingtalk;
+#[cfg(feature = "testing")]
+pub mod echo;
 pub mod feishu;
 mod fences;
 mod mail_platform;
@@ -115,6 +117,8 @@ pub fn platform(channel: Channel) -> &'static dyn Platform {
         Channel::Dingtalk => &dingtalk::PLATFORM,
         Channel::Qq => &qq::PLATFORM,
         Channel::Mail => &mail_platform::PLATFORM,
+        #[cfg(feature = "testing")]
+        Channel::Echo => &echo::PLATFORM,
     }
 }
 

@@ -24,6 +24,7 @@ pub mod health;
 pub mod keep;
 pub mod key;
 pub mod openai;
+pub mod registry;
 pub mod scv;
 mod unconfigured;
 
@@ -52,6 +53,21 @@ impl SessionKey {
     /// `<channel>:<account>:<chat>`: the `SCV_PARENT` value naming this chat to agent processes.
     pub fn parent(&self) -> String {
         format!("{}:{}", self.account, self.chat)
+    }
+
+    /// The key under which an agent with history `scope` (`[agents.NAME]`; `None` for `[agent]`)
+    /// keeps what it remembers of this chat, so two agents behind one chat never share it.
+    /// Only for what the backend stores; the session itself (approvals, `SCV_PARENT`) keeps
+    /// the chat's own key.
+    pub fn scoped(&self, scope: Option<&str>) -> SessionKey {
+        match scope {
+            None => self.clone(),
+            // The unit separator never occurs in a platform's chat id.
+            Some(name) => SessionKey {
+                account: self.account.clone(),
+                chat: ChatId(format!("{}\u{1f}{name}", self.chat.as_str())),
+            },
+        }
     }
 }
 

@@ -40,6 +40,7 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
         None => None,
     };
     let mut agent_config = config.agent.clone();
+    let (named_agents, choices) = (config.agents.clone(), config.choices.clone());
     let timezone = config.timezone;
     let wire = move |creds: &CredentialStore, store: &Store, registry: &Arc<HealthRegistry>| {
         // The key `login agent` stored, for when no variable names one (a small read, once, at
@@ -56,6 +57,9 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
         let agent = crate::agent::build(&agent_config, store.clone());
         let (confirm, conversation) =
             crate::daemon::confirm_and_pipeline(store, creds, Clock::system(), registry, agent);
+        // The named agents beside it, and which of them each account's chats talk to.
+        let named = crate::agent::registry::build_named(&named_agents, store);
+        conversation.set_agents(named, choices);
         let ctx = PlatformParts {
             credentials: creds.clone(),
             store: store.clone(),

@@ -112,7 +112,7 @@ mod tests {
         };
         serde_json::to_string(&ServerEvent::DaemonStatus {
             request_id: "c1".into(),
-            status,
+            status: Box::new(status),
         })
         .unwrap_or_default()
     }

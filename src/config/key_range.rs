@@ -6,6 +6,10 @@
 pub enum Scope {
     /// The `[agent]` table.
     Agent,
+    /// Every `[agents.NAME]` table (the same keys as `[agent]`).
+    Agents,
+    /// The `[chats]` table.
+    Chats,
     /// Every account table of a chat platform (its ranges are in its `TableSchema`).
     Account(crate::ids::Channel),
     /// Every `[mail.ACCOUNT]` table.
@@ -21,6 +25,8 @@ impl Scope {
     pub(crate) fn table(self) -> &'static str {
         match self {
             Scope::Agent => "agent",
+            Scope::Agents => "agents",
+            Scope::Chats => "chats",
             Scope::Account(channel) => channel.as_str(),
             Scope::Mail => "mail",
             Scope::Media => "media",
@@ -30,7 +36,10 @@ impl Scope {
 
     /// Whether the key sits one level down, in each account's table.
     pub(crate) fn per_account(self) -> bool {
-        !matches!(self, Scope::Agent | Scope::Media | Scope::Speech)
+        !matches!(
+            self,
+            Scope::Agent | Scope::Chats | Scope::Media | Scope::Speech
+        )
     }
 }
 

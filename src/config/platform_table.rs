@@ -108,6 +108,8 @@ macro_rules! platform_table {
                 purpose: Option<$crate::protocol::Purpose>,
                 language: Option<$crate::words::Language>,
                 media: Option<$crate::config::MediaConfig>,
+                agent: Option<String>,
+                stranger_agent: Option<String>,
                 $($(#[$m])* $f: $t,)*
             }
             <AsWritten as serde::Deserialize>::deserialize(de).map(drop)

@@ -110,6 +110,7 @@ fn is_number_error(e: &str) -> bool {
 fn shown(scope: Scope) -> String {
     match scope {
         Scope::Agent => "agent".into(),
+        Scope::Chats => "chats".into(),
         Scope::Media => "media".into(),
         Scope::Speech => "speech".into(),
         s => format!("{}.*", s.table()),
@@ -144,6 +145,8 @@ fn every_numeric_key_is_checked_at_zero_its_maximum_and_u64_max() {
     for r in all() {
         let (header, channel, line) = match r.scope {
             Scope::Agent => ("agent".to_string(), "", 2),
+            Scope::Agents => ("agents.a".to_string(), "", 2),
+            Scope::Chats => ("chats".to_string(), "", 2),
             Scope::Account(c) => (format!("{c}.a"), c.as_str(), 2),
             Scope::Mail => ("mail.m".to_string(), "mail", 2),
             Scope::Media => ("media".to_string(), "", 2),

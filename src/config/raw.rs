@@ -81,6 +81,13 @@ pub struct AgentConfig {
     /// The largest image the `openai` model takes inline, in MB (1 to 100; default 20); a
     /// larger JPEG or PNG is made smaller to fit.
     pub max_image_mb: Option<u64>,
+    /// The owner's explicit yes to an `scv` or `acp` agent answering strangers as some
+    /// account's `stranger_agent` (their turns still go without tools as the policy says).
+    pub stranger_tools: Option<bool>,
+    /// Whose history this agent keeps: `None` for `[agent]` (the keys it always had), the name
+    /// for `[agents.NAME]`, so two agents never share a chat's history. Set at load.
+    #[serde(skip)]
+    pub scope: Option<String>,
 }
 
 /// The `[media]` table: how much of what people send is kept in the workspaces.
@@ -237,6 +244,8 @@ macro_rules! account_table {
                     purpose: self.purpose,
                     language: self.language,
                     media: self.media,
+                    agent: None,
+                    stranger_agent: None,
                 };
                 (shared, $settings { $($f: self.$f,)* })
             }
@@ -270,7 +279,9 @@ impl PlatformAccount {
 }
 
 /// The names of [`Shared`]'s keys, taken out of a platform's table before it keeps the rest.
-pub(super) const SHARED_KEYS: [&str; 8] = [
+pub(super) const SHARED_KEYS: [&str; 10] = [
+    "agent",
+    "stranger_agent",
     "enabled",
     "workspace",
     "senders",
@@ -293,6 +304,9 @@ pub(super) struct Shared {
     language: Option<Language>,
     /// The account's own `[<channel>.<account>.media]` caps, over the global `[media]`.
     media: Option<MediaConfig>,
+    /// The agent its chats talk to, and the one strangers do (`config/agents.rs`).
+    agent: Option<String>,
+    stranger_agent: Option<String>,
 }
 
 account_table!(
@@ -352,6 +366,10 @@ pub(super) struct RawConfig {
     #[serde(default)]
     agent: AgentConfig,
     #[serde(default)]
+    agents: BTreeMap<String, AgentConfig>,
+    #[serde(default)]
+    chats: super::ChatsConfig,
+    #[serde(default)]
     media: MediaConfig,
     #[serde(default)]
     speech: super::SpeechConfig,
@@ -362,7 +380,7 @@ pub(super) struct RawConfig {
 impl RawConfig {
     /// Checks what serde cannot and builds the [`Config`].
     pub(super) fn validate(
-        self,
+        mut self,
         path: &Path,
         text: &str,
         platforms: Vec<PlatformAccount>,
@@ -406,7 +424,8 @@ impl RawConfig {
                 )
             })?),
         };
-        let mut accounts = BTreeMap::new();
+        super::agents::check_named(&mut self.agents).map_err(|(t, k, m)| err(&t, k, m))?;
+        let (mut accounts, mut choices) = (BTreeMap::new(), BTreeMap::new());
         for PlatformAccount {
             channel,
             name,
@@ -436,6 +455,10 @@ impl RawConfig {
                 let msg = "approvals = \"ask\" asks the owner before a tool runs, but this account gives nobody tools; set remote_tools = \"owner\" or remove approvals".to_string();
                 return Err(err(&table, Some("approvals"), msg));
             }
+            let raw = (shared.agent, shared.stranger_agent, spec.senders);
+            let known = (&self.agent, &self.agents, &self.chats);
+            let choice = super::agents::choose(&table, raw, known);
+            choices.insert(spec.key.clone(), choice.map_err(|(t, k, m)| err(&t, k, m))?);
             accounts.insert(spec.key.clone(), spec);
         }
         for (name, raw) in self.mail {
@@ -515,6 +538,9 @@ impl RawConfig {
             console_listen,
             agent: self.agent,
             speech: self.speech,
+            agents: self.agents,
+            chats: self.chats,
+            choices,
             accounts,
         })
     }

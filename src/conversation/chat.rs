@@ -7,7 +7,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::{Outbound, lock, quiet};
-use crate::ids::ChatId;
+use crate::ids::{ChatId, PlatformMsgId};
 
 /// One chat's wake-ups and its running turn.
 pub(crate) struct ChatRuntime {
@@ -24,6 +24,8 @@ pub(crate) struct ChatRuntime {
     pub(super) window_wake: Notify,
     /// Cancels the running agent turn (`/stop`).
     pub(super) current_turn: Mutex<Option<CancellationToken>>,
+    /// The messages the running turn answers (a burst), which `/stop` leaves for it to end.
+    pub(super) running: Mutex<Vec<PlatformMsgId>>,
     /// The outbox's next item as an answer's own transaction read it, for a sender that would
     /// otherwise read it again (see [`ChatRuntime::take_handed`]).
     pub(super) handed: Mutex<Option<Outbound>>,
@@ -41,8 +43,22 @@ impl ChatRuntime {
             send_gate: quiet.gate(),
             window_wake: Notify::new(),
             current_turn: Mutex::new(None),
+            running: Mutex::new(Vec::new()),
             handed: Mutex::new(None),
         }
+    }
+
+    /// Sets (or clears: `None`) what `/stop` and `/new` cancel in this chat, and the messages
+    /// that turn answers.
+    pub(super) fn set_running(&self, token: Option<CancellationToken>, ids: Vec<PlatformMsgId>) {
+        *lock(&self.running) = ids;
+        *lock(&self.current_turn) = token;
+    }
+
+    /// The running turn's cancel and its messages, as `/stop` finds them.
+    pub(super) fn running(&self) -> (Option<CancellationToken>, Vec<PlatformMsgId>) {
+        let ids = lock(&self.running).clone();
+        (lock(&self.current_turn).clone(), ids)
     }
 
     /// Wakes the turn worker: a new message waits in the journal.

@@ -11,7 +11,7 @@ use crate::protocol::ComponentState;
 use crate::words::Msg;
 
 /// A built-in command; owner only, never sent to the agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// Start a fresh conversation.
     New,
@@ -23,20 +23,30 @@ pub enum Command {
     Help,
     /// `/voice [on|off|auto]` (`voice_mode`).
     Voice(super::voice_mode::VoiceArg),
+    /// `/agent`: the agents this chat may use; `/agent NAME`: this chat talks to NAME.
+    Agent(Option<String>),
 }
 
-/// The command `text` is, if it is exactly one (`/new`, `/stop`, `/status`, `/help`).
+/// The command `text` is, if it is exactly one (`/new`, `/stop`, `/status`, `/help`,
+/// `/agent`, `/agent NAME`).
 pub fn parse(text: &str) -> Option<Command> {
     if let Some(arg) = super::voice_mode::parse(text) {
         return Some(Command::Voice(arg));
     }
-    match text.trim().to_ascii_lowercase().as_str() {
-        "/new" => Some(Command::New),
-        "/stop" => Some(Command::Stop),
-        "/status" => Some(Command::Status),
-        "/help" => Some(Command::Help),
-        _ => None,
+    let text = text.trim();
+    match text.to_ascii_lowercase().as_str() {
+        "/new" => return Some(Command::New),
+        "/stop" => return Some(Command::Stop),
+        "/status" => return Some(Command::Status),
+        "/help" => return Some(Command::Help),
+        "/agent" => return Some(Command::Agent(None)),
+        _ => {}
     }
+    // One word after `/agent`: an agent's name (names are letters, digits, '-' and '_').
+    let (head, name) = text.split_once(char::is_whitespace)?;
+    let name = name.trim();
+    let one_name = crate::ids::valid_account_name(name);
+    (head.eq_ignore_ascii_case("/agent") && one_name).then(|| Command::Agent(Some(name.into())))
 }
 
 /// How long an owner's mail-chat message waits for the mail accounts to start (they install
@@ -79,7 +89,26 @@ pub(super) async fn handle_fast(
         (Some(FastRoute::Answer), Some(a), _) => a.handle(&rt.link, m.clone()).await,
         (Some(FastRoute::Command), _, Some(cmd)) => {
             let lang = super::lang::of_chat(&conv, &rt, &m).await;
-            let answer = run_command(&conv, &rt, &m, cmd).await.text(lang);
+            let answer = match cmd {
+                Command::Agent(name) => {
+                    let said = super::choice::command(&conv, &rt, &m, name.as_deref()).await;
+                    said.text(lang)
+                }
+                Command::Stop => stop(&conv, &rt, &m, lang).await.into(),
+                Command::Status => {
+                    let status = run_command(&conv, &rt, &m, cmd).await.text(lang);
+                    // With agents to choose from, the one this chat talks to.
+                    match conv.backends.names().len() > 1 {
+                        true => {
+                            let name = super::choice::now_answering(&conv, &rt, &m).await;
+                            let agent = crate::words::AgentWords::Now { name }.text(lang);
+                            format!("{status}\n{agent}").into()
+                        }
+                        false => status,
+                    }
+                }
+                cmd => run_command(&conv, &rt, &m, cmd).await.text(lang),
+            };
             if let Err(e) = conv.reply_text(&rt, &m, "cmd", &answer).await {
                 tracing::error!(account = %m.account, error = %e, "cannot queue a command's answer");
                 return;
@@ -157,20 +186,69 @@ async fn to_the_agent(conv: &Arc<Conversation>, rt: &Arc<AccountRuntime>, m: &In
 }
 
 /// What `/stop` cancels in `m`'s chat: its running turn, or the wait of a message kept for a
-/// retry (see `turns::run`).
+/// retry (see `turns::run`), with the messages that turn answers.
+fn running_turn(
+    rt: &AccountRuntime,
+    m: &Inbound,
+) -> (
+    Option<tokio_util::sync::CancellationToken>,
+    Vec<crate::ids::PlatformMsgId>,
+) {
+    let chat = rt.chats.lock().ok().and_then(|c| c.get(&m.chat).cloned());
+    chat.map(|c| c.running()).unwrap_or_default()
+}
+
+/// What `/stop` cancels in `m`'s chat: its running turn, or a wait (see [`running_turn`]).
 fn running(rt: &AccountRuntime, m: &Inbound) -> Option<tokio_util::sync::CancellationToken> {
-    rt.chats
-        .lock()
-        .ok()
-        .and_then(|c| c.get(&m.chat).cloned())
-        .and_then(|c| c.current_turn.lock().ok().and_then(|t| t.clone()))
+    running_turn(rt, m).0
+}
+
+/// `/stop`: the messages waiting behind the running turn (sent before the `/stop`) are dropped
+/// first, so the turn worker cannot start on them, then the running turn is cancelled at once.
+/// The owner said stop: a burst that waited is not answered either.
+async fn stop(
+    conv: &Arc<Conversation>,
+    rt: &AccountRuntime,
+    m: &Inbound,
+    lang: crate::words::Lang,
+) -> String {
+    let (token, ids) = running_turn(rt, m);
+    let (a, c, id) = (m.account.clone(), m.chat.clone(), m.msg_id.clone());
+    let dropped = conv
+        .store
+        .call(move |t| journal::drop_waiting(t, &a, &c, &id, &ids))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!(account = %m.account, error = %e, "cannot drop the messages waiting behind /stop");
+            0
+        });
+    for _ in 0..dropped {
+        conv.stats.dropped(&m.account, "stopped_by_owner");
+    }
+    let said = match &token {
+        Some(t) => {
+            t.cancel();
+            Msg::Stopped
+        }
+        None if dropped > 0 => Msg::Stopped,
+        None => Msg::NothingRunning,
+    };
+    let text = said.text(lang).into_owned();
+    match dropped {
+        0 => text,
+        n => format!(
+            "{text} {}",
+            crate::words::AgentWords::DroppedWaiting { count: n }.text(lang)
+        ),
+    }
 }
 
 async fn run_command(conv: &Conversation, rt: &AccountRuntime, m: &Inbound, cmd: Command) -> Msg {
     match cmd {
-        Command::Help => Msg::Help,
+        Command::Help | Command::Agent(_) => Msg::Help,
         Command::Voice(arg) => super::voice_mode::run(conv, rt, m, arg).await,
-        // The running turn, or a message kept for a retry while the agent is down: released.
+        // The running turn, or a message kept for a retry while the agent is down: released
+        // (the fast lane calls `stop`, which drops what waits behind it first).
         Command::Stop => match running(rt, m) {
             Some(t) => {
                 t.cancel();
@@ -188,7 +266,9 @@ async fn run_command(conv: &Conversation, rt: &AccountRuntime, m: &Inbound, cmd:
                 account: m.account.clone(),
                 chat: m.chat.clone(),
             };
-            match conv.backends.current().agent.reset(&session).await {
+            let chosen = super::choice::chosen(conv, m).await;
+            let (_, backend) = super::choice::answering(conv, rt, m, chosen.as_deref());
+            match backend.agent.reset(&session).await {
                 Ok(()) => Msg::FreshConversation,
                 Err(e) => Msg::FreshFailed {
                     error: e.to_string(),
@@ -224,5 +304,12 @@ mod tests {
         assert_eq!(parse("/new please"), None);
         assert_eq!(parse("what is /new"), None);
         assert_eq!(parse("/reboot"), None);
+        assert_eq!(parse("/agent"), Some(Command::Agent(None)));
+        assert_eq!(
+            parse(" /Agent claude "),
+            Some(Command::Agent(Some("claude".into())))
+        );
+        assert_eq!(parse("/agent two words"), None);
+        assert_eq!(parse("/agents claude"), None);
     }
 }

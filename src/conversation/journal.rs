@@ -154,6 +154,10 @@ pub struct Pending {
     pub tools: bool,
     /// For a fast-lane message: the handler decided when it was journaled.
     pub route: Option<FastRoute>,
+    /// When the bridge journaled it, in Unix seconds (how long the platform held it back).
+    pub journaled_unix: u64,
+    /// Its place in the journal: later messages have larger ones.
+    pub rowid: i64,
 }
 
 fn row_to_pending(account: &AccountKey, r: &rusqlite::Row<'_>) -> rusqlite::Result<Pending> {
@@ -174,25 +178,64 @@ fn row_to_pending(account: &AccountKey, r: &rusqlite::Row<'_>) -> rusqlite::Resu
         },
         tools: r.get(6)?,
         route: FastRoute::parse(r.get::<_, Option<String>>(7)?.as_deref()),
+        journaled_unix: r.get::<_, i64>(9)?.max(0) as u64,
+        rowid: r.get(10)?,
     })
 }
 
-/// The oldest message of `chat` in `state`.
-pub fn next_in_chat(
+/// The oldest `limit` messages of `chat` waiting for a turn, in the order they came.
+pub fn new_in_chat(
     t: &Transaction<'_>,
     account: &AccountKey,
     chat: &ChatId,
-    state: JournalState,
-) -> rusqlite::Result<Option<Pending>> {
-    t.prepare_cached(
-        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route, media FROM inbound_journal
-         WHERE account = ?1 AND chat = ?2 AND state = ?3 ORDER BY rowid LIMIT 1",
-    )?
-    .query_row(
-        params![account.to_string(), chat.as_str(), state.as_str()],
+    limit: usize,
+) -> rusqlite::Result<Vec<Pending>> {
+    let mut st = t.prepare_cached(
+        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route, media, journaled_unix, rowid FROM inbound_journal
+         WHERE account = ?1 AND chat = ?2 AND state = 'new' ORDER BY rowid LIMIT ?3",
+    )?;
+    let rows = st.query_map(
+        params![account.to_string(), chat.as_str(), limit as i64],
         |r| row_to_pending(account, r),
-    )
-    .optional()
+    )?;
+    rows.collect()
+}
+
+/// The newest place in the journal (0 when empty): messages journaled after this read have
+/// larger ones.
+pub fn horizon(t: &Transaction<'_>) -> rusqlite::Result<i64> {
+    t.prepare_cached("SELECT COALESCE(MAX(rowid), 0) FROM inbound_journal")?
+        .query_row([], |r| r.get(0))
+}
+
+/// `/stop` (message `stop`) drops what waits in its chat for a turn, journaled before it,
+/// except the running turn's messages (`running`: that turn ends them itself); returns how many.
+pub fn drop_waiting(
+    t: &Transaction<'_>,
+    account: &AccountKey,
+    chat: &ChatId,
+    stop: &PlatformMsgId,
+    running: &[PlatformMsgId],
+) -> rusqlite::Result<usize> {
+    let mut st = t.prepare_cached(
+        "SELECT msg_id FROM inbound_journal WHERE account = ?1 AND chat = ?2 AND state = 'new'
+         AND rowid < (SELECT rowid FROM inbound_journal WHERE account = ?1 AND msg_id = ?3)",
+    )?;
+    let waiting = st
+        .query_map(
+            params![account.to_string(), chat.as_str(), stop.as_str()],
+            |r| r.get::<_, String>(0),
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut dropped = 0;
+    for id in waiting.into_iter().map(PlatformMsgId) {
+        if running.contains(&id) {
+            continue;
+        }
+        finish(t, account, &id)?;
+        dropped += 1;
+    }
+    Ok(dropped)
 }
 
 /// Claims a fast-lane message for the attachment `run` (a per-attach tag); false when another has it.
@@ -221,7 +264,7 @@ pub fn fast_to_resume(
     run: &str,
 ) -> rusqlite::Result<Vec<Pending>> {
     let mut st = t.prepare_cached(
-        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route, media FROM inbound_journal
+        "SELECT msg_id, chat, sender, text, at_unix_ms, reply, tools, fast_route, media, journaled_unix, rowid FROM inbound_journal
          WHERE account = ?1 AND (state = 'fast' OR (state LIKE 'run:%' AND state != ?2)) ORDER BY rowid",
     )?;
     let rows = st.query_map(params![account.to_string(), format!("run:{run}")], |r| {

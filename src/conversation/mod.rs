@@ -10,8 +10,10 @@
 
 mod backend;
 pub mod body;
+mod burst;
 mod cap;
 mod chat;
+mod choice;
 mod chunk;
 mod commands;
 mod depth;
@@ -113,6 +115,8 @@ struct AccountRuntime {
     conversation: Weak<Conversation>,
     /// Tags fast-lane claims of this attachment, so a restart can tell its own from a crashed one's.
     run: String,
+    /// When it attached, in Unix milliseconds: what was journaled before waited through a stop.
+    attached_ms: u64,
     cancel: CancellationToken,
     chats: Mutex<HashMap<ChatId, Arc<ChatRuntime>>>,
 }
@@ -180,21 +184,6 @@ impl Conversation {
     pub async fn close(&self, grace: std::time::Duration) {
         self.senders.settle(grace).await;
         self.backends.close().await;
-    }
-
-    /// The `agent` object of the status: backend, model, ok / not configured / failing, the fix,
-    /// and the agent processes when the backend runs any.
-    pub fn agent_health(&self) -> crate::protocol::AgentHealth {
-        let backend = self.backends.current();
-        let mut health = backend.monitor.health();
-        health.processes = backend.agent.processes();
-        health
-    }
-
-    /// Answers with `agent` from the next turn on; turns in flight finish on the agent they
-    /// started with (made by the daemon's reload when `[agent]` changed).
-    pub fn replace_agent(&self, agent: Arc<dyn Agent>) {
-        self.backends.replace(agent);
     }
 
     /// Counters of what happened (received, dropped by reason, answered, sent, failures).
@@ -278,6 +267,7 @@ impl Conversation {
             link,
             conversation: Arc::downgrade(self),
             run: format!("{:016x}", rand::random::<u64>()),
+            attached_ms: crate::clock::wall_ms(),
             cancel: cancel.clone(),
             chats: Mutex::new(HashMap::new()),
         });

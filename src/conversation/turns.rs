@@ -4,13 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::body::Body;
-use super::journal::{self, JournalState, Pending};
+use super::burst::{Ask, Next, answer_key};
+use super::journal;
 use super::message::OutboundKind;
-use super::stream::Mark;
 use super::{AccountRuntime, ChatRuntime, Conversation};
 use crate::agent::{AgentError, AgentErrorKind, SessionKey, TurnRequest};
-use crate::config::AccountKey;
-use crate::ids::ChatId;
 use crate::supervisor::{BackoffPolicy, NoteSource, random_jitter};
 use crate::words::{Lang, Msg};
 
@@ -26,20 +24,25 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
     let mut endings: Option<(crate::ids::PlatformMsgId, u32)> = None;
     // The call that stores an answer also fetches the next message, saving a round trip per message.
     let mut prefetched: Option<Next> = None;
+    // The last turn's horizon: what was journaled after it arrived while it ran (a burst).
+    let mut horizon: Option<i64> = None;
     let gate = &chat.turn_gate;
     let _closing = gate.closing();
     loop {
         gate.seen();
+        let fresh = prefetched.is_none();
         let next = match prefetched.take() {
             Some(p) => Ok(Some(p)),
             None => {
-                let ask = Ask::of(&rt, &chat);
+                let ask = Ask::of(&rt, &chat, &conv.backends.choice(&rt.link.account), horizon);
                 conv.store.call_short(move |t| ask.next(t)).await
             }
         };
-        let pending = match next {
+        let mut pending = match next {
             Ok(Some(p)) => p,
             Ok(None) => {
+                // The chat is idle: what comes next starts a turn of its own.
+                horizon = None;
                 if gate.kicked() {
                     continue;
                 }
@@ -57,9 +60,28 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 }
             }
         };
+        let merge_ms = conv.backends.choice(&rt.link.account).merge_ms;
+        if fresh && merge_ms > 0 && !pending.away {
+            // A first message after a quiet spell: wait `merge_ms` for the rest of its burst.
+            if !wait_for_more(&rt, &chat, &pending, merge_ms).await {
+                return;
+            }
+            let first = Some(pending.pending.rowid);
+            let ask = Ask::of(&rt, &chat, &conv.backends.choice(&rt.link.account), first);
+            match conv.store.call_short(move |t| ask.next(t)).await {
+                Ok(Some(p)) => pending = p,
+                // `/stop` dropped what waited.
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::error!(account = %rt.link.account, error = %e, "cannot read the journal");
+                    continue;
+                }
+            }
+        }
+        horizon = Some(pending.horizon);
         match turn(&conv, &rt, &chat, &pending).await {
             TurnEnd::Done(next) => {
-                prefetched = next;
+                prefetched = next.map(|n| *n);
                 if outage.take().is_some() {
                     rt.link.health.note(NoteSource::Agent, None);
                 }
@@ -131,13 +153,13 @@ impl Kept<'_> {
         // `/stop` and `/new` find this wait as the chat's running turn and release it.
         let cancel = &rt.cancel;
         let release = cancel.child_token();
-        set_current(chat, Some(release.clone()));
+        chat.set_running(Some(release.clone()), next.ids());
         chat.turn_gate.wait_out();
         let released = tokio::select! {
             _ = tokio::time::sleep(delay) => false,
             _ = release.cancelled() => true,
         };
-        set_current(chat, None);
+        chat.set_running(None, Vec::new());
         if cancel.is_cancelled() {
             return false;
         }
@@ -153,11 +175,39 @@ impl Kept<'_> {
     }
 }
 
-/// Sets (or clears) what `/stop` and `/new` cancel in this chat.
-fn set_current(chat: &ChatRuntime, token: Option<tokio_util::sync::CancellationToken>) {
-    if let Ok(mut cur) = chat.current_turn.lock() {
-        *cur = token;
+/// Waits `merge_ms` for more of the chat's messages; `/stop` cuts the wait short (and drops
+/// what waits, this message too: nothing of it has started). False when the account detaches.
+async fn wait_for_more(
+    rt: &AccountRuntime,
+    chat: &ChatRuntime,
+    next: &Next,
+    merge_ms: u64,
+) -> bool {
+    let stop = rt.cancel.child_token();
+    chat.set_running(Some(stop.clone()), Vec::new());
+    tracing::debug!(account = %next.pending.inbound.account, merge_ms, "waiting for the rest of a burst");
+    tokio::select! {
+        _ = tokio::time::sleep(Duration::from_millis(merge_ms)) => {}
+        _ = stop.cancelled() => {}
     }
+    chat.set_running(None, Vec::new());
+    !rt.cancel.is_cancelled()
+}
+
+/// A message older than `[chats] away_minutes`: answered with the note that it was sent while
+/// the bridge was away, never by the agent as if it were new (it may ask for what no longer
+/// makes sense to do), and marked done.
+async fn away(conv: &Arc<Conversation>, rt: &Arc<AccountRuntime>, next: &Next) -> TurnEnd {
+    let m = &next.pending.inbound;
+    let minutes = conv.backends.choice(&m.account).away_after_ms / 60_000;
+    tracing::info!(account = %m.account, minutes, "a message waited past the away bound; answered with the note");
+    let text = crate::words::AgentWords::Away { minutes }.text(next.lang);
+    if let Err(e) = conv.reply_text(rt, m, "away", &text).await {
+        tracing::error!(account = %m.account, error = %e, "cannot queue the away note");
+        return TurnEnd::Done(None);
+    }
+    finish(conv, next).await;
+    TurnEnd::Done(None)
 }
 
 /// The message ended the agent `times` times: it is answered with a note saying so (the reason
@@ -181,7 +231,7 @@ async fn give_up(
     if let Err(e) = conv.reply_text(rt, m, "dropped", &text).await {
         tracing::error!(account = %m.account, error = %e, "cannot queue the note of a dropped message");
     }
-    finish(conv, m).await;
+    finish(conv, next).await;
 }
 
 /// `/stop` or `/new` released a message kept for a retry: it is counted and marked done (the
@@ -190,78 +240,25 @@ async fn release_kept(conv: &Arc<Conversation>, rt: &Arc<AccountRuntime>, next: 
     let m = &next.pending.inbound;
     tracing::info!(account = %rt.link.account, "the owner released a message kept for a retry");
     conv.stats.dropped(&m.account, "stopped_by_owner");
-    finish(conv, m).await;
+    finish(conv, next).await;
 }
 
-/// Marks `m` done without an answer of its own.
-async fn finish(conv: &Arc<Conversation>, m: &super::Inbound) {
-    let (a, id) = (m.account.clone(), m.msg_id.clone());
-    if let Err(e) = conv.store.call(move |t| journal::finish(t, &a, &id)).await {
-        tracing::error!(account = %m.account, error = %e, "cannot mark a message done");
+/// Marks every message of `next` done without an answer of its own.
+pub(super) async fn finish(conv: &Arc<Conversation>, next: &Next) {
+    let (a, ids) = (next.pending.inbound.account.clone(), next.ids());
+    let done = conv
+        .store
+        .call(move |t| ids.iter().try_for_each(|id| journal::finish(t, &a, id)))
+        .await;
+    if let Err(e) = done {
+        tracing::error!(account = %next.pending.inbound.account, error = %e, "cannot mark a message done");
     }
-}
-
-/// A chat's next message with what its turn first needs from the store, read in one call.
-pub(super) struct Next {
-    pending: Pending,
-    /// The language to write to the chat in.
-    lang: Lang,
-    /// What an earlier run of this turn already queued (streamed chunks).
-    committed: (usize, Option<Mark>),
-}
-
-/// What [`Ask::next`] needs to know about the chat, taken before the store call.
-struct Ask {
-    account: AccountKey,
-    chat: ChatId,
-    /// The account's fixed language, if it has one.
-    fixed: Option<Lang>,
-    /// Whether answers stream as chunks (only then can an earlier run have queued some).
-    chunks: bool,
-}
-
-impl Ask {
-    fn of(rt: &AccountRuntime, chat: &ChatRuntime) -> Ask {
-        Ask {
-            account: rt.link.account.clone(),
-            chat: chat.chat.clone(),
-            fixed: rt.link.language.fixed(),
-            chunks: rt.link.sender.stream_mode() == super::StreamMode::Chunks,
-        }
-    }
-
-    /// The chat's next new message, its language and what an earlier run queued, in the call.
-    fn next(&self, t: &rusqlite::Transaction<'_>) -> rusqlite::Result<Option<Next>> {
-        let Some(pending) = journal::next_in_chat(t, &self.account, &self.chat, JournalState::New)?
-        else {
-            return Ok(None);
-        };
-        let m = &pending.inbound;
-        let lang = self.fixed.unwrap_or_else(|| {
-            super::lang::chosen_in(t, &m.account, &m.chat, crate::words::detect(&m.text))
-        });
-        let committed = if self.chunks {
-            super::stream::committed_in(t, &answer_key(m))
-        } else {
-            super::stream::committed_nothing()
-        };
-        Ok(Some(Next {
-            pending,
-            lang,
-            committed,
-        }))
-    }
-}
-
-/// The outbox key of `m`'s answer (its pieces are `<key>/<n>`).
-fn answer_key(m: &super::Inbound) -> String {
-    String::from(crate::ids::OutboxKey::answer(&m.account, &m.msg_id))
 }
 
 /// How one turn ended.
 enum TurnEnd {
     /// Answered (or failed for good and told so): the message is done; carries the chat's next one.
-    Done(Option<Next>),
+    Done(Option<Box<Next>>),
     /// The account is detaching: the message stays journaled for the next start.
     Shutdown,
     /// The agent could not be reached, or stopped while answering (`Ended`): keep the message
@@ -277,12 +274,13 @@ async fn turn(
 ) -> TurnEnd {
     let (p, lang) = (&next.pending, next.lang);
     let m = &p.inbound;
-    let turn_cancel = rt.cancel.child_token();
-    if let Ok(mut cur) = chat.current_turn.lock() {
-        *cur = Some(turn_cancel.clone());
+    if next.away {
+        return away(conv, rt, next).await;
     }
+    let turn_cancel = rt.cancel.child_token();
+    chat.set_running(Some(turn_cancel.clone()), next.ids());
     // The agent of this moment answers the whole turn, even if a reload swaps it meanwhile.
-    let backend = conv.backends.current();
+    let (_, backend) = super::choice::answering(conv, rt, m, next.chosen.as_deref());
     let max = backend.monitor.info().max_message_bytes;
     let cut = super::cap::cut(&m.text, max);
     if cut.is_some() {
@@ -315,9 +313,7 @@ async fn turn(
     let turn = backend.agent.turn(req, turn_cancel.clone());
     let ((result, streamed), typing) = super::typing::beside(rt, m, live.run(streamed, turn)).await;
     crate::telemetry::turn(&m.account.to_string(), started.elapsed());
-    if let Ok(mut cur) = chat.current_turn.lock() {
-        *cur = None;
-    }
+    chat.set_running(None, Vec::new());
     if rt.cancel.is_cancelled() {
         // The message is asked again at the next start; what the agent keeps of it goes then.
         if let Ok(out) = &result {
@@ -337,7 +333,7 @@ async fn turn(
     let cut_from = cut.map(|_| (m.text.len(), max));
     let answer = compose(rt, key, lang, cut_from, &media, said, streamed);
     let spoken = answer.spoken.clone();
-    let end = store_answer(conv, rt, chat, m, answer, typing.pending()).await;
+    let end = store_answer(conv, rt, chat, next, answer, typing.pending()).await;
     // Cleared beside the send; the worker takes its next message after.
     typing.clear().await;
     // The text is queued (and going out): now its voice, when the chat wants one.
@@ -487,16 +483,22 @@ async fn store_answer(
     conv: &Arc<Conversation>,
     rt: &Arc<AccountRuntime>,
     chat: &Arc<ChatRuntime>,
-    m: &super::message::Inbound,
+    next: &Next,
     answer: Answer,
     typing_pending: bool,
 ) -> TurnEnd {
-    let (a, id, reply, chat_id, ask) = (
+    let m = &next.pending.inbound;
+    let (a, ids, reply, chat_id, ask) = (
         m.account.clone(),
-        m.msg_id.clone(),
+        next.ids(),
         m.reply.clone(),
         m.chat.clone(),
-        Ask::of(rt, chat),
+        Ask::of(
+            rt,
+            chat,
+            &conv.backends.choice(&m.account),
+            Some(next.horizon),
+        ),
     );
     // Stored first: the typing sign is cleared after, beside the send.
     let store = conv.store.call_short(move |t| {
@@ -526,7 +528,10 @@ async fn store_answer(
             crate::agent::keep_made_in(t, keep)?;
         }
         journal::enqueue(t, &a, &items)?;
-        journal::finish(t, &a, &id)?;
+        // Every message of a burst is answered by this one answer, in this one commit.
+        for id in &ids {
+            journal::finish(t, &a, id)?;
+        }
         // Read here, the sender need not read it again (`ChatRuntime::hand_send`).
         let first = match queued {
             true => journal::next_outbound(t, &a, &chat_id)?,
@@ -544,7 +549,7 @@ async fn store_answer(
                 // (`benches/round_trip.rs` shows the answer's way to the platform).
                 tokio::task::yield_now().await;
             }
-            TurnEnd::Done(next)
+            TurnEnd::Done(next.map(Box::new))
         }
         Err(e) => {
             tracing::error!(account = %m.account, error = %e, "cannot store an answer; it will be produced again");

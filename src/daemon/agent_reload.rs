@@ -34,8 +34,31 @@ impl Core {
             return;
         };
         let mut agent = config.agent.clone();
+        agent.stored_api_key = self.stored_agent_key().await;
+        conversation.replace_agent(crate::agent::build(&agent, self.store.clone()));
+        tracing::info!(backend = ?agent.backend, "the agent was rebuilt from [agent]; new turns use it");
+    }
+
+    /// Rebuilds the named agents whose `[agents.NAME]` table changed from `old` to `new` (the
+    /// others keep running) and puts them and the accounts' choices in place.
+    pub(super) async fn rebuild_named_agents(&self, old: &Config, new: &Config) {
+        let Some(conversation) = &self.conversation else {
+            return;
+        };
+        let running = |name: &str| conversation.named_agent(name);
+        let named = crate::agent::registry::rebuild_named(old, new, running, &self.store);
+        conversation.set_agents(named, new.choices.clone());
+        tracing::info!(
+            agents = new.agents.len(),
+            "the named agents were reloaded; new turns use them"
+        );
+    }
+
+    /// The key `login agent` stored, if it can be read (an unreadable one is the same as none:
+    /// the agent then says what is missing).
+    async fn stored_agent_key(&self) -> Option<crate::secret::Secret> {
         let creds = self.credentials.clone();
-        agent.stored_api_key = match tokio::task::spawn_blocking(move || creds.agent_key()).await {
+        match tokio::task::spawn_blocking(move || creds.agent_key()).await {
             Ok(Ok(key)) => key,
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "the stored agent key cannot be read");
@@ -45,8 +68,6 @@ impl Core {
                 tracing::warn!(error = %e, "reading the stored agent key failed");
                 None
             }
-        };
-        conversation.replace_agent(crate::agent::build(&agent, self.store.clone()));
-        tracing::info!(backend = ?agent.backend, "the agent was rebuilt from [agent]; new turns use it");
+        }
     }
 }

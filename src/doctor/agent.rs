@@ -13,6 +13,23 @@ use crate::secrets::Secret;
 /// The agent's checks; `stored` is the key `login agent` keeps. With a daemon answering, its own
 /// view of the agent decides whether a key is missing (a unit's `LoadCredential=` is its alone).
 pub(super) async fn checks(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Check> {
+    let mut out = one(config, stored.clone(), daemon).await;
+    // Each named agent is checked as `[agent]` is, its lines and fixes naming its own table.
+    for (name, cfg) in &config.agents {
+        let mut alone = config.clone();
+        alone.agent = cfg.clone();
+        let table = format!("[agents.{name}]");
+        for mut c in one(&alone, stored.clone(), daemon).await {
+            c.what = c.what.replacen("agent:", &format!("agent {name}:"), 1);
+            c.fix = c.fix.map(|f| f.replace("[agent]", &table));
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The checks of the agent `config.agent` describes.
+async fn one(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Check> {
     match config.agent.backend {
         AgentBackend::Openai => openai(config, stored, daemon).await,
         AgentBackend::Scv | AgentBackend::Acp => vec![scv(config).await],
@@ -158,5 +175,35 @@ async fn scv(config: &Config) -> Check {
             format!("agent: `{cmd}` is not on PATH"),
             "install the SCV agent or set [agent] command",
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn each_named_agent_is_checked_under_its_own_name_and_table() {
+        let text = "[agent]\nbackend = \"scv\"\ncommand = \"/nonexistent/scv-a\"\n\
+                    [agents.second]\nbackend = \"scv\"\ncommand = \"/nonexistent/scv-b\"\n";
+        let config = Config::parse(Path::new("/c.toml"), text).expect("parses");
+        let checks = checks(&config, None, false).await;
+        let lines: Vec<(&str, Option<&str>)> = checks
+            .iter()
+            .map(|c| (c.what.as_str(), c.fix.as_deref()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (
+                    "agent: `/nonexistent/scv-a` is not on PATH",
+                    Some("install the SCV agent or set [agent] command")
+                ),
+                (
+                    "agent second: `/nonexistent/scv-b` is not on PATH",
+                    Some("install the SCV agent or set [agents.second] command")
+                ),
+            ]
+        );
     }
 }

@@ -20,11 +20,26 @@ pub enum Channel {
     Qq,
     /// A mailbox over IMAP and SMTP.
     Mail,
+    /// A toy platform for tests (`adapters::echo`), never in a release build.
+    #[cfg(feature = "testing")]
+    Echo,
 }
 
 impl Channel {
     /// Every channel, in configuration order.
-    pub const ALL: [Channel; 7] = [
+    #[cfg(not(feature = "testing"))]
+    pub const ALL: [Channel; 7] = Self::REAL;
+
+    /// Every channel, in configuration order; the toy one last.
+    #[cfg(feature = "testing")]
+    pub const ALL: [Channel; 8] = {
+        let r = Self::REAL;
+        [r[0], r[1], r[2], r[3], r[4], r[5], r[6], Channel::Echo]
+    };
+
+    /// The real platforms, in configuration order: what a release build has, and what the
+    /// tests that pin the platforms' names, ids and figures pin (a toy platform is not pinned).
+    pub const REAL: [Channel; 7] = [
         Channel::Wechat,
         Channel::Feishu,
         Channel::Telegram,
@@ -44,6 +59,8 @@ impl Channel {
             Channel::Wecom => "wecom",
             Channel::Dingtalk => "dingtalk",
             Channel::Qq => "qq",
+            #[cfg(feature = "testing")]
+            Channel::Echo => "echo",
         }
     }
 

@@ -59,8 +59,8 @@ pub enum ServerEvent {
     DaemonStatus {
         /// The request this answers.
         request_id: String,
-        /// The daemon's status.
-        status: DaemonStatus,
+        /// The daemon's status (boxed: it is by far the largest event).
+        status: Box<DaemonStatus>,
     },
     /// Something went wrong.
     #[serde(rename = "error")]

@@ -37,6 +37,10 @@ pub struct DaemonStatus {
     /// Boxed so every event that carries a status stays small.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<Box<AgentHealth>>,
+    /// Extension: each named agent's health (`[agents.NAME]`), by name; `agent` is the one
+    /// named `default`. Omitted when there are none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub agents: std::collections::BTreeMap<String, AgentHealth>,
     /// Extension: what a `reload`, `channel_set`, `channel_reset` or `channel_logout` did to the
     /// accounts; omitted in every other answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,6 +100,7 @@ impl DaemonStatus {
             confirm: None,
             project: None,
             agent: None,
+            agents: std::collections::BTreeMap::new(),
             reload: None,
             console: None,
             speech: None,

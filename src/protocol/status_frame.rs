@@ -13,7 +13,7 @@ pub fn status_line(request_id: &str, status: &DaemonStatus, components: &[Arc<St
     head.components.clear();
     let event = ServerEvent::DaemonStatus {
         request_id: request_id.to_string(),
-        status: head,
+        status: Box::new(head),
     };
     let empty = serde_json::to_string(&event).unwrap_or_default();
     // Field names are fixed and string values are escaped, so this marker occurs exactly once.
@@ -59,7 +59,7 @@ mod tests {
             serde_json::from_str(&status_line("r1", &status, &json)).expect("valid JSON");
         let plain = serde_json::to_value(ServerEvent::DaemonStatus {
             request_id: "r1".into(),
-            status,
+            status: Box::new(status),
         })
         .expect("ser");
         assert_eq!(spliced, plain);

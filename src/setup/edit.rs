@@ -4,7 +4,7 @@
 
 use toml_edit::{DocumentMut, Item, Table, Value};
 
-use super::plan::Plan;
+use super::plan::{AgentPlan, Plan};
 
 /// The head of a file `init` writes from nothing.
 const NEW_FILE_HEAD: &str = "\
@@ -97,7 +97,17 @@ pub fn apply(existing: Option<&str>, plan: &Plan) -> Result<String, String> {
 }
 
 fn apply_agent(root: &mut Table, plan: &Plan) {
-    let a = &plan.agent;
+    agent_table(root, "agent", &plan.agent);
+    for (name, a) in &plan.named {
+        let agents = table(root, "agents");
+        // `[agents.NAME]` headers, not one `[agents]` table holding inline ones.
+        agents.set_implicit(true);
+        agent_table(agents, name, a);
+    }
+}
+
+/// Writes what `a` sets into `root[name]`, made when missing and `a` sets anything.
+fn agent_table(root: &mut Table, name: &str, a: &AgentPlan) {
     let any = a.backend.is_some()
         || a.base_url.is_some()
         || a.model.is_some()
@@ -108,7 +118,7 @@ fn apply_agent(root: &mut Table, plan: &Plan) {
     if !any {
         return;
     }
-    let t = table(root, "agent");
+    let t = table(root, name);
     if let Some(b) = a.backend {
         set_str(t, "backend", b.as_str());
     }
@@ -219,6 +229,38 @@ mod tests {
             .expect("the written file parses");
         assert_eq!(cfg.agent.model.as_deref(), Some("qwen2.5:7b"));
         assert_eq!(cfg.accounts.len(), 1);
+    }
+
+    #[test]
+    fn a_named_agent_is_its_own_table_beside_the_first() {
+        let claude = AgentPlan {
+            backend: Some(AgentChoice::Acp),
+            command: Some("claude-agent-acp".into()),
+            api_key_env: Some("ANTHROPIC_API_KEY".into()),
+            ..AgentPlan::default()
+        };
+        let plan = Plan {
+            agent: AgentPlan {
+                backend: Some(AgentChoice::Acp),
+                command: Some("codex-acp".into()),
+                ..AgentPlan::default()
+            },
+            named: vec![("claude".into(), claude)],
+            ..Plan::default()
+        };
+        let text = apply(None, &plan).expect("applies");
+        assert!(!text.contains("[agents]\n"), "{text}");
+        assert!(
+            text.contains("[agents.claude]\nbackend = \"acp\"\ncommand = \"claude-agent-acp\"\n"),
+            "{text}"
+        );
+        let cfg = crate::config::Config::parse(std::path::Path::new("/x.toml"), &text)
+            .expect("the written file parses");
+        assert_eq!(cfg.agent.command.as_deref(), Some("codex-acp"));
+        let named = &cfg.agents["claude"];
+        assert_eq!(named.api_key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
+        // A second run adding it again changes nothing.
+        assert_eq!(apply(Some(&text), &plan).expect("applies"), text);
     }
 
     #[test]

@@ -190,6 +190,9 @@ pub struct Plan {
     pub credentials: Option<CredentialsChoice>,
     /// The agent.
     pub agent: AgentPlan,
+    /// Named agents to add beside it (`[agents.NAME]`), each with the same keys; their keys
+    /// are never stored (the one stored key is the default agent's), only `api_key_env` named.
+    pub named: Vec<(String, AgentPlan)>,
     /// Chat accounts to have, in order (the first is the chat this run sets up).
     pub chats: Vec<ChatPlan>,
     /// Mail accounts to have.

@@ -1,6 +1,7 @@
 //! Every text the bridge writes to a person in a chat, in English and Simplified Chinese, and
 //! how a chat's language is chosen. The CLI, logs and health notes stay English (operator texts).
 
+mod agents;
 mod bridge;
 mod card;
 mod catalogue;
@@ -15,6 +16,7 @@ mod size;
 mod voice;
 mod wizard;
 
+pub use agents::AgentWords;
 pub use bridge::Bridge;
 pub use card::Card;
 pub use catalogue::{FileRefused, ItemSize, MediaSkip, Msg};

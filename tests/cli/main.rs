@@ -16,6 +16,7 @@ mod deploy_files;
 mod doctor;
 mod doctor_daemon;
 mod doctor_mail;
+mod echo_platform;
 mod guide_locale;
 mod init_first_answer;
 mod init_locale;

@@ -14,6 +14,8 @@ mod support_mail;
 #[path = "../wechat_support/mod.rs"]
 mod wechat_support;
 
+mod agents_chosen;
+mod bursts;
 mod channel_settings;
 mod control_limits;
 mod conversation;

@@ -111,11 +111,10 @@ impl Bed {
 
     /// Replies showing `m`'s answer (the fake model echoes).
     fn showing(&self, m: &Sent) -> usize {
-        let want = format!("echo: {}", m.text);
         self.fake
             .sent()
             .iter()
-            .filter(|s| text_of(s) == want)
+            .filter(|s| crate::bursts::echo_answers(&text_of(s), &m.text))
             .count()
     }
 

@@ -82,7 +82,9 @@ impl Bed {
         let model = FakeOpenAi::start().await.expect("fake model");
         model.respond_with(|r| {
             let q = r.messages.last().map(|m| m.content.clone())?;
-            Some(Reply::text(&paragraphs(q.trim()).join("\n\n")))
+            // A burst's prompt: each of its questions answered in turn.
+            let parts = crate::bursts::questions(&q).flat_map(paragraphs);
+            Some(Reply::text(&parts.collect::<Vec<_>>().join("\n\n")))
         });
         let p = ProcessBed::new(
             |_| {

@@ -73,7 +73,9 @@ impl Bed {
         let model = FakeOpenAi::start().await.expect("fake model");
         model.respond_with(|r| {
             let q = r.messages.last().map(|m| m.content.clone())?;
-            Some(Reply::text(&answer(&q)))
+            // A burst's prompt: each of its questions answered in turn.
+            let parts = crate::bursts::questions(&q).map(answer);
+            Some(Reply::text(&parts.collect::<Vec<_>>().join("\n\n")))
         });
         let p = ProcessBed::new(
             |_| {
@@ -172,7 +174,8 @@ impl Bed {
     fn tally(&self, q: &Question) -> (usize, usize) {
         let want = bare(&answer(&q.text));
         let shown = self.shown_in(q.chat);
-        let whole = shown.iter().filter(|t| **t == want).count();
+        // Alone, or within a burst's answer.
+        let whole = shown.iter().filter(|t| t.contains(want.as_str())).count();
         let pieces: Vec<&str> = shown
             .iter()
             .map(String::as_str)

@@ -8,6 +8,7 @@ mod process_support;
 #[path = "../../channels/mail/tests/support/mod.rs"]
 mod server;
 
+mod bursts;
 mod kill9;
 mod kill9_acp;
 mod kill9_dingtalk;

@@ -126,6 +126,11 @@ pub struct Harness {
     pub agent: Arc<EchoAgent>,
     /// An agent to run instead of the echo agent (a test's own, such as a streaming one).
     pub agent_override: Option<Arc<dyn Agent>>,
+    /// Build the agents from the configuration as the real daemon does (`[agent]` and every
+    /// `[agents.NAME]`, over the daemon's store), instead of the echo agent.
+    pub agents_from_config: bool,
+    /// Named agents to run instead of the ones `[agents.NAME]` describes (a test's own).
+    pub named_override: Vec<(String, Arc<dyn Agent>)>,
     pub conversation: Arc<Mutex<Option<Arc<Conversation>>>>,
     pub daemon: Option<RunningDaemon>,
     /// `None` runs the real factory (`PlatformFactory`) with WeChat's own timings.
@@ -153,6 +158,8 @@ impl Harness {
             config_path,
             agent: Arc::new(EchoAgent::default()),
             agent_override: None,
+            agents_from_config: false,
+            named_override: Vec::new(),
             conversation: Arc::new(Mutex::new(None)),
             daemon: None,
             tuning: Some(fast_tuning()),
@@ -190,10 +197,24 @@ impl Harness {
             Some(a) => a.clone(),
             None => self.agent.clone(),
         };
+        let overridden = self.agent_override.is_some();
         let slot = self.conversation.clone();
         let tuning = self.tuning.clone();
+        let (config, from_config) = (self.config(), self.agents_from_config);
+        let overrides = self.named_override.clone();
         let make = move |creds: &CredentialStore, store: &scv_bridge::store::Store| {
+            let agent = match from_config && !overridden {
+                true => scv_bridge::agent::build(&config.agent, store.clone()),
+                false => agent,
+            };
             let conversation = Conversation::new(store.clone(), agent);
+            // The named agents and the accounts' choices, as the composition root sets them.
+            let mut named = match from_config {
+                true => scv_bridge::agent::registry::build_named(&config.agents, store),
+                false => Default::default(),
+            };
+            named.extend(overrides);
+            conversation.set_agents(named, config.choices.clone());
             if let Ok(mut s) = slot.lock() {
                 *s = Some(conversation.clone());
             }

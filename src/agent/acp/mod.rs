@@ -64,6 +64,9 @@ pub struct AcpOptions {
     pub idle_timeout: Option<Duration>,
     /// The most bytes of an answer put into the chat (`[agent] max_answer_kib`).
     pub max_answer_bytes: usize,
+    /// Whose stored sessions these are (`[agents.NAME]`; `None` for `[agent]`), see
+    /// [`crate::agent::SessionKey::scoped`].
+    pub scope: Option<String>,
 }
 
 impl AcpOptions {
@@ -82,6 +85,7 @@ impl AcpOptions {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             idle_timeout: None,
             max_answer_bytes: crate::agent::DEFAULT_MAX_ANSWER_BYTES,
+            scope: None,
         }
     }
 
@@ -115,6 +119,7 @@ impl AcpOptions {
         let mut o = AcpOptions::new(Arc::new(launcher));
         o.max_message_bytes = max_message_bytes(cfg);
         o.max_answer_bytes = crate::agent::answer::max_answer_bytes(cfg);
+        o.scope = cfg.scope.clone();
         o.idle_timeout = cfg
             .timeout_seconds
             .filter(|s| *s > 0)
@@ -285,6 +290,7 @@ impl AcpAgent {
         req: TurnRequest,
         cancel: &CancellationToken,
     ) -> Result<TurnOutput, AgentError> {
+        let scope = self.opts.scope.as_deref();
         let chat = lock(&self.chats)
             .entry(req.session.clone())
             .or_default()
@@ -309,7 +315,7 @@ impl AcpAgent {
                 } else if let Some((id, _, n)) = cs.open.clone() {
                     Some(Stored { id, no_tools: n })
                 } else {
-                    session::stored(self.store.as_ref(), &req.session).await
+                    session::stored(self.store.as_ref(), &req.session.scoped(scope)).await
                 };
                 let cwd = req.cwd();
                 let opened = tokio::select! {
@@ -320,7 +326,12 @@ impl AcpAgent {
                     id: opened.id.clone(),
                     no_tools,
                 };
-                session::remember(self.store.as_ref(), &req.session, Some(&stored)).await;
+                session::remember(
+                    self.store.as_ref(),
+                    &req.session.scoped(scope),
+                    Some(&stored),
+                )
+                .await;
                 info!(session = %req.session.parent(), no_tools, "ACP session opened");
                 cs.open = Some((opened.id.clone(), proc.generation, no_tools));
                 cs.fresh = false;
@@ -397,7 +408,8 @@ impl Agent for AcpAgent {
                 }
             }
             cs.fresh = true;
-            session::remember(self.store.as_ref(), session, None).await;
+            let scope = self.opts.scope.as_deref();
+            session::remember(self.store.as_ref(), &session.scoped(scope), None).await;
             Ok(())
         })
     }

@@ -193,9 +193,13 @@ impl OpenAiAgent {
 
     async fn run_turn(&self, req: TurnRequest) -> Result<TurnOutput, AgentError> {
         let limits = self.opts.history;
-        let mut past = history::load(&self.store, &req.session, limits)
-            .await
-            .map_err(|e| AgentError::new(AgentErrorKind::Failed, e.to_string()))?;
+        let mut past = history::load(
+            &self.store,
+            &req.session.scoped(self.opts.scope.as_deref()),
+            limits,
+        )
+        .await
+        .map_err(|e| AgentError::new(AgentErrorKind::Failed, e.to_string()))?;
         let system = self.system_message(req.channel_label, req.language);
         let mut trimmed = false;
         // Only a turn with pictures needs to know (a store read fewer for every text turn).
@@ -238,7 +242,12 @@ impl OpenAiAgent {
                         assistant: text.clone(),
                     };
                     // Stored with the answer, in its transaction.
-                    let write = history::append(&req.session, exchange, keep, usage);
+                    let write = history::append(
+                        &req.session.scoped(self.opts.scope.as_deref()),
+                        exchange,
+                        keep,
+                        usage,
+                    );
                     return Ok(TurnOutput {
                         text,
                         usage: Some(usage),
@@ -506,7 +515,7 @@ impl Agent for OpenAiAgent {
 
     fn reset<'a>(&'a self, session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
         Box::pin(async move {
-            history::clear(&self.store, session)
+            history::clear(&self.store, &session.scoped(self.opts.scope.as_deref()))
                 .await
                 .map_err(|e| AgentError::new(AgentErrorKind::Failed, e.to_string()))
         })

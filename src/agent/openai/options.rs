@@ -50,6 +50,9 @@ pub struct OpenAiOptions {
     /// The largest image the model takes inline (`[agent] max_image_mb`); a larger photo is
     /// made smaller to fit.
     pub max_image_bytes: u64,
+    /// Whose history this agent keeps (`[agents.NAME]`; `None` for `[agent]`), see
+    /// [`crate::agent::SessionKey::scoped`].
+    pub scope: Option<String>,
 }
 
 impl OpenAiOptions {
@@ -72,6 +75,7 @@ impl OpenAiOptions {
             max_answer_bytes: crate::agent::DEFAULT_MAX_ANSWER_BYTES,
             vision: None,
             max_image_bytes: vision::DEFAULT_MAX_IMAGE_BYTES,
+            scope: None,
         }
     }
 
@@ -124,6 +128,7 @@ impl OpenAiOptions {
         o.max_message_bytes = max_message_bytes(cfg);
         o.max_answer_bytes = crate::agent::answer::max_answer_bytes(cfg);
         o.vision = cfg.vision;
+        o.scope = cfg.scope.clone();
         if let Some(mb) = cfg.max_image_mb {
             o.max_image_bytes = mb * 1024 * 1024;
         }

@@ -7,7 +7,7 @@ use dialoguer::{Confirm, Input, MultiSelect, Select};
 use crate::config::{AgentBackend, AgentConfig, Channel, Config};
 use crate::port::setup::Question;
 use crate::secrets::Secret;
-use crate::setup::{AgentChoice, ChatPlan, MailPlan, Plan, TlsChoice};
+use crate::setup::{AgentChoice, AgentPlan, ChatPlan, MailPlan, Plan, TlsChoice};
 use crate::words::{Lang, Wizard, wizard};
 
 /// The answers: the plan, and whether to log in and install the service.
@@ -35,6 +35,7 @@ pub fn fill(mut plan: Plan, current: Option<Config>, lang: Lang) -> Result<Answe
         current,
     };
     a.agent(&mut plan)?;
+    a.named_agent(&mut plan)?;
     let new_accounts = a.channels(&mut plan)?;
     a.shared(&mut plan, new_accounts)?;
     let login = new_accounts && a.confirm(a.w.login, true)?;
@@ -87,6 +88,42 @@ impl Asker {
             Some(AgentChoice::Acp) if plan.agent.command.is_none() => self.acp(plan),
             Some(AgentChoice::Scv | AgentChoice::Acp) | None => Ok(()),
         }
+    }
+
+    /// One more agent after the first, when the person wants one: its name and backend, then
+    /// the same questions as the first's, less the key to store (the one stored key is the
+    /// first agent's; this one reads its variable from the daemon's environment).
+    fn named_agent(&self, plan: &mut Plan) -> Result<(), String> {
+        if !plan.named.is_empty() || !self.confirm(self.w.another_agent, false)? {
+            return Ok(());
+        }
+        let name = loop {
+            let name = self.input(self.w.agent_name, "claude")?;
+            let free = !self
+                .current
+                .as_ref()
+                .is_some_and(|c| c.agents.contains_key(&name));
+            if crate::ids::valid_account_name(&name) && name != crate::config::DEFAULT_AGENT && free
+            {
+                break name;
+            }
+        };
+        let items = [self.w.openai, self.w.scv, self.w.acp];
+        let mut named = Plan::default();
+        named.agent.backend = match self.select(self.w.named_agent, &items, 2)? {
+            0 => Some(AgentChoice::Openai),
+            1 => Some(AgentChoice::Scv),
+            _ => Some(AgentChoice::Acp),
+        };
+        // No key is asked: the one stored key is the first agent's.
+        named.agent.key = Some(Secret::new(String::new()));
+        self.agent(&mut named)?;
+        let agent = AgentPlan {
+            key: None,
+            ..named.agent
+        };
+        plan.named.push((name, agent));
+        Ok(())
     }
 
     fn openai(&self, plan: &mut Plan, agent: &AgentConfig) -> Result<(), String> {

@@ -212,6 +212,7 @@ impl InitArgs {
                 api_key_env: self.api_key_env.clone(),
                 key: None,
             },
+            named: Vec::new(),
             chats: self.chats()?,
             mail: self
                 .mail
