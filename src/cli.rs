@@ -107,8 +107,53 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
     out.push_str(&agent_line(status.agent.as_deref(), now));
     out.push_str(&speech::speech_line(status.speech.as_deref(), now));
     out.push_str(&named_agent_lines(status, now));
+    out.push_str(&deliveries_line(status.deliveries.as_deref(), now));
     out.push_str(&fix_commands(&status.components));
     out
+}
+
+/// `status`'s line about the bridge's own messages to the owner; empty when there were none
+/// in the last 24 hours and none is open.
+pub fn deliveries_line(d: Option<&crate::protocol::DeliveryCounts>, now: u64) -> String {
+    let Some(d) = d else {
+        return String::new();
+    };
+    let settled = [
+        (d.sent, "sent"),
+        (d.unconfirmed, "sent unconfirmed"),
+        (d.moved, "moved"),
+        (d.failed, "failed"),
+    ];
+    let open = [(d.queued, "queued"), (d.waiting, "waiting")];
+    let part = |xs: &[(u64, &str)]| {
+        xs.iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, w)| format!("{n} {w}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (settled, open) = (part(&settled), part(&open));
+    if settled.is_empty() && open.is_empty() {
+        return String::new();
+    }
+    let mut line = String::from("to the owner:");
+    if !open.is_empty() {
+        line.push_str(&format!(" {open}"));
+    }
+    if !settled.is_empty() {
+        let sep = if open.is_empty() { "" } else { ";" };
+        line.push_str(&format!("{sep} {settled} in 24 h"));
+    }
+    if let Some(w) = &d.oldest_waiting {
+        line.push_str(&format!(
+            "\n  oldest waiting: {} for {}: {}",
+            w.route,
+            human_duration(now.saturating_sub(w.since_unix_seconds)),
+            w.why.words()
+        ));
+    }
+    line.push('\n');
+    line
 }
 
 /// Under everything, each fix as a command on a line of its own, ready to copy.

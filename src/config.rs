@@ -14,6 +14,7 @@ mod client_socket;
 mod command_line;
 mod key_range;
 mod locate;
+mod owner;
 mod platform_split;
 mod platform_table;
 mod ranges;
@@ -73,6 +74,7 @@ impl Default for ChannelSettings {
 }
 
 pub use key_range::{KeyRange, Scope, account_range};
+pub use owner::OwnerConfig;
 pub use platform_table::{PLATFORM_TABLES, PlatformTable, TableSchema, schema};
 pub use raw::MailSettings;
 pub use speech::{SpeechConfig, VoiceText};
@@ -112,6 +114,8 @@ pub struct Config {
     pub chats: ChatsConfig,
     /// Which agents each chat account talks to (mail accounts have none).
     pub choices: Choices,
+    /// `[owner]`: the chats that reach the owner, in order, and when a message moves on.
+    pub owner: OwnerConfig,
     /// Every configured account.
     pub accounts: BTreeMap<AccountKey, AccountSpec>,
 }

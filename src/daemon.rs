@@ -26,6 +26,7 @@ mod accounts;
 mod agent_reload;
 pub mod console_keys;
 mod console_link;
+mod owner;
 mod same_bot;
 mod speech_reload;
 
@@ -40,6 +41,8 @@ pub struct Core {
     supervisor: Supervisor,
     conversation: Option<Arc<Conversation>>,
     confirm: Option<Arc<ConfirmService>>,
+    /// `send` to the owner and its scheduler (with the pipeline).
+    owner: Option<Arc<crate::owner::OwnerService>>,
     /// The web console's links and sessions (the console serves them; `console_link` makes one).
     console_keys: ConsoleKeys,
     /// Where the console is served, set once it listens (`console_listen`).
@@ -75,6 +78,7 @@ impl Core {
         status.speech = self.speech_health();
         status.agents = self.named_agents_health();
         status.console = self.console_status(None);
+        status.deliveries = self.deliveries();
         status
     }
 
@@ -86,6 +90,13 @@ impl Core {
         conversation
             .map(|c| c.named_agents_health())
             .unwrap_or_default()
+    }
+
+    /// The `deliveries` object of the status: proactive messages by state, read from memory.
+    fn deliveries(&self) -> Option<Box<crate::protocol::DeliveryCounts>> {
+        self.conversation
+            .as_ref()
+            .map(|c| Box::new(c.outbox().deliveries()))
     }
 
     /// The `agent` object of the status, when the daemon runs a conversation pipeline.
@@ -179,6 +190,10 @@ impl Core {
         }
         if let Some(c) = &self.confirm {
             c.set_settings(ConfirmSettings::from_config(&config));
+            c.set_routes(config.owner.routes.clone());
+        }
+        if let Some(o) = &self.owner {
+            o.set_settings(crate::owner::OwnerSettings::from_config(&config));
         }
         if agent_changed {
             self.rebuild_agent(&config).await;
@@ -232,6 +247,7 @@ impl Handler for Core {
         head.speech = self.speech_health();
         head.agents = self.named_agents_health();
         head.console = self.console_status(None);
+        head.deliveries = self.deliveries();
         let components = self.supervisor.registry().snapshot_json();
         Some(crate::protocol::status_line(request_id, &head, &components))
     }
@@ -270,6 +286,9 @@ impl Handler for Core {
                 return self.confirm_command(c).await;
             }
             DaemonCommand::ConsoleLink => return self.console_link(),
+            c @ (DaemonCommand::Send { .. }
+            | DaemonCommand::SendStatus { .. }
+            | DaemonCommand::SendCancel { .. }) => return self.owner_command(c).await,
             DaemonCommand::Delegations
             | DaemonCommand::DelegationKill
             | DaemonCommand::RestartWhenIdle => {
@@ -455,6 +474,15 @@ where
         .confirm
         .as_ref()
         .map_or_else(crate::clock::Clock::system, |c| c.clock().clone());
+    let owner = owner::build(
+        &config,
+        &store,
+        &credentials,
+        &registry,
+        wiring.conversation.as_ref(),
+        wiring.confirm.as_ref(),
+        clock.clone(),
+    );
     let core = Arc::new(Core {
         config: Mutex::new(config.clone()),
         store,
@@ -462,17 +490,27 @@ where
         supervisor: Supervisor::with_registry(wiring.factory, policy, registry),
         conversation: wiring.conversation,
         confirm: wiring.confirm,
+        owner,
         console_keys: ConsoleKeys::new(clock),
         console_listen: std::sync::OnceLock::new(),
     });
     core.apply_speech(&config);
     if let Some(c) = &core.confirm {
         // Before the accounts start, so a replayed or early answer finds its question.
+        c.set_routes(config.owner.routes.clone());
         c.start(ConfirmSettings::from_config(&config)).await?;
+    }
+    if let Some(c) = &core.conversation
+        && let Err(e) = c.outbox().refresh_deliveries().await
+    {
+        tracing::warn!(error = %e, "cannot count the outbox's delivery states");
     }
     core.reconcile(&config, &[])
         .await
         .map_err(|e| StartError::Start(e.message))?;
+    if let Some(o) = &core.owner {
+        o.start();
+    }
     tracing::info!(socket = %socket.display(), accounts = config.accounts.len(), "scv-bridge is running");
     let shutdown = CancellationToken::new();
     if let Some(addr) = config.metrics_listen {
@@ -487,6 +525,8 @@ where
                 if let Some(v) = &c.conversation {
                     snap.counters = v.stats().snapshot();
                     snap.agent = Some(v.agent_health());
+                    snap.deliveries = Some(v.outbox().deliveries());
+                    snap.now_unix_seconds = crate::supervisor::unix_now();
                     match v.outbox_depth().await {
                         Ok(d) => snap.outbox_depth = d,
                         Err(e) => tracing::warn!(error = %e, "cannot read the outbox depth"),
@@ -541,6 +581,9 @@ async fn serve_until_shutdown(
     crate::sd_notify::notify("STOPPING=1");
     if let Some(c) = &core.confirm {
         c.stop();
+    }
+    if let Some(o) = &core.owner {
+        o.stop();
     }
     let report = core.supervisor.shutdown().await;
     if let Some(conv) = &core.conversation {

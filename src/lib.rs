@@ -16,6 +16,8 @@
 //! - [`supervisor`]: the `Component` trait, lifecycle, backoff, health registry, reconcile.
 //! - [`conversation`]: inbound → journal → policy → agent → outbox, the same for every platform.
 //! - [`confirm`]: owner yes/no questions: ask, deliver, read answers, deadlines, `scv-bridge confirm`.
+//! - [`owner`]: reaching the owner: `scv-bridge send` now or at a time (stored, in the
+//!   configured zone), routes that move, alerts, and where each message stands.
 //! - [`agent`]: agent backends (OpenAI-compatible HTTP, SCV agent server, ACP coding agents)
 //!   behind one trait.
 //! - [`control`]: the `daemon.control` Unix socket server.
@@ -65,6 +67,7 @@ pub mod login;
 pub mod mail;
 pub mod media;
 pub mod metrics;
+pub mod owner;
 pub mod policy;
 pub mod port;
 pub mod probe;

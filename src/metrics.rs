@@ -44,6 +44,10 @@ pub struct Snapshot {
     pub agent: Option<AgentHealth>,
     /// Outbox items waiting, by account.
     pub outbox_depth: Vec<(String, u64)>,
+    /// The bridge's own messages to the owner by delivery state (with the pipeline).
+    pub deliveries: Option<crate::protocol::DeliveryCounts>,
+    /// Now, Unix seconds (the oldest waiting item's age).
+    pub now_unix_seconds: u64,
 }
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -124,6 +128,9 @@ pub fn render(snap: &Snapshot) -> String {
         "Messages stored and waiting to be sent, by account",
         depth,
     );
+    if let Some(d) = &snap.deliveries {
+        register_deliveries(&mut reg, d, snap.now_unix_seconds);
+    }
     let t = crate::telemetry::get();
     reg.register(
         "turn_seconds",
@@ -147,6 +154,38 @@ pub fn render(snap: &Snapshot) -> String {
         return String::new();
     }
     out
+}
+
+/// The bridge's own messages to the owner: open ones by state, settled ones of the last 24 h,
+/// and how long the oldest waiting one has waited (0 when none waits).
+fn register_deliveries(reg: &mut Registry, d: &crate::protocol::DeliveryCounts, now: u64) {
+    let family = gauge_family();
+    for (state, n) in [
+        ("queued", d.queued),
+        ("waiting", d.waiting),
+        ("sent", d.sent),
+        ("unconfirmed", d.unconfirmed),
+        ("moved", d.moved),
+        ("failed", d.failed),
+    ] {
+        family
+            .get_or_create(&labels(&[("state", state)]))
+            .set(n as i64);
+    }
+    reg.register(
+        "owner_messages",
+        "The bridge's own messages to the owner (questions, digests, sends) by delivery state; sent, unconfirmed, moved and failed over the last 24 hours",
+        family,
+    );
+    let oldest = Gauge::<i64>::default();
+    if let Some(w) = &d.oldest_waiting {
+        oldest.set(now.saturating_sub(w.since_unix_seconds) as i64);
+    }
+    reg.register(
+        "owner_oldest_waiting_seconds",
+        "How long the oldest waiting message to the owner has waited",
+        oldest,
+    );
 }
 
 /// The pipeline's counters as families: received, answered, sent, dropped by reason, send
@@ -264,6 +303,17 @@ mod tests {
                 processes: None,
             }),
             outbox_depth: vec![("wechat:phone".into(), 3)],
+            deliveries: Some(crate::protocol::DeliveryCounts {
+                waiting: 2,
+                unconfirmed: 4,
+                oldest_waiting: Some(crate::protocol::WaitingItem {
+                    route: "wechat:phone".into(),
+                    why: crate::protocol::WaitWhy::SendWindow,
+                    since_unix_seconds: 1_000,
+                }),
+                ..Default::default()
+            }),
+            now_unix_seconds: 1_090,
         })
     }
 
@@ -279,6 +329,10 @@ mod tests {
             "scv_bridge_send_failures_total{account=\"wechat:phone\",class=\"slow_down\"} 1",
             "scv_bridge_confirm_questions{state=\"yes\"} 5",
             "scv_bridge_confirm_questions{state=\"expired\"} 2",
+            "scv_bridge_owner_messages{state=\"waiting\"} 2",
+            "scv_bridge_owner_messages{state=\"unconfirmed\"} 4",
+            "scv_bridge_owner_messages{state=\"sent\"} 0",
+            "scv_bridge_owner_oldest_waiting_seconds 90",
         ] {
             assert!(page.contains(want), "{want} in\n{page}");
         }

@@ -34,6 +34,8 @@ pub struct MemoryChannel {
     /// Media fetches: `None` refuses them (a platform without media), `Some(false)` holds them
     /// (a slow transfer), `Some(true)` writes each item as the bytes `media`.
     media: watch::Sender<Option<bool>>,
+    /// Sends succeed without a message id (a platform whose success proves no delivery).
+    no_ids: std::sync::atomic::AtomicBool,
 }
 
 impl MemoryChannel {
@@ -52,7 +54,13 @@ impl MemoryChannel {
             update_script: Mutex::new(VecDeque::new()),
             update_count: watch::channel(0).0,
             media: watch::channel(None).0,
+            no_ids: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// From now on, sends succeed without naming the message (as WeChat's `ret=0`).
+    pub fn without_ids(&self) {
+        self.no_ids.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Media fetches wait until [`MemoryChannel::release_media`] (a transfer that is slow).
@@ -141,7 +149,9 @@ impl ChatSender for MemoryChannel {
             if let Ok(mut s) = self.sent.lock() {
                 s.push(msg.clone());
                 self.count.send_replace(s.len());
-                sent.msg_id = Some(PlatformMsgId::new(format!("mem-{}", s.len())));
+                if !self.no_ids.load(std::sync::atomic::Ordering::SeqCst) {
+                    sent.msg_id = Some(PlatformMsgId::new(format!("mem-{}", s.len())));
+                }
             }
             Ok(sent)
         })

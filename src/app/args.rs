@@ -89,6 +89,29 @@ pub enum Command {
         #[arg(long, add = ArgValueCompleter::new(super::candidates::account_keys))]
         chat: Option<String>,
     },
+    /// Send a text to the owner in chat, now or later; exit 0 sent (or stored, without --wait),
+    /// 1 stopped waiting, 2 failed/cancelled/error, 3 sent but unconfirmed by the platform.
+    Send {
+        /// The text, as the owner will read it (not with --cancel).
+        #[arg(required_unless_present = "cancel")]
+        text: Option<String>,
+        /// Send in this account's owner chat (CHANNEL:ACCOUNT, e.g. feishu:work) instead of `notify`.
+        #[arg(long, add = ArgValueCompleter::new(super::candidates::account_keys))]
+        to: Option<String>,
+        /// When, in the configured `timezone`: 09:00 (its next occurrence), 2026-03-08 09:00, or
+        /// RFC 3339 with an offset.
+        #[arg(long, conflicts_with = "in_")]
+        at: Option<String>,
+        /// In how long: seconds, or e.g. 90s, 10m, 1h30m.
+        #[arg(long = "in", id = "in_", value_parser = crate::owner::cli::parse_in)]
+        in_: Option<u64>,
+        /// Wait until it is sent or failed, and exit by how it ended.
+        #[arg(long)]
+        wait: bool,
+        /// Cancel a scheduled send (its id, s-N) instead of sending.
+        #[arg(long, conflicts_with_all = ["text", "to", "at", "in_", "wait"])]
+        cancel: Option<String>,
+    },
     /// Log an account in through its platform's steps (a scan, or the secrets it asks for; the
     /// owner pairs by a one-time code where the login names none); a running daemon picks it up.
     /// `login agent` stores the model API key, checked against [agent] base_url.

@@ -132,6 +132,24 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             timeout,
             chat,
         } => confirm(&config_path, question, timeout, chat).await,
+        Command::Send {
+            text,
+            to,
+            at,
+            in_,
+            wait,
+            cancel,
+        } => {
+            let opts = crate::owner::cli::Options {
+                text: text.unwrap_or_default(),
+                to,
+                at,
+                in_seconds: in_,
+                wait,
+                poll_every: crate::owner::cli::POLL_EVERY,
+            };
+            send(&config_path, opts, cancel).await
+        }
         Command::Login {
             target,
             account,
@@ -238,6 +256,30 @@ async fn confirm(
         None
     };
     let outcome = cli::run(&socket, &opts, stop, live).await;
+    match &outcome {
+        cli::Outcome::Error(_) => eprintln!("scv-bridge: {}", outcome.message()),
+        _ => println!("{}", outcome.message()),
+    }
+    Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// `send TEXT` (or `send --cancel ID`): one line at the end, the exit code by how it ended.
+async fn send(
+    config_path: &Path,
+    opts: crate::owner::cli::Options,
+    cancel: Option<String>,
+) -> Result<ExitCode, String> {
+    use crate::owner::cli;
+    let socket = socket_of(config_path);
+    let outcome = match cancel {
+        Some(id) => cli::cancel(&socket, &id).await,
+        None => {
+            let stop = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            cli::run(&socket, &opts, stop).await
+        }
+    };
     match &outcome {
         cli::Outcome::Error(_) => eprintln!("scv-bridge: {}", outcome.message()),
         _ => println!("{}", outcome.message()),

@@ -16,6 +16,8 @@ pub enum Scope {
     Mail,
     /// The `[media]` table.
     Media,
+    /// The `[owner]` table.
+    Owner,
     /// The `[speech]` table.
     Speech,
 }
@@ -30,6 +32,7 @@ impl Scope {
             Scope::Account(channel) => channel.as_str(),
             Scope::Mail => "mail",
             Scope::Media => "media",
+            Scope::Owner => "owner",
             Scope::Speech => "speech",
         }
     }
@@ -38,7 +41,7 @@ impl Scope {
     pub(crate) fn per_account(self) -> bool {
         !matches!(
             self,
-            Scope::Agent | Scope::Chats | Scope::Media | Scope::Speech
+            Scope::Agent | Scope::Chats | Scope::Media | Scope::Owner | Scope::Speech
         )
     }
 }

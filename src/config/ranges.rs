@@ -45,6 +45,7 @@ const RANGES: &[KeyRange] = &[
     range(Scope::Mail, "digest_interval_minutes", 1, 10_080, "minutes"),
     range(Scope::Mail, "max_digests_per_day", 1, 1_440, "digests"),
     range(Scope::Mail, "backfill_days", 0, 3_650, "days"),
+    range(Scope::Owner, "move_after_seconds", 10, 86_400, "seconds"),
 ];
 
 /// Every numeric key: the configuration's own, then each platform's.

@@ -375,6 +375,8 @@ pub(super) struct RawConfig {
     speech: super::SpeechConfig,
     #[serde(default)]
     mail: BTreeMap<String, RawMail>,
+    #[serde(default)]
+    owner: super::OwnerConfig,
 }
 
 impl RawConfig {
@@ -527,6 +529,9 @@ impl RawConfig {
                 ),
             ));
         }
+        if let Some((key, msg)) = self.owner.check(&accounts) {
+            return Err(err("owner", Some(key), msg));
+        }
         Ok(Config {
             path: path.to_path_buf(),
             state_dir,
@@ -541,6 +546,7 @@ impl RawConfig {
             agents: self.agents,
             chats: self.chats,
             choices,
+            owner: self.owner,
             accounts,
         })
     }

@@ -175,6 +175,25 @@ pub fn set_sent(
     .map(drop)
 }
 
+/// Points a pending question at the route its message moved to (`owner/mover.rs`): answers
+/// count there from now on, and no longer in the chat it left. The platform's ids of the old
+/// message are forgotten (it was never sent).
+pub fn move_to(
+    t: &Transaction<'_>,
+    seq: i64,
+    account: &str,
+    chat: &str,
+    message_key: &str,
+) -> rusqlite::Result<bool> {
+    let n = t
+        .prepare_cached(
+            "UPDATE confirm_questions SET account = ?2, chat = ?3, message_key = ?4,
+             platform_msg_id = NULL, platform_chat = NULL WHERE seq = ?1 AND state = 'pending'",
+        )?
+        .execute(params![seq, account, chat, message_key])?;
+    Ok(n == 1)
+}
+
 /// One question by its number.
 pub fn get(t: &Transaction<'_>, seq: i64) -> rusqlite::Result<Option<Row>> {
     t.prepare_cached(&format!(

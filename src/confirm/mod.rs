@@ -22,7 +22,7 @@ pub mod cli;
 mod db;
 mod index;
 mod parse;
-mod route;
+pub(crate) mod route;
 mod service;
 mod text;
 

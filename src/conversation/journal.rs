@@ -476,7 +476,7 @@ pub fn pending_count(
 pub fn mark_sent(t: &Transaction<'_>, id: i64, sent: &Sent) -> rusqlite::Result<()> {
     t.prepare_cached(
         "UPDATE outbox SET state = 'sent', text = '', rich = NULL, sent_unix = ?2,
-         platform_msg_id = ?3, platform_chat = ?4 WHERE id = ?1",
+         platform_msg_id = ?3, platform_chat = ?4, wait_why = NULL WHERE id = ?1",
     )?
     .execute(params![
         id,
@@ -487,12 +487,13 @@ pub fn mark_sent(t: &Transaction<'_>, id: i64, sent: &Sent) -> rusqlite::Result<
     .map(drop)
 }
 
-/// Marks an item failed for good (its text is forgotten).
+/// Marks an item failed for good (its text is forgotten); `sent_unix` says when it settled.
 pub fn mark_failed(t: &Transaction<'_>, id: i64, error: &str) -> rusqlite::Result<()> {
     t.prepare_cached(
-        "UPDATE outbox SET state = 'failed', text = '', rich = NULL, error = ?2 WHERE id = ?1",
+        "UPDATE outbox SET state = 'failed', text = '', rich = NULL, error = ?2, sent_unix = ?3,
+         wait_why = NULL WHERE id = ?1",
     )?
-    .execute(params![id, error])
+    .execute(params![id, error, unix_now() as i64])
     .map(drop)
 }
 
@@ -503,12 +504,18 @@ pub struct Delivery {
     pub state: DeliveryState,
     /// The platform's message id and chat, when sent and named.
     pub sent: Sent,
+    /// Why it waits, while pending and held back (`conversation/deliveries.rs`).
+    pub wait_why: Option<crate::protocol::WaitWhy>,
+    /// Why it failed, when failed.
+    pub error: Option<String>,
+    /// The route a copy went to, when moved (`<channel>:<account>`).
+    pub moved_to: Option<String>,
 }
 
 /// Where the outbox item with `key` stands.
 pub fn delivery(t: &Transaction<'_>, key: &str) -> rusqlite::Result<Option<Delivery>> {
     t.prepare_cached(
-        "SELECT state, platform_msg_id, platform_chat FROM outbox WHERE idem_key = ?1",
+        "SELECT state, platform_msg_id, platform_chat, wait_why, error, moved_to FROM outbox WHERE idem_key = ?1",
     )?
     .query_row([key], |r| {
         let state: String = r.get(0)?;
@@ -519,6 +526,11 @@ pub fn delivery(t: &Transaction<'_>, key: &str) -> rusqlite::Result<Option<Deliv
                 msg_id: r.get::<_, Option<String>>(1)?.map(PlatformMsgId),
                 chat: r.get::<_, Option<String>>(2)?.map(ChatId),
             },
+            wait_why: r
+                .get::<_, Option<String>>(3)?
+                .map(|w| crate::protocol::WaitWhy::parse(&w)),
+            error: r.get(4)?,
+            moved_to: r.get(5)?,
         })
     })
     .optional()

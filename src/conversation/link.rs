@@ -62,6 +62,18 @@ pub trait ChatSender: Send + Sync + 'static {
         })
     }
 
+    /// The name the sender gave a received item whose message did not carry one (a platform
+    /// that tells it only with the download, as WeCom's `Content-Disposition`); asked just
+    /// before the item is saved, and sanitized by the pipeline. The default: none (the
+    /// pipeline's fallback name).
+    fn media_name<'a>(
+        &'a self,
+        _media: &'a super::MediaRef,
+        _reply: &'a ReplyContext,
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async { None })
+    }
+
     /// Downloads one media item the peer sent into `dest` (decrypted and verified, streamed, at
     /// most `max_bytes`; a larger item is refused without keeping a partial file) and returns its
     /// size. The default refuses: the pipeline then hands the agent the item's description.

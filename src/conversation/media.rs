@@ -343,11 +343,11 @@ async fn reserve(
     let stranger = (!is_owner).then(|| m.sender.as_str());
     let dir = inbox::folder(workspace, m.at_unix_ms, stranger);
     let fallback = fallback_name(m.msg_id.as_str(), i, item.kind);
-    let name = names::unique(
-        &dir,
-        &names::safe_name(item.name.as_deref(), &fallback),
-        taken,
-    );
+    let given = match &item.name {
+        Some(n) => Some(n.clone()),
+        None => rt.link.sender.media_name(item, &m.reply).await,
+    };
+    let name = names::unique(&dir, &names::safe_name(given.as_deref(), &fallback), taken);
     let path = dir.join(&name);
     let (a, id, p2) = (
         m.account.to_string(),

@@ -2,16 +2,19 @@
 //! an update, read how one went. Built on the store before the pipeline, so a service the
 //! pipeline calls into (the confirm service) can be built first and handed to it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use super::body::Body;
 use super::chunk::split;
+use super::deliveries::{self, Board};
 use super::journal::{self, Delivery, NewOutbound, NewUpdate};
 use super::message::{OutboundKind, ReplyContext};
+use super::moves;
 use super::{AccountRuntime, lock};
 use crate::config::AccountKey;
 use crate::ids::{ChatId, DeliveryState, OutboxKey};
+use crate::protocol::DeliveryCounts;
 use crate::store::{Store, StoreError};
 
 /// Characters per piece for an account that is not attached (its sender, which knows the
@@ -27,6 +30,8 @@ pub(super) type Attached = Mutex<HashMap<AccountKey, Arc<AccountRuntime>>>;
 pub struct Outbox {
     pub(super) store: Store,
     pub(super) attached: Arc<Attached>,
+    /// Proactive items by delivery state, as `status` reads them.
+    pub(super) board: Arc<Board>,
 }
 
 impl Outbox {
@@ -35,7 +40,81 @@ impl Outbox {
         Outbox {
             store,
             attached: Arc::new(Mutex::new(HashMap::new())),
+            board: Arc::new(Board::default()),
         }
+    }
+
+    /// Proactive items by delivery state, without touching the store (`status` answers while
+    /// the store is busy): the latest count a change published.
+    pub fn deliveries(&self) -> DeliveryCounts {
+        self.board.counts(&self.attached_accounts())
+    }
+
+    /// Changes with every published count (the owner's mover wakes on it).
+    pub fn delivery_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.board.changes()
+    }
+
+    /// The accounts whose chats have messages waiting now, by the latest count.
+    pub fn waiting_accounts(&self) -> HashSet<String> {
+        self.board.waiting_accounts()
+    }
+
+    /// The proactive messages whose first piece is pending on `accounts`.
+    pub async fn pending_messages(
+        &self,
+        accounts: Vec<String>,
+    ) -> Result<Vec<moves::PendingMessage>, StoreError> {
+        self.store
+            .call(move |t| moves::pending_messages(t, &accounts))
+            .await
+    }
+
+    /// Moves the pending message `key` of `from` to `to`'s `chat` (see `moves`), wakes that
+    /// chat and recounts; the copy's key, or `None` when nothing of it was pending.
+    pub async fn move_message(
+        &self,
+        from: &str,
+        key: &str,
+        to: &AccountKey,
+        chat: &ChatId,
+    ) -> Result<Option<String>, StoreError> {
+        let (f, k, a, c, board) = (
+            from.to_string(),
+            key.to_string(),
+            to.clone(),
+            chat.clone(),
+            self.board.clone(),
+        );
+        let (copy, stamp, count) = self
+            .store
+            .call(move |t| {
+                let copy = moves::move_message(t, &f, &k, &a, &c)?;
+                Ok((copy, board.stamp(), deliveries::count(t)?))
+            })
+            .await?;
+        self.board.publish(stamp, count);
+        if copy.is_some() {
+            self.wake(to, chat);
+        }
+        Ok(copy)
+    }
+
+    /// The accounts attached now (`<channel>:<account>`): those whose sender runs.
+    pub fn attached_accounts(&self) -> HashSet<String> {
+        lock(&self.attached).keys().map(|k| k.to_string()).collect()
+    }
+
+    /// Recounts proactive items from the store and publishes the count (at start, and after a
+    /// change made outside the pipeline's own calls).
+    pub async fn refresh_deliveries(&self) -> Result<(), StoreError> {
+        let board = self.board.clone();
+        let (stamp, count) = self
+            .store
+            .call_short(move |t| Ok((board.stamp(), deliveries::count(t)?)))
+            .await?;
+        self.board.publish(stamp, count);
+        Ok(())
     }
 
     /// Queues a message the bridge writes on its own (a digest, a question); idempotent by
@@ -63,6 +142,10 @@ impl Outbox {
         )
         .await?;
         self.wake(account, chat);
+        // The item is stored; a count that cannot be made now is made by the next change.
+        if let Err(e) = self.refresh_deliveries().await {
+            tracing::warn!(error = %e, "cannot count the outbox's delivery states");
+        }
         Ok(())
     }
 

@@ -11,11 +11,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::deliveries;
 use super::journal;
 use super::link::{SendError, Sent};
 use super::message::{Outbound, OutboundKind};
 use super::{AccountRuntime, ChatRuntime, Conversation};
 use crate::failure::{Class, general};
+use crate::protocol::WaitWhy;
 use crate::supervisor::{BackoffPolicy, NoteSource, random_jitter};
 
 /// How long a closed send window is left alone before trying again without news from the peer.
@@ -66,6 +68,9 @@ struct Progress {
     prefetched: Option<Outbound>,
     /// The highest outbox id this sender took: an item handed by an answer is taken only if newer.
     taken: i64,
+    /// Whether the chat's pending items may carry a reason to wait, to forget at the next
+    /// success (true at the start: an earlier run may have left one).
+    waits_marked: bool,
 }
 
 /// What the loop does after a step.
@@ -80,7 +85,10 @@ enum Step {
 pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: Arc<ChatRuntime>) {
     let cancel = rt.cancel.clone();
     let limits = rt.link.sender.limits();
-    let mut p = Progress::default();
+    let mut p = Progress {
+        waits_marked: true,
+        ..Progress::default()
+    };
     let gate = &chat.send_gate;
     let _closing = gate.closing();
     // The account's last run may still be in a send on this chat (see `senders`).
@@ -220,15 +228,29 @@ async fn succeeded(
         sent.clone(),
         msg.id,
     );
+    // Only a change of the proactive counts recounts them (answers are not counted).
+    let (clear, board) = (p.waits_marked, conv.outbox.board.clone());
+    let recount = clear || msg.kind == OutboundKind::Proactive;
     let settled = conv
         .store
         .call_short(move |t| {
             journal::mark_sent(t, id, &s)?;
-            journal::next_outbound(t, &a, &c)
+            if clear {
+                deliveries::clear_waiting(t, &a, &c)?;
+            }
+            let count = match recount {
+                true => Some((board.stamp(), deliveries::count(t)?)),
+                false => None,
+            };
+            Ok((journal::next_outbound(t, &a, &c)?, count))
         })
         .await;
     match settled {
-        Ok(next) => {
+        Ok((next, count)) => {
+            p.waits_marked = false;
+            if let Some((stamp, count)) = count {
+                conv.outbox.board.publish(stamp, count);
+            }
             p.prefetched = next;
             if let Some(obs) = conv.delivery_observer() {
                 obs.delivered(&rt.link.account, &msg.idempotency_key, &sent)
@@ -287,9 +309,13 @@ async fn settle(
             {
                 tracing::error!(account = %account, error = %e, "cannot mark a message failed");
             }
+            if msg.kind == OutboundKind::Proactive {
+                recount(conv).await;
+            }
             None
         }
         Reaction::WaitForPeer => {
+            mark_waits(conv, rt, chat, p, WaitWhy::SendWindow).await;
             let n = waiting(conv, rt, chat).await;
             let plural = if n == 1 {
                 "message waits"
@@ -305,6 +331,12 @@ async fn settle(
             Some(Wait::Peer)
         }
         Reaction::Retry(d) => {
+            let why = match failure.class {
+                Class::SlowDown(_) => WaitWhy::Throttle,
+                Class::Fatal => WaitWhy::AccountDown,
+                _ => WaitWhy::SendsFailing,
+            };
+            mark_waits(conv, rt, chat, p, why).await;
             retry_noted(conv, rt, chat, p, &failure, d).await;
             Some(Wait::For(d))
         }
@@ -343,6 +375,44 @@ async fn retry_noted(
     note_failing(conv, rt, chat, &shown, d).await;
     p.noted = true;
     conv.stats.send_failed(account, counter);
+}
+
+/// Writes why the chat's items wait and publishes the new count (`status` shows it).
+async fn mark_waits(
+    conv: &Conversation,
+    rt: &AccountRuntime,
+    chat: &ChatRuntime,
+    p: &mut Progress,
+    why: WaitWhy,
+) {
+    let (a, c, board) = (
+        rt.link.account.clone(),
+        chat.chat.clone(),
+        conv.outbox.board.clone(),
+    );
+    let marked = conv
+        .store
+        .call(move |t| {
+            deliveries::mark_waiting(t, &a, &c, why)?;
+            Ok((board.stamp(), deliveries::count(t)?))
+        })
+        .await;
+    match marked {
+        Ok((stamp, count)) => {
+            p.waits_marked = true;
+            conv.outbox.board.publish(stamp, count);
+        }
+        Err(e) => {
+            tracing::error!(account = %rt.link.account, error = %e, "cannot store why messages wait")
+        }
+    }
+}
+
+/// Recounts the proactive items after a change of one's state.
+async fn recount(conv: &Conversation) {
+    if let Err(e) = conv.outbox.refresh_deliveries().await {
+        tracing::error!(error = %e, "cannot count the outbox's delivery states");
+    }
 }
 
 /// How many items of this chat wait in the outbox (at least the one being sent).

@@ -54,6 +54,23 @@ impl OutboxKey {
         OutboxKey(format!("confirm/{q}/closed"))
     }
 
+    /// The message of `scv-bridge send` number `id` (`owner_sends`' row).
+    pub fn owner_send(id: i64) -> OutboxKey {
+        OutboxKey(format!("owner/send/{id}"))
+    }
+
+    /// The owner's alert that route `route` stopped, for the stretch of the failure that began
+    /// at `since` (Unix seconds): one alert per stretch (`owner/alerts.rs`).
+    pub fn owner_alert(route: &AccountKey, since: u64) -> OutboxKey {
+        OutboxKey(format!("owner/alert/{route}/{since}"))
+    }
+
+    /// The copy of the message queued under `key` that moved to the owner's next route `to`
+    /// (`owner/mover.rs`): a key of its own, outside `key`'s pieces.
+    pub fn moved(key: &str, to: &AccountKey) -> OutboxKey {
+        OutboxKey(format!("moved/{to}/{key}"))
+    }
+
     /// The reply to an answer of a confirm question, inbound message `msg` of `account`.
     pub fn confirm_reply(account: &AccountKey, msg: &PlatformMsgId) -> OutboxKey {
         OutboxKey(format!("confirm/reply/{account}/{msg}"))
@@ -135,6 +152,9 @@ pub enum DeliveryState {
     Sent,
     /// It can never be sent; not retried.
     Failed,
+    /// It waited too long on its route and a copy went to the owner's next route
+    /// (`OutboxKey::moved`); never sent here.
+    Moved,
 }
 
 impl DeliveryState {
@@ -144,6 +164,7 @@ impl DeliveryState {
             DeliveryState::Pending => "pending",
             DeliveryState::Sent => "sent",
             DeliveryState::Failed => "failed",
+            DeliveryState::Moved => "moved",
         }
     }
 
@@ -153,6 +174,7 @@ impl DeliveryState {
             DeliveryState::Pending,
             DeliveryState::Sent,
             DeliveryState::Failed,
+            DeliveryState::Moved,
         ]
         .into_iter()
         .find(|d| d.as_str() == s)
@@ -176,6 +198,12 @@ mod tests {
         );
         assert_eq!(OutboxKey::question(q).as_str(), "confirm/q-7/ask");
         assert_eq!(OutboxKey::question_closed(q).as_str(), "confirm/q-7/closed");
+        let f = AccountKey::new(Channel::Feishu, "work");
+        assert_eq!(
+            OutboxKey::moved("confirm/q-7/ask", &f).as_str(),
+            "moved/feishu:work/confirm/q-7/ask"
+        );
+        assert_eq!(OutboxKey::owner_send(3).as_str(), "owner/send/3");
         assert_eq!(
             OutboxKey::confirm_reply(&a, &m).as_str(),
             "confirm/reply/wechat:phone/42"
@@ -190,6 +218,7 @@ mod tests {
             DeliveryState::Pending,
             DeliveryState::Sent,
             DeliveryState::Failed,
+            DeliveryState::Moved,
         ] {
             assert_eq!(DeliveryState::parse(d.as_str()), Some(d));
         }

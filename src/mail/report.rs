@@ -207,9 +207,10 @@ impl Account {
             let key = self.digest_key(id);
             let state = self.ctx.conversation.delivery_state(&key).await;
             // `failed` digests will never arrive; counting them as waiting forever helps nobody.
+            // A `moved` one went on as a copy to the owner's next route, which delivers it.
             if matches!(
                 state.ok().flatten(),
-                Some(DeliveryState::Sent | DeliveryState::Failed)
+                Some(DeliveryState::Sent | DeliveryState::Failed | DeliveryState::Moved)
             ) {
                 let _ = self
                     .ctx

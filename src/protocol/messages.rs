@@ -189,6 +189,33 @@ pub enum DaemonCommand {
     },
     /// Make a one-time login link to the web console (`scv-bridge console`).
     ConsoleLink,
+    /// Extension: send a text to the owner now or later (`scv-bridge send`); the answer's
+    /// `send` names it.
+    Send {
+        /// The text, as the owner will read it.
+        text: String,
+        /// `<channel>:<account>` (that account's owner chat) or `<channel>:<account>:<chat>`;
+        /// omitted: the `notify` account's owner.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        /// When, in the daemon's `timezone` (`2026-03-08 09:00`, `09:00`: its next
+        /// occurrence) or with an offset (RFC 3339); omitted with `in_seconds`: now.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<String>,
+        /// In how many seconds; not with `at`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_seconds: Option<u64>,
+    },
+    /// Extension: report where a `send` stands.
+    SendStatus {
+        /// The send's id.
+        id: String,
+    },
+    /// Extension: cancel a scheduled `send` that is not yet due (`conflict` once it is queued).
+    SendCancel {
+        /// The send's id.
+        id: String,
+    },
     /// Not served by the bridge.
     Delegations,
     /// Not served by the bridge.

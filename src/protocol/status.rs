@@ -22,8 +22,8 @@ pub struct DaemonStatus {
     /// Always the default for the bridge (it runs no delegations).
     #[serde(default)]
     pub delegations: DelegationSummary,
-    /// A pending daemon restart; the bridge never sends one (boxed: it keeps every status event
-    /// small).
+    /// A pending daemon restart; the bridge never sends one (boxed, as `project`, so the
+    /// events that carry a status stay small).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart: Option<Box<serde_json::Value>>,
     /// Present only in answers to `confirm_ask` / `confirm_status`.
@@ -31,7 +31,7 @@ pub struct DaemonStatus {
     pub confirm: Option<ConfirmInfo>,
     /// Project information; the bridge never sends one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project: Option<serde_json::Value>,
+    pub project: Option<Box<serde_json::Value>>,
     /// Extension: the agent's health. Omitted by a daemon without a conversation pipeline and in
     /// confirm answers; clients that do not know it ignore it (unknown fields are ignored).
     /// Boxed so every event that carries a status stays small.
@@ -49,6 +49,13 @@ pub struct DaemonStatus {
     /// answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub console: Option<Box<ConsoleStatus>>,
+    /// Extension: the bridge's own messages to the owner by delivery state; omitted by a
+    /// daemon without a conversation pipeline and in answers to confirm and send requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliveries: Option<Box<super::DeliveryCounts>>,
+    /// Extension: only in answers to `send`, `send_status` and `send_cancel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send: Option<Box<super::SendInfo>>,
     /// Extension: the speech server (`[speech]`); omitted by a daemon without a conversation
     /// pipeline and in confirm answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -103,6 +110,8 @@ impl DaemonStatus {
             agents: std::collections::BTreeMap::new(),
             reload: None,
             console: None,
+            deliveries: None,
+            send: None,
             speech: None,
         }
     }

@@ -12,6 +12,7 @@ mod conversation;
 mod core;
 mod feishu;
 mod mail;
+mod owner;
 mod speech;
 mod wechat;
 
@@ -24,6 +25,7 @@ const MODULES: &[(&str, &[&str])] = &[
     ("feishu", feishu::STEPS),
     ("mail", mail::STEPS),
     ("confirm", confirm::STEPS),
+    ("owner", owner::STEPS),
     ("speech", speech::STEPS),
 ];
 

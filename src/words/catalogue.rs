@@ -121,6 +121,18 @@ pub enum Msg {
         /// What Feishu said (its code and message).
         error: String,
     },
+    /// The platform refused a streamed reply for this client (the owner's one note, and the
+    /// account's status note while the run lasts): answers go out whole.
+    StreamsRefused {
+        /// The platform's code.
+        code: i64,
+    },
+    /// One user has as many answers shown while written as the platform allows (the account's
+    /// status note while it lasts): the next goes whole.
+    StreamsBusy {
+        /// The platform's limit.
+        most: usize,
+    },
 }
 
 /// How large a refused item is known to be.
@@ -317,6 +329,17 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
                  hour: grant the app the cardkit:card:write scope and publish a version"
             )
             .into(),
+            Msg::StreamsRefused { code } => format!(
+                "streams: the platform refused to show an answer while it is written (code \
+                 {code}: this client cannot show it); answers arrive whole until the account \
+                 restarts"
+            )
+            .into(),
+            Msg::StreamsBusy { most } => format!(
+                "streams: {most} answers to one person are being shown while written, the most \
+                 the platform allows; the next arrives whole"
+            )
+            .into(),
         }
     }
 
@@ -413,6 +436,14 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
             Msg::CardsRefused { error } => format!(
                 "卡片：飞书拒绝创建流式卡片（{error}）；一小时内回答整条发送：请为应用开通 \
                  cardkit:card:write 权限并发布版本"
+            )
+            .into(),
+            Msg::StreamsRefused { code } => format!(
+                "流式：平台拒绝边写边显示回答（错误码 {code}：该客户端无法显示）；账号重启前回答整条发送"
+            )
+            .into(),
+            Msg::StreamsBusy { most } => format!(
+                "流式：同一个人已有 {most} 条回答正在边写边显示，已达平台上限；下一条回答整条发送"
             )
             .into(),
         }
@@ -517,6 +548,8 @@ pub(crate) mod tests {
             Msg::CardsRefused {
                 error: "code 99991672: Access denied".into(),
             },
+            Msg::StreamsRefused { code: 600039 },
+            Msg::StreamsBusy { most: 3 },
         ]
     }
 

@@ -2,6 +2,7 @@
 //! how a chat's language is chosen. The CLI, logs and health notes stay English (operator texts).
 
 mod agents;
+mod alert;
 mod bridge;
 mod card;
 mod catalogue;
@@ -17,6 +18,7 @@ mod voice;
 mod wizard;
 
 pub use agents::AgentWords;
+pub use alert::RouteStopped;
 pub use bridge::Bridge;
 pub use card::Card;
 pub use catalogue::{FileRefused, ItemSize, MediaSkip, Msg};

@@ -11,4 +11,6 @@ mod confirm_daemon;
 mod confirm_pipeline;
 mod confirm_words;
 mod fast_route;
+mod owner_routes;
+mod owner_send;
 mod send_health;

@@ -18,6 +18,7 @@ mod kill9_qq;
 mod kill9_send;
 mod kill9_stream;
 mod kill9_telegram;
+mod kill9_wecom;
 mod media_kill9;
 mod random_point;
 mod wechat_bed;

@@ -93,7 +93,7 @@ pub mod text;
 pub mod fake;
 
 pub use classify::{ErrorClass, FatalReason, classify};
-pub use connection::{Connection, LinkState, LinkStatus, Options};
+pub use connection::{Connection, LinkState, LinkStatus, Options, Timer};
 pub use delivery::{Delivery, HandleKind, ReplyHandle};
 pub use error::Error;
 pub use message::{Callback, CallbackKind, ChatTarget, Content, Event};

@@ -62,6 +62,10 @@ pub(super) struct ReplyRef {
     /// Whether the chat is a group.
     #[serde(default)]
     pub g: bool,
+    /// The sender's userid (WeCom limits messages in progress per user, §2.3); empty in
+    /// replies journaled before it was kept.
+    #[serde(default)]
+    pub u: String,
 }
 
 impl ReplyRef {
@@ -198,6 +202,7 @@ fn message(
             r: req_id.to_string(),
             c: c.chat.send_id().to_string(),
             g: group,
+            u: c.from_userid.clone(),
         }
         .context(),
         media,

@@ -250,6 +250,7 @@ impl Run {
                 .await;
             let Err(e) = stored else {
                 self.pause.committed(key);
+                self.download_early(&batch);
                 return true;
             };
             self.pause.failed(key, &e);
@@ -257,6 +258,24 @@ impl Run {
                 return false;
             }
             attempt += 1;
+        }
+    }
+
+    /// Starts downloading the media of the journaled messages the pipeline will answer: WeCom's
+    /// URLs expire in minutes (§2.6), and a turn may reach them later than that.
+    fn download_early(&self, batch: &[Inbound]) {
+        let spec = self.s.port.spec();
+        for m in batch.iter().filter(|m| !m.media.is_empty()) {
+            let decision = crate::policy::decide(
+                spec.senders,
+                spec.remote_tools,
+                spec.purpose,
+                self.s.owner.as_deref(),
+                m.sender.as_str(),
+            );
+            if matches!(decision, crate::policy::Decision::Answer { .. }) {
+                m.media.iter().for_each(|r| self.s.sender.download_early(r));
+            }
         }
     }
 

@@ -16,6 +16,7 @@
 //! - [`failure`]: the one table from the crate's errors to `Failure`.
 
 mod buttons;
+mod early;
 mod failure;
 mod handles;
 mod inbound;
@@ -116,7 +117,11 @@ impl WecomComponent {
     ) -> Result<(), ComponentError> {
         let login: Login = self.port.login().await?;
         let creds = scv_wecom::Credentials::new(&login.bot_id, &login.secret);
-        let conn = Connection::new(creds, Options::with_url(login::url(&self.settings)));
+        let options = Options {
+            ack_timer: ack_timer(self.port.clock().clone()),
+            ..Options::with_url(login::url(&self.settings))
+        };
+        let conn = Connection::new(creds, options);
         let (owner, pairing) = self.owner(&login);
         let handles = Arc::new(handles::Handles::default());
         let held = crate::port::held::HeldSends::new(self.port.state().clone());
@@ -127,6 +132,7 @@ impl WecomComponent {
             handles.clone(),
             held.clone(),
             self.spec.language,
+            health.clone(),
         ));
         let mut run = intake::Run::start(intake::Setup {
             port: self.port.clone(),
@@ -161,6 +167,19 @@ impl WecomComponent {
             .filter(|p| p.is_open(unix_now()));
         (login.owner.clone(), pairing)
     }
+}
+
+/// Times the wait for WeCom's answer to a frame (5 s, §5) on the daemon's clock, so a test can
+/// move it by hand: an answer that never comes then leaves a frame in doubt at a step the test
+/// chooses, not at a jump of a paused clock.
+fn ack_timer(clock: crate::clock::Clock) -> scv_wecom::Timer {
+    scv_wecom::Timer::new(move |d| {
+        let clock = clock.clone();
+        Box::pin(async move {
+            let until = clock.now_ms().saturating_add(d.as_millis() as u64);
+            clock.sleep_until(until).await;
+        })
+    })
 }
 
 impl Component for WecomComponent {

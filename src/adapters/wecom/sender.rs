@@ -12,6 +12,7 @@ use scv_wecom::limits::{FILE_DOWNLOAD_TIMEOUT, INBOUND_MEDIA_MAX_BYTES, MARKDOWN
 use scv_wecom::media::MediaKind as UploadKind;
 use scv_wecom::{ChatTarget, Connection, Error, ErrorClass};
 
+use super::early::Early;
 use super::failure::{PACED, failure};
 use super::handles::Handles;
 use super::inbound::{Locator, NO_KEY, ReplyRef, YES_KEY};
@@ -25,8 +26,8 @@ use crate::conversation::{
 use crate::failure::general;
 use crate::ids::AccountKey;
 use crate::port::held::{self, Attempt, HeldSends};
-use crate::supervisor::Capabilities;
-use crate::words::{Card, Language};
+use crate::supervisor::{Capabilities, HealthHandle, NoteSource};
+use crate::words::{Card, Lang, Language, Msg};
 
 /// What a WeCom account can do: question cards with buttons, questions. No edits (a sent
 /// message cannot be changed, only a clicked card), no typing indicator, no send window (a
@@ -48,6 +49,8 @@ pub struct WecomSender {
     streams: Streams,
     held: HeldSends,
     language: Language,
+    early: Arc<Early>,
+    health: HealthHandle,
 }
 
 impl WecomSender {
@@ -58,15 +61,34 @@ impl WecomSender {
         handles: Arc<Handles>,
         held: HeldSends,
         language: Language,
+        health: HealthHandle,
     ) -> Self {
+        let early = Arc::new(Early::new(conn.clone(), account.clone()));
         WecomSender {
             held,
-            streams: Streams::new(conn.clone(), account.clone(), handles.clone()),
+            streams: Streams::new(
+                conn.clone(),
+                account.clone(),
+                handles.clone(),
+                health.clone(),
+            ),
             conn,
             account,
             handles,
             pace: Pace::default(),
             language,
+            early,
+            health,
+        }
+    }
+
+    /// Starts downloading `media` now (see [`Early`]): its URL expires in minutes.
+    pub(super) fn download_early(&self, media: &MediaRef) {
+        if let Ok(l) = serde_json::from_value::<Locator>(media.locator.clone()) {
+            self.early.start(scv_wecom::message::MediaRef {
+                url: l.u,
+                aeskey: l.k,
+            });
         }
     }
 
@@ -95,8 +117,9 @@ impl WecomSender {
                 return match finished {
                     Ok(Finish::Done) => Ok(Sent::default()),
                     Ok(Finish::Rest(rest)) => {
-                        self.proactive(&reply.target(msg.chat.as_str()), &rest, attempt)
-                            .await
+                        let chat = reply.target(msg.chat.as_str());
+                        self.note_if_refused(&chat).await;
+                        self.proactive(&chat, &rest, attempt).await
                     }
                     Err(e) if e.outcome_unknown() => Ok(self.in_doubt(&e, attempt)),
                     Err(e) => Err(self.fail(&e)),
@@ -104,7 +127,9 @@ impl WecomSender {
             }
         }
         let handle = match msg.kind {
-            OutboundKind::Reply => self.handles.get(&reply.r),
+            // A reply on the handle is a stream frame too (§4.1): once WeCom refused streams
+            // for the client, replies go proactively.
+            OutboundKind::Reply if !self.streams.refused() => self.handles.get(&reply.r),
             _ => None,
         };
         if let Some(h) = handle {
@@ -115,6 +140,8 @@ impl WecomSender {
                 Ok(()) => return Ok(Sent::default()),
                 Err(e) if matches!(e.class(), ErrorClass::HandleGone { .. }) => {
                     tracing::info!(account = %self.account, error = %e, "reply handle gone; sending proactively");
+                    self.streams.saw(&e);
+                    self.note_if_refused(&reply.target(msg.chat.as_str())).await;
                 }
                 Err(e) if e.outcome_unknown() => return Ok(self.in_doubt(&e, attempt)),
                 Err(e) => return Err(self.fail(&e)),
@@ -190,6 +217,27 @@ impl WecomSender {
     fn indeterminate(&self, e: &Error) -> Sent {
         tracing::warn!(account = %self.account, error = %e, "WeCom did not confirm a send; it may or may not have arrived, and is not sent again");
         Sent::default()
+    }
+
+    /// Says once, in the chat whose client refused and in status, that answers now go whole
+    /// (§4.5: `600039`). Sent directly, not through the outbox: a note lost to a crash is
+    /// said again by the next refusal.
+    async fn note_if_refused(&self, chat: &ChatTarget) {
+        let Some(code) = self.streams.take_refusal() else {
+            return;
+        };
+        tracing::warn!(account = %self.account, code, "WeCom refuses streamed replies for this client; answers go whole until the account restarts");
+        let note = Msg::StreamsRefused { code };
+        self.health
+            .note(NoteSource::Cards, Some(note.text(Lang::En).into_owned()));
+        let text = note.text_for(self.language);
+        if let Err(e) = self.paced().await {
+            tracing::info!(account = %self.account, error = %e.message, "the streams note is not sent: the send pace is full");
+            return;
+        }
+        if let Err(e) = self.conn.send_markdown(chat, &text).await {
+            tracing::warn!(account = %self.account, error = %e, "the streams note was not sent");
+        }
     }
 
     /// The question's text (with its code, for a text answer), then a yes/no card.
@@ -313,11 +361,27 @@ impl ChatSender for WecomSender {
     fn stream_show<'a>(
         &'a self,
         key: &'a str,
-        _chat: &'a ChatId,
+        chat: &'a ChatId,
         reply: &'a ReplyContext,
         text: &'a str,
     ) -> BoxFuture<'a, Result<(), SendError>> {
-        Box::pin(self.streams.show(key, reply, text))
+        Box::pin(async move {
+            let shown = self.streams.show(key, reply, text).await;
+            self.note_if_refused(&ReplyRef::parse(reply).target(chat.as_str()))
+                .await;
+            shown
+        })
+    }
+
+    fn media_name<'a>(
+        &'a self,
+        media: &'a MediaRef,
+        _reply: &'a ReplyContext,
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let locator = serde_json::from_value::<Locator>(media.locator.clone()).ok()?;
+            self.early.name(&locator.u).await
+        })
     }
 
     fn fetch<'a>(
@@ -339,11 +403,22 @@ impl ChatSender for WecomSender {
                 aeskey: locator.k,
             };
             let cap = max_bytes.min(INBOUND_MEDIA_MAX_BYTES);
-            let got = self
-                .conn
-                .download(&item, cap, FILE_DOWNLOAD_TIMEOUT)
-                .await
-                .map_err(|e| self.fail(&e))?;
+            let got = match self.early.take(&item.url).await {
+                Some(got) => got,
+                None => Arc::new(
+                    self.conn
+                        .download(&item, cap, FILE_DOWNLOAD_TIMEOUT)
+                        .await
+                        .map_err(|e| self.fail(&e))?,
+                ),
+            };
+            if got.bytes.len() as u64 > cap {
+                let e = Error::TooLarge {
+                    what: "inbound media",
+                    limit: cap,
+                };
+                return Err(self.fail(&e));
+            }
             tokio::fs::write(dest, &got.bytes).await.map_err(|e| {
                 SendError::transient(
                     general::STORE,

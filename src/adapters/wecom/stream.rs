@@ -10,14 +10,23 @@
 //! handle is gone (`846604/5/8`, `600039`, a new socket) is dropped: the first piece goes as a
 //! proactive message, so the answer still ends exactly once.
 //!
+//! A user has at most 3 messages in progress with the bot (§2.3): a fourth answer for the same
+//! user while three bubbles are open is not streamed; it goes whole when written. When WeCom
+//! refuses a stream frame for the client (`600039`, §4.5), streaming stops for the run: the
+//! refusal is kept here for the sender, which notes it once and sends answers whole.
+//!
 //! In memory only: after a restart the turn runs again and its pieces go proactively (an old
 //! bubble cannot be finished: its handle belongs to the old socket).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use scv_wecom::limits::{STREAM_CONTENT_MAX_BYTES, STREAM_FINISH_BY};
+use scv_wecom::classify::DEVICE_NOT_SUPPORTED;
+use scv_wecom::limits::{
+    IN_PROGRESS_PER_USER, STREAM_CONTENT_MAX_BYTES, STREAM_FINISH_BY, STREAM_WINDOW,
+};
 use scv_wecom::{Connection, Error, ErrorClass, StreamReply};
 use tokio::time::Instant;
 
@@ -26,6 +35,8 @@ use super::handles::Handles;
 use super::inbound::ReplyRef;
 use crate::conversation::{ReplyContext, SendError};
 use crate::ids::AccountKey;
+use crate::supervisor::{HealthHandle, NoteSource};
+use crate::words::{Lang, Msg};
 
 /// How long before the window's end a show finishes the bubble instead of updating it.
 pub(super) const CLOSE_EARLY: Duration = Duration::from_secs(10);
@@ -47,22 +58,46 @@ pub(super) enum Finish {
     Rest(String),
 }
 
+/// An open bubble in the run's map: whose message it answers, since when.
+#[derive(Clone)]
+struct Open {
+    user: String,
+    since: Instant,
+    bubble: Arc<tokio::sync::Mutex<Bubble>>,
+}
+
 /// The streamed bubbles of one account's run.
 pub(super) struct Streams {
     conn: Connection,
     account: AccountKey,
     handles: Arc<Handles>,
-    open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Bubble>>>>,
+    open: Mutex<HashMap<String, Open>>,
+    /// WeCom's code when it refused streams for this run (0: not refused).
+    refused: AtomicI64,
+    /// The refusal was handed to the sender to note.
+    noted: AtomicBool,
+    /// Status says a user has the most bubbles open.
+    busy_noted: AtomicBool,
+    health: HealthHandle,
 }
 
 impl Streams {
     /// Bubbles on `conn`'s handles, as the intake keeps them.
-    pub(super) fn new(conn: Connection, account: AccountKey, handles: Arc<Handles>) -> Self {
+    pub(super) fn new(
+        conn: Connection,
+        account: AccountKey,
+        handles: Arc<Handles>,
+        health: HealthHandle,
+    ) -> Self {
         Streams {
             conn,
             account,
             handles,
             open: Mutex::default(),
+            refused: AtomicI64::new(0),
+            noted: AtomicBool::new(false),
+            busy_noted: AtomicBool::new(false),
+            health,
         }
     }
 
@@ -85,23 +120,15 @@ impl Streams {
                 "the answer outgrew one stream bubble",
             ));
         }
+        if self.refused() {
+            return Err(SendError::rejected(
+                HANDLE_GONE,
+                "WeCom refuses streams for this client; the answer goes whole",
+            ));
+        }
         let bubble = match self.bubble(key) {
             Some(b) => b,
-            None => {
-                let handle = self
-                    .handles
-                    .get(&ReplyRef::parse(reply).r)
-                    .ok_or_else(gone)?;
-                let b = Arc::new(tokio::sync::Mutex::new(Bubble {
-                    reply: StreamReply::new(self.conn.clone(), handle),
-                    closed: None,
-                    dead: false,
-                }));
-                if let Ok(mut open) = self.open.lock() {
-                    open.insert(key.to_string(), b.clone());
-                }
-                b
-            }
+            None => self.open_bubble(key, &ReplyRef::parse(reply))?,
         };
         let mut b = bubble.lock().await;
         if b.dead {
@@ -127,10 +154,96 @@ impl Streams {
         }
     }
 
+    /// Opens the bubble of answer `key`, unless its handle is gone or its user already has
+    /// [`IN_PROGRESS_PER_USER`] bubbles open (§2.3: the answer then goes whole when written).
+    fn open_bubble(
+        &self,
+        key: &str,
+        reply: &ReplyRef,
+    ) -> Result<Arc<tokio::sync::Mutex<Bubble>>, SendError> {
+        let handle = self.handles.get(&reply.r).ok_or_else(|| {
+            SendError::rejected(
+                HANDLE_GONE,
+                "the message's reply handle is gone; the answer goes whole",
+            )
+        })?;
+        let user = if reply.u.is_empty() {
+            &reply.c
+        } else {
+            &reply.u
+        };
+        let mut open = self.open.lock().map_err(|_| {
+            SendError::rejected(
+                HANDLE_GONE,
+                "the stream map is poisoned; the answer goes whole",
+            )
+        })?;
+        let now = Instant::now();
+        let busy = open
+            .values()
+            .filter(|o| &o.user == user && now.duration_since(o.since) < STREAM_WINDOW)
+            .count();
+        if busy >= IN_PROGRESS_PER_USER {
+            tracing::info!(account = %self.account, open = busy, "the user has the most messages in progress WeCom allows; this answer goes whole");
+            let note = Msg::StreamsBusy { most: busy };
+            self.health
+                .note(NoteSource::Cards, Some(note.text(Lang::En).into_owned()));
+            self.busy_noted.store(true, Ordering::SeqCst);
+            return Err(SendError::rejected(
+                HANDLE_GONE,
+                "three answers to this user are being shown already; this one goes whole",
+            ));
+        }
+        let bubble = Arc::new(tokio::sync::Mutex::new(Bubble {
+            reply: StreamReply::new(self.conn.clone(), handle),
+            closed: None,
+            dead: false,
+        }));
+        let entry = Open {
+            user: user.clone(),
+            since: now,
+            bubble: bubble.clone(),
+        };
+        open.insert(key.to_string(), entry);
+        Ok(bubble)
+    }
+
+    /// Keeps WeCom's refusal of streams for the client (`600039` on any stream frame, a whole
+    /// reply on a handle included, §4.5), once: later refusals change nothing.
+    pub(super) fn saw(&self, e: &Error) {
+        if e.class()
+            == (ErrorClass::HandleGone {
+                code: DEVICE_NOT_SUPPORTED,
+            })
+        {
+            let _ = self.refused.compare_exchange(
+                0,
+                DEVICE_NOT_SUPPORTED,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+        }
+    }
+
+    /// Whether WeCom refused streams for this run (then answers go whole).
+    pub(super) fn refused(&self) -> bool {
+        self.refused.load(Ordering::SeqCst) != 0
+    }
+
+    /// WeCom's code, the first time this is asked after it refused streams; then `None`.
+    pub(super) fn take_refusal(&self) -> Option<i64> {
+        let code = self.refused.load(Ordering::SeqCst);
+        (code != 0 && !self.noted.swap(true, Ordering::SeqCst)).then_some(code)
+    }
+
     /// Finishes the bubble of answer `key` with `text` (its first piece), if this run opened
     /// one; `None`: no bubble, send the piece as usual.
     pub(super) async fn finish(&self, key: &str, text: &str) -> Option<Result<Finish, Error>> {
-        let bubble = self.open.lock().ok()?.remove(key)?;
+        let bubble = self.open.lock().ok()?.remove(key)?.bubble;
+        if !self.refused() && self.busy_noted.swap(false, Ordering::SeqCst) {
+            // A bubble ends: the next answer may be shown again.
+            self.health.note(NoteSource::Cards, None);
+        }
         let mut b = bubble.lock().await;
         if b.dead {
             return Some(Ok(Finish::Rest(text.to_string())));
@@ -149,6 +262,7 @@ impl Streams {
         Some(match b.reply.finish(text).await {
             Ok(()) => Ok(Finish::Done),
             Err(e) if matches!(e.class(), ErrorClass::HandleGone { .. }) => {
+                self.saw(&e);
                 tracing::info!(account = %self.account, error = %e, "stream handle gone; the answer goes proactively");
                 Ok(Finish::Rest(text.to_string()))
             }
@@ -162,11 +276,12 @@ impl Streams {
     }
 
     fn bubble(&self, key: &str) -> Option<Arc<tokio::sync::Mutex<Bubble>>> {
-        self.open.lock().ok()?.get(key).cloned()
+        self.open.lock().ok()?.get(key).map(|o| o.bubble.clone())
     }
 
     fn failed(&self, b: &mut Bubble, e: &Error) -> SendError {
         if matches!(e.class(), ErrorClass::HandleGone { .. }) {
+            self.saw(e);
             b.dead = true;
             tracing::info!(account = %self.account, error = %e, "stream bubble refused; the answer goes whole");
         }

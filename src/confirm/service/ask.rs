@@ -32,7 +32,11 @@ impl ConfirmService {
     ) -> Result<ConfirmInfo, ConfirmError> {
         let timeout = validate(question, timeout_seconds)?;
         let parent = route::parse_parent(parent).map_err(ConfirmError::InvalidRequest)?;
-        let notify = self.settings().notify;
+        // No parent places it: the owner's first route that can deliver now, else `notify`.
+        let notify = match parent {
+            route::Parent::Elsewhere => self.route_now().or(self.settings().notify),
+            _ => self.settings().notify,
+        };
         let route = route::resolve(
             parent,
             notify.as_ref(),

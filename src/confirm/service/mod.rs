@@ -15,6 +15,8 @@ mod deadlines;
 mod delivery;
 mod driver;
 mod health;
+mod moved;
+mod routes;
 mod words;
 
 use super::db::{self, Row};
@@ -172,6 +174,8 @@ pub struct ConfirmService {
     /// Counts asks and closes, for the console's live page.
     changes: watch::Sender<u64>,
     cancel: CancellationToken,
+    /// `[owner] routes` (`routes.rs`).
+    routes: RwLock<Vec<AccountKey>>,
 }
 
 impl ConfirmService {
@@ -192,6 +196,7 @@ impl ConfirmService {
             closes: watch::channel(0).0,
             changes: watch::channel(0).0,
             cancel: CancellationToken::new(),
+            routes: RwLock::new(Vec::new()),
         })
     }
 

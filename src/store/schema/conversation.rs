@@ -77,4 +77,12 @@ pub(super) const STEPS: &[&str] = &[
         at_unix INTEGER NOT NULL,
         PRIMARY KEY (account, msg_id, idx)
      );",
+    // 6: delivery states of proactive items (`conversation/deliveries.rs`): why a pending item
+    // waits (`protocol::WaitWhy`'s spelling, NULL while it is merely queued) and since when;
+    // `sent_unix` is from now on also set when an item fails or moves, so settled items count
+    // by age; `state` may be 'moved' (a copy went to `moved_to`, the owner's next route).
+    "ALTER TABLE outbox ADD COLUMN wait_why TEXT;
+     ALTER TABLE outbox ADD COLUMN wait_since INTEGER;
+     ALTER TABLE outbox ADD COLUMN moved_to TEXT;
+     CREATE INDEX outbox_kind_state ON outbox (kind, state, sent_unix);",
 ];

@@ -167,3 +167,117 @@ async fn proactive_sends_keep_wecoms_pace_and_a_send_that_waits_says_so() {
     .await;
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_reply_whose_ack_never_comes_is_held_with_a_note_and_again_brings_it_once() {
+    // The daemon's clock moves only when the test moves it, so the 5 s ack wait (§5) ends at
+    // the step below and nowhere else.
+    let clock = scv_bridge::clock::Clock::manual(scv_bridge::clock::wall_ms());
+    let mut setup = Setup::owned();
+    setup.clock = Some(clock.clone());
+    let h = Harness::start(setup).await;
+    h.connected().await;
+    // WeCom takes the reply frame and never answers it: whether it showed is unknown.
+    h.fake.fail_next(cmd::RESPOND_MSG, Fault::NoAck, 1);
+    let asked = h.fake.push_text(OWNER, "hello");
+    h.until("the reply frame, unanswered", |f| {
+        f.frames_of(cmd::RESPOND_MSG)
+            .iter()
+            .any(|r| r.req_id == asked.req_id && r.errcode.is_none())
+    })
+    .await;
+    assert!(
+        h.sent_to(OWNER).is_empty(),
+        "nothing more before the wait ends"
+    );
+    clock.advance(std::time::Duration::from_secs(4));
+    clock.advance(std::time::Duration::from_secs(1));
+    let note = |h: &Harness| h.sent_to(OWNER).iter().any(|t| t.contains("/again"));
+    h.until("the note in its place", |_| note(&h)).await;
+    h.settle().await;
+    // Held, not counted as sent and not sent again: one frame, no answer anywhere.
+    let answers = |h: &Harness| {
+        let bubbles = h.replies().into_iter().filter(|(_, t)| t == "echo: hello");
+        let sends = h.sent_to(OWNER).into_iter().filter(|t| t == "echo: hello");
+        bubbles.count() + sends.count()
+    };
+    assert_eq!(answers(&h), 0, "the answer waits for /again");
+    assert_eq!(
+        h.fake
+            .frames_of(cmd::RESPOND_MSG)
+            .iter()
+            .filter(|r| r.req_id == asked.req_id)
+            .count(),
+        1,
+        "the frame in doubt is not sent again on its own"
+    );
+    h.fake.push_text(OWNER, "/again");
+    h.until("the held answer", |_| answers(&h) > 0).await;
+    h.settle().await;
+    assert_eq!(answers(&h), 1, "brought once");
+    assert_eq!(
+        h.agent.prompts(),
+        ["hello"],
+        "/again never reaches the agent"
+    );
+    h.stop().await;
+}
+
+/// An answer of `n` paragraphs, one of them a fenced code block.
+fn long_answer(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            if i == n / 2 {
+                return format!("```rust\nfn p{i}() {{\n    // kept whole\n}}\n```");
+            }
+            let words: Vec<String> = (0..40).map(|w| format!("w{i}x{w}")).collect();
+            format!("P{i} {}", words.join(" "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+#[tokio::test]
+async fn a_long_answer_is_split_at_paragraphs_within_wecoms_limit_and_shown_once() {
+    let whole = long_answer(40);
+    assert!(
+        whole.chars().count() > 3 * 3_500 / 2,
+        "longer than two pieces"
+    );
+    let mut setup = Setup::owned();
+    let answer = whole.clone();
+    setup.agent = TestAgent::answering(move |_| answer.clone());
+    let h = Harness::start(setup).await;
+    h.connected().await;
+    let asked = h.fake.push_text(OWNER, "write a lot");
+    h.until("the first piece on the handle", |f| {
+        f.bubbles()
+            .iter()
+            .any(|b| b.req_id == asked.req_id && b.finished)
+    })
+    .await;
+    h.settle().await;
+    // Each piece on the message's handle (a bubble of its own) or, past it, as a message.
+    let mut pieces: Vec<String> = h
+        .replies()
+        .into_iter()
+        .filter(|(r, _)| *r == asked.req_id)
+        .map(|(_, t)| t)
+        .collect();
+    pieces.extend(h.sent_to(OWNER));
+    assert!(pieces.len() >= 2, "{} pieces", pieces.len());
+    let paragraphs: Vec<&str> = whole.split("\n\n").collect();
+    let mut seen = Vec::new();
+    for p in &pieces {
+        assert!(p.chars().count() <= 3_500, "{} chars", p.chars().count());
+        for part in p.trim().split("\n\n") {
+            assert!(
+                paragraphs.contains(&part),
+                "cut inside a paragraph: {part:.60}"
+            );
+            seen.push(part);
+        }
+    }
+    assert_eq!(seen, paragraphs, "every paragraph once, in order");
+    h.stop().await;
+}

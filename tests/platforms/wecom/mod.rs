@@ -4,7 +4,6 @@
 mod cards;
 mod chat;
 mod intake;
-mod kill9;
 mod login;
 mod media;
 mod privacy;

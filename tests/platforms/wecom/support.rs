@@ -9,12 +9,14 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use scv_bridge::adapters::{PlatformFactory, PlatformParts};
 use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
-use scv_bridge::config::Config;
+use scv_bridge::clock::Clock;
+use scv_bridge::config::{AccountSpec, Config};
 use scv_bridge::conversation::{ButtonAnswers, ButtonPress, Conversation, PressOutcome};
 use scv_bridge::daemon::{self, RunningDaemon};
+use scv_bridge::port::Ports;
 use scv_bridge::protocol::{ComponentHealth, ComponentState};
 use scv_bridge::secrets::{CredentialStore, Credentials};
-use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
 use scv_wecom::fake::{FakeConfig, FakeWeCom};
 use tokio_util::sync::CancellationToken;
 
@@ -111,6 +113,8 @@ pub struct Setup {
     /// Another agent in its place (a streaming one); `agent` then records nothing.
     pub other_agent: Option<Arc<dyn Agent>>,
     pub presses: Option<Arc<Presses>>,
+    /// The daemon's clock, moved by hand (`None`: the wall clock).
+    pub clock: Option<Clock>,
 }
 
 impl Setup {
@@ -124,6 +128,7 @@ impl Setup {
             agent: TestAgent::echo(),
             other_agent: None,
             presses: None,
+            clock: None,
         }
     }
 }
@@ -145,6 +150,22 @@ pub fn write_config(dir: &Path, url: &str, table: &str) -> Config {
     );
     std::fs::write(&path, text).expect("write config");
     Config::load(&path).expect("config")
+}
+
+/// What runs the account: the agent, the presses' receiver, the clock.
+struct Run {
+    agent: Arc<dyn Agent>,
+    presses: Option<Arc<Presses>>,
+    clock: Option<Clock>,
+}
+
+/// Builds the WeCom account on ports with a clock of the test's own.
+struct Clocked(Ports);
+
+impl ComponentFactory for Clocked {
+    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
+        scv_bridge::adapters::wecom::build(self.0.port(spec))
+    }
 }
 
 /// A running daemon with one WeCom account and its fake.
@@ -169,15 +190,13 @@ impl Harness {
         if let Some(c) = &setup.credentials {
             creds.save(ACCOUNT, c).expect("save credentials");
         }
-        Self::start_with(
-            fake,
-            dir,
-            config,
-            setup.agent,
-            setup.other_agent,
-            setup.presses,
-        )
-        .await
+        let agent: Arc<dyn Agent> = setup.other_agent.unwrap_or_else(|| setup.agent.clone());
+        let run = Run {
+            agent,
+            presses: setup.presses,
+            clock: setup.clock,
+        };
+        Self::start_with(fake, dir, config, setup.agent, run).await
     }
 
     /// Starts the daemon on a prepared fake, directory and configuration (a restart).
@@ -188,7 +207,12 @@ impl Harness {
         agent: Arc<TestAgent>,
         presses: Option<Arc<Presses>>,
     ) -> Harness {
-        Self::start_with(fake, dir, config, agent, None, presses).await
+        let run = Run {
+            agent: agent.clone(),
+            presses,
+            clock: None,
+        };
+        Self::start_with(fake, dir, config, agent, run).await
     }
 
     async fn start_with(
@@ -196,12 +220,15 @@ impl Harness {
         dir: tempfile::TempDir,
         config: Config,
         agent: Arc<TestAgent>,
-        other_agent: Option<Arc<dyn Agent>>,
-        presses: Option<Arc<Presses>>,
+        run: Run,
     ) -> Harness {
         let creds = CredentialStore::Files(config.state_dir.join("credentials"));
         let slot: Arc<Mutex<Option<Arc<Conversation>>>> = Arc::default();
-        let agent_dyn: Arc<dyn Agent> = other_agent.unwrap_or_else(|| agent.clone());
+        let Run {
+            agent: agent_dyn,
+            presses,
+            clock,
+        } = run;
         let (slot2, agent_config) = (slot.clone(), config.agent.clone());
         let answers = presses.clone();
         let make =
@@ -217,9 +244,10 @@ impl Harness {
                     agent: agent_config,
                     mail: Default::default(),
                 };
-                match answers {
-                    Some(a) => PlatformFactory::with_answers(parts, a),
-                    None => PlatformFactory::new(parts),
+                match (answers, clock.clone()) {
+                    (_, Some(clock)) => Arc::new(Clocked(parts.ports().with_clock(clock))),
+                    (Some(a), None) => PlatformFactory::with_answers(parts, a),
+                    (None, None) => PlatformFactory::new(parts),
                 }
             };
         let daemon = daemon::start(config.clone(), make, LifecyclePolicy::default())

@@ -70,11 +70,16 @@ impl Connection {
                 return Err(Error::NotConnected { cmd });
             }
         }
-        let answer = match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(r)) => r,
+        let timer = self.options().ack_timer.clone();
+        let answered = tokio::select! {
+            got = rx => Some(got),
+            () = timer.sleep(timeout) => None,
+        };
+        let answer = match answered {
+            Some(Ok(r)) => r,
             // The socket ended and dropped every waiter.
-            Ok(Err(_)) => return Err(Error::ConnectionLost { cmd }),
-            Err(_) => {
+            Some(Err(_)) => return Err(Error::ConnectionLost { cmd }),
+            None => {
                 if let Some(link) = self.link().as_ref() {
                     lock(&link.pending).remove(req_id);
                 }

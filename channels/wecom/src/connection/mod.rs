@@ -8,6 +8,7 @@
 
 mod command;
 mod session;
+mod timer;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use command::Response;
 pub(crate) use session::{dial as dial_for_login, subscribe as subscribe_for_login};
+pub use timer::Timer;
 
 use crate::classify::{ErrorClass, FatalReason};
 use crate::delivery::Delivery;
@@ -44,6 +46,8 @@ pub struct Options {
     pub ack_timeout: Duration,
     /// Wait for an upload frame's answer.
     pub upload_ack_timeout: Duration,
+    /// The clock those two waits are timed on (tokio's by default).
+    pub ack_timer: Timer,
     /// First reconnect delay (doubles per failure).
     pub reconnect_min: Duration,
     /// Largest reconnect delay.
@@ -63,6 +67,7 @@ impl Default for Options {
             subscribe_timeout: limits::SUBSCRIBE_TIMEOUT,
             ack_timeout: limits::ACK_TIMEOUT,
             upload_ack_timeout: limits::UPLOAD_ACK_TIMEOUT,
+            ack_timer: Timer::default(),
             reconnect_min: limits::RECONNECT_MIN,
             reconnect_max: limits::RECONNECT_MAX,
             jitter: limits::RECONNECT_JITTER,

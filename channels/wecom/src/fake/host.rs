@@ -12,8 +12,15 @@ use super::state::Shared;
 
 /// `GET /media/{id}`.
 pub(crate) async fn serve(State(sh): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
-    let hosted = sh.lock().hosted.get(&id).cloned();
-    let Some(h) = hosted.filter(|h| Instant::now() < h.expires) else {
+    let hosted = {
+        let mut st = sh.lock();
+        let h = st.hosted.get(&id).cloned();
+        let h = h.filter(|h| Instant::now() < h.expires);
+        st.media_served += usize::from(h.is_some());
+        h
+    };
+    sh.touch();
+    let Some(h) = hosted else {
         return (StatusCode::NOT_FOUND, "expired or unknown").into_response();
     };
     let mut resp = (StatusCode::OK, h.body).into_response();

@@ -33,6 +33,19 @@ impl FakeWeCom {
         self.shared.lock().ack_delay = delay;
     }
 
+    /// Ends every hosted media URL now (404 from here on), as 5 minutes would (§2.6).
+    pub fn expire_media(&self) {
+        let now = tokio::time::Instant::now();
+        for h in self.shared.lock().hosted.values_mut() {
+            h.expires = now;
+        }
+    }
+
+    /// Media files served (downloads that got the file, not a 404).
+    pub fn media_served(&self) -> usize {
+        self.shared.lock().media_served
+    }
+
     /// Refuses proactive sends into groups with `600039`.
     pub fn refuse_group_sends(&self, refuse: bool) {
         self.shared.lock().refuse_groups = refuse;

@@ -136,6 +136,7 @@ pub(crate) struct State {
     pub(crate) uploads: HashMap<String, Upload>,
     pub(crate) media_ids: HashMap<String, Instant>,
     pub(crate) hosted: HashMap<String, Hosted>,
+    pub(crate) media_served: usize,
     pub(crate) task_ids: HashSet<String>,
     pub(crate) frames: Vec<FrameRecord>,
     pub(crate) sent: Vec<Sent>,
