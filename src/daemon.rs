@@ -27,6 +27,7 @@ mod console_link;
 mod lock;
 mod owner;
 mod same_bot;
+mod speech_reload;
 
 pub use accounts::ChannelSet;
 pub use console_keys::ConsoleKeys;
@@ -73,6 +74,7 @@ impl Core {
     pub fn status(&self) -> DaemonStatus {
         let mut status = self.status_with(self.supervisor.registry().snapshot());
         status.agent = self.agent_health();
+        status.speech = self.speech_health();
         status.agents = self.named_agents_health();
         status.console = self.console_status(None);
         status.deliveries = self.deliveries();
@@ -179,8 +181,12 @@ impl Core {
             return Err(CommandError::new(ErrorCode::Conflict, msg));
         }
         let agent_changed = config.agent_changed(&new);
+        let speech_changed = config.speech != new.speech;
         let agents_changed = config.agents != new.agents || config.choices != new.choices;
         let old = std::mem::replace(&mut *config, new);
+        if speech_changed {
+            self.apply_speech(&config);
+        }
         if let Some(c) = &self.confirm {
             c.set_settings(ConfirmSettings::from_config(&config));
             c.set_routes(config.owner.routes.clone());
@@ -237,6 +243,7 @@ impl Handler for Core {
     fn status_line(&self, request_id: &str) -> Option<String> {
         let mut head = self.status_with(Vec::new());
         head.agent = self.agent_health();
+        head.speech = self.speech_health();
         head.agents = self.named_agents_health();
         head.console = self.console_status(None);
         head.deliveries = self.deliveries();
@@ -486,6 +493,7 @@ where
         console_keys: ConsoleKeys::new(clock),
         console_listen: std::sync::OnceLock::new(),
     });
+    core.apply_speech(&config);
     if let Some(c) = &core.confirm {
         // Before the accounts start, so a replayed or early answer finds its question.
         c.set_routes(config.owner.routes.clone());

@@ -18,6 +18,8 @@ pub enum Scope {
     Media,
     /// The `[owner]` table.
     Owner,
+    /// The `[speech]` table.
+    Speech,
 }
 
 impl Scope {
@@ -31,6 +33,7 @@ impl Scope {
             Scope::Mail => "mail",
             Scope::Media => "media",
             Scope::Owner => "owner",
+            Scope::Speech => "speech",
         }
     }
 
@@ -38,7 +41,7 @@ impl Scope {
     pub(crate) fn per_account(self) -> bool {
         !matches!(
             self,
-            Scope::Agent | Scope::Chats | Scope::Media | Scope::Owner
+            Scope::Agent | Scope::Chats | Scope::Media | Scope::Owner | Scope::Speech
         )
     }
 }
