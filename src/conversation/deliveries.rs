@@ -211,22 +211,16 @@ mod tests {
         let board = Board::default();
         let mut c = Count::default();
         c.settled.sent = 2;
+        c.pending.insert(("chat:phone".into(), None), group(3, 50));
         c.pending
-            .insert(("wechat:phone".into(), None), group(3, 50));
-        c.pending.insert(
-            ("feishu:work".into(), Some(WaitWhy::Throttle)),
-            group(1, 70),
-        );
+            .insert(("chat:work".into(), Some(WaitWhy::Throttle)), group(1, 70));
         let s = board.stamp();
         board.publish(s, c);
-        let attached: HashSet<String> = ["wechat:phone".to_string()].into();
+        let attached: HashSet<String> = ["chat:phone".to_string()].into();
         let on = board.counts(&attached);
         assert_eq!((on.queued, on.waiting, on.sent), (3, 1, 2));
         let w = on.oldest_waiting.expect("one waits");
-        assert_eq!(
-            (w.route.as_str(), w.why),
-            ("feishu:work", WaitWhy::Throttle)
-        );
+        assert_eq!((w.route.as_str(), w.why), ("chat:work", WaitWhy::Throttle));
         let off = board.counts(&HashSet::new());
         assert_eq!((off.queued, off.waiting), (0, 4));
         let w = off.oldest_waiting.expect("the oldest");

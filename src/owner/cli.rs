@@ -242,7 +242,7 @@ mod tests {
         SendInfo {
             id: "s-1".into(),
             state,
-            route: "wechat:phone".into(),
+            route: "chat:phone".into(),
             due_unix_seconds: 0,
             why: Some(WaitWhy::SendWindow),
             reason: None,
@@ -272,7 +272,7 @@ mod tests {
         assert_eq!(Outcome::Stopped(info(SendState::Waiting)).exit_code(), 1);
         assert_eq!(Outcome::Error("x".into()).exit_code(), 2);
         let w = Outcome::Done(info(SendState::Waiting)).message();
-        assert!(w.starts_with("waiting: s-1 to wechat:phone: "), "{w}");
+        assert!(w.starts_with("waiting: s-1 to chat:phone: "), "{w}");
         let mut later = info(SendState::Scheduled);
         later.due_unix_seconds = 1_772_974_800;
         let m = Outcome::Done(later).message();
