@@ -63,6 +63,7 @@ pub mod failure;
 pub mod ids;
 pub mod login;
 pub mod mail;
+pub mod mcp;
 pub mod media;
 pub mod metrics;
 pub mod owner;
