@@ -36,7 +36,10 @@ impl Scope {
 
     /// Whether the key sits one level down, in each account's table.
     pub(crate) fn per_account(self) -> bool {
-        !matches!(self, Scope::Agent | Scope::Chats | Scope::Media | Scope::Owner)
+        !matches!(
+            self,
+            Scope::Agent | Scope::Chats | Scope::Media | Scope::Owner
+        )
     }
 }
 

@@ -116,7 +116,11 @@ impl Drop for ToolEndpoint {
 
 /// Lets a request through only with a live grant's secret; anything else is 401 with nothing
 /// about which secrets exist.
-async fn admit(State(secrets): State<Secrets>, req: Request, next: Next) -> Result<Response, StatusCode> {
+async fn admit(
+    State(secrets): State<Secrets>,
+    req: Request,
+    next: Next,
+) -> Result<Response, StatusCode> {
     let presented = req
         .headers()
         .get(axum::http::header::AUTHORIZATION)

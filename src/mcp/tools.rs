@@ -53,7 +53,10 @@ pub fn specs() -> Vec<ToolSpec> {
             name: "schedule",
             description: "Send a message to the owner at a time: HH:MM (the next such time), \
                           YYYY-MM-DD HH:MM[:SS] in the bridge's timezone, or RFC 3339.",
-            parameters: object(json!({"at": {"type": "string"}, "text": text}), &["at", "text"]),
+            parameters: object(
+                json!({"at": {"type": "string"}, "text": text}),
+                &["at", "text"],
+            ),
         },
         ToolSpec {
             name: "list_scheduled",
@@ -108,16 +111,27 @@ impl OwnerTools {
                 self.send(string(args, "text")?, Some(at)).await
             }
             "list_scheduled" => {
-                let all = self.owner.scheduled().await.map_err(|e| e.message().to_string())?;
+                let all = self
+                    .owner
+                    .scheduled()
+                    .await
+                    .map_err(|e| e.message().to_string())?;
                 Ok(json!({"scheduled": all.iter().map(send_json).collect::<Vec<_>>()}))
             }
             "cancel_scheduled" => {
                 let id = string(args, "id")?;
-                let info = self.owner.cancel(id).await.map_err(|e| e.message().to_string())?;
+                let info = self
+                    .owner
+                    .cancel(id)
+                    .await
+                    .map_err(|e| e.message().to_string())?;
                 Ok(send_json(&info))
             }
             "ask_owner" => self.ask(args).await,
-            other => Err(format!("there is no tool {other}; the tools are: {}", names())),
+            other => Err(format!(
+                "there is no tool {other}; the tools are: {}",
+                names()
+            )),
         }?;
         Ok(result.to_string())
     }
@@ -137,7 +151,9 @@ impl OwnerTools {
             .get("timeout_seconds")
             .and_then(Value::as_u64)
             .filter(|t| (1..=MAX_ASK_SECONDS).contains(t))
-            .ok_or_else(|| format!("timeout_seconds must be a whole number from 1 to {MAX_ASK_SECONDS}"))?;
+            .ok_or_else(|| {
+                format!("timeout_seconds must be a whole number from 1 to {MAX_ASK_SECONDS}")
+            })?;
         let Some(confirm) = &self.confirm else {
             return Err("questions are off on this bridge ([confirm] is not set up)".into());
         };
@@ -158,7 +174,11 @@ impl OwnerTools {
 }
 
 fn names() -> String {
-    specs().iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+    specs()
+        .iter()
+        .map(|s| s.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn string<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {

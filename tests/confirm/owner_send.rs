@@ -23,20 +23,20 @@ use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
 use support::*;
 
 /// Saturday 2026-03-07 12:00 in New York (EST, UTC-5); the clocks go forward on Sunday 02:00.
-const SAT_NOON_MS: u64 = 1_772_902_800_000;
+pub(crate) const SAT_NOON_MS: u64 = 1_772_902_800_000;
 /// Sunday 2026-03-08 09:00 in New York (EDT, UTC-4): 13:00 UTC, 20 hours after SAT_NOON_MS.
 const SUN_NINE_MS: u64 = SAT_NOON_MS + 20 * 3_600_000;
 
-struct OwnerDaemon {
-    d: RunningDaemon,
-    conv: Arc<Conversation>,
-    channel: Arc<MemoryChannel>,
-    clock: Clock,
+pub(crate) struct OwnerDaemon {
+    pub(crate) d: RunningDaemon,
+    pub(crate) conv: Arc<Conversation>,
+    pub(crate) channel: Arc<MemoryChannel>,
+    pub(crate) clock: Clock,
 }
 
 /// A daemon with one MemoryChannel account `wechat:phone` (the `notify` target unless
 /// `notify` is false), reading times in New York, its clock standing at `now_ms`.
-async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon {
+pub(crate) async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon {
     let state = dir.join("state");
     std::fs::create_dir_all(&state).expect("state dir");
     let path = dir.join("config.toml");
@@ -115,7 +115,7 @@ impl OwnerDaemon {
     }
 
     /// Moves the clock to `ms` and waits until the scheduler and the chat have acted on it.
-    async fn at(&self, ms: u64) {
+    pub(crate) async fn at(&self, ms: u64) {
         self.clock.set(ms);
         let owner = self.d.core.owner().expect("owner service");
         within(owner.passed(ms)).await;
