@@ -25,6 +25,7 @@ type Secrets = Arc<Mutex<HashSet<String>>>;
 
 /// The running endpoint. Made by the daemon once (or a test); dropped or stopped with it.
 pub struct ToolEndpoint {
+    tools: OwnerTools,
     addr: SocketAddr,
     secrets: Secrets,
     stop: CancellationToken,
@@ -58,8 +59,9 @@ impl ToolEndpoint {
         let stop = CancellationToken::new();
         let mut config = StreamableHttpServerConfig::default();
         config.cancellation_token = stop.child_token();
+        let served_tools = tools.clone();
         let service = StreamableHttpService::new(
-            move || Ok(ToolServer::new(tools.clone())),
+            move || Ok(ToolServer::new(served_tools.clone())),
             Arc::new(LocalSessionManager::default()),
             config,
         );
@@ -77,6 +79,7 @@ impl ToolEndpoint {
             }
         });
         Ok(ToolEndpoint {
+            tools,
             addr,
             secrets,
             stop,
@@ -95,6 +98,11 @@ impl ToolEndpoint {
             secret,
             secrets: self.secrets.clone(),
         }
+    }
+
+    /// The tools themselves (the OpenAI backend calls them directly, no HTTP).
+    pub fn tools(&self) -> &OwnerTools {
+        &self.tools
     }
 
     /// Where it listens.

@@ -84,6 +84,7 @@ pub fn turn_request(chat: &str, prompt: &str) -> TurnRequest {
         language: Default::default(),
         attachments: Vec::new(),
         events: TurnEvents::none(),
+        owner_tools: None,
     }
 }
 
