@@ -152,3 +152,62 @@ async fn no_secret_or_a_revoked_one_gets_nothing() {
     assert!(t.channel.texts(OWNER).is_empty());
     t.d.stop().await;
 }
+
+/// The acp backend over the fake ACP agent (which takes MCP over HTTP): the owner's tool session
+/// is created with the bridge's MCP server and its own grant, which admits an MCP client that
+/// schedules through it; a stranger's identical request (`no_tools`) gets `mcpServers: []` even
+/// though the endpoint is there, and so does a turn the pipeline gave no tools.
+#[tokio::test]
+async fn only_the_owners_tool_session_is_created_with_the_server() {
+    use scv_bridge::agent::{AcpAgent, AcpOptions, Agent};
+    use scv_bridge::testing::fake_acp::FakeAcp;
+    use scv_bridge::testing::turn_request;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = start(dir.path(), true, SAT_NOON_MS).await;
+    let owner = t.d.core.owner().expect("owner service").clone();
+    let tools = OwnerTools::new(owner, None, CancellationToken::new());
+    let endpoint = std::sync::Arc::new(ToolEndpoint::start(tools).await.expect("endpoint"));
+    let fake = FakeAcp::new();
+    let agent = AcpAgent::new(AcpOptions::new(std::sync::Arc::new(fake.clone())), None);
+
+    let mut owners = turn_request(OWNER, "remind me at 12:30");
+    owners.owner_tools = Some(endpoint.clone());
+    within(agent.turn(owners, CancellationToken::new()))
+        .await
+        .expect("answer");
+    let mut strangers = turn_request(STRANGER, "remind me at 12:30");
+    strangers.no_tools = true;
+    strangers.owner_tools = Some(endpoint.clone());
+    within(agent.turn(strangers, CancellationToken::new()))
+        .await
+        .expect("answer");
+    within(agent.turn(turn_request("other", "hi"), CancellationToken::new()))
+        .await
+        .expect("answer");
+
+    let servers = fake.log().mcp_servers;
+    assert_eq!(servers.len(), 3, "{servers:?}");
+    assert_eq!(servers[1], json!([]), "a stranger's session has no server");
+    assert_eq!(servers[2], json!([]), "a turn without tools has no server");
+    let s = &servers[0][0];
+    assert_eq!(
+        (&s["type"], &s["name"]),
+        (&json!("http"), &json!("scv-bridge"))
+    );
+    assert_eq!(s["headers"][0]["name"], "Authorization");
+    let url = s["url"].as_str().expect("a url");
+    let header = s["headers"][0]["value"].as_str().expect("a header");
+    let secret = header.strip_prefix("Bearer ").expect("bearer");
+    let c = connect(url, secret)
+        .await
+        .expect("the session's grant admits");
+    let at = call(&c, "schedule", json!({"at": "12:30", "text": "Stand up"}))
+        .await
+        .expect("scheduled");
+    assert_eq!(at["state"], "scheduled");
+    within(c.cancel()).await.expect("client closes");
+    t.at(SAT_HALF_PAST_MS).await;
+    assert_eq!(t.channel.texts(OWNER), vec!["Stand up".to_string()]);
+    t.d.stop().await;
+}

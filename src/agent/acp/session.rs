@@ -283,7 +283,10 @@ pub async fn open(
     }
     let result = proc
         .rpc
-        .request("session/new", json!({"cwd": cwd, "mcpServers": mcp_servers}))
+        .request(
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": mcp_servers}),
+        )
         .await
         .map_err(|e| failed(proc, "to start a session", e))?;
     let Some(id) = result.get("sessionId").and_then(Value::as_str) else {
