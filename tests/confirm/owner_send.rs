@@ -32,11 +32,22 @@ pub(crate) struct OwnerDaemon {
     pub(crate) conv: Arc<Conversation>,
     pub(crate) channel: Arc<MemoryChannel>,
     pub(crate) clock: Clock,
+    pub(crate) agent: Arc<EchoAgent>,
 }
 
 /// A daemon with one MemoryChannel account `wechat:phone` (the `notify` target unless
 /// `notify` is false), reading times in New York, its clock standing at `now_ms`.
 pub(crate) async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon {
+    start_with(dir, notify, now_ms, "").await
+}
+
+/// [`start`] with `account` (TOML lines) in the account's table.
+pub(crate) async fn start_with(
+    dir: &Path,
+    notify: bool,
+    now_ms: u64,
+    account: &str,
+) -> OwnerDaemon {
     let state = dir.join("state");
     std::fs::create_dir_all(&state).expect("state dir");
     let path = dir.join("config.toml");
@@ -45,7 +56,7 @@ pub(crate) async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon 
         false => "",
     };
     let text = format!(
-        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\ntimezone = \"America/New_York\"\n{notify}[wechat.phone]\n",
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\ntimezone = \"America/New_York\"\n{notify}[wechat.phone]\n{account}",
         state.display(),
         dir.join("run").join("daemon.sock").display()
     );
@@ -55,12 +66,12 @@ pub(crate) async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon 
     let channel = MemoryChannel::new(2000, Duration::ZERO);
     let clock = Clock::manual(now_ms);
     let slot = Arc::new(std::sync::Mutex::new(None));
-    let (ch, ck, sl) = (channel.clone(), clock.clone(), slot.clone());
+    let agent = Arc::new(EchoAgent::default());
+    let (ch, ck, sl, ag) = (channel.clone(), clock.clone(), slot.clone(), agent.clone());
     let wire = move |creds: &scv_bridge::secrets::CredentialStore,
                      store: &scv_bridge::store::Store,
                      registry: &Arc<_>| {
-        let agent = Arc::new(EchoAgent::default());
-        let (confirm, conv) = daemon::confirm_and_pipeline(store, creds, ck, registry, agent);
+        let (confirm, conv) = daemon::confirm_and_pipeline(store, creds, ck, registry, ag.clone());
         let factory: Arc<dyn ComponentFactory> = Arc::new(MemoryFactory {
             conv: conv.clone(),
             channel: ch,
@@ -87,6 +98,7 @@ pub(crate) async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon 
         conv,
         channel,
         clock,
+        agent,
     }
 }
 

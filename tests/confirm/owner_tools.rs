@@ -4,7 +4,7 @@
 //! secret is refused. (The real codex-acp run is not here yet: see the branch's report.)
 
 use crate::confirm_support::*;
-use crate::owner_send::{SAT_NOON_MS, start};
+use crate::owner_send::{SAT_NOON_MS, start, start_with};
 
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -209,5 +209,32 @@ async fn only_the_owners_tool_session_is_created_with_the_server() {
     within(c.cancel()).await.expect("client closes");
     t.at(SAT_HALF_PAST_MS).await;
     assert_eq!(t.channel.texts(OWNER), vec!["Stand up".to_string()]);
+    t.d.stop().await;
+}
+
+/// The daemon's pipeline offers the owner tools by the policy: on an account that answers anyone
+/// and grants tools to its owner, the owner's turn gets them and a stranger's identical one
+/// does not; on an account that grants no tools, not even the owner's.
+#[tokio::test]
+async fn the_pipeline_offers_the_tools_to_the_owner_with_tools_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lines = "senders = \"anyone\"\nremote_tools = \"owner\"\n";
+    let t = start_with(dir.path(), true, SAT_NOON_MS, lines).await;
+    let phone = scv_bridge::config::AccountKey::new(scv_bridge::config::Channel::Wechat, "phone");
+    for (id, from) in [("m1", OWNER), ("m2", STRANGER)] {
+        let m = msg_on(&phone, id, from, "remind me at 12:30");
+        t.conv.accept(vec![m]).await.expect("accept");
+        within(t.conv.quiescent()).await;
+    }
+    assert!(t.conv.owner_tools().is_some(), "the daemon set the tools");
+    assert_eq!(t.agent.offered_owner_tools(), [true, false]);
+    t.d.stop().await;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = start_with(dir.path(), true, SAT_NOON_MS, "remote_tools = \"none\"\n").await;
+    let m = msg_on(&phone, "m1", OWNER, "remind me at 12:30");
+    t.conv.accept(vec![m]).await.expect("accept");
+    within(t.conv.quiescent()).await;
+    assert_eq!(t.agent.offered_owner_tools(), [false]);
     t.d.stop().await;
 }
