@@ -14,6 +14,7 @@ mod client_socket;
 mod command_line;
 mod key_range;
 mod locate;
+mod mail_check;
 mod owner;
 mod platform_split;
 mod platform_table;

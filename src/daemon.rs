@@ -1,8 +1,6 @@
 //! The daemon: configuration, store, credentials, supervisor and control socket, wired together.
 
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::io::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::Mutex;
@@ -26,6 +24,7 @@ mod accounts;
 mod agent_reload;
 pub mod console_keys;
 mod console_link;
+mod lock;
 mod owner;
 mod same_bot;
 
@@ -450,7 +449,7 @@ pub async fn start_with<F>(
 where
     F: FnOnce(&CredentialStore, &Store, &Arc<HealthRegistry>) -> Wiring,
 {
-    let lock = lock_state_dir(&config.state_dir)?;
+    let lock = lock::lock_state_dir(&config.state_dir)?;
     let (store, store_guard) = Store::open(&config.state_dir.join("state.db"))?;
     let credentials = {
         let (mode, dir) = (config.credentials, config.state_dir.clone());
@@ -587,26 +586,4 @@ async fn serve_until_shutdown(
     drop(lock);
     tracing::info!(abandoned = ?report.abandoned, "scv-bridge stopped");
     report
-}
-
-/// Creates the state directory (0700) and takes its exclusive lock; held for the daemon's life.
-fn lock_state_dir(dir: &Path) -> Result<std::fs::File, StartError> {
-    let io = |source| StartError::StateDir {
-        path: dir.to_path_buf(),
-        source,
-    };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("daemon.lock"))
-        .map_err(io)?;
-    // SAFETY: flock on a descriptor we own; the lock is released when the file is closed.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc != 0 {
-        return Err(StartError::Locked(dir.to_path_buf()));
-    }
-    Ok(file)
 }

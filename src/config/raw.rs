@@ -471,7 +471,7 @@ impl RawConfig {
                     return Err(err(&table, Some(key), msg));
                 }
             }
-            check_mail(&settings).map_err(|(k, m)| err(&table, Some(k), m))?;
+            super::mail_check::check_mail(&settings).map_err(|(k, m)| err(&table, Some(k), m))?;
             let spec = AccountSpec {
                 key: AccountKey::new(Channel::Mail, &name),
                 enabled: shared.enabled.unwrap_or(true),
@@ -563,41 +563,4 @@ fn check_name(name: &str) -> Result<(), String> {
             "account names use letters, digits, '-' and '_' (at most 64), found '{name}'"
         ))
     }
-}
-
-/// Checks a mail account; the error names the key.
-fn check_mail(m: &MailSettings) -> Result<(), (&'static str, String)> {
-    if m.imap_host.trim().is_empty() {
-        return Err((
-            "imap_host",
-            "expected a host name, found an empty string".into(),
-        ));
-    }
-    if m.username.trim().is_empty() {
-        return Err((
-            "username",
-            "expected the mailbox login, found an empty string".into(),
-        ));
-    }
-    let loopback =
-        |h: &str| matches!(h, "127.0.0.1" | "::1" | "localhost") || h.starts_with("127.");
-    if m.tls == MailTls::None && !loopback(&m.imap_host) {
-        return Err((
-            "tls",
-            format!(
-                "tls = \"none\" is allowed only for loopback hosts, not '{}'; expected implicit or starttls",
-                m.imap_host
-            ),
-        ));
-    }
-    if m.smtp_tls.unwrap_or(m.tls) == MailTls::None
-        && let Some(h) = &m.smtp_host
-        && !loopback(h)
-    {
-        return Err((
-            "smtp_tls",
-            format!("no TLS is allowed only for loopback hosts, not '{h}'"),
-        ));
-    }
-    Ok(())
 }
