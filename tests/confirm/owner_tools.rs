@@ -238,3 +238,47 @@ async fn the_pipeline_offers_the_tools_to_the_owner_with_tools_only() {
     assert_eq!(t.agent.offered_owner_tools(), [false]);
     t.d.stop().await;
 }
+
+/// `ask_owner` is a confirm question: the owner's yes comes back as `yes`; a question nobody
+/// answers comes back `expired` once the daemon's clock passes its deadline.
+#[tokio::test]
+async fn ask_owner_returns_the_owners_answer_or_expired() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = start(dir.path(), true, SAT_NOON_MS).await;
+    let owner = t.d.core.owner().expect("owner service").clone();
+    let confirm = t.d.core.confirm().expect("confirm service").clone();
+    let tools = OwnerTools::new(owner, Some(confirm.clone()), CancellationToken::new());
+    let endpoint = ToolEndpoint::start(tools).await.expect("endpoint");
+    let g = endpoint.grant();
+    let c = std::sync::Arc::new(connect(&g.url, secret(&g)).await.expect("admitted"));
+
+    let asking = {
+        let c = c.clone();
+        tokio::spawn(async move {
+            let args = json!({"question": "Deploy now?", "timeout_seconds": 600});
+            call(&c, "ask_owner", args).await
+        })
+    };
+    within(t.channel.wait_sent(1)).await;
+    assert!(t.channel.texts(OWNER)[0].contains("Deploy now?"));
+    let q = confirm.open_questions().pop().expect("the open question");
+    confirm.answer(&q.id, true, OWNER).await.expect("answered");
+    let yes = within(asking).await.expect("task").expect("answered");
+    assert_eq!(
+        (yes["id"].as_str(), yes["answer"].as_str()),
+        (Some(q.id.as_str()), Some("yes"))
+    );
+
+    let asking = {
+        let c = c.clone();
+        tokio::spawn(async move {
+            let args = json!({"question": "Restart?", "timeout_seconds": 60});
+            call(&c, "ask_owner", args).await
+        })
+    };
+    within(t.channel.wait_sent(2)).await;
+    t.clock.set(SAT_NOON_MS + 61_000);
+    let expired = within(asking).await.expect("task").expect("answered");
+    assert_eq!(expired["answer"], "expired", "{expired}");
+    t.d.stop().await;
+}
