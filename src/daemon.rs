@@ -509,6 +509,7 @@ where
         .map_err(|e| StartError::Start(e.message))?;
     if let Some(o) = &core.owner {
         o.start();
+        owner::offer_tools(o, core.confirm.as_ref(), core.conversation.as_ref()).await;
     }
     tracing::info!(socket = %socket.display(), accounts = config.accounts.len(), "scv-bridge is running");
     let shutdown = CancellationToken::new();

@@ -16,6 +16,8 @@
 //! - [`supervisor`]: the `Component` trait, lifecycle, backoff, health registry, reconcile.
 //! - [`conversation`]: inbound → journal → policy → agent → outbox, the same for every platform.
 //! - [`confirm`]: owner yes/no questions: ask, deliver, read answers, deadlines, `scv-bridge confirm`.
+//! - [`mcp`]: the owner tools for agents (send, ask, schedule) as an MCP server on loopback for
+//!   ACP sessions, offered only to the verified owner with tools granted.
 //! - [`owner`]: reaching the owner: `scv-bridge send` now or at a time (stored, in the
 //!   configured zone), routes that move, alerts, and where each message stands.
 //! - [`agent`]: agent backends (OpenAI-compatible HTTP, SCV agent server, ACP coding agents)
@@ -65,6 +67,7 @@ pub mod failure;
 pub mod ids;
 pub mod login;
 pub mod mail;
+pub mod mcp;
 pub mod media;
 pub mod metrics;
 pub mod owner;

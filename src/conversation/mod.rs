@@ -108,6 +108,8 @@ pub struct Conversation {
     spawner: spawner::Spawner,
     /// The speech server (`[speech]`), set by the daemon at start and on reload (`voice`).
     speech: arc_swap::ArcSwapOption<crate::speech::Speech>,
+    /// The owner tools, set by the daemon once its owner service runs (built after the pipeline).
+    owner_tools: arc_swap::ArcSwapOption<crate::mcp::ToolEndpoint>,
 }
 
 /// One attached account: its link and its chats' workers.
@@ -166,6 +168,7 @@ impl Conversation {
             senders: senders::Senders::default(),
             spawner: spawner::Spawner::default(),
             speech: arc_swap::ArcSwapOption::empty(),
+            owner_tools: arc_swap::ArcSwapOption::empty(),
         })
     }
 
@@ -247,6 +250,16 @@ impl Conversation {
     /// Who asks the owner before a tool runs on `approvals = "ask"` accounts, if anyone.
     pub fn approver(&self) -> Option<Arc<dyn Approver>> {
         self.hooks.approver.clone()
+    }
+
+    /// Offers `tools` to the turns the policy gives tools (see [`crate::mcp`]).
+    pub fn set_owner_tools(&self, tools: Arc<crate::mcp::ToolEndpoint>) {
+        self.owner_tools.store(Some(tools));
+    }
+
+    /// The owner tools, if the daemon set them; `turns.rs` passes them only to tool sessions.
+    pub fn owner_tools(&self) -> Option<Arc<crate::mcp::ToolEndpoint>> {
+        self.owner_tools.load_full()
     }
 
     /// Who learns what the platform said about items as they go out, if anyone.

@@ -416,6 +416,7 @@ fn request(
         language: next.lang,
         attachments: media.attachments.clone(),
         events,
+        owner_tools: if p.tools { conv.owner_tools() } else { None },
     }
 }
 

@@ -83,3 +83,27 @@ impl Core {
         Ok(status)
     }
 }
+
+/// Starts the owner tools' loopback endpoint and offers it to the pipeline's tool sessions
+/// (`crate::mcp`); without a port the daemon runs on and agents just get no owner tools.
+pub(super) async fn offer_tools(
+    owner: &Arc<crate::owner::OwnerService>,
+    confirm: Option<&Arc<crate::confirm::ConfirmService>>,
+    conversation: Option<&Arc<Conversation>>,
+) {
+    let Some(conversation) = conversation else {
+        return;
+    };
+    let tools = crate::mcp::OwnerTools::new(
+        owner.clone(),
+        confirm.cloned(),
+        tokio_util::sync::CancellationToken::new(),
+    );
+    match crate::mcp::ToolEndpoint::start(tools).await {
+        Ok(endpoint) => conversation.set_owner_tools(Arc::new(endpoint)),
+        Err(e) => tracing::warn!(
+            error = %e,
+            "cannot open a loopback port for the owner tools; agents get none (check that 127.0.0.1 is up)"
+        ),
+    }
+}

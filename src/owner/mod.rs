@@ -223,6 +223,16 @@ impl OwnerService {
         self.status_of(parse_id(id)?).await
     }
 
+    /// The sends not yet handed to the outbox, soonest first (the agent tool `list_scheduled`).
+    pub async fn scheduled(&self) -> Result<Vec<SendInfo>, OwnerError> {
+        let rows = self.parts.store.call(sends::scheduled).await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            out.push(self.status_of(r.id).await?);
+        }
+        Ok(out)
+    }
+
     /// Cancels a send that is not yet due; one already handed to the outbox is a conflict.
     pub async fn cancel(&self, id: &str) -> Result<SendInfo, OwnerError> {
         let n = parse_id(id)?;

@@ -105,6 +105,16 @@ pub fn due(t: &Transaction<'_>, now_ms: u64) -> rusqlite::Result<Vec<Row>> {
     .collect()
 }
 
+/// Sends not yet handed over, soonest first (at most 100: what `list_scheduled` shows).
+pub fn scheduled(t: &Transaction<'_>) -> rusqlite::Result<Vec<Row>> {
+    t.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM owner_sends WHERE state = 'scheduled'
+         ORDER BY due_unix_ms, id LIMIT 100"
+    ))?
+    .query_map([], row)?
+    .collect()
+}
+
 /// When the next send not yet handed over is due.
 pub fn next_due(t: &Transaction<'_>) -> rusqlite::Result<Option<u64>> {
     t.prepare_cached("SELECT min(due_unix_ms) FROM owner_sends WHERE state = 'scheduled'")?

@@ -14,6 +14,8 @@ use crate::ids::{AccountKey, Channel, ChatId};
 pub struct InstantAgent {
     answer: fn(&str) -> String,
     prompts: Mutex<Vec<String>>,
+    /// Per turn, whether it was offered the owner tools.
+    offered: Mutex<Vec<bool>>,
 }
 
 impl InstantAgent {
@@ -22,7 +24,16 @@ impl InstantAgent {
         InstantAgent {
             answer,
             prompts: Mutex::new(Vec::new()),
+            offered: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Per turn, in order, whether the pipeline offered it the owner tools.
+    pub fn offered_owner_tools(&self) -> Vec<bool> {
+        self.offered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Every prompt the agent saw, in order.
@@ -50,6 +61,10 @@ impl Agent for InstantAgent {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(req.prompt.clone());
+        self.offered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(req.owner_tools.is_some());
         let text = (self.answer)(&req.prompt);
         Box::pin(async move {
             Ok(TurnOutput {
@@ -84,6 +99,7 @@ pub fn turn_request(chat: &str, prompt: &str) -> TurnRequest {
         language: Default::default(),
         attachments: Vec::new(),
         events: TurnEvents::none(),
+        owner_tools: None,
     }
 }
 

@@ -52,6 +52,8 @@ pub struct FakeAcpLog {
     pub modes: Vec<String>,
     /// The prompts' content blocks.
     pub prompts: Vec<Value>,
+    /// The `mcpServers` of every `session/new`, `session/load` and `session/resume`, in order.
+    pub mcp_servers: Vec<Value>,
 }
 
 #[derive(Default)]
@@ -242,12 +244,17 @@ async fn handle(c: &Conn, method: &str, msg: Value) {
     let id = msg["id"].clone();
     let p = &msg["params"];
     let sid = p["sessionId"].as_str().unwrap_or("").to_string();
+    if matches!(method, "session/new" | "session/load" | "session/resume") {
+        let servers = p["mcpServers"].clone();
+        c.fake.record(|s| s.log.mcp_servers.push(servers));
+    }
     let result = match method {
         "initialize" => json!({
             "protocolVersion": 1,
             "agentCapabilities": {
                 "loadSession": true,
                 "promptCapabilities": {"image": true},
+                "mcpCapabilities": {"http": true, "sse": false},
                 "sessionCapabilities": if c.fake.resume { json!({"resume": {}, "close": {}}) } else { json!({"close": {}}) },
             },
             "authMethods": [],

@@ -52,6 +52,7 @@ fn req(chat: &str, work: &Path, approver: Option<Arc<dyn Approver>>) -> TurnRequ
         language: Default::default(),
         attachments: Vec::new(),
         events: TurnEvents::none(),
+        owner_tools: None,
     }
 }
 

@@ -66,6 +66,7 @@ fn req() -> TurnRequest {
         language: Default::default(),
         attachments: Vec::new(),
         events: TurnEvents::none(),
+        owner_tools: None,
     }
 }
 

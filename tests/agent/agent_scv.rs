@@ -33,6 +33,7 @@ fn owner(chat: &str, prompt: &str) -> TurnRequest {
         language: Default::default(),
         attachments: Vec::new(),
         events: Default::default(),
+        owner_tools: None,
     }
 }
 

@@ -65,6 +65,7 @@ fn asking(approver: &Arc<dyn Approver>, prompt: &str) -> TurnRequest {
         language: Default::default(),
         attachments: Vec::new(),
         events: Default::default(),
+        owner_tools: None,
     }
 }
 

@@ -47,6 +47,7 @@ fn req(ws: &Path, prompt: &str) -> (TurnRequest, UnboundedReceiver<TurnEvent>) {
         language: Default::default(),
         attachments: Vec::new(),
         events,
+        owner_tools: None,
     };
     (r, rx)
 }

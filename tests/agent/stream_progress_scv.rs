@@ -33,6 +33,7 @@ async fn a_tool_step_is_reported_as_a_nameless_status() {
         language: Default::default(),
         attachments: Vec::new(),
         events,
+        owner_tools: None,
     };
     let out = agent
         .turn(req, CancellationToken::new())

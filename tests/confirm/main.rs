@@ -13,4 +13,5 @@ mod confirm_words;
 mod fast_route;
 mod owner_routes;
 mod owner_send;
+mod owner_tools;
 mod send_health;

@@ -23,20 +23,31 @@ use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
 use support::*;
 
 /// Saturday 2026-03-07 12:00 in New York (EST, UTC-5); the clocks go forward on Sunday 02:00.
-const SAT_NOON_MS: u64 = 1_772_902_800_000;
+pub(crate) const SAT_NOON_MS: u64 = 1_772_902_800_000;
 /// Sunday 2026-03-08 09:00 in New York (EDT, UTC-4): 13:00 UTC, 20 hours after SAT_NOON_MS.
 const SUN_NINE_MS: u64 = SAT_NOON_MS + 20 * 3_600_000;
 
-struct OwnerDaemon {
-    d: RunningDaemon,
-    conv: Arc<Conversation>,
-    channel: Arc<MemoryChannel>,
-    clock: Clock,
+pub(crate) struct OwnerDaemon {
+    pub(crate) d: RunningDaemon,
+    pub(crate) conv: Arc<Conversation>,
+    pub(crate) channel: Arc<MemoryChannel>,
+    pub(crate) clock: Clock,
+    pub(crate) agent: Arc<EchoAgent>,
 }
 
 /// A daemon with one MemoryChannel account `wechat:phone` (the `notify` target unless
 /// `notify` is false), reading times in New York, its clock standing at `now_ms`.
-async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon {
+pub(crate) async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon {
+    start_with(dir, notify, now_ms, "").await
+}
+
+/// [`start`] with `account` (TOML lines) in the account's table.
+pub(crate) async fn start_with(
+    dir: &Path,
+    notify: bool,
+    now_ms: u64,
+    account: &str,
+) -> OwnerDaemon {
     let state = dir.join("state");
     std::fs::create_dir_all(&state).expect("state dir");
     let path = dir.join("config.toml");
@@ -45,7 +56,7 @@ async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon {
         false => "",
     };
     let text = format!(
-        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\ntimezone = \"America/New_York\"\n{notify}[wechat.phone]\n",
+        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\ntimezone = \"America/New_York\"\n{notify}[wechat.phone]\n{account}",
         state.display(),
         dir.join("run").join("daemon.sock").display()
     );
@@ -55,12 +66,12 @@ async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon {
     let channel = MemoryChannel::new(2000, Duration::ZERO);
     let clock = Clock::manual(now_ms);
     let slot = Arc::new(std::sync::Mutex::new(None));
-    let (ch, ck, sl) = (channel.clone(), clock.clone(), slot.clone());
+    let agent = Arc::new(EchoAgent::default());
+    let (ch, ck, sl, ag) = (channel.clone(), clock.clone(), slot.clone(), agent.clone());
     let wire = move |creds: &scv_bridge::secrets::CredentialStore,
                      store: &scv_bridge::store::Store,
                      registry: &Arc<_>| {
-        let agent = Arc::new(EchoAgent::default());
-        let (confirm, conv) = daemon::confirm_and_pipeline(store, creds, ck, registry, agent);
+        let (confirm, conv) = daemon::confirm_and_pipeline(store, creds, ck, registry, ag.clone());
         let factory: Arc<dyn ComponentFactory> = Arc::new(MemoryFactory {
             conv: conv.clone(),
             channel: ch,
@@ -87,6 +98,7 @@ async fn start(dir: &Path, notify: bool, now_ms: u64) -> OwnerDaemon {
         conv,
         channel,
         clock,
+        agent,
     }
 }
 
@@ -115,7 +127,7 @@ impl OwnerDaemon {
     }
 
     /// Moves the clock to `ms` and waits until the scheduler and the chat have acted on it.
-    async fn at(&self, ms: u64) {
+    pub(crate) async fn at(&self, ms: u64) {
         self.clock.set(ms);
         let owner = self.d.core.owner().expect("owner service");
         within(owner.passed(ms)).await;

@@ -153,6 +153,8 @@ struct ChatSlot {
     open: Option<(String, u64, bool)>,
     /// `/new` was asked: the next turn starts a new session instead of resuming.
     fresh: bool,
+    /// The open session's admission to the owner tools (revoked when replaced or dropped).
+    tools_grant: Option<crate::mcp::Grant>,
 }
 
 /// An ACP agent backend.
@@ -318,8 +320,9 @@ impl AcpAgent {
                     session::stored(self.store.as_ref(), &req.session.scoped(scope)).await
                 };
                 let cwd = req.cwd();
+                let (grant, servers) = owner_tools(&req, &proc);
                 let opened = tokio::select! {
-                    o = session::open(&proc, &cwd, prior, no_tools) => o?,
+                    o = session::open(&proc, &cwd, prior, no_tools, &servers) => o?,
                     _ = cancel.cancelled() => return Err(turn::cancelled()),
                 };
                 let stored = Stored {
@@ -335,6 +338,7 @@ impl AcpAgent {
                 info!(session = %req.session.parent(), no_tools, "ACP session opened");
                 cs.open = Some((opened.id.clone(), proc.generation, no_tools));
                 cs.fresh = false;
+                cs.tools_grant = grant;
                 lost_earlier = opened.lost_earlier;
                 opened.id
             }
@@ -358,6 +362,27 @@ impl AcpAgent {
         }
         Ok(out)
     }
+}
+
+/// The `mcpServers` of a session the policy gave the owner tools (`req.owner_tools` is set only
+/// for the verified owner with tools granted), with the grant that admits it; `[]` otherwise, and
+/// for an agent that does not take MCP servers over HTTP.
+fn owner_tools(req: &TurnRequest, proc: &Proc) -> (Option<crate::mcp::Grant>, serde_json::Value) {
+    let Some(endpoint) = req.owner_tools.as_ref().filter(|_| !req.no_tools) else {
+        return (None, serde_json::json!([]));
+    };
+    if !proc.facts.mcp_http {
+        debug!("the agent takes no MCP server over HTTP; its session has no owner tools");
+        return (None, serde_json::json!([]));
+    }
+    let grant = endpoint.grant();
+    let servers = serde_json::json!([{
+        "type": "http",
+        "name": "scv-bridge",
+        "url": grant.url,
+        "headers": [{"name": "Authorization", "value": grant.authorization}],
+    }]);
+    (Some(grant), servers)
 }
 
 impl Agent for AcpAgent {

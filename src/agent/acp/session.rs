@@ -27,6 +27,8 @@ pub struct AgentFacts {
     pub close: bool,
     /// Prompts may carry image blocks.
     pub image: bool,
+    /// `mcpCapabilities.http`: the agent connects to MCP servers over HTTP (the owner tools).
+    pub mcp_http: bool,
 }
 
 /// A running agent process with its connection.
@@ -188,6 +190,7 @@ fn facts(result: &Value) -> AgentFacts {
         image: caps["promptCapabilities"]["image"]
             .as_bool()
             .unwrap_or(false),
+        mcp_http: caps["mcpCapabilities"]["http"].as_bool().unwrap_or(false),
     }
 }
 
@@ -245,11 +248,12 @@ pub async fn open(
     cwd: &str,
     prior: Option<Stored>,
     no_tools: bool,
+    mcp_servers: &Value,
 ) -> Result<Opened, AgentError> {
     let prior = prior.filter(|p| p.no_tools == no_tools);
     let mut lost_earlier = false;
     if let Some(p) = prior {
-        let params = json!({"sessionId": p.id, "cwd": cwd, "mcpServers": []});
+        let params = json!({"sessionId": p.id, "cwd": cwd, "mcpServers": mcp_servers});
         let method = if proc.facts.resume {
             Some("session/resume")
         } else if proc.facts.load {
@@ -279,7 +283,10 @@ pub async fn open(
     }
     let result = proc
         .rpc
-        .request("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .request(
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": mcp_servers}),
+        )
         .await
         .map_err(|e| failed(proc, "to start a session", e))?;
     let Some(id) = result.get("sessionId").and_then(Value::as_str) else {

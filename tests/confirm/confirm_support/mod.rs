@@ -258,6 +258,8 @@ pub struct MemoryComponent {
     pub conv: Arc<Conversation>,
     pub channel: Arc<MemoryChannel>,
     pub senders: Senders,
+    /// The configured `remote_tools` (the daemon's tests of the owner tools set it).
+    pub remote_tools: RemoteTools,
 }
 
 impl Component for MemoryComponent {
@@ -267,12 +269,11 @@ impl Component for MemoryComponent {
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<(), ComponentError>> {
         Box::pin(async move {
-            let attachment = self.conv.attach(link(
-                &account(),
-                &self.channel,
-                self.senders,
-                health.clone(),
-            ));
+            let link = AccountLink {
+                remote_tools: self.remote_tools,
+                ..link(&account(), &self.channel, self.senders, health.clone())
+            };
+            let attachment = self.conv.attach(link);
             health.connected();
             cancel.cancelled().await;
             drop(attachment);
@@ -293,6 +294,7 @@ impl ComponentFactory for MemoryFactory {
             conv: self.conv.clone(),
             channel: self.channel.clone(),
             senders: spec.senders,
+            remote_tools: spec.remote_tools,
         })
     }
 }
