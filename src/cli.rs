@@ -1,6 +1,8 @@
 //! Command-line rendering: the status table (each fix also printed as a command to copy) and
 //! human durations.
 
+mod speech;
+
 use crate::protocol::{
     AgentHealth, AgentProcesses, AgentState, ComponentHealth, ComponentState, DaemonStatus,
 };
@@ -89,6 +91,7 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
             crate::config::command("reload")
         ));
         out.push_str(&agent_line(status.agent.as_deref(), now));
+        out.push_str(&speech::speech_line(status.speech.as_deref(), now));
         out.push_str(&named_agent_lines(status, now));
         return out;
     }
@@ -102,6 +105,7 @@ pub fn status_table(status: &DaemonStatus, now: u64) -> String {
         out.push('\n');
     }
     out.push_str(&agent_line(status.agent.as_deref(), now));
+    out.push_str(&speech::speech_line(status.speech.as_deref(), now));
     out.push_str(&named_agent_lines(status, now));
     out.push_str(&deliveries_line(status.deliveries.as_deref(), now));
     out.push_str(&fix_commands(&status.components));

@@ -14,11 +14,13 @@ mod client_socket;
 mod command_line;
 mod key_range;
 mod locate;
+mod mail_check;
 mod owner;
 mod platform_split;
 mod platform_table;
 mod ranges;
 mod raw;
+mod speech;
 
 pub use agents::{
     AgentChoice, ChatsConfig, Choices, DEFAULT_AGENT, DEFAULT_AWAY_MINUTES, grants_tools,
@@ -76,6 +78,7 @@ pub use key_range::{KeyRange, Scope, account_range};
 pub use owner::OwnerConfig;
 pub use platform_table::{PLATFORM_TABLES, PlatformTable, TableSchema, schema};
 pub use raw::MailSettings;
+pub use speech::{SpeechConfig, VoiceText};
 
 /// Where the console listens when `console_listen` is not set: this machine only.
 pub const DEFAULT_CONSOLE_LISTEN: std::net::SocketAddr = std::net::SocketAddr::V4(
@@ -104,6 +107,8 @@ pub struct Config {
     pub console_listen: Option<std::net::SocketAddr>,
     /// The agent backend: the agent named `default`.
     pub agent: AgentConfig,
+    /// The speech server (`[speech]`), for voice notes and answers in voice.
+    pub speech: SpeechConfig,
     /// The named agents (`[agents.NAME]`), `default` not among them.
     pub agents: BTreeMap<String, AgentConfig>,
     /// How chats' turns take their messages (`[chats]`).

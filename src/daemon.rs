@@ -1,8 +1,6 @@
 //! The daemon: configuration, store, credentials, supervisor and control socket, wired together.
 
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::io::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::Mutex;
@@ -26,8 +24,10 @@ mod accounts;
 mod agent_reload;
 pub mod console_keys;
 mod console_link;
+mod lock;
 mod owner;
 mod same_bot;
+mod speech_reload;
 
 pub use accounts::ChannelSet;
 pub use console_keys::ConsoleKeys;
@@ -74,6 +74,7 @@ impl Core {
     pub fn status(&self) -> DaemonStatus {
         let mut status = self.status_with(self.supervisor.registry().snapshot());
         status.agent = self.agent_health();
+        status.speech = self.speech_health();
         status.agents = self.named_agents_health();
         status.console = self.console_status(None);
         status.deliveries = self.deliveries();
@@ -180,8 +181,12 @@ impl Core {
             return Err(CommandError::new(ErrorCode::Conflict, msg));
         }
         let agent_changed = config.agent_changed(&new);
+        let speech_changed = config.speech != new.speech;
         let agents_changed = config.agents != new.agents || config.choices != new.choices;
         let old = std::mem::replace(&mut *config, new);
+        if speech_changed {
+            self.apply_speech(&config);
+        }
         if let Some(c) = &self.confirm {
             c.set_settings(ConfirmSettings::from_config(&config));
             c.set_routes(config.owner.routes.clone());
@@ -238,6 +243,7 @@ impl Handler for Core {
     fn status_line(&self, request_id: &str) -> Option<String> {
         let mut head = self.status_with(Vec::new());
         head.agent = self.agent_health();
+        head.speech = self.speech_health();
         head.agents = self.named_agents_health();
         head.console = self.console_status(None);
         head.deliveries = self.deliveries();
@@ -450,7 +456,7 @@ pub async fn start_with<F>(
 where
     F: FnOnce(&CredentialStore, &Store, &Arc<HealthRegistry>) -> Wiring,
 {
-    let lock = lock_state_dir(&config.state_dir)?;
+    let lock = lock::lock_state_dir(&config.state_dir)?;
     let (store, store_guard) = Store::open(&config.state_dir.join("state.db"))?;
     let credentials = {
         let (mode, dir) = (config.credentials, config.state_dir.clone());
@@ -487,6 +493,7 @@ where
         console_keys: ConsoleKeys::new(clock),
         console_listen: std::sync::OnceLock::new(),
     });
+    core.apply_speech(&config);
     if let Some(c) = &core.confirm {
         // Before the accounts start, so a replayed or early answer finds its question.
         c.set_routes(config.owner.routes.clone());
@@ -586,26 +593,4 @@ async fn serve_until_shutdown(
     drop(lock);
     tracing::info!(abandoned = ?report.abandoned, "scv-bridge stopped");
     report
-}
-
-/// Creates the state directory (0700) and takes its exclusive lock; held for the daemon's life.
-fn lock_state_dir(dir: &Path) -> Result<std::fs::File, StartError> {
-    let io = |source| StartError::StateDir {
-        path: dir.to_path_buf(),
-        source,
-    };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("daemon.lock"))
-        .map_err(io)?;
-    // SAFETY: flock on a descriptor we own; the lock is released when the file is closed.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc != 0 {
-        return Err(StartError::Locked(dir.to_path_buf()));
-    }
-    Ok(file)
 }

@@ -10,6 +10,7 @@ mod daemon_view;
 #[cfg(test)]
 mod ids_tests;
 mod local;
+mod speech;
 
 use std::path::{Path, PathBuf};
 
@@ -138,6 +139,7 @@ pub async fn run(path: &Path) -> Report {
     checks.extend(agent::checks(&config, local::agent_key(&credentials), status.is_some()).await);
     checks.extend(local::approvals(&config));
     checks.extend(local::console(&config));
+    checks.extend(speech::check(&config).await);
     Report { daemon, checks }
 }
 

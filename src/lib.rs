@@ -41,6 +41,8 @@
 //! - [`ids`]: the shared names (platform, account, chat, sender, question, outbox key): a leaf.
 //! - [`media`]: what people send and the agent sends back, kept inside the account's workspace
 //!   (the inbox, safe names, which files an answer may send).
+//! - [`speech`]: voice notes into text and answers into voice through an OpenAI-compatible
+//!   speech server (SILK decoded first, Ogg Opus durations).
 //! - [`words`]: every text a person reads in a chat, in English and Simplified Chinese.
 //! - [`secret`]: a value that never prints itself and is wiped on drop.
 //! - [`testing`]: test support: a scriptable fake component, fake OpenAI and SCV agent servers
@@ -74,6 +76,7 @@ pub mod sd_notify;
 pub mod secret;
 pub mod secrets;
 pub mod setup;
+pub mod speech;
 pub mod store;
 pub mod supervisor;
 pub mod telemetry;

@@ -18,6 +18,8 @@ pub enum Scope {
     Media,
     /// The `[owner]` table.
     Owner,
+    /// The `[speech]` table.
+    Speech,
 }
 
 impl Scope {
@@ -31,12 +33,16 @@ impl Scope {
             Scope::Mail => "mail",
             Scope::Media => "media",
             Scope::Owner => "owner",
+            Scope::Speech => "speech",
         }
     }
 
     /// Whether the key sits one level down, in each account's table.
     pub(crate) fn per_account(self) -> bool {
-        !matches!(self, Scope::Agent | Scope::Chats | Scope::Media | Scope::Owner)
+        !matches!(
+            self,
+            Scope::Agent | Scope::Chats | Scope::Media | Scope::Owner | Scope::Speech
+        )
     }
 }
 

@@ -113,6 +113,7 @@ fn shown(scope: Scope) -> String {
         Scope::Chats => "chats".into(),
         Scope::Media => "media".into(),
         Scope::Owner => "owner".into(),
+        Scope::Speech => "speech".into(),
         s => format!("{}.*", s.table()),
     }
 }
@@ -151,6 +152,7 @@ fn every_numeric_key_is_checked_at_zero_its_maximum_and_u64_max() {
             Scope::Mail => ("mail.m".to_string(), "mail", 2),
             Scope::Media => ("media".to_string(), "", 2),
             Scope::Owner => ("owner".to_string(), "", 2),
+            Scope::Speech => ("speech".to_string(), "", 2),
         };
         let mut values: Vec<String> = [0, r.min, r.max, u64::MAX]
             .iter()

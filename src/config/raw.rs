@@ -98,6 +98,8 @@ pub struct MediaConfig {
     pub max_item_mb: Option<u64>,
     /// The most the inbox of one workspace may hold, in MB (1 to 1048576; default 2048).
     pub max_workspace_mb: Option<u64>,
+    /// Which transcript of a voice note the agent reads: `platform` (default), `speech`, `both`.
+    pub voice_text: Option<super::VoiceText>,
 }
 
 /// What one account may keep of received media, in bytes (from `[media]`).
@@ -111,6 +113,10 @@ pub struct MediaLimits {
     pub own_item_cap: bool,
     /// Whether `max_workspace_bytes` comes from the account's own `media` table.
     pub own_workspace_cap: bool,
+    /// Which transcript of a voice note the agent reads. It sits with the caps because it is
+    /// the one media choice every account has and the pipeline already holds these limits:
+    /// no platform's settings and no new field of every account are needed for it.
+    pub voice_text: super::VoiceText,
 }
 
 impl Default for MediaLimits {
@@ -129,6 +135,7 @@ impl MediaLimits {
             ..MediaLimits::from(&MediaConfig {
                 max_item_mb: own.max_item_mb.or(global.max_item_mb),
                 max_workspace_mb: own.max_workspace_mb.or(global.max_workspace_mb),
+                voice_text: own.voice_text.or(global.voice_text),
             })
         }
     }
@@ -162,6 +169,7 @@ impl From<&MediaConfig> for MediaLimits {
             max_workspace_bytes: c.max_workspace_mb.unwrap_or(2048) * MB,
             own_item_cap: false,
             own_workspace_cap: false,
+            voice_text: c.voice_text.unwrap_or_default(),
         }
     }
 }
@@ -364,6 +372,8 @@ pub(super) struct RawConfig {
     #[serde(default)]
     media: MediaConfig,
     #[serde(default)]
+    speech: super::SpeechConfig,
+    #[serde(default)]
     mail: BTreeMap<String, RawMail>,
     #[serde(default)]
     owner: super::OwnerConfig,
@@ -471,7 +481,7 @@ impl RawConfig {
                     return Err(err(&table, Some(key), msg));
                 }
             }
-            check_mail(&settings).map_err(|(k, m)| err(&table, Some(k), m))?;
+            super::mail_check::check_mail(&settings).map_err(|(k, m)| err(&table, Some(k), m))?;
             let spec = AccountSpec {
                 key: AccountKey::new(Channel::Mail, &name),
                 enabled: shared.enabled.unwrap_or(true),
@@ -532,6 +542,7 @@ impl RawConfig {
             metrics_listen,
             console_listen,
             agent: self.agent,
+            speech: self.speech,
             agents: self.agents,
             chats: self.chats,
             choices,
@@ -563,41 +574,4 @@ fn check_name(name: &str) -> Result<(), String> {
             "account names use letters, digits, '-' and '_' (at most 64), found '{name}'"
         ))
     }
-}
-
-/// Checks a mail account; the error names the key.
-fn check_mail(m: &MailSettings) -> Result<(), (&'static str, String)> {
-    if m.imap_host.trim().is_empty() {
-        return Err((
-            "imap_host",
-            "expected a host name, found an empty string".into(),
-        ));
-    }
-    if m.username.trim().is_empty() {
-        return Err((
-            "username",
-            "expected the mailbox login, found an empty string".into(),
-        ));
-    }
-    let loopback =
-        |h: &str| matches!(h, "127.0.0.1" | "::1" | "localhost") || h.starts_with("127.");
-    if m.tls == MailTls::None && !loopback(&m.imap_host) {
-        return Err((
-            "tls",
-            format!(
-                "tls = \"none\" is allowed only for loopback hosts, not '{}'; expected implicit or starttls",
-                m.imap_host
-            ),
-        ));
-    }
-    if m.smtp_tls.unwrap_or(m.tls) == MailTls::None
-        && let Some(h) = &m.smtp_host
-        && !loopback(h)
-    {
-        return Err((
-            "smtp_tls",
-            format!("no TLS is allowed only for loopback hosts, not '{h}'"),
-        ));
-    }
-    Ok(())
 }

@@ -105,6 +105,7 @@ fn router(console: Console) -> Router {
         .route("/scan", post(scan::start))
         .route("/scan/answer", post(scan::answer))
         .route("/setup/agent", post(setup::agent))
+        .route("/setup/speech", post(setup::speech))
         .route("/setup/chat", post(chat::chat))
         .route("/answer", post(answer::answer))
         .route("/fix", post(fix::fix))

@@ -35,6 +35,13 @@ pub(super) fn pane(w: &Words, lang: Lang, session: &Session, found: &[Found]) ->
                 label { (w.setup_key) " " input type="password" name="key" autocomplete="off"; }
                 button type="submit" { (w.setup_test_save) }
             }
+            h3 { (w.setup_speech) }
+            form.speech method="post" action="/setup/speech" {
+                input type="hidden" name=(CSRF_FIELD) value=(session.csrf);
+                label { (w.setup_speech_url) " " input type="url" name="base_url" required; }
+                label { (w.setup_model_name) " " input type="text" name="model" value="whisper-1"; }
+                button type="submit" { (w.setup_test_save) }
+            }
             (super::chat::forms(w, lang, session))
         }
     }
@@ -126,6 +133,56 @@ pub(super) async fn agent(
     // under way finishes on the old one).
     match console.core.reload_with_agent().await {
         Ok(_) => (StatusCode::OK, w.setup_model_saved).into_response(),
+        Err(e) => (StatusCode::CONFLICT, e.message).into_response(),
+    }
+}
+
+/// The speech form.
+#[derive(Deserialize)]
+pub(super) struct SpeechForm {
+    csrf: Option<String>,
+    base_url: String,
+    #[serde(default)]
+    model: String,
+}
+
+/// `POST /setup/speech`: a test sound transcribed by the server first (a server that cannot
+/// saves nothing), then `[speech] base_url` and `model` written and the file reloaded, so the
+/// next voice note is transcribed there. A key is set in the file (`api_key_env`), not here.
+pub(super) async fn speech(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    axum::Extension(session): axum::Extension<Session>,
+    Form(form): Form<SpeechForm>,
+) -> Response {
+    let lang = lang(&headers, None);
+    if !csrf_ok(&session, form.csrf.as_deref()) {
+        return csrf_refused(lang);
+    }
+    let w = words(lang);
+    let (base, model) = (form.base_url.trim(), form.model.trim());
+    let cfg = crate::config::SpeechConfig {
+        base_url: Some(base.to_string()),
+        model: Some(model.to_string()).filter(|m| !m.is_empty()),
+        ..Default::default()
+    };
+    let Some(speech) = crate::speech::Speech::from_config(&cfg) else {
+        return (StatusCode::BAD_REQUEST, w.setup_speech_failed).into_response();
+    };
+    if let Err(e) = speech.probe(std::time::Duration::from_secs(10)).await {
+        let msg = format!("{} {base}: {e}", w.setup_speech_failed);
+        return (StatusCode::BAD_REQUEST, msg).into_response();
+    }
+    let plan = Plan {
+        speech_url: Some(base.to_string()),
+        speech_model: cfg.model.clone(),
+        ..Plan::default()
+    };
+    if let Err(e) = super::config_file::write(&console, &plan) {
+        return (StatusCode::CONFLICT, e).into_response();
+    }
+    match console.core.reload().await {
+        Ok(_) => (StatusCode::OK, w.setup_speech_saved).into_response(),
         Err(e) => (StatusCode::CONFLICT, e.message).into_response(),
     }
 }

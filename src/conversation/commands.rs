@@ -21,6 +21,8 @@ pub enum Command {
     Status,
     /// What the commands do.
     Help,
+    /// `/voice [on|off|auto]` (`voice_mode`).
+    Voice(super::voice_mode::VoiceArg),
     /// `/agent`: the agents this chat may use; `/agent NAME`: this chat talks to NAME.
     Agent(Option<String>),
 }
@@ -28,6 +30,9 @@ pub enum Command {
 /// The command `text` is, if it is exactly one (`/new`, `/stop`, `/status`, `/help`,
 /// `/agent`, `/agent NAME`).
 pub fn parse(text: &str) -> Option<Command> {
+    if let Some(arg) = super::voice_mode::parse(text) {
+        return Some(Command::Voice(arg));
+    }
     let text = text.trim();
     match text.to_ascii_lowercase().as_str() {
         "/new" => return Some(Command::New),
@@ -241,6 +246,7 @@ async fn stop(
 async fn run_command(conv: &Conversation, rt: &AccountRuntime, m: &Inbound, cmd: Command) -> Msg {
     match cmd {
         Command::Help | Command::Agent(_) => Msg::Help,
+        Command::Voice(arg) => super::voice_mode::run(conv, rt, m, arg).await,
         // The running turn, or a message kept for a retry while the agent is down: released
         // (the fast lane calls `stop`, which drops what waits behind it first).
         Command::Stop => match running(rt, m) {

@@ -56,9 +56,9 @@ pub(super) struct Prepared {
     /// Files saved in the workspace, for the backend.
     pub attachments: Vec<Attachment>,
     /// Lines the agent reads after the text: transcripts, descriptions of what was not saved.
-    lines: Vec<String>,
+    pub(super) lines: Vec<String>,
     /// One-line notes that start the reply (an item not passed on).
-    notes: Vec<String>,
+    pub(super) notes: Vec<String>,
 }
 
 impl Prepared {
@@ -145,40 +145,47 @@ async fn fetch_all(
     let mut out = Prepared::default();
     let mut taken = HashSet::new();
     for (i, item) in m.media.iter().enumerate() {
-        if let Some(t) = item.transcript.as_deref().filter(|t| !t.trim().is_empty()) {
-            // The adapter's description may already carry it; the agent reads it once.
-            if !m.text.contains(t) {
-                out.lines.push(format!("[voice transcript: {t}]"));
-            }
-            // The audio itself adds nothing the agent can use when the platform transcribed it.
-            if item.kind == MediaKind::Audio {
-                continue;
-            }
+        // A voice note: its transcript (the platform's, or ours through `[speech]`).
+        if item.kind == MediaKind::Audio {
+            super::voice::prepare(conv, rt, p, i, item, &mut taken, lang, &mut out).await;
+            continue;
         }
         match fetch_one(conv, rt, p, i, item, &mut taken).await {
             Ok(path) => out.attachments.push(attachment(path, item.kind)),
-            Err(why) => {
-                let what = describe(item);
-                out.lines.push(format!("[{what} was not saved]"));
-                out.notes.push(
-                    Msg::MediaNotSaved { item: what, why }
-                        .text(lang)
-                        .into_owned(),
-                );
-            }
+            Err(why) => not_saved(&mut out, item, why, lang),
         }
     }
     out
 }
 
+/// The agent's line and the owner's note for an item that was not saved.
+pub(super) fn not_saved(out: &mut Prepared, item: &MediaRef, why: MediaSkip, lang: Lang) {
+    let what = describe(item);
+    out.lines.push(format!("[{what} was not saved]"));
+    out.notes.push(
+        Msg::MediaNotSaved { item: what, why }
+            .text(lang)
+            .into_owned(),
+    );
+}
+
 /// The attachment for a saved file; an image's type comes from its bytes.
-fn attachment(path: PathBuf, kind: MediaKind) -> Attachment {
+pub(super) fn attachment(path: PathBuf, kind: MediaKind) -> Attachment {
     let mut head = [0u8; 16];
     let n = std::fs::File::open(&path)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
         .unwrap_or(0);
-    let sniffed = media::kind::sniff_image(&head[..n]);
-    let kind = if sniffed.is_some() {
+    let sniffed = media::kind::sniff_image(&head[..n]).or_else(|| {
+        // A voice note's name is ours (`voice-….silk`), its container the platform's.
+        use crate::speech::Format;
+        match crate::speech::sniff(&head[..n])? {
+            Format::Ogg => Some("audio/ogg"),
+            Format::Wav => Some("audio/wav"),
+            Format::Mp3 => Some("audio/mpeg"),
+            Format::Silk => Some("audio/silk"),
+        }
+    });
+    let kind = if sniffed.is_some_and(|m| m.starts_with("image/")) {
         MediaKind::Image
     } else {
         kind
@@ -221,7 +228,7 @@ fn fallback_name(msg_id: &str, i: usize, kind: MediaKind) -> String {
     format!("{stem}-{tag}-{i}.{ext}")
 }
 
-async fn fetch_one(
+pub(super) async fn fetch_one(
     conv: &Arc<Conversation>,
     rt: &Arc<AccountRuntime>,
     p: &Pending,

@@ -34,6 +34,9 @@ mod stats;
 mod stream;
 mod turns;
 mod typing;
+mod voice;
+mod voice_mode;
+mod voice_out;
 mod which;
 
 use std::collections::HashMap;
@@ -103,6 +106,8 @@ pub struct Conversation {
     senders: senders::Senders,
     /// Runs the pipeline's tasks on the runtime that built it (see `spawner`).
     spawner: spawner::Spawner,
+    /// The speech server (`[speech]`), set by the daemon at start and on reload (`voice`).
+    speech: arc_swap::ArcSwapOption<crate::speech::Speech>,
 }
 
 /// One attached account: its link and its chats' workers.
@@ -160,6 +165,7 @@ impl Conversation {
             quiet: quiet::Quiet::default(),
             senders: senders::Senders::default(),
             spawner: spawner::Spawner::default(),
+            speech: arc_swap::ArcSwapOption::empty(),
         })
     }
 

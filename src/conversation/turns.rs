@@ -332,9 +332,12 @@ async fn turn(
     };
     let cut_from = cut.map(|_| (m.text.len(), max));
     let answer = compose(rt, key, lang, cut_from, &media, said, streamed);
+    let spoken = answer.spoken.clone();
     let end = store_answer(conv, rt, chat, next, answer, typing.pending()).await;
     // Cleared beside the send; the worker takes its next message after.
     typing.clear().await;
+    // The text is queued (and going out): now its voice, when the chat wants one.
+    super::voice_out::after_answer(conv, rt, m, &spoken).await;
     end
 }
 
@@ -350,6 +353,7 @@ fn compose(
     said: Said,
     streamed: super::stream::Streamed,
 ) -> Answer {
+    let said_text = said.text.clone();
     let mut text = said.text;
     if let Some((len, max)) = cut_from {
         let note = super::cap::note(len, max, lang);
@@ -378,6 +382,7 @@ fn compose(
         pieces,
         files,
         keep: said.keep,
+        spoken: said_text,
     }
 }
 
@@ -467,6 +472,8 @@ struct Answer {
     pieces: Vec<String>,
     files: Vec<(String, Body)>,
     keep: Option<crate::agent::KeepWrite>,
+    /// What the agent said, before notes and files: what a voice answer reads aloud.
+    spoken: String,
 }
 
 /// Stores the answer, what the agent keeps of the turn and the message's end in one
@@ -501,6 +508,7 @@ async fn store_answer(
             pieces,
             files,
             keep,
+            ..
         } = answer;
         let texts = pieces.iter().map(|p| (p, &Body::Text));
         let items: Vec<journal::NewOutbound<'_>> = texts

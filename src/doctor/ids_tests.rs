@@ -32,6 +32,7 @@ fn the_ids_are_pinned() {
             "agent.server",
             "approvals",
             "console",
+            "speech",
             "wechat.endpoint",
             "feishu.endpoint",
             "feishu.app",

@@ -1,6 +1,7 @@
-//! Owner pairing, for every platform whose login names no owner (Feishu today): the login stores
-//! a one-time code; the first person who sends exactly that code to the bot in a private chat
-//! within 10 minutes becomes the owner.
+//! Owner pairing, for every platform whose login names no owner (Feishu, Telegram, WeCom,
+//! DingTalk, QQ): the login stores a one-time code; the first person who sends exactly that code
+//! to the bot in a private chat within 10 minutes becomes the owner. The steps an adapter takes
+//! with an attempt are in [`super::pair_owner`].
 //!
 //! The code lives in the account's credentials (`pairing_code`, `pairing_expires`), next to the
 //! platform's own secrets, so the login command and the daemon share it without the login

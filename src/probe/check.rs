@@ -38,12 +38,14 @@ pub enum CheckId {
     Approvals,
     /// The web console listens beyond this machine (`console_listen`).
     Console,
+    /// The speech server (`[speech]`) transcribes a short silence.
+    Speech,
 }
 
 impl CheckId {
     /// Every id the core runs, in the order they were introduced (the platforms' own follow
     /// from the registry).
-    pub const ALL: [CheckId; 15] = [
+    pub const ALL: [CheckId; 16] = [
         CheckId::Config,
         CheckId::Daemon,
         CheckId::DaemonAccount,
@@ -59,6 +61,7 @@ impl CheckId {
         CheckId::AgentServer,
         CheckId::Approvals,
         CheckId::Console,
+        CheckId::Speech,
     ];
 
     /// The id as `doctor --json` prints it.
@@ -80,6 +83,7 @@ impl CheckId {
             CheckId::AgentServer => "agent.server",
             CheckId::Approvals => "approvals",
             CheckId::Console => "console",
+            CheckId::Speech => "speech",
         }
     }
 }

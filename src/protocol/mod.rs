@@ -16,6 +16,6 @@ pub use messages::{
 pub use status::{
     AgentHealth, AgentProcesses, AgentState, ComponentHealth, ComponentState, ConfirmInfo,
     ConfirmState, ConsoleStatus, DaemonStatus, DelegationSummary, HealthNote, MailCounts,
-    NoteSource, Purpose, ReloadSummary, RemoteTools, Senders,
+    NoteSource, Purpose, ReloadSummary, RemoteTools, Senders, SpeechHealth,
 };
 pub use status_frame::status_line;

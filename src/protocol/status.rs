@@ -56,6 +56,29 @@ pub struct DaemonStatus {
     /// Extension: only in answers to `send`, `send_status` and `send_cancel`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send: Option<Box<super::SendInfo>>,
+    /// Extension: the speech server (`[speech]`); omitted by a daemon without a conversation
+    /// pipeline and in confirm answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speech: Option<Box<SpeechHealth>>,
+}
+
+/// Extension: the speech server as `status` shows it. Made by `speech::Speech::health`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpeechHealth {
+    /// `ok`, `failing`, `not_configured`, or `unused` (configured, not called yet).
+    pub state: String,
+    /// The transcription model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// When a call last succeeded.
+    #[serde(default)]
+    pub last_success_unix_seconds: Option<u64>,
+    /// What the last failed call said, for people; never audio or a transcript.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// The step that fixes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
 }
 
 /// Extension: the web console as `status` shows it.
@@ -89,6 +112,7 @@ impl DaemonStatus {
             console: None,
             deliveries: None,
             send: None,
+            speech: None,
         }
     }
 }

@@ -41,6 +41,12 @@ pub fn apply(existing: Option<&str>, plan: &Plan) -> Result<String, String> {
         set_str(root, "timezone", z);
     }
     apply_agent(root, plan);
+    if let Some(u) = &plan.speech_url {
+        set_str(table(root, "speech"), "base_url", u);
+    }
+    if let Some(m) = &plan.speech_model {
+        set_str(table(root, "speech"), "model", m);
+    }
     for chat in &plan.chats {
         let t = account(root, chat.channel.as_str(), &chat.name, fresh);
         for (key, value) in &chat.table {

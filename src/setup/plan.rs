@@ -204,6 +204,10 @@ pub struct Plan {
     pub notify: Option<String>,
     /// `timezone` (IANA name), for digest times.
     pub timezone: Option<String>,
+    /// `[speech] base_url`: the speech server voice notes are transcribed with.
+    pub speech_url: Option<String>,
+    /// `[speech] model`.
+    pub speech_model: Option<String>,
 }
 
 impl Plan {

@@ -13,6 +13,7 @@ mod core;
 mod feishu;
 mod mail;
 mod owner;
+mod speech;
 mod wechat;
 
 /// Every module's migration list, in the order they are applied.
@@ -25,6 +26,7 @@ const MODULES: &[(&str, &[&str])] = &[
     ("mail", mail::STEPS),
     ("confirm", confirm::STEPS),
     ("owner", owner::STEPS),
+    ("speech", speech::STEPS),
 ];
 
 /// The version each module's schema reaches with this build.

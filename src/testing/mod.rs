@@ -3,6 +3,7 @@
 //! - A scriptable fake component and factory (this module).
 //! - [`fake_openai`]: an OpenAI-compatible chat completions server on loopback.
 //! - [`fake_scv`]: an SCV agent server on a Unix socket.
+//! - [`fake_speech`]: an OpenAI-compatible speech server (transcription and speech) on loopback.
 //! - [`connections`]: a listener for the fakes that counts the connections still open.
 //! - [`agents`]: an agent that answers at once, and a turn request with the usual defaults.
 //! - [`wechat`]: the WeChat adapter with test timings, and photos on the fake iLink CDN.
@@ -27,6 +28,7 @@ pub mod fake_acp;
 pub mod fake_models;
 pub mod fake_openai;
 pub mod fake_scv;
+pub mod fake_speech;
 pub mod process;
 pub mod status;
 pub mod wechat;

@@ -27,6 +27,8 @@ pub enum Msg {
     MailChatNotReady,
     /// `/new` reset the conversation.
     FreshConversation,
+    /// About voice: `/voice` and a voice note that was not transcribed.
+    Voice(super::voice::Voice),
     /// `/new` failed; `error` says why.
     FreshFailed {
         /// What failed.
@@ -208,8 +210,10 @@ impl Msg {
         match self {
             Msg::Help => "Commands: /new starts a fresh conversation, /stop cancels the running answer, \
 /status shows the bridge's health, /agent lists the agents (/agent NAME switches this chat), \
-/help shows this."
+/voice on|off|auto answers by voice too (only in chat apps with voice messages; elsewhere answers \
+stay text), /help shows this."
                 .into(),
+            Msg::Voice(v) => v.text(Lang::En),
             Msg::Stopped => "Stopped.".into(),
             Msg::NothingRunning => "Nothing is running.".into(),
             Msg::StillDownloading { items } => format!(
@@ -341,7 +345,8 @@ handled. Check `scv-bridge status` and the mail account's report_to, then send i
 
     fn zh(&self) -> Cow<'static, str> {
         match self {
-            Msg::Help => "可用命令：/new 开始新对话，/stop 停止当前回答，/status 查看桥接状态，/agent 列出智能体（/agent NAME 为这个对话切换），/help 显示本帮助。".into(),
+            Msg::Help => "可用命令：/new 开始新对话，/stop 停止当前回答，/status 查看桥接状态，/agent 列出智能体（/agent NAME 为这个对话切换），/voice on|off|auto 同时用语音回答（仅限支持语音消息的聊天应用，其他应用只回文字），/help 显示本帮助。".into(),
+            Msg::Voice(v) => v.text(Lang::ZhCn),
             Msg::Stopped => "已停止。".into(),
             Msg::NothingRunning => "当前没有正在进行的回答。".into(),
             Msg::StillDownloading { items } => {
@@ -453,6 +458,7 @@ pub(crate) mod tests {
     pub(crate) fn every() -> Vec<Msg> {
         vec![
             Msg::Help,
+            Msg::Voice(super::super::voice::Voice::Usage),
             Msg::Stopped,
             Msg::NothingRunning,
             Msg::MailChatNotReady,

@@ -14,6 +14,7 @@ mod mail;
 pub mod menu;
 mod resend;
 mod size;
+mod voice;
 mod wizard;
 
 pub use agents::AgentWords;
@@ -28,6 +29,7 @@ pub use digest::Digest;
 pub use mail::MailChat;
 pub use resend::{AGAIN, Resend};
 pub use size::human_size;
+pub use voice::Voice;
 pub use wizard::{Wizard, wizard};
 
 use serde::Deserialize;

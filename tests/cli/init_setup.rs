@@ -67,6 +67,8 @@ fn flags_give_everything_a_real_setup_needs() {
             ws.to_str().expect("utf-8"),
             "--timezone",
             "Europe/Berlin",
+            "--speech-url",
+            "http://127.0.0.1:8000/v1",
             "--mail",
             "box",
             "--imap-host",
@@ -89,6 +91,10 @@ fn flags_give_everything_a_real_setup_needs() {
     assert_eq!(cfg.agent.command.as_deref(), Some("claude-agent-acp"));
     assert_eq!(cfg.agent.api_key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
     assert_eq!(cfg.timezone, Some(chrono_tz::Europe::Berlin));
+    assert_eq!(
+        cfg.speech.base_url.as_deref(),
+        Some("http://127.0.0.1:8000/v1")
+    );
     // Without --notify and --mail-chat, both are the chat set up now.
     assert_eq!(cfg.notify, Some(key("wechat:phone")));
     for chat in ["wechat:phone", "feishu:work"] {

@@ -213,3 +213,58 @@ async fn a_turn_under_way_finishes_on_the_model_it_started_with() {
     );
     bed.stop().await;
 }
+
+#[tokio::test]
+async fn a_speech_server_is_tested_before_it_is_saved_and_then_in_use() {
+    let speech = scv_bridge::testing::fake_speech::FakeSpeech::start()
+        .await
+        .expect("fake speech");
+    let bed = Bed::start(Options::default()).await;
+    let (cookie, csrf) = sign_in(&bed).await;
+    let before = std::fs::read_to_string(&bed.config_path).expect("file");
+    let fields = |model: &str| {
+        vec![
+            ("csrf", csrf.clone()),
+            ("base_url", speech.base_url()),
+            ("model", model.to_string()),
+        ]
+    };
+    speech.mode(scv_bridge::testing::fake_speech::Mode::Speaches(vec![
+        "Systran/faster-whisper-small".into(),
+    ]));
+    let wrong = post(&bed, &cookie, "/setup/speech", &fields("whisper-1")).await;
+    assert_eq!(wrong.status(), 400);
+    let said = wrong.text().await.expect("text");
+    assert!(said.contains("does not know the model"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&bed.config_path).expect("file"),
+        before,
+        "nothing saved"
+    );
+    let right = post(
+        &bed,
+        &cookie,
+        "/setup/speech",
+        &fields("Systran/faster-whisper-small"),
+    )
+    .await;
+    assert_eq!(right.status(), 200);
+    assert!(
+        right
+            .text()
+            .await
+            .expect("text")
+            .contains("next voice note")
+    );
+    let config = Config::load(&bed.config_path).expect("loads");
+    assert_eq!(
+        config.speech.base_url.as_deref(),
+        Some(speech.base_url().as_str())
+    );
+    assert_eq!(
+        config.speech.model.as_deref(),
+        Some("Systran/faster-whisper-small")
+    );
+    let row = bed.status().await.speech.expect("a speech row");
+    assert_eq!(row.model.as_deref(), Some("Systran/faster-whisper-small"));
+}

@@ -78,7 +78,9 @@ impl Bed {
         let stalls = stall.clone();
         model.respond_with(move |r| {
             let q = r.messages.last().map(|m| m.content.clone())?;
-            let whole = answer(&q);
+            // A burst's prompt: each of its questions answered in turn.
+            let parts: Vec<String> = crate::bursts::questions(&q).map(answer).collect();
+            let whole = parts.join("\n\n");
             let (first, rest) = whole.split_at(whole.find("\n\n").unwrap_or(whole.len()));
             let wait = if stalls.load(Ordering::SeqCst) {
                 Duration::from_secs(3600)
@@ -156,21 +158,25 @@ impl Bed {
         }
     }
 
-    /// How many times `q`'s answer ended: finished bubbles and proactive messages carrying it.
+    /// How many times `q`'s answer ended: finished bubbles and proactive messages carrying it
+    /// (alone, or within a burst's answer).
     fn endings(&self, q: &Question) -> usize {
         let want = answer(&q.text);
         let bubbles = self
             .fake
             .bubbles()
             .into_iter()
-            .filter(|b| b.finished && b.content == want)
+            .filter(|b| b.finished && b.content.contains(&want))
             .count();
         let sends = self
             .fake
             .sent()
             .into_iter()
             .filter(|s| s.cmd == cmd::SEND_MSG && s.to == q.chat)
-            .filter(|s| s.body.pointer("/markdown/content").and_then(|v| v.as_str()) == Some(&want))
+            .filter(|s| {
+                let text = s.body.pointer("/markdown/content").and_then(|v| v.as_str());
+                text.is_some_and(|t| t.contains(&want))
+            })
             .count();
         bubbles + sends
     }
@@ -344,8 +350,18 @@ async fn round(bed: &Bed, round: usize, point: u64, asked: &mut Vec<Question>) -
         asked.push(bed.ask(Some(format!("wrR{round}G{i}")), format!("r{round}g{i}")));
     }
     let round_done = |asked: &[Question]| asked.iter().all(|q| bed.endings(q) > 0);
+    // Or nothing more will come: a burst answers several messages with one turn, so a round
+    // may see fewer frames and model requests than the point it drew.
+    let this_round: Vec<String> = asked[asked.len() - 3..]
+        .iter()
+        .map(|q| q.pushed.msgid.clone())
+        .collect();
+    let settled = || {
+        let stored = journaled(&bed.p.db());
+        this_round.iter().all(|m| stored.contains(m)) && bed.drained()
+    };
     bed.until(&format!("round {round}: point {point}"), || {
-        bed.activity() >= before + point || round_done(asked)
+        bed.activity() >= before + point || round_done(asked) || settled()
     })
     .await;
     sigkill(&mut d.0);

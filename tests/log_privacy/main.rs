@@ -1,6 +1,10 @@
 //! Full runs' logs, at every level and from every thread, carry no message text, answer text,
 //! question text, approval summary, card content or secret.
 
+// The voice run uses the WeChat bed only, not the re-exports the media tests share.
+#[allow(unused_imports)]
+#[path = "../platforms/media_support/mod.rs"]
+mod media_support;
 #[path = "../memory_support/mod.rs"]
 mod memory_support;
 mod qq;
@@ -9,6 +13,7 @@ mod qq_support;
 mod telegram;
 #[path = "../platforms/telegram/support.rs"]
 mod telegram_support;
+mod voice;
 
 use std::io::Write;
 use std::path::Path;

@@ -31,6 +31,8 @@ mod stream_feishu_cards;
 mod stream_feishu_typing;
 mod stream_wechat;
 mod telegram;
+mod voice_feishu;
+mod voice_wechat;
 mod wechat_again;
 mod wechat_copies;
 mod wechat_daemon;

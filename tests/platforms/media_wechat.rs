@@ -147,7 +147,7 @@ async fn a_voice_transcript_reaches_the_agent_as_text() {
     assert!(prompts[0].contains("remind me at five"), "{prompts:?}");
     assert!(
         bed.inbox_files().is_empty(),
-        "a transcribed voice note is not downloaded"
+        "a voice note with no audio on the CDN saves nothing"
     );
     bed.stop().await;
 }

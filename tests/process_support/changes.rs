@@ -11,6 +11,7 @@ use std::task::Poll;
 
 use notify::{EventKind, RecursiveMode, Watcher};
 use scv_bridge::testing::fake_openai::FakeOpenAi;
+use scv_bridge::testing::fake_speech::FakeSpeech;
 use scv_feishu::fake::FakeFeishu;
 use scv_wechat::fake::{FakeHandle, FakeServer};
 use tokio::sync::watch;
@@ -44,6 +45,12 @@ impl Changes for FakeFeishu {
 }
 
 impl Changes for FakeOpenAi {
+    fn change(&self) -> Change<'_> {
+        Box::pin(self.changed())
+    }
+}
+
+impl Changes for FakeSpeech {
     fn change(&self) -> Change<'_> {
         Box::pin(self.changed())
     }

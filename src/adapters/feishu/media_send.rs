@@ -98,6 +98,17 @@ async fn upload(
         let image_key = client.upload_image(&out.path).await.map_err(map)?;
         return Ok(MediaMessage::Image { image_key });
     }
+    if out.kind == MediaKind::Audio
+        && let Some(duration) = opus_duration(&out.path).await
+    {
+        // A voice bubble: `file_type=opus` (from the `.opus` name) with the duration in ms,
+        // sent as `msg_type=audio` (spec B5); without the duration it shows no length.
+        let file_key = client
+            .upload_file(&out.path, "reply.opus", Some(duration))
+            .await
+            .map_err(map)?;
+        return Ok(MediaMessage::Audio { file_key });
+    }
     if len > MAX_FILE_BYTES {
         return Err(SendError::rejected(
             MEDIA_TOO_LARGE,
@@ -116,6 +127,13 @@ async fn upload(
         .await
         .map_err(map)?;
     Ok(MediaMessage::File { file_key })
+}
+
+/// The duration in ms of the Ogg Opus file at `path` (its last page's granule position less
+/// the pre-skip, over 48); `None` when it is not Ogg Opus, which then goes as a file.
+async fn opus_duration(path: &std::path::Path) -> Option<u64> {
+    let bytes = tokio::fs::read(path).await.ok()?;
+    crate::speech::opus_duration_ms(&bytes).ok()
 }
 
 /// The name the recipient sees (its extension picks the upload's `file_type`).

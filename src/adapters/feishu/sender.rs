@@ -154,6 +154,11 @@ impl ChatSender for FeishuSender {
         })
     }
 
+    /// Feishu shows a spoken answer as a voice bubble (audio messages of an `opus` upload with its duration).
+    fn voice_bubbles(&self) -> bool {
+        true
+    }
+
     fn stream_mode(&self) -> StreamMode {
         if self.cards.is_some() {
             StreamMode::Edit { every: SHOW_EVERY }

@@ -179,6 +179,10 @@ impl TelegramSender {
             crate::agent::MediaKind::Image if size <= UploadKind::Photo.limit() => {
                 UploadKind::Photo
             }
+            // Only a spoken answer is queued as audio (the agent's own files go as files).
+            crate::agent::MediaKind::Audio if size <= UploadKind::Voice.limit() => {
+                UploadKind::Voice
+            }
             _ => UploadKind::Document,
         };
         self.pace.wait(chat).await;
@@ -390,6 +394,11 @@ impl ChatSender for TelegramSender {
                 Err(e) => Err(self.fail(&e)),
             }
         })
+    }
+
+    /// Telegram shows a spoken answer as a voice bubble (`sendVoice` with Ogg Opus).
+    fn voice_bubbles(&self) -> bool {
+        true
     }
 
     fn stream_mode(&self) -> StreamMode {

@@ -77,7 +77,13 @@ fn describe(item: &MessageItem) -> Option<String> {
             .filter(|t| !t.is_empty())?;
         Some(format!("[quote: {}]", cut(&text, QUOTE_CHARS)))
     });
-    let own = describe_plain(item);
+    // A voice note's own transcript reaches the agent through its media item, marked as one
+    // and chosen by the account's `voice_text` (`conversation::voice`); a quoted one keeps it.
+    let own = if item.kind() == ItemKind::Voice {
+        Some("[voice]".to_string())
+    } else {
+        describe_plain(item)
+    };
     match (quote, own) {
         (Some(q), Some(o)) => Some(format!("{q}\n{o}")),
         (q, o) => q.or(o),
@@ -258,7 +264,7 @@ mod tests {
             {"type":1,"text_item":{"text":"hello"},"ref_msg":{"message_item":{"type":1,"text_item":{"text":"earlier"}}}}]}"#);
         assert_eq!(
             body(&m),
-            "[image]\n[voice: call me]\n[voice]\n[file: a.pdf]\n[video]\n[unsupported message]\n[quote: earlier]\nhello"
+            "[image]\n[voice]\n[voice]\n[file: a.pdf]\n[video]\n[unsupported message]\n[quote: earlier]\nhello"
         );
         assert_eq!(body(&msg(r#"{"item_list":[]}"#)), "[empty message]");
     }

@@ -312,6 +312,10 @@ impl Asker {
         if plan.timezone.is_none() && file.is_none_or(|c| c.timezone.is_none()) {
             plan.timezone = Some(self.input(self.w.timezone, &system_timezone())?);
         }
+        // Optional: voice notes work without one (as files), so an empty answer is no server.
+        if plan.speech_url.is_none() && file.is_none_or(|c| !c.speech.is_set()) {
+            plan.speech_url = self.optional(self.w.speech)?;
+        }
         Ok(())
     }
 

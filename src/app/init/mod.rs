@@ -90,6 +90,9 @@ pub struct InitArgs {
     /// The timezone digests are timed in (an IANA name such as Asia/Shanghai).
     #[arg(long, value_name = "ZONE")]
     pub timezone: Option<String>,
+    /// A speech server for voice notes: its OpenAI-compatible base URL (`[speech] base_url`).
+    #[arg(long, value_name = "URL")]
+    pub speech_url: Option<String>,
     /// Have a mail account of this name (with --imap-host, --username and --mail-chat).
     #[arg(long, value_name = "ACCOUNT")]
     pub mail: Option<String>,
@@ -227,6 +230,8 @@ impl InitArgs {
             workspace: self.workspace.clone(),
             notify: self.notify.clone(),
             timezone: self.timezone.clone(),
+            speech_url: self.speech_url.clone(),
+            speech_model: None,
         })
     }
 }

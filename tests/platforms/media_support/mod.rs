@@ -137,7 +137,9 @@ impl Bed {
     /// Starts the daemon with the agent `make` builds.
     pub async fn start(&mut self, make: MakeAgent) {
         let slot = self.conversation.clone();
-        let build = move |creds: &CredentialStore, store: &Store| {
+        // The pipeline is the daemon's too, so status shows its agent and speech rows and a
+        // `[speech]` table reaches it.
+        let build = move |creds: &CredentialStore, store: &Store, _: &_| {
             let conversation = Conversation::new(store.clone(), make(store));
             if let Ok(mut s) = slot.lock() {
                 *s = Some(conversation.clone());
@@ -145,7 +147,7 @@ impl Bed {
             let ctx = PlatformParts {
                 credentials: creds.clone(),
                 store: store.clone(),
-                conversation,
+                conversation: conversation.clone(),
                 agent: AgentConfig::default(),
                 mail: Default::default(),
             };
@@ -155,10 +157,14 @@ impl Bed {
                 ..Tuning::default()
             };
             let f: Arc<dyn ComponentFactory> = Arc::new(WechatFactory { parts: ctx, tuning });
-            f
+            daemon::Wiring {
+                factory: f,
+                conversation: Some(conversation),
+                confirm: None,
+            }
         };
         let config = Config::load(&self.config_path).expect("config");
-        let d = daemon::start(config, build, LifecyclePolicy::default())
+        let d = daemon::start_with(config, build, LifecyclePolicy::default())
             .await
             .expect("daemon starts");
         self.daemon = Some(d);

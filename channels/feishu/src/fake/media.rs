@@ -241,6 +241,11 @@ async fn upload_file(
     if bytes.is_empty() {
         return err(234010, "the file is empty");
     }
+    // An `opus` upload must be Ogg Opus (spec B7): `OggS`, its first packet `OpusHead`. The
+    // platform's own check is unconfirmed; refusing is what a faithful fake may do.
+    if file_type == "opus" && !(bytes.starts_with(b"OggS") && ogg_opus_head(&bytes)) {
+        return err(234001, "Invalid request param: opus file is not Ogg Opus");
+    }
     store_upload(
         &sh,
         "file",
@@ -249,6 +254,16 @@ async fn upload_file(
         duration,
         bytes,
     )
+}
+
+/// Whether the first Ogg page's first packet is `OpusHead` (the page header is 27 bytes plus
+/// one lacing byte per segment).
+fn ogg_opus_head(bytes: &[u8]) -> bool {
+    let Some(&segments) = bytes.get(26) else {
+        return false;
+    };
+    let start = 27 + usize::from(segments);
+    bytes.get(start..start + 8) == Some(&b"OpusHead"[..])
 }
 
 fn store_upload(
