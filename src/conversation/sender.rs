@@ -136,10 +136,6 @@ pub(super) async fn run(conv: Arc<Conversation>, rt: Arc<AccountRuntime>, chat: 
                 gate.wait_for_peer();
                 tokio::select! {
                     _ = peer_wrote => Step::Next,
-                    // A new item tries the window once: its failure writes why it waits too,
-                    // which the owner's mover needs to move it (`owner/mover.rs`); the items
-                    // that waited may have moved away and taken the reason with them.
-                    _ = chat.send_wake.notified() => Step::Next,
                     _ = tokio::time::sleep(WINDOW_RECHECK) => Step::Next,
                     _ = cancel.cancelled() => Step::Stop,
                 }
