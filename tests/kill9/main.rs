@@ -14,6 +14,7 @@ mod kill9_acp;
 mod kill9_dingtalk;
 mod kill9_feishu;
 mod kill9_mail;
+mod kill9_move;
 mod kill9_qq;
 mod kill9_send;
 mod kill9_stream;
