@@ -101,10 +101,11 @@ pub fn parse_timeout(s: &str) -> Result<u64, String> {
     }
 }
 
-/// Seconds (`600`), or a number with `s`, `m`, `h` parts (`10m`, `1h30m`).
-fn parse_duration(s: &str) -> Result<u64, String> {
+/// Seconds (`600`), or a number with `s`, `m`, `h`, `d` parts (`10m`, `1h30m`, `1d`): the one
+/// reading of a duration on the command line (`confirm --timeout`, `send --in`).
+pub(crate) fn parse_duration(s: &str) -> Result<u64, String> {
     let s = s.trim();
-    let bad = || format!("expected a duration such as 600, 90s, 10m or 1h30m, found '{s}'");
+    let bad = || format!("expected a duration such as 600, 90s, 10m, 1h30m or 1d, found '{s}'");
     if s.is_empty() {
         return Err(bad());
     }
@@ -121,6 +122,7 @@ fn parse_duration(s: &str) -> Result<u64, String> {
             's' => 1,
             'm' => 60,
             'h' => 3600,
+            'd' => 86_400,
             _ => return Err(bad()),
         };
         let n: u64 = digits.parse().map_err(|_| bad())?;

@@ -122,35 +122,13 @@ fn describe(i: &SendInfo) -> String {
 
 /// Reads `--in`: seconds, or a number with `s`, `m`, `h`, `d` parts (`10m`, `1d2h`), at least 1 s.
 pub fn parse_in(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let bad = || format!("expected a duration such as 600, 90s, 10m, 1h30m or 1d, found '{t}'");
-    if let Ok(n) = t.parse::<u64>() {
-        return if n == 0 { Err(bad()) } else { Ok(n) };
+    match crate::confirm::cli::parse_duration(s)? {
+        0 => Err(format!(
+            "expected a duration of at least 1 s, found '{}'",
+            s.trim()
+        )),
+        n => Ok(n),
     }
-    let (mut total, mut digits) = (0u64, String::new());
-    for c in t.chars() {
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        let unit = match c {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86_400,
-            _ => return Err(bad()),
-        };
-        let n: u64 = digits.parse().map_err(|_| bad())?;
-        total = n
-            .checked_mul(unit)
-            .and_then(|v| total.checked_add(v))
-            .ok_or_else(bad)?;
-        digits.clear();
-    }
-    if !digits.is_empty() || total == 0 {
-        return Err(bad());
-    }
-    Ok(total)
 }
 
 /// Sends, then with `wait` polls until the send is final or `stop` resolves.
