@@ -26,6 +26,7 @@ pub mod key;
 pub mod openai;
 pub mod registry;
 pub mod scv;
+pub mod tool_access;
 mod unconfigured;
 
 pub use acp::{AcpAgent, AcpOptions};
@@ -95,9 +96,9 @@ pub struct TurnRequest {
     pub attachments: Vec<Attachment>,
     /// Where the backend reports the answer as it is written and its tool steps.
     pub events: TurnEvents,
-    /// The owner tools (`crate::mcp`), set by the pipeline only when the policy gave this
-    /// session tools (the verified owner of an account with `remote_tools = "owner"`).
-    pub owner_tools: Option<Arc<crate::mcp::ToolEndpoint>>,
+    /// The owner tools (served by `crate::mcp`), set by the pipeline only when the policy gave
+    /// this session tools (the verified owner of an account with `remote_tools = "owner"`).
+    pub owner_tools: Option<Arc<dyn tool_access::ToolAccess>>,
 }
 
 impl TurnRequest {

@@ -109,7 +109,7 @@ pub struct Conversation {
     /// The speech server (`[speech]`), set by the daemon at start and on reload (`voice`).
     speech: arc_swap::ArcSwapOption<crate::speech::Speech>,
     /// The owner tools, set by the daemon once its owner service runs (built after the pipeline).
-    owner_tools: arc_swap::ArcSwapOption<crate::mcp::ToolEndpoint>,
+    owner_tools: std::sync::RwLock<Option<Arc<dyn crate::agent::tool_access::ToolAccess>>>,
 }
 
 /// One attached account: its link and its chats' workers.
@@ -168,7 +168,7 @@ impl Conversation {
             senders: senders::Senders::default(),
             spawner: spawner::Spawner::default(),
             speech: arc_swap::ArcSwapOption::empty(),
-            owner_tools: arc_swap::ArcSwapOption::empty(),
+            owner_tools: std::sync::RwLock::new(None),
         })
     }
 
@@ -252,14 +252,17 @@ impl Conversation {
         self.hooks.approver.clone()
     }
 
-    /// Offers `tools` to the turns the policy gives tools (see [`crate::mcp`]).
-    pub fn set_owner_tools(&self, tools: Arc<crate::mcp::ToolEndpoint>) {
-        self.owner_tools.store(Some(tools));
+    /// Offers `tools` to the turns the policy gives tools (served by `crate::mcp`).
+    pub fn set_owner_tools(&self, tools: Arc<dyn crate::agent::tool_access::ToolAccess>) {
+        *self.owner_tools.write().unwrap_or_else(|p| p.into_inner()) = Some(tools);
     }
 
     /// The owner tools, if the daemon set them; `turns.rs` passes them only to tool sessions.
-    pub fn owner_tools(&self) -> Option<Arc<crate::mcp::ToolEndpoint>> {
-        self.owner_tools.load_full()
+    pub fn owner_tools(&self) -> Option<Arc<dyn crate::agent::tool_access::ToolAccess>> {
+        self.owner_tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Who learns what the platform said about items as they go out, if anyone.

@@ -31,21 +31,7 @@ pub struct ToolEndpoint {
     stop: CancellationToken,
 }
 
-/// One session's admission: its URL and header; dropping it revokes the secret.
-pub struct Grant {
-    /// The endpoint's URL (the same for every session).
-    pub url: String,
-    /// The `Authorization` header's value (`Bearer <secret>`).
-    pub authorization: String,
-    secret: String,
-    secrets: Secrets,
-}
-
-impl Drop for Grant {
-    fn drop(&mut self) {
-        lock(&self.secrets).remove(&self.secret);
-    }
-}
+pub use crate::agent::tool_access::Grant;
 
 fn lock(s: &Secrets) -> std::sync::MutexGuard<'_, HashSet<String>> {
     s.lock().unwrap_or_else(|p| p.into_inner())
@@ -92,12 +78,15 @@ impl ToolEndpoint {
         rand::rng().fill_bytes(&mut bytes);
         let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         lock(&self.secrets).insert(secret.clone());
-        Grant {
-            url: format!("http://{}/mcp", self.addr),
-            authorization: format!("Bearer {secret}"),
-            secret,
-            secrets: self.secrets.clone(),
-        }
+        let secrets = self.secrets.clone();
+        let authorization = format!("Bearer {secret}");
+        Grant::new(
+            format!("http://{}/mcp", self.addr),
+            authorization,
+            move || {
+                lock(&secrets).remove(&secret);
+            },
+        )
     }
 
     /// The tools themselves (the OpenAI backend calls them directly, no HTTP).
@@ -140,4 +129,10 @@ async fn admit(
         return Err(StatusCode::UNAUTHORIZED);
     }
     Ok(next.run(req).await)
+}
+
+impl crate::agent::tool_access::ToolAccess for ToolEndpoint {
+    fn grant(&self) -> Grant {
+        ToolEndpoint::grant(self)
+    }
 }

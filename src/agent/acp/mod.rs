@@ -154,7 +154,7 @@ struct ChatSlot {
     /// `/new` was asked: the next turn starts a new session instead of resuming.
     fresh: bool,
     /// The open session's admission to the owner tools (revoked when replaced or dropped).
-    tools_grant: Option<crate::mcp::Grant>,
+    tools_grant: Option<crate::agent::tool_access::Grant>,
 }
 
 /// An ACP agent backend.
@@ -367,7 +367,10 @@ impl AcpAgent {
 /// The `mcpServers` of a session the policy gave the owner tools (`req.owner_tools` is set only
 /// for the verified owner with tools granted), with the grant that admits it; `[]` otherwise, and
 /// for an agent that does not take MCP servers over HTTP.
-fn owner_tools(req: &TurnRequest, proc: &Proc) -> (Option<crate::mcp::Grant>, serde_json::Value) {
+fn owner_tools(
+    req: &TurnRequest,
+    proc: &Proc,
+) -> (Option<crate::agent::tool_access::Grant>, serde_json::Value) {
     let Some(endpoint) = req.owner_tools.as_ref().filter(|_| !req.no_tools) else {
         return (None, serde_json::json!([]));
     };
