@@ -37,6 +37,23 @@ pub struct Sent {
     pub chat: Option<ChatId>,
 }
 
+/// How a platform shows an answer that is still being written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StreamMode {
+    /// Only the whole answer, after the turn (the default).
+    #[default]
+    Whole,
+    /// Finished parts as separate messages while the agent writes (no editing needed).
+    Chunks,
+    /// The text so far shown in one message edited in place (Feishu cards), at most once per
+    /// `every`, through [`ChatSender::stream_show`]; the answer's first outbox piece
+    /// finishes that message.
+    Edit {
+        /// The least time between two shows of one answer (the platform's per-message limit).
+        every: std::time::Duration,
+    },
+}
+
 /// What an adapter gives the pipeline to send with. Methods may do network IO; none holds a lock across it.
 pub trait ChatSender: Send + Sync + 'static {
     /// The platform's limits.
@@ -93,8 +110,8 @@ pub trait ChatSender: Send + Sync + 'static {
     }
 
     /// How the platform shows an answer still being written (default: only the whole answer).
-    fn stream_mode(&self) -> super::stream::StreamMode {
-        super::stream::StreamMode::Whole
+    fn stream_mode(&self) -> StreamMode {
+        StreamMode::Whole
     }
 
     /// [`super::StreamMode::Edit`]: shows `text`, the answer so far, in the one message the

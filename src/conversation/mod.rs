@@ -55,12 +55,12 @@ pub use hooks::{
     MailChatHandler, PressOutcome,
 };
 pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
+pub use link::StreamMode;
 pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
 pub use message::{Inbound, MediaRef, Outbound, OutboundKind, ReplyContext};
 pub use moves::PendingMessage;
 pub use outbox::Outbox;
 pub use stats::Stats;
-pub use stream::StreamMode;
 
 use crate::agent::{Agent, Approver};
 use crate::config::AccountKey;

@@ -29,27 +29,11 @@ use edit::Editor;
 use progress::Progress;
 
 use super::body::Body;
+use super::link::StreamMode;
 use super::message::OutboundKind;
 use super::{AccountRuntime, ChatRuntime, Conversation, Inbound};
 use crate::agent::TurnEvent;
 use crate::words::Lang;
-
-/// How a platform shows an answer that is still being written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum StreamMode {
-    /// Only the whole answer, after the turn (the default).
-    #[default]
-    Whole,
-    /// Finished parts as separate messages while the agent writes (no editing needed).
-    Chunks,
-    /// The text so far shown in one message edited in place (Feishu cards), at most once per
-    /// `every`, through [`super::ChatSender::stream_show`]; the answer's first outbox piece
-    /// finishes that message.
-    Edit {
-        /// The least time between two shows of one answer (the platform's per-message limit).
-        every: std::time::Duration,
-    },
-}
 
 /// What an earlier run of the same turn streamed before a crash or an outage: how many pieces
 /// it queued under `key` and how far they reach (from their keys, `key/<i>.<upto>.<digest>`).
