@@ -22,7 +22,7 @@ use crate::clock::Clock;
 use crate::config::{AccountSpec, Config};
 use crate::conversation::{ButtonAnswers, ButtonPress, Conversation, PressOutcome};
 use crate::daemon::{self, RunningDaemon};
-use crate::port::Ports;
+use crate::port::{AccountPort, Ports};
 use crate::protocol::{ComponentHealth, ComponentState};
 use crate::secrets::CredentialStore;
 use crate::store::Store;
@@ -74,6 +74,34 @@ impl ScriptedAgent {
             a.parts = parts;
         }
         agent
+    }
+
+    /// Answers "echo: <prompt>", but holds every turn until [`ScriptedAgent::release`].
+    pub fn gated() -> Arc<Self> {
+        let agent = Self::echo();
+        agent.gate.send_replace(false);
+        agent
+    }
+
+    /// Lets held and future turns go on.
+    pub fn release(&self) {
+        self.gate.send_replace(true);
+    }
+
+    /// Waits until `n` turns have started; false if [`WAIT`] passes first.
+    pub async fn wait_turns(&self, n: usize) -> bool {
+        let mut turns = self.turns.subscribe();
+        tokio::time::timeout(WAIT, turns.wait_for(|t| *t >= n))
+            .await
+            .is_ok()
+    }
+
+    /// Every file the turns were handed, in order.
+    pub fn attachments(&self) -> Vec<Attachment> {
+        self.attachments
+            .lock()
+            .map(|a| a.clone())
+            .unwrap_or_default()
     }
 
     /// Lets a streaming agent write its next part (or end its turn).
@@ -191,7 +219,13 @@ pub struct BedRun {
     pub answers: Option<Arc<dyn ButtonAnswers>>,
     /// The daemon's clock, moved by hand (`None`: the wall clock).
     pub clock: Option<Clock>,
+    /// How an account is built from its port (`None`: by its platform, as in the daemon); a
+    /// test that hands the adapter something of its own (Feishu's card answers) builds it here.
+    pub build: Option<Builder>,
 }
+
+/// Builds one account from its port, in place of the platform registry.
+pub type Builder = Arc<dyn Fn(AccountPort) -> Arc<dyn Component> + Send + Sync>;
 
 impl BedRun {
     /// `agent` answering, presses to the confirm questions, the wall clock.
@@ -200,16 +234,22 @@ impl BedRun {
             agent,
             answers: None,
             clock: None,
+            build: None,
         }
     }
 }
 
-/// Builds every account through its platform, on ports cut with the run's answers and clock.
-struct BedFactory(Ports);
+/// Builds every account through its platform (or the run's builder), on ports cut with the
+/// run's answers and clock.
+struct BedFactory(Ports, Option<Builder>);
 
 impl ComponentFactory for BedFactory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        crate::adapters::platform(spec.key.channel).build(self.0.port(spec))
+        let port = self.0.port(spec);
+        match &self.1 {
+            Some(build) => build(port),
+            None => crate::adapters::platform(spec.key.channel).build(port),
+        }
     }
 }
 
@@ -251,7 +291,7 @@ impl Bed {
             if let Some(clock) = run.clock {
                 ports = ports.with_clock(clock);
             }
-            Arc::new(BedFactory(ports))
+            Arc::new(BedFactory(ports, run.build))
         };
         let daemon = daemon::start(config.clone(), make, LifecyclePolicy::default())
             .await

@@ -78,7 +78,7 @@ async fn start(
     let slot: Slot = Arc::default();
     let (slot2, agent_config, clock2) = (slot.clone(), config.agent.clone(), clock.clone());
     let wire = move |c: &CredentialStore, s: &scv_bridge::store::Store, r: &Arc<_>| {
-        let agent: Arc<dyn Agent> = TestAgent::open();
+        let agent: Arc<dyn Agent> = TestAgent::echo();
         let (confirm, conversation) = daemon::confirm_and_pipeline(s, c, clock2, r, agent);
         *slot2.lock().expect("lock") = Some((confirm.clone(), conversation.clone()));
         let factory: Arc<dyn ComponentFactory> = Arc::new(Factory {

@@ -34,7 +34,7 @@ async fn logged_in(table: &str) -> (Harness, Option<String>) {
     .await
     .expect("login verifies and stores");
     assert_eq!(out.bot_open_id, "ou_bot");
-    let h = Harness::start_with(fake, dir, config, None, TestAgent::open(), None).await;
+    let h = Harness::start_with(fake, dir, config, None, TestAgent::echo(), None).await;
     (h, out.code)
 }
 

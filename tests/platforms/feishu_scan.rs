@@ -299,7 +299,7 @@ async fn the_scanner_becomes_the_owner_with_their_first_private_message() {
     let Bed {
         fake, config, _dir, ..
     } = bed;
-    let h = Harness::start_with(fake, _dir, config, None, TestAgent::open(), None).await;
+    let h = Harness::start_with(fake, _dir, config, None, TestAgent::echo(), None).await;
     h.wait_state(ComponentState::Connected).await;
     assert_eq!(h.health().user_id, None);
 

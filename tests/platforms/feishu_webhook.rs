@@ -74,7 +74,7 @@ async fn deliver(url: &str, d: &CallbackDelivery) -> (u16, String) {
 
 #[tokio::test]
 async fn callbacks_are_journaled_before_the_200_and_a_retry_is_answered_once() {
-    let (h, url) = start(None, true, TestAgent::open()).await;
+    let (h, url) = start(None, true, TestAgent::echo()).await;
     h.wait_state(ComponentState::Connected).await;
 
     let d = h
@@ -138,7 +138,7 @@ fn sign_at(body: &str, ts: i64) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn forged_unsigned_and_wrong_token_callbacks_never_reach_the_agent() {
-    let (h, url) = start(None, true, TestAgent::open()).await;
+    let (h, url) = start(None, true, TestAgent::echo()).await;
     h.wait_state(ComponentState::Connected).await;
 
     // Signed with another key.
@@ -189,7 +189,7 @@ async fn forged_unsigned_and_wrong_token_callbacks_never_reach_the_agent() {
 #[tokio::test]
 async fn a_card_click_over_http_is_answered_in_the_response() {
     let questions = Arc::new(Questions::default());
-    let (h, url) = start(Some(questions.clone()), true, TestAgent::open()).await;
+    let (h, url) = start(Some(questions.clone()), true, TestAgent::echo()).await;
     h.wait_state(ComponentState::Connected).await;
     let card = Body::Question(Question {
         id: "q1".into(),
@@ -235,7 +235,7 @@ async fn a_card_click_over_http_is_answered_in_the_response() {
 
 #[tokio::test]
 async fn without_an_encrypt_key_the_account_fails_with_the_fix() {
-    let (h, _) = start(None, false, TestAgent::open()).await;
+    let (h, _) = start(None, false, TestAgent::echo()).await;
     h.wait_state(ComponentState::Failed).await;
     let health = h.health();
     let text = format!("{:?} {:?}", health.error, health.action);
@@ -308,7 +308,7 @@ async fn login_stores_the_callback_secrets_and_pairing_over_http_keeps_them() {
         .await
         .expect("secrets stored");
     let code = out.code.expect("a pairing code");
-    let h = Harness::start_with(fake, dir, config, None, TestAgent::open(), None).await;
+    let h = Harness::start_with(fake, dir, config, None, TestAgent::echo(), None).await;
     h.wait_state(ComponentState::Connected).await;
 
     let url = format!("http://127.0.0.1:{port}/");
