@@ -8,3 +8,4 @@ mod login;
 mod media;
 mod stream;
 pub mod support;
+mod voice;
