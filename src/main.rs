@@ -6,11 +6,15 @@ use clap::Parser;
 use scv_bridge::app::{Cli, LogFormat, dispatch};
 
 fn main() -> ExitCode {
+    one_heap();
     // A shell asking for completions (`COMPLETE=bash scv-bridge -- ...`) is answered and exits.
     scv_bridge::app::answer_shell();
     let cli = Cli::parse();
     init_logging(cli.log_format);
+    // One person's chats wait on the network: two workers carry them on any machine, and a
+    // many-core server does not add a thread (and its stack) per core for months.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
     {
@@ -26,6 +30,19 @@ fn main() -> ExitCode {
             eprintln!("scv-bridge: {message}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Keeps every thread's allocations in one glibc arena. By default glibc gives each thread that
+/// allocates an arena of its own (up to eight per core), each holding freed memory apart; the
+/// daemon's few threads are idle nearly always, and one arena is measurably less resident memory
+/// at no cost a chat bridge can see. Small allocations still go through each thread's cache
+/// without the lock.
+fn one_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; it is called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
 

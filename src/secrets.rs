@@ -228,6 +228,19 @@ fn keyring_entry(account: &str) -> Result<keyring::Entry, SecretsError> {
 
 /// Writes, reads back and deletes a probe entry: a keyring that cannot do all three does not work.
 fn keyring_probe() -> Result<(), SecretsError> {
+    // A headless server's service has no session bus: the probe would start the whole D-Bus
+    // client (its threads and code, resident for the daemon's life) only to fail.
+    #[cfg(target_os = "linux")]
+    if no_session_bus(
+        std::env::var_os("DBUS_SESSION_BUS_ADDRESS"),
+        std::env::var_os("XDG_RUNTIME_DIR"),
+    ) {
+        return Err(SecretsError::Keyring(
+            "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus \
+             does not exist)"
+                .into(),
+        ));
+    }
     let entry = keyring_entry("probe:probe")?;
     let err = |e: keyring::Error| SecretsError::Keyring(e.to_string());
     entry.set_password("probe").map_err(err)?;
@@ -240,6 +253,19 @@ fn keyring_probe() -> Result<(), SecretsError> {
             "the keyring returned a different value".into(),
         ))
     }
+}
+
+/// Whether no D-Bus session bus can be found where D-Bus clients look for it: the address in
+/// `DBUS_SESSION_BUS_ADDRESS`, else the socket `$XDG_RUNTIME_DIR/bus`. The Secret Service lives
+/// on that bus, so without it no Linux keyring works.
+#[cfg(target_os = "linux")]
+fn no_session_bus(
+    address: Option<std::ffi::OsString>,
+    runtime_dir: Option<std::ffi::OsString>,
+) -> bool {
+    let addressed = address.is_some_and(|a| !a.is_empty());
+    let socket = runtime_dir.is_some_and(|d| Path::new(&d).join("bus").exists());
+    !addressed && !socket
 }
 
 /// `wechat:phone` is stored as `wechat-phone.json`; account names are restricted to safe characters.
@@ -312,6 +338,22 @@ mod digest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_session_bus_is_found_by_its_address_or_its_socket() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let runtime = Some(dir.clone().into_os_string());
+        assert!(no_session_bus(None, None));
+        assert!(
+            no_session_bus(Some("".into()), runtime.clone()),
+            "no bus socket yet"
+        );
+        assert!(!no_session_bus(Some("unix:path=/x".into()), None));
+        std::fs::write(dir.join("bus"), b"").expect("the socket's place");
+        assert!(!no_session_bus(None, runtime));
+    }
 
     #[test]
     fn secrets_never_print() {
