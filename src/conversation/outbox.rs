@@ -70,18 +70,18 @@ impl Outbox {
             .await
     }
 
-    /// Moves the pending message `key` of `from` to `to`'s `chat` (see `moves`), wakes that
-    /// chat and recounts; the copy's key, or `None` when nothing of it was pending.
+    /// Moves the pending message `m` to `to`'s `chat` (see `moves`), wakes that chat, wakes
+    /// the chat it left (its sender may wait to retry it: `ChatRuntime::head_gone`) and
+    /// recounts; the copy's key, or `None` when nothing of it was pending.
     pub async fn move_message(
         &self,
-        from: &str,
-        key: &str,
+        m: &moves::PendingMessage,
         to: &AccountKey,
         chat: &ChatId,
     ) -> Result<Option<String>, StoreError> {
         let (f, k, a, c, board) = (
-            from.to_string(),
-            key.to_string(),
+            m.account.clone(),
+            m.key.clone(),
             to.clone(),
             chat.clone(),
             self.board.clone(),
@@ -96,6 +96,12 @@ impl Outbox {
         self.board.publish(stamp, count);
         if copy.is_some() {
             self.wake(to, chat);
+            if let Some(from) = AccountKey::parse(&m.account)
+                && let Some(rt) = self.runtime(&from)
+                && let Some(conv) = rt.conversation.upgrade()
+            {
+                conv.chat(&rt, &m.chat).head_gone();
+            }
         }
         Ok(copy)
     }

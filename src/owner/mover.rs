@@ -121,7 +121,7 @@ async fn move_one(svc: &OwnerService, m: &PendingMessage, to: &AccountKey) -> bo
         // again at the next change.
         return false;
     };
-    let copy = match p.outbox.move_message(&m.account, &m.key, to, &chat).await {
+    let copy = match p.outbox.move_message(m, to, &chat).await {
         Ok(Some(c)) => c,
         Ok(None) => return true,
         Err(e) => {
