@@ -35,6 +35,9 @@ pub struct Question {
     pub next_check_ms: u64,
     /// This service put "a question waits ..." in the account's health.
     pub noted: bool,
+    /// The account and chat it waited in before it moved to the owner's next route: an
+    /// answer there is not counted, and the owner is told where it went.
+    pub moved_from: Option<(AccountKey, String)>,
 }
 
 impl Question {
@@ -155,7 +158,31 @@ impl Index {
                 None => {}
             }
         }
+        if matches!(claim, AnswerClaim::None) && self.moved_away(account, chat, a).is_some() {
+            return AnswerClaim::Open;
+        }
         claim
+    }
+
+    /// The pending question that left this chat for the owner's next route and that `a` may
+    /// be for (its code, or any when bare), as `(code, route)`: the newest.
+    pub fn moved_away(
+        &self,
+        account: &AccountKey,
+        chat: &str,
+        a: &TextAnswer,
+    ) -> Option<(String, String)> {
+        self.questions
+            .values()
+            .filter(|q| q.row.state == ConfirmState::Pending)
+            .filter(|q| {
+                q.moved_from
+                    .as_ref()
+                    .is_some_and(|(acc, c)| acc == account && c == chat)
+            })
+            .filter(|q| a.code.as_ref().is_none_or(|c| &q.row.code == c))
+            .max_by_key(|q| q.row.seq)
+            .map(|q| (q.row.code.clone(), q.row.account.clone()))
     }
 
     /// The pending questions of a chat as `(code, question)`, oldest first.
@@ -287,6 +314,7 @@ mod tests {
             delivered: true,
             next_check_ms: 0,
             noted: false,
+            moved_from: None,
         }
     }
 

@@ -95,6 +95,7 @@ impl ConfirmService {
             delivered: false,
             next_check_ms: now + FIRST_CHECK_MS,
             noted: false,
+            moved_from: None,
         };
         match &q.row.reason {
             Some(reason) => {

@@ -16,6 +16,7 @@ mod delivery;
 mod driver;
 mod health;
 mod moved;
+pub use moved::Follow;
 mod routes;
 mod words;
 
@@ -221,11 +222,17 @@ impl ConfirmService {
             .store
             .call(move |t| {
                 db::purge(t, now.saturating_sub(PURGE_AFTER_MS))?;
-                db::open(t, now.saturating_sub(KEEP_CLOSED_MS))
+                db::open(t, now.saturating_sub(KEEP_CLOSED_MS))?
+                    .into_iter()
+                    .map(|row| match row.state {
+                        ConfirmState::Pending => moved::follow_stored(t, row),
+                        _ => Ok((row, None)),
+                    })
+                    .collect::<rusqlite::Result<Vec<_>>>()
             })
             .await?;
         let mut pending = Vec::new();
-        for row in rows {
+        for (row, moved_from) in rows {
             let open = row.state == ConfirmState::Pending;
             let q = Question {
                 account: AccountKey::parse(&row.account),
@@ -235,6 +242,7 @@ impl ConfirmService {
                 delivered: !open,
                 next_check_ms: now + FIRST_CHECK_MS,
                 noted: false,
+                moved_from,
             };
             if open {
                 pending.push(q.clone());
@@ -285,6 +293,7 @@ impl ConfirmService {
                         delivered: true,
                         next_check_ms: now,
                         noted: false,
+                        moved_from: None,
                     })
                 })
                 .ok_or_else(|| ConfirmError::NotFound(id.to_string()));
