@@ -87,20 +87,9 @@ impl ConfirmService {
     /// The move carrying `f`'s change committed as `copy_key`: the question in memory now
     /// lives there too (its old message was never sent, so its platform ids are forgotten).
     pub fn followed(&self, f: &Follow, copy_key: &str) {
-        let now = self.clock.now_ms();
-        if let Some(q) = self.lock().get_mut(f.seq)
-            && q.row.state == ConfirmState::Pending
-        {
-            q.moved_from = q.account.clone().map(|a| (a, q.row.chat.clone()));
-            q.row.account = f.account.to_string();
-            q.row.chat = f.chat.as_str().to_string();
-            q.row.message_key = copy_key.to_string();
-            q.row.platform_msg = None;
-            q.row.platform_chat = None;
-            q.account = Some(f.account.clone());
-            q.delivered = false;
-            q.next_check_ms = now + FIRST_CHECK_MS;
-        }
+        let check = self.clock.now_ms() + FIRST_CHECK_MS;
+        self.lock()
+            .moved(f.seq, &f.account, f.chat.as_str(), copy_key, check);
         self.wake.notify_one();
         self.changed();
     }
