@@ -78,11 +78,6 @@ impl Index {
         self.questions.get(&seq)
     }
 
-    /// One question, to change.
-    pub fn get_mut(&mut self, seq: i64) -> Option<&mut Question> {
-        self.questions.get_mut(&seq)
-    }
-
     /// Forgets a question.
     pub fn remove(&mut self, seq: i64) {
         self.questions.remove(&seq);
@@ -118,6 +113,27 @@ impl Index {
         q.row.platform_msg = msg;
         q.row.platform_chat = chat.filter(|c| *c != q.row.chat);
         Some(q.clone())
+    }
+
+    /// Pending question `seq` moved with its message to `account`'s `chat` as `key`: answers
+    /// count there from now on, the chat it left is remembered, and the new message is looked
+    /// at from `check_ms` (the old one was never sent, so its platform ids are gone).
+    pub fn moved(&mut self, seq: i64, account: &AccountKey, chat: &str, key: &str, check_ms: u64) {
+        let Some(q) = self.questions.get_mut(&seq) else {
+            return;
+        };
+        if q.row.state != ConfirmState::Pending {
+            return;
+        }
+        q.moved_from = q
+            .account
+            .replace(account.clone())
+            .map(|a| (a, q.row.chat.clone()));
+        q.row.account = account.to_string();
+        q.row.chat = chat.to_string();
+        q.row.message_key = key.to_string();
+        (q.row.platform_msg, q.row.platform_chat) = (None, None);
+        (q.delivered, q.next_check_ms) = (false, check_ms);
     }
 
     /// Look at whether question `seq` went out again at `at_ms`.
@@ -198,7 +214,31 @@ impl Index {
                 None => {}
             }
         }
+        if matches!(claim, AnswerClaim::None) && self.moved_away(account, chat, a).is_some() {
+            return AnswerClaim::Open;
+        }
         claim
+    }
+
+    /// The pending question that left this chat for the owner's next route and that `a` may
+    /// be for (its code, or any when bare), as `(code, route)`: the newest.
+    pub fn moved_away(
+        &self,
+        account: &AccountKey,
+        chat: &str,
+        a: &TextAnswer,
+    ) -> Option<(String, String)> {
+        self.questions
+            .values()
+            .filter(|q| q.row.state == ConfirmState::Pending)
+            .filter(|q| {
+                q.moved_from
+                    .as_ref()
+                    .is_some_and(|(acc, c)| acc == account && c == chat)
+            })
+            .filter(|q| a.code.as_ref().is_none_or(|c| &q.row.code == c))
+            .max_by_key(|q| q.row.seq)
+            .map(|q| (q.row.code.clone(), q.row.account.clone()))
     }
 
     /// The pending questions of a chat as `(code, question)`, oldest first.
@@ -462,6 +502,24 @@ mod tests {
         let sent = i.sent(1, None, Some("oc_p2p".into())).expect("remembered");
         assert_eq!(sent.row.platform_chat.as_deref(), Some("oc_p2p"));
         assert_eq!(i.claims(&acc(), "oc_p2p", &ans(None), 0), AnswerClaim::Open);
+    }
+
+    #[test]
+    fn a_moved_question_is_answered_where_it_went_and_its_old_chat_is_told() {
+        let mut i = Index::default();
+        i.put(q(1, "o", "7F", ConfirmState::Pending));
+        let next = AccountKey::new(Channel::ALL[1], "work");
+        i.moved(1, &next, "ou", "moved/x/confirm/q-1/ask", 9_000);
+        let m = i.get(1).expect("q");
+        assert_eq!(
+            (m.row.chat.as_str(), m.delivered, m.next_check_ms),
+            ("ou", false, 9_000)
+        );
+        assert_eq!(i.claims(&next, "ou", &ans(None), 0), AnswerClaim::Open);
+        assert_eq!(i.target(&acc(), "o", &ans(None), 0), Target::Nothing);
+        let away = i.moved_away(&acc(), "o", &ans(Some("7F")));
+        assert_eq!(away, Some(("7F".into(), next.to_string())));
+        assert_eq!(i.claims(&acc(), "o", &ans(None), 0), AnswerClaim::Open);
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub use parse::{TextAnswer, parse as parse_answer};
 pub use route::{CapabilityLookup, Route};
 pub use service::{
     AnswerOutcome, CONSOLE_ANSWERER, ConfirmError, ConfirmParts, ConfirmService, ConfirmSettings,
-    OpenQuestion, QuestionView,
+    Follow, OpenQuestion, QuestionView,
 };
 pub use text::deadline_in;
 

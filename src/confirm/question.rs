@@ -30,6 +30,10 @@ pub struct Question {
     pub next_check_ms: u64,
     /// This service put "a question waits ..." in the account's health.
     pub noted: bool,
+    /// The account and chat it waited in before it moved to the owner's next route
+    /// (`service/moved.rs`): an answer there is not counted, and the owner is told where it
+    /// went.
+    pub moved_from: Option<(AccountKey, String)>,
 }
 
 impl Question {
@@ -42,6 +46,7 @@ impl Question {
             delivered: false,
             next_check_ms: now_ms + FIRST_CHECK_MS,
             noted: false,
+            moved_from: None,
         }
     }
 
@@ -57,6 +62,7 @@ impl Question {
             delivered: !open,
             next_check_ms: now_ms + FIRST_CHECK_MS,
             noted: false,
+            moved_from: None,
         }
     }
 
@@ -69,6 +75,7 @@ impl Question {
             delivered: true,
             next_check_ms: now_ms,
             noted: false,
+            moved_from: None,
         }
     }
 

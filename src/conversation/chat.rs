@@ -73,6 +73,16 @@ impl ChatRuntime {
         self.send_wake.notify_one();
     }
 
+    /// Wakes a sender that waits for the peer to retry its first item, because that item left
+    /// the chat (the owner's mover took it to another route): the chat's next item is tried
+    /// now, not when the peer writes or the window recheck comes. Only that wait ends early
+    /// (a slow-down or backoff is the platform's, and the next item would meet it too), and
+    /// the wake holds the quiescence count until the sender looked again, as the peer's does.
+    pub(crate) fn head_gone(&self) {
+        self.send_gate.kick_peer();
+        self.window_wake.notify_waiters();
+    }
+
     /// Wakes the sender with the outbox's next item, read in the transaction that queued it:
     /// saves a parked sender the store call that would read it again (the send's latency).
     pub(super) fn hand_send(&self, next: Option<Outbound>) {

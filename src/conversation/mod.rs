@@ -58,7 +58,11 @@ pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
 pub use link::StreamMode;
 pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
 pub use message::{Inbound, MediaRef, Outbound, OutboundKind, ReplyContext};
-pub use moves::PendingMessage;
+pub use moves::{AlsoMove, Moved, PendingMessage};
+/// Store reads of moved messages, for the confirm service's start (`confirm/service/moved.rs`).
+pub mod moved {
+    pub use super::moves::{moved_from, moved_to};
+}
 pub use outbox::Outbox;
 pub use stats::Stats;
 

@@ -70,34 +70,42 @@ impl Outbox {
             .await
     }
 
-    /// Moves the pending message `key` of `from` to `to`'s `chat` (see `moves`), wakes that
-    /// chat and recounts; the copy's key, or `None` when nothing of it was pending.
+    /// Moves the pending message `m` to `to`'s `chat` (see `moves`), with `also` (what else
+    /// follows it) in the same transaction; then wakes that chat, wakes the chat it left (its
+    /// sender may wait to retry it: `ChatRuntime::head_gone`) and recounts. `None` when
+    /// nothing of it was pending.
     pub async fn move_message(
         &self,
-        from: &str,
-        key: &str,
+        m: &moves::PendingMessage,
         to: &AccountKey,
         chat: &ChatId,
-    ) -> Result<Option<String>, StoreError> {
+        also: Option<moves::AlsoMove>,
+    ) -> Result<Option<moves::Moved>, StoreError> {
         let (f, k, a, c, board) = (
-            from.to_string(),
-            key.to_string(),
+            m.account.clone(),
+            m.key.clone(),
             to.clone(),
             chat.clone(),
             self.board.clone(),
         );
-        let (copy, stamp, count) = self
+        let (moved, stamp, count) = self
             .store
             .call(move |t| {
-                let copy = moves::move_message(t, &f, &k, &a, &c)?;
-                Ok((copy, board.stamp(), deliveries::count(t)?))
+                let moved = moves::move_with(t, &f, &k, &a, &c, also)?;
+                Ok((moved, board.stamp(), deliveries::count(t)?))
             })
             .await?;
         self.board.publish(stamp, count);
-        if copy.is_some() {
+        if moved.is_some() {
             self.wake(to, chat);
+            if let Some(from) = AccountKey::parse(&m.account)
+                && let Some(rt) = self.runtime(&from)
+                && let Some(conv) = rt.conversation.upgrade()
+            {
+                conv.chat(&rt, &m.chat).head_gone();
+            }
         }
-        Ok(copy)
+        Ok(moved)
     }
 
     /// The accounts attached now (`<channel>:<account>`): those whose sender runs.

@@ -142,9 +142,17 @@ impl Gate {
     }
 
     /// [`Gate::wait_out`] for a closed window, which the peer writing ends ([`Gate::kick_peer`]).
+    ///
+    /// Wake-ups that came while the refused send was out (new work queued meanwhile) are
+    /// released too: that work waits behind the same closed window, and nothing the pipeline
+    /// does ends this wait (only the peer, a move of the chat's first item, or the recheck
+    /// minutes later), so holding them kept the barrier shut until the recheck. Released
+    /// before the peer flag is set: a peer's wake-up from then on holds the count.
     pub(crate) fn wait_for_peer(&self) {
+        self.out.store(true, Ordering::SeqCst);
+        self.seen();
         self.peer.store(true, Ordering::SeqCst);
-        self.wait_out();
+        self.park();
     }
 
     /// The peer wrote: holds the count if the worker waits for that, until it has looked again.
@@ -209,6 +217,31 @@ mod tests {
         tokio::time::timeout(Duration::from_millis(1), q.wait())
             .await
             .is_ok()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wake_during_a_send_the_window_refused_holds_nothing_once_it_waits_for_the_peer() {
+        let q = Quiet::default();
+        let g = q.gate();
+        g.seen();
+        // New work is queued while the send is out: the running worker will look at it.
+        g.kick();
+        assert!(
+            !resolves(&q).await,
+            "the worker runs and has an unseen wake-up"
+        );
+        // The window was closed: the new work waits behind it with the rest.
+        g.wait_for_peer();
+        assert!(
+            resolves(&q).await,
+            "nothing the pipeline does ends this wait"
+        );
+        g.kick_peer();
+        assert!(!resolves(&q).await, "the peer wrote: the worker retries");
+        g.unpark();
+        g.seen();
+        g.park();
+        assert!(resolves(&q).await);
     }
 
     #[tokio::test(start_paused = true)]

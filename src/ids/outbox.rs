@@ -71,6 +71,13 @@ impl OutboxKey {
         OutboxKey(format!("moved/{to}/{key}"))
     }
 
+    /// The key a [`OutboxKey::moved`] copy copies; `None` for a key that is no copy.
+    pub fn moved_original(copy: &str) -> Option<&str> {
+        copy.strip_prefix("moved/")?
+            .split_once('/')
+            .map(|(_, key)| key)
+    }
+
     /// The reply to an answer of a confirm question, inbound message `msg` of `account`.
     pub fn confirm_reply(account: &AccountKey, msg: &PlatformMsgId) -> OutboxKey {
         OutboxKey(format!("confirm/reply/{account}/{msg}"))
@@ -203,6 +210,11 @@ mod tests {
             OutboxKey::moved("confirm/q-7/ask", &f).as_str(),
             "moved/feishu:work/confirm/q-7/ask"
         );
+        assert_eq!(
+            OutboxKey::moved_original("moved/feishu:work/confirm/q-7/ask"),
+            Some("confirm/q-7/ask")
+        );
+        assert_eq!(OutboxKey::moved_original("confirm/q-7/ask"), None);
         assert_eq!(OutboxKey::owner_send(3).as_str(), "owner/send/3");
         assert_eq!(
             OutboxKey::confirm_reply(&a, &m).as_str(),

@@ -6,8 +6,9 @@
 //! watches reaches the bound. A wait is timed from when the mover first saw it, on the daemon's
 //! clock, kept in memory: after a restart the bound starts again, so a message moves later than
 //! it might, never earlier. Only messages in the route's owner chat move (a reply to someone
-//! else stays). A question moves with its message (`ConfirmService::moved`), so it is answered
-//! where it arrives and no longer where it waited.
+//! else stays). A question moves with its message, in the same transaction
+//! (`ConfirmService::follow`), so it is answered where it arrives and no longer where it
+//! waited, wherever a crash falls.
 //!
 //! Unconfirmed: a sender retrying the same item at the very moment it is moved could still
 //! deliver the first copy; the mover only takes items whose chat is waiting (the sender then
@@ -121,8 +122,11 @@ async fn move_one(svc: &OwnerService, m: &PendingMessage, to: &AccountKey) -> bo
         // again at the next change.
         return false;
     };
-    let copy = match p.outbox.move_message(&m.account, &m.key, to, &chat).await {
-        Ok(Some(c)) => c,
+    // The question the message asks moves in the message's own transaction.
+    let follow = p.confirm.as_ref().and_then(|c| c.follow(&m.key, to, &chat));
+    let also = follow.as_ref().map(|f| f.change());
+    let moved = match p.outbox.move_message(m, to, &chat, also).await {
+        Ok(Some(moved)) => moved,
         Ok(None) => return true,
         Err(e) => {
             tracing::error!(error = %e, "cannot move a message to the owner's next route");
@@ -130,10 +134,10 @@ async fn move_one(svc: &OwnerService, m: &PendingMessage, to: &AccountKey) -> bo
         }
     };
     tracing::info!(from = %m.account, to = %to, "a message to the owner waited too long and moved to the next route");
-    if let Some(confirm) = &p.confirm
-        && let Err(e) = confirm.moved(&m.key, to, &chat, &copy).await
+    if let (Some(confirm), Some(f)) = (&p.confirm, &follow)
+        && moved.also
     {
-        tracing::error!(error = %e, "cannot move a question with its message");
+        confirm.followed(f, &moved.copy);
     }
     true
 }

@@ -83,6 +83,14 @@ pub enum Ask {
     NotRecorded,
     /// An answer in a chat with no open question.
     NoOpenQuestion,
+    /// An answer in the chat a pending question left for the owner's next route: it does not
+    /// count here.
+    Moved {
+        /// Its code.
+        code: String,
+        /// `<channel>:<account>` it moved to.
+        route: String,
+    },
 }
 
 /// A short quote of the question for notices.
@@ -210,6 +218,9 @@ impl Ask {
                 "Sorry, your answer could not be recorded; please send it again.".into()
             }
             Ask::NoOpenQuestion => "There is no open question here.".into(),
+            Ask::Moved { code, route } => format!(
+                "That question ({code}) moved to {route}, because it could not reach you here; answer it there. Your answer here was not counted."
+            ),
         }
     }
 
@@ -290,6 +301,11 @@ impl Ask {
             }
             Ask::NotRecorded => "抱歉，你的回答没能记录下来，请再发一次。".into(),
             Ask::NoOpenQuestion => "这里没有待回答的问题。".into(),
+            Ask::Moved { code, route } => {
+                format!(
+                    "这个问题（{code}）在这里发不出去，已转到 {route}，请在那里回答。这里的回答不算数。"
+                )
+            }
         }
     }
 }
@@ -361,6 +377,10 @@ pub(crate) mod tests {
             Ask::RecordedAlways { code: "7F".into() },
             Ask::NotRecorded,
             Ask::NoOpenQuestion,
+            Ask::Moved {
+                code: "7F".into(),
+                route: "chat:work".into(),
+            },
         ];
         for state in states {
             let code = "7F".to_string();

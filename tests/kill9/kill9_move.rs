@@ -27,16 +27,16 @@ use scv_wechat::fake::{FakeConfig, FakeServer};
 
 /// Real time allowed for anything to happen: the 10 s bound, timed again after a restart, plus
 /// a start; nothing waits this long unless broken.
-const PATIENCE: Duration = Duration::from_secs(45);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(45);
 /// The owner on both platforms.
-const WECHAT_OWNER: &str = "owner@im.wechat";
-const FEISHU_OWNER: &str = "ou_owner";
+pub(crate) const WECHAT_OWNER: &str = "owner@im.wechat";
+pub(crate) const FEISHU_OWNER: &str = "ou_owner";
 /// What the mover logs when a message moved (`owner/mover.rs`).
 const MOVED: &str = "moved to the next route";
 
 /// Where a round's kill lands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Point {
+pub(crate) enum Point {
     /// The message queued on WeChat, before the bound.
     Waiting,
     /// The move logged: its transaction committed, the copy's send may have begun.
@@ -45,18 +45,18 @@ enum Point {
     Shown,
 }
 
-const POINTS: [Point; 3] = [Point::Waiting, Point::Moved, Point::Shown];
+pub(crate) const POINTS: [Point; 3] = [Point::Waiting, Point::Moved, Point::Shown];
 
-struct Bed {
-    p: ProcessBed,
-    wechat: FakeServer,
-    feishu: FakeFeishu,
+pub(crate) struct Bed {
+    pub(crate) p: ProcessBed,
+    pub(crate) wechat: FakeServer,
+    pub(crate) feishu: FakeFeishu,
     model: FakeOpenAi,
-    moved: LogCount,
+    pub(crate) moved: LogCount,
 }
 
 impl Bed {
-    async fn new() -> Bed {
+    pub(crate) async fn new() -> Bed {
         let wechat = FakeServer::start_with(FakeConfig::default())
             .await
             .expect("fake ilink");
@@ -89,7 +89,7 @@ impl Bed {
         }
     }
 
-    fn report(&self) -> String {
+    pub(crate) fn report(&self) -> String {
         let wechat: Vec<_> = self
             .wechat
             .handle()
@@ -104,7 +104,7 @@ impl Bed {
         )
     }
 
-    async fn wait_until(&self, what: &str, f: impl FnMut() -> bool) {
+    pub(crate) async fn wait_until(&self, what: &str, f: impl FnMut() -> bool) {
         self.p
             .wait_until(
                 PATIENCE,
@@ -118,7 +118,7 @@ impl Bed {
 
     /// Spawns the daemon and waits until both accounts are connected (WeChat polls, Feishu's
     /// long connection is up), so a send chooses WeChat first.
-    async fn start(&self) -> Daemon {
+    pub(crate) async fn start(&self) -> Daemon {
         let polls = self.wechat.handle().requests_to(Endpoint::GetUpdates).len();
         let child = self.p.spawn();
         self.wait_until("both accounts connected", || {
@@ -130,7 +130,7 @@ impl Bed {
     }
 
     /// Kills the daemon and waits until the fakes saw its connections go.
-    async fn kill(&self, child: &mut Daemon, what: &str) {
+    pub(crate) async fn kill(&self, child: &mut Daemon, what: &str) {
         sigkill(child);
         assert!(
             self.wechat.handle().connections_closed(PATIENCE).await,
@@ -144,7 +144,7 @@ impl Bed {
     }
 
     /// How often the owner was shown `text`: on WeChat, on Feishu.
-    fn shown(&self, text: &str) -> (usize, usize) {
+    pub(crate) fn shown(&self, text: &str) -> (usize, usize) {
         let wechat = self
             .wechat
             .handle()
@@ -173,7 +173,7 @@ impl Bed {
         code
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_scv-bridge"));
         cmd.arg("--config")
             .arg(&self.p.config)
@@ -186,7 +186,7 @@ impl Bed {
 }
 
 /// True when the Feishu message `s` carries `text` (as text, post or card).
-fn shows(s: &SentRecord, text: &str) -> bool {
+pub(crate) fn shows(s: &SentRecord, text: &str) -> bool {
     s.content.to_string().contains(text)
 }
 
@@ -195,7 +195,7 @@ fn text(round: usize) -> String {
 }
 
 /// Each point once, then one more at random, in a seeded order.
-fn schedule(rng: &mut Rng) -> Vec<Point> {
+pub(crate) fn schedule(rng: &mut Rng) -> Vec<Point> {
     let mut points: Vec<Point> = POINTS.to_vec();
     points.push(POINTS[rng.below(POINTS.len() as u64) as usize]);
     for i in (1..points.len()).rev() {
@@ -241,15 +241,6 @@ async fn sigkill_around_a_move_delivers_each_message_once_on_one_route() {
             || bed.shown(&text).1 > 0,
         )
         .await;
-        if *point == Point::Waiting {
-            // Known gap, not what this test is about: once WeChat's sender waited for the
-            // owner's window and its message moved away, it stays parked, and a later message
-            // in that chat is never tried, never marked waiting, so it never moves (until the
-            // owner writes, a restart, or the sender's 10-minute recheck). A clean restart
-            // starts the next round from a fresh sender.
-            terminate(&mut child);
-            child = bed.start().await;
-        }
     }
     terminate(&mut child);
 

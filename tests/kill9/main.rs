@@ -15,6 +15,7 @@ mod kill9_dingtalk;
 mod kill9_feishu;
 mod kill9_mail;
 mod kill9_move;
+mod kill9_move_question;
 mod kill9_qq;
 mod kill9_send;
 mod kill9_stream;

@@ -108,7 +108,13 @@ impl ConfirmService {
                 }
             }
             Target::Several(list) => text::which(&list, lang),
-            Target::Nothing => Ask::NoOpenQuestion.text(lang).into_owned(),
+            Target::Nothing => {
+                let moved = self.lock().moved_away(&msg.account, msg.chat.as_str(), &a);
+                match moved {
+                    Some((code, route)) => Ask::Moved { code, route }.text(lang).into_owned(),
+                    None => Ask::NoOpenQuestion.text(lang).into_owned(),
+                }
+            }
         };
         let key = String::from(OutboxKey::confirm_reply(&msg.account, &msg.msg_id));
         if let Err(e) = self

@@ -78,6 +78,7 @@ impl ConfirmService {
             return;
         };
         self.clear_note(&snapshot);
+        tracing::info!(id = %snapshot.id(), "question delivered");
         let (msg, chat) = (snapshot.row.platform_msg, snapshot.row.platform_chat);
         let stored = self
             .store
@@ -160,8 +161,13 @@ fn closed_key(seq: i64) -> String {
     OutboxKey::question_closed(QuestionId(seq)).into()
 }
 
-/// The question whose message's first piece (the one carrying the card) `key` is.
+/// The question whose message's first piece (the one carrying the card) `key` is, also when
+/// it is a copy that moved to the owner's next route (`owner/mover.rs`).
 fn asked_in(key: &str) -> Option<i64> {
+    let mut key = key;
+    while let Some(original) = OutboxKey::moved_original(key) {
+        key = original;
+    }
     OutboxKey::question_of_first_piece(key).map(|q| q.0)
 }
 
@@ -179,6 +185,15 @@ mod tests {
         );
         assert_eq!(asked_in(first.as_str()), Some(7));
         assert_eq!(asked_in("confirm/q-7/ask/1"), None);
+        let moved = OutboxKey::piece(
+            OutboxKey::moved(
+                OutboxKey::question(QuestionId(7)).as_str(),
+                &AccountKey::new(crate::config::Channel::ALL[1], "next"),
+            )
+            .as_str(),
+            0,
+        );
+        assert_eq!(asked_in(moved.as_str()), Some(7), "a copy that moved");
         assert_eq!(asked_in("confirm/q-7/closed/0"), None);
         assert_eq!(asked_in("feishu:work/om_1/0"), None);
     }

@@ -19,6 +19,7 @@ mod delivery;
 mod driver;
 mod health;
 mod moved;
+pub use moved::Follow;
 mod routes;
 mod words;
 
@@ -223,12 +224,21 @@ impl ConfirmService {
             .store
             .call(move |t| {
                 db::purge(t, now.saturating_sub(PURGE_AFTER_MS))?;
-                db::open(t, now.saturating_sub(KEEP_CLOSED_MS))
+                db::open(t, now.saturating_sub(KEEP_CLOSED_MS))?
+                    .into_iter()
+                    .map(|row| match row.state {
+                        ConfirmState::Pending => moved::follow_stored(t, row),
+                        _ => Ok((row, None)),
+                    })
+                    .collect::<rusqlite::Result<Vec<_>>>()
             })
             .await?;
         let mut pending = Vec::new();
-        for row in rows {
-            let q = Question::restored(row, now);
+        for (row, moved_from) in rows {
+            let q = Question {
+                moved_from,
+                ..Question::restored(row, now)
+            };
             if q.row.state == ConfirmState::Pending {
                 pending.push(q.clone());
             }
