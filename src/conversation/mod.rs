@@ -37,6 +37,7 @@ mod typing;
 mod voice;
 mod voice_mode;
 mod voice_out;
+mod waits;
 mod which;
 
 use std::collections::HashMap;
@@ -60,6 +61,7 @@ pub use moves::PendingMessage;
 pub use outbox::Outbox;
 pub use stats::Stats;
 pub use stream::StreamMode;
+pub use waits::AccountWaits;
 
 use crate::agent::{Agent, Approver};
 use crate::config::AccountKey;

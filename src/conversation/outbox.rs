@@ -100,6 +100,17 @@ impl Outbox {
         Ok(copy)
     }
 
+    /// `account`'s pending items of every kind and why their chats wait (`owner/stuck.rs`).
+    pub async fn account_waits(
+        &self,
+        account: &AccountKey,
+    ) -> Result<super::AccountWaits, StoreError> {
+        let a = account.to_string();
+        self.store
+            .call(move |t| super::waits::of_account(t, &a))
+            .await
+    }
+
     /// The accounts attached now (`<channel>:<account>`): those whose sender runs.
     pub fn attached_accounts(&self) -> HashSet<String> {
         lock(&self.attached).keys().map(|k| k.to_string()).collect()

@@ -12,6 +12,7 @@ pub mod cli;
 mod mover;
 mod scheduler;
 mod sends;
+mod stuck;
 pub mod when;
 
 use std::collections::HashSet;
@@ -63,6 +64,8 @@ pub struct OwnerSettings {
     pub routes: Vec<AccountKey>,
     /// `[owner] move_after_seconds`.
     pub move_after: std::time::Duration,
+    /// `[owner] alert_after_seconds`: how long a route's messages wait before the owner is told.
+    pub alert_after: std::time::Duration,
     /// Each account's `language` (alerts are written in the target route's).
     pub languages: std::collections::BTreeMap<AccountKey, crate::words::Language>,
 }
@@ -75,6 +78,7 @@ impl OwnerSettings {
             timezone: c.timezone,
             routes: c.owner.routes.clone(),
             move_after: c.owner.move_after(),
+            alert_after: c.owner.alert_after(),
             languages: c
                 .accounts
                 .iter()
@@ -170,6 +174,14 @@ impl OwnerService {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Waits until `next` on the daemon's clock; forever when there is none.
+    async fn sleep_until(&self, next: Option<u64>) {
+        match next {
+            Some(t) => self.parts.clock.sleep_until(t).await,
+            None => std::future::pending().await,
+        }
     }
 
     /// Resolves once the scheduler, the mover and the alert watcher have looked at the clock reading `unix_ms` or

@@ -11,6 +11,7 @@ mod confirm_daemon;
 mod confirm_pipeline;
 mod confirm_words;
 mod fast_route;
+mod owner_alerts;
 mod owner_routes;
 mod owner_send;
 mod owner_tools;
