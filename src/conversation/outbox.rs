@@ -160,6 +160,64 @@ impl Outbox {
         Ok(())
     }
 
+    /// [`Outbox::send_proactive`] with media behind the text (`send --file`): the text's pieces
+    /// (none when it is empty), then one piece per `Body::Media`, all under `key`, in one
+    /// transaction, so they wait, move and settle as one message.
+    pub async fn send_proactive_with(
+        &self,
+        account: &AccountKey,
+        chat: &ChatId,
+        text: &str,
+        media: &[Body],
+        key: &str,
+    ) -> Result<(), StoreError> {
+        if media.is_empty() {
+            return self.send_proactive(account, chat, text, None, key).await;
+        }
+        let max = self
+            .runtime(account)
+            .map_or(DETACHED_MAX_CHARS, |r| r.link.sender.limits().max_chars);
+        let mut items: Vec<(String, Body)> = match text.trim().is_empty() {
+            true => Vec::new(),
+            false => split(text, max)
+                .into_iter()
+                .map(|p| (p, Body::Text))
+                .collect(),
+        };
+        for m in media {
+            // What a platform that cannot send the file shows: its name.
+            let shown = match m {
+                Body::Media(f) => format!("[{}]", f.name),
+                _ => String::new(),
+            };
+            items.push((shown, m.clone()));
+        }
+        let (a, c, k) = (account.clone(), chat.clone(), key.to_string());
+        self.store
+            .call(move |t| {
+                let reply = ReplyContext::default();
+                let rows: Vec<NewOutbound<'_>> = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (text, body))| NewOutbound {
+                        chat: &c,
+                        text,
+                        body,
+                        key: OutboxKey::piece(&k, i).into(),
+                        reply: &reply,
+                        kind: OutboundKind::Proactive,
+                    })
+                    .collect();
+                journal::enqueue(t, &a, &rows)
+            })
+            .await?;
+        self.wake(account, chat);
+        if let Err(e) = self.refresh_deliveries().await {
+            tracing::warn!(error = %e, "cannot count the outbox's delivery states");
+        }
+        Ok(())
+    }
+
     /// Queues an update of the message queued under `target` (piece 0) to `body`, idempotent
     /// by `key`. It goes out after everything queued before it in the chat; when that message
     /// was never sent, has no platform id, or the platform will not update it (too old,

@@ -9,6 +9,7 @@
 
 mod alerts;
 pub mod cli;
+pub mod files;
 mod mover;
 mod scheduler;
 mod sends;
@@ -68,6 +69,8 @@ pub struct OwnerSettings {
     pub alert_after: std::time::Duration,
     /// Each account's `language` (alerts are written in the target route's).
     pub languages: std::collections::BTreeMap<AccountKey, crate::words::Language>,
+    /// Where `send --file` may take files from, and how large.
+    pub files: files::FileRules,
 }
 
 impl OwnerSettings {
@@ -84,6 +87,18 @@ impl OwnerSettings {
                 .iter()
                 .map(|(k, a)| (k.clone(), a.language))
                 .collect(),
+            files: files::FileRules {
+                places: c
+                    .accounts
+                    .values()
+                    .filter_map(|a| {
+                        a.workspace.clone().map(|dir| files::Place {
+                            dir,
+                            max_bytes: a.media.max_item_bytes,
+                        })
+                    })
+                    .collect(),
+            },
         }
     }
 }
@@ -201,8 +216,23 @@ impl OwnerService {
         at: Option<&str>,
         in_seconds: Option<u64>,
     ) -> Result<SendInfo, OwnerError> {
-        if text.trim().is_empty() {
-            return Err(OwnerError::InvalidRequest("the text is empty".into()));
+        self.send_with_files(text, &[], to, at, in_seconds).await
+    }
+
+    /// [`OwnerService::send`] with files (`send --file`, absolute paths), checked now
+    /// (`files::check`) and stored with the text, so a restart delivers them once.
+    pub async fn send_with_files(
+        &self,
+        text: &str,
+        files: &[std::path::PathBuf],
+        to: Option<&str>,
+        at: Option<&str>,
+        in_seconds: Option<u64>,
+    ) -> Result<SendInfo, OwnerError> {
+        if text.trim().is_empty() && files.is_empty() {
+            return Err(OwnerError::InvalidRequest(
+                "the text is empty and no --file is given".into(),
+            ));
         }
         if text.len() > MAX_TEXT_BYTES {
             return Err(OwnerError::InvalidRequest(format!(
@@ -214,13 +244,15 @@ impl OwnerService {
             parse_to(t)?;
         }
         let now = self.parts.clock.now_ms();
-        let due = when::due_ms(at, in_seconds, now, self.settings().timezone)
+        let settings = self.settings();
+        let due = when::due_ms(at, in_seconds, now, settings.timezone)
             .map_err(OwnerError::InvalidRequest)?;
+        let media = files::check(files, &settings.files)?;
         let (target, body) = (to.map(str::to_string), text.to_string());
         let id = self
             .parts
             .store
-            .call(move |t| sends::insert(t, target.as_deref(), &body, due))
+            .call(move |t| sends::insert(t, target.as_deref(), &body, &media, due))
             .await?;
         if due <= now {
             self.hand_over_due(now).await;
@@ -315,9 +347,15 @@ impl OwnerService {
             },
         };
         let key = OutboxKey::owner_send(id);
+        let media: Vec<crate::conversation::Body> = row
+            .files
+            .iter()
+            .cloned()
+            .map(crate::conversation::Body::Media)
+            .collect();
         self.parts
             .outbox
-            .send_proactive(&account, &chat, &row.text, None, key.as_str())
+            .send_proactive_with(&account, &chat, &row.text, &media, key.as_str())
             .await?;
         self.parts
             .store
