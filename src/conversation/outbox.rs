@@ -32,6 +32,9 @@ pub struct Outbox {
     pub(super) attached: Arc<Attached>,
     /// Proactive items by delivery state, as `status` reads them.
     pub(super) board: Arc<Board>,
+    /// `[owner] routes`, set by the owner service at start and reload, so every writer of the
+    /// owner's messages (digests too) picks its first route the same way.
+    owner_routes: Arc<std::sync::RwLock<Vec<AccountKey>>>,
 }
 
 impl Outbox {
@@ -41,6 +44,7 @@ impl Outbox {
             store,
             attached: Arc::new(Mutex::new(HashMap::new())),
             board: Arc::new(Board::default()),
+            owner_routes: Arc::default(),
         }
     }
 
@@ -109,6 +113,29 @@ impl Outbox {
         self.store
             .call(move |t| super::waits::of_account(t, &a))
             .await
+    }
+
+    /// Takes `[owner] routes` (the owner service, at start and at every reload).
+    pub fn set_owner_routes(&self, routes: Vec<AccountKey>) {
+        *self.owner_routes.write().unwrap_or_else(|p| p.into_inner()) = routes;
+    }
+
+    /// `[owner] routes`, most preferred first (empty: none configured).
+    pub fn owner_routes(&self) -> Vec<AccountKey> {
+        self.owner_routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The first of the owner's routes that can deliver now: its account attached and none of
+    /// its chats waiting, by the latest count.
+    pub fn owner_route_now(&self) -> Option<AccountKey> {
+        let (attached, waiting) = (self.attached_accounts(), self.waiting_accounts());
+        self.owner_routes().into_iter().find(|r| {
+            let id = r.to_string();
+            attached.contains(&id) && !waiting.contains(&id)
+        })
     }
 
     /// The accounts attached now (`<channel>:<account>`): those whose sender runs.

@@ -155,6 +155,7 @@ pub struct OwnerService {
 impl OwnerService {
     /// The service; [`OwnerService::start`] runs its scheduler.
     pub fn new(parts: OwnerParts, settings: OwnerSettings) -> Arc<Self> {
+        parts.outbox.set_owner_routes(settings.routes.clone());
         Arc::new(OwnerService {
             parts,
             settings: Mutex::new(settings),
@@ -181,6 +182,8 @@ impl OwnerService {
 
     /// Takes a reloaded configuration's `notify` and `timezone`.
     pub fn set_settings(&self, s: OwnerSettings) {
+        // Digests read the routes from the outbox they share with this service.
+        self.parts.outbox.set_owner_routes(s.routes.clone());
         *self.settings.lock().unwrap_or_else(|p| p.into_inner()) = s;
     }
 
