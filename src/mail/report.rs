@@ -95,9 +95,8 @@ impl Account {
     /// Where a digest goes now: the first of [`digest_routes`] whose owner is known, and that
     /// owner's chat (their user id).
     pub(super) async fn digest_chat(&self) -> Option<(AccountKey, ChatId)> {
-        let outbox = self.ctx.conversation.outbox();
-        let routes = outbox.owner_routes();
-        let order = digest_routes(self.report_to.as_ref(), &routes, outbox.owner_route_now());
+        let (routes, now) = self.ctx.conversation.owner_routes();
+        let order = digest_routes(self.report_to.as_ref(), &routes, now);
         for to in order {
             if let Some(owner) = self.owner_of(&to).await {
                 return Some((to, ChatId::new(owner)));
