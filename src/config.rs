@@ -26,7 +26,7 @@ pub use agents::{
     AgentChoice, ChatsConfig, Choices, DEFAULT_AGENT, DEFAULT_AWAY_MINUTES, grants_tools,
 };
 pub use client_socket::{ClientSocket, client_socket};
-pub use command_line::{CommandLine, EXAMPLE_COMMAND, command, default_location};
+pub use command_line::{CommandLine, EXAMPLE_COMMAND, command, default_location, shell_quote};
 use locate::{key_path_at, line_col, line_of_key};
 pub use raw::{
     AgentBackend, AgentConfig, Approvals, CredentialsMode, MailTls, MediaConfig, MediaLimits,

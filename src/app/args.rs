@@ -92,9 +92,13 @@ pub enum Command {
     /// Send a text to the owner in chat, now or later; exit 0 sent (or stored, without --wait),
     /// 1 stopped waiting, 2 failed/cancelled/error, 3 sent but unconfirmed by the platform.
     Send {
-        /// The text, as the owner will read it (not with --cancel).
-        #[arg(required_unless_present = "cancel")]
+        /// The text, as the owner will read it (not with --cancel; may be left out with --file).
+        #[arg(required_unless_present_any = ["cancel", "file"])]
         text: Option<String>,
+        /// A file to send, inside an account's workspace, at most [media] max_item_mb; give it
+        /// more than once for several (with or without the text).
+        #[arg(long, value_name = "PATH")]
+        file: Vec<std::path::PathBuf>,
         /// Send in this account's owner chat (CHANNEL:ACCOUNT, e.g. feishu:work) instead of `notify`.
         #[arg(long, add = ArgValueCompleter::new(super::candidates::account_keys))]
         to: Option<String>,
@@ -109,7 +113,7 @@ pub enum Command {
         #[arg(long)]
         wait: bool,
         /// Cancel a scheduled send (its id, s-N) instead of sending.
-        #[arg(long, conflicts_with_all = ["text", "to", "at", "in_", "wait"])]
+        #[arg(long, conflicts_with_all = ["text", "file", "to", "at", "in_", "wait"])]
         cancel: Option<String>,
     },
     /// Log an account in through its platform's steps (a scan, or the secrets it asks for; the

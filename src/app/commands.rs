@@ -139,9 +139,11 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
             in_,
             wait,
             cancel,
+            file,
         } => {
             let opts = crate::owner::cli::Options {
                 text: text.unwrap_or_default(),
+                files: file,
                 to,
                 at,
                 in_seconds: in_,

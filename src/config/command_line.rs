@@ -74,7 +74,7 @@ pub fn default_location() -> PathBuf {
 }
 
 /// A path as one POSIX shell word: unchanged when it is plain, single-quoted otherwise.
-fn shell_quote(p: &Path) -> String {
+pub fn shell_quote(p: &Path) -> String {
     let s = p.to_string_lossy();
     // `try_quote` refuses only NUL, which a path cannot hold.
     shlex::try_quote(&s)

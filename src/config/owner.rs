@@ -10,6 +10,10 @@ use super::{AccountKey, AccountSpec, Channel};
 /// The wait before a message moves on when the table does not say (5 minutes).
 pub const MOVE_AFTER_DEFAULT: u64 = 300;
 
+/// How long a route's messages may wait before the owner is told on another route, when the
+/// table does not say (10 minutes).
+pub const ALERT_AFTER_DEFAULT: u64 = 600;
+
 /// `[owner]`: `routes = ["wechat:phone", "feishu:work"]`, `move_after_seconds = 300`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,12 +25,20 @@ pub struct OwnerConfig {
     /// How long a message may wait on a route (window closed, account down, sends failing)
     /// before it moves to the next one (10 to 86400; default 300).
     pub move_after_seconds: Option<u64>,
+    /// How long a route's messages (replies too) may wait before the owner is told on another
+    /// route (`owner/stuck.rs`; 60 to 86400; default 600).
+    pub alert_after_seconds: Option<u64>,
 }
 
 impl OwnerConfig {
     /// The wait before a message moves on.
     pub fn move_after(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.move_after_seconds.unwrap_or(MOVE_AFTER_DEFAULT))
+    }
+
+    /// How long a route's messages may wait before the owner is told.
+    pub fn alert_after(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.alert_after_seconds.unwrap_or(ALERT_AFTER_DEFAULT))
     }
 
     /// What is wrong with the table, as (key, message): a route that is not a configured chat
@@ -80,6 +92,9 @@ mod tests {
         assert!(e.contains("named twice"), "{e}");
         let e = parse("move_after_seconds = 5\n").expect_err("too short");
         assert!(e.contains("from 10 to 86400"), "{e}");
+        assert_eq!(c.owner.alert_after().as_secs(), 600);
+        let e = parse("alert_after_seconds = 30\n").expect_err("too short");
+        assert!(e.contains("from 60 to 86400"), "{e}");
         let e = parse("route = []\n").expect_err("unknown key");
         assert!(e.contains("route"), "{e}");
     }

@@ -46,6 +46,7 @@ const RANGES: &[KeyRange] = &[
     range(Scope::Mail, "max_digests_per_day", 1, 1_440, "digests"),
     range(Scope::Mail, "backfill_days", 0, 3_650, "days"),
     range(Scope::Owner, "move_after_seconds", 10, 86_400, "seconds"),
+    range(Scope::Owner, "alert_after_seconds", 60, 86_400, "seconds"),
 ];
 
 /// Every numeric key: the configuration's own, then each platform's.

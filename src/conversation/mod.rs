@@ -38,6 +38,7 @@ mod typing;
 mod voice;
 mod voice_mode;
 mod voice_out;
+mod waits;
 mod which;
 
 use std::collections::HashMap;
@@ -65,6 +66,7 @@ pub mod moved {
 }
 pub use outbox::Outbox;
 pub use stats::Stats;
+pub use waits::AccountWaits;
 
 use crate::agent::{Agent, Approver};
 use crate::config::AccountKey;

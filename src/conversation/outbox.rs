@@ -32,6 +32,9 @@ pub struct Outbox {
     pub(super) attached: Arc<Attached>,
     /// Proactive items by delivery state, as `status` reads them.
     pub(super) board: Arc<Board>,
+    /// `[owner] routes`, set by the owner service at start and reload, so every writer of the
+    /// owner's messages (digests too) picks its first route the same way.
+    owner_routes: Arc<std::sync::RwLock<Vec<AccountKey>>>,
 }
 
 impl Outbox {
@@ -41,6 +44,7 @@ impl Outbox {
             store,
             attached: Arc::new(Mutex::new(HashMap::new())),
             board: Arc::new(Board::default()),
+            owner_routes: Arc::default(),
         }
     }
 
@@ -108,6 +112,40 @@ impl Outbox {
         Ok(moved)
     }
 
+    /// `account`'s pending items of every kind and why their chats wait (`owner/stuck.rs`).
+    pub async fn account_waits(
+        &self,
+        account: &AccountKey,
+    ) -> Result<super::AccountWaits, StoreError> {
+        let a = account.to_string();
+        self.store
+            .call(move |t| super::waits::of_account(t, &a))
+            .await
+    }
+
+    /// Takes `[owner] routes` (the owner service, at start and at every reload).
+    pub fn set_owner_routes(&self, routes: Vec<AccountKey>) {
+        *self.owner_routes.write().unwrap_or_else(|p| p.into_inner()) = routes;
+    }
+
+    /// `[owner] routes`, most preferred first (empty: none configured).
+    pub fn owner_routes(&self) -> Vec<AccountKey> {
+        self.owner_routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The first of the owner's routes that can deliver now: its account attached and none of
+    /// its chats waiting, by the latest count.
+    pub fn owner_route_now(&self) -> Option<AccountKey> {
+        let (attached, waiting) = (self.attached_accounts(), self.waiting_accounts());
+        self.owner_routes().into_iter().find(|r| {
+            let id = r.to_string();
+            attached.contains(&id) && !waiting.contains(&id)
+        })
+    }
+
     /// The accounts attached now (`<channel>:<account>`): those whose sender runs.
     pub fn attached_accounts(&self) -> HashSet<String> {
         lock(&self.attached).keys().map(|k| k.to_string()).collect()
@@ -151,6 +189,64 @@ impl Outbox {
         .await?;
         self.wake(account, chat);
         // The item is stored; a count that cannot be made now is made by the next change.
+        if let Err(e) = self.refresh_deliveries().await {
+            tracing::warn!(error = %e, "cannot count the outbox's delivery states");
+        }
+        Ok(())
+    }
+
+    /// [`Outbox::send_proactive`] with media behind the text (`send --file`): the text's pieces
+    /// (none when it is empty), then one piece per `Body::Media`, all under `key`, in one
+    /// transaction, so they wait, move and settle as one message.
+    pub async fn send_proactive_with(
+        &self,
+        account: &AccountKey,
+        chat: &ChatId,
+        text: &str,
+        media: &[Body],
+        key: &str,
+    ) -> Result<(), StoreError> {
+        if media.is_empty() {
+            return self.send_proactive(account, chat, text, None, key).await;
+        }
+        let max = self
+            .runtime(account)
+            .map_or(DETACHED_MAX_CHARS, |r| r.link.sender.limits().max_chars);
+        let mut items: Vec<(String, Body)> = match text.trim().is_empty() {
+            true => Vec::new(),
+            false => split(text, max)
+                .into_iter()
+                .map(|p| (p, Body::Text))
+                .collect(),
+        };
+        for m in media {
+            // What a platform that cannot send the file shows: its name.
+            let shown = match m {
+                Body::Media(f) => format!("[{}]", f.name),
+                _ => String::new(),
+            };
+            items.push((shown, m.clone()));
+        }
+        let (a, c, k) = (account.clone(), chat.clone(), key.to_string());
+        self.store
+            .call(move |t| {
+                let reply = ReplyContext::default();
+                let rows: Vec<NewOutbound<'_>> = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (text, body))| NewOutbound {
+                        chat: &c,
+                        text,
+                        body,
+                        key: OutboxKey::piece(&k, i).into(),
+                        reply: &reply,
+                        kind: OutboundKind::Proactive,
+                    })
+                    .collect();
+                journal::enqueue(t, &a, &rows)
+            })
+            .await?;
+        self.wake(account, chat);
         if let Err(e) = self.refresh_deliveries().await {
             tracing::warn!(error = %e, "cannot count the outbox's delivery states");
         }

@@ -61,8 +61,10 @@ impl Core {
                 to,
                 at,
                 in_seconds,
+                files,
             } => {
-                svc.send(&text, to.as_deref(), at.as_deref(), in_seconds)
+                let files: Vec<std::path::PathBuf> = files.iter().map(Into::into).collect();
+                svc.send_with_files(&text, &files, to.as_deref(), at.as_deref(), in_seconds)
                     .await
             }
             DaemonCommand::SendStatus { id } => svc.status(&id).await,

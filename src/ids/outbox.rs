@@ -65,6 +65,19 @@ impl OutboxKey {
         OutboxKey(format!("owner/alert/{route}/{since}"))
     }
 
+    /// The owner's alert that route `route`'s messages have waited too long, for the stretch of
+    /// waiting first seen at `since_ms` (daemon clock), for reason `why` (`owner/stuck.rs`): one
+    /// per stretch and reason, so a worse reason is told again and a repeat queues nothing.
+    pub fn owner_alert_wait(route: &AccountKey, since_ms: u64, why: &str) -> OutboxKey {
+        OutboxKey(format!("owner/alert/{route}/wait/{since_ms}/{why}"))
+    }
+
+    /// The owner's notice that route `route` delivers again after the stretch `stretch` it was
+    /// told about (`owner/stuck.rs`).
+    pub fn owner_alert_back(route: &AccountKey, stretch: &str) -> OutboxKey {
+        OutboxKey(format!("owner/alert/{route}/back/{stretch}"))
+    }
+
     /// The copy of the message queued under `key` that moved to the owner's next route `to`
     /// (`owner/mover.rs`): a key of its own, outside `key`'s pieces.
     pub fn moved(key: &str, to: &AccountKey) -> OutboxKey {

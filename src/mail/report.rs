@@ -92,18 +92,29 @@ impl Account {
         format!("mail:{}/digest/{id}", self.key.account)
     }
 
-    /// The mail chat: the report_to account and its owner's chat (their user id).
-    pub(super) async fn mail_chat(&self) -> Option<(AccountKey, ChatId)> {
-        let report_to = self.report_to.clone()?;
+    /// Where a digest goes now: the first of [`digest_routes`] whose owner is known, and that
+    /// owner's chat (their user id).
+    pub(super) async fn digest_chat(&self) -> Option<(AccountKey, ChatId)> {
+        let (routes, now) = self.ctx.conversation.owner_routes();
+        let order = digest_routes(self.report_to.as_ref(), &routes, now);
+        for to in order {
+            if let Some(owner) = self.owner_of(&to).await {
+                return Some((to, ChatId::new(owner)));
+            }
+        }
+        None
+    }
+
+    /// The owner of chat account `to`, as its login stored it.
+    async fn owner_of(&self, to: &AccountKey) -> Option<String> {
         let creds = self.ctx.credentials.clone();
-        let id = report_to.to_string();
-        let owner = tokio::task::spawn_blocking(move || creds.load(&id))
+        let id = to.to_string();
+        tokio::task::spawn_blocking(move || creds.load(&id))
             .await
             .ok()?
             .ok()
             .flatten()?
-            .owner()?;
-        Some((report_to, ChatId::new(owner)))
+            .owner()
     }
 
     /// Sends what is due (everything waiting when `force`), after re-sending any digest a
@@ -114,7 +125,7 @@ impl Account {
         for u in self.ctx.store.call(move |t| db::unsent(t, &a)).await? {
             self.enqueue(u).await?;
         }
-        let Some((report_to, chat)) = self.mail_chat().await else {
+        let Some((report_to, chat)) = self.digest_chat().await else {
             return Ok(Flush::NoChat);
         };
         let (a, day, now) = (self.id.clone(), self.today(), self.now());
@@ -253,5 +264,62 @@ impl Account {
             messages_24h,
             last_check_unix_seconds: (last > 0).then_some(last),
         });
+    }
+}
+
+/// The routes a digest may take, first choice first. `report_to` among the owner's routes (or
+/// none set): like `send`, the first route that can deliver now (`now`), then `report_to`,
+/// then the other routes in order (the mover takes it on from a route that waits).
+/// `report_to` outside the routes (a chat of its own): only it.
+fn digest_routes(
+    report_to: Option<&AccountKey>,
+    routes: &[AccountKey],
+    now: Option<AccountKey>,
+) -> Vec<AccountKey> {
+    let follows = report_to.is_none_or(|r| routes.contains(r));
+    if !follows {
+        return report_to.cloned().into_iter().collect();
+    }
+    let mut order: Vec<AccountKey> = Vec::with_capacity(routes.len() + 1);
+    for r in now.iter().chain(report_to).chain(routes) {
+        if !order.contains(r) {
+            order.push(r.clone());
+        }
+    }
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Channel;
+
+    #[test]
+    fn a_digest_takes_the_route_that_can_deliver_now_when_report_to_is_one_of_them() {
+        let (wechat, feishu, group) = (
+            AccountKey::new(Channel::Wechat, "phone"),
+            AccountKey::new(Channel::Feishu, "work"),
+            AccountKey::new(Channel::Feishu, "group"),
+        );
+        let routes = vec![wechat.clone(), feishu.clone()];
+        assert_eq!(
+            digest_routes(Some(&wechat), &routes, Some(feishu.clone())),
+            vec![feishu.clone(), wechat.clone()]
+        );
+        assert_eq!(
+            digest_routes(Some(&wechat), &routes, None),
+            vec![wechat.clone(), feishu.clone()],
+            "nothing delivers now: report_to first, the mover takes it on"
+        );
+        assert_eq!(
+            digest_routes(Some(&group), &routes, Some(feishu.clone())),
+            vec![group.clone()],
+            "a chat of its own stays"
+        );
+        assert_eq!(
+            digest_routes(None, &routes, Some(feishu.clone())),
+            vec![feishu.clone(), wechat.clone()]
+        );
+        assert_eq!(digest_routes(Some(&wechat), &[], None), vec![wechat]);
     }
 }

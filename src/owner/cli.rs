@@ -1,4 +1,5 @@
-//! `scv-bridge send TEXT`: hand a text to the daemon for the owner, now or at a time, and with
+//! `scv-bridge send [TEXT] [--file PATH]...`: hand a text and files to the daemon for the
+//! owner, now or at a time, and with
 //! `--wait` follow it until it is sent or failed. The exit code says how it ended:
 //!
 //! | code | meaning |
@@ -25,8 +26,10 @@ const MAX_FAILED_POLLS: u32 = 30;
 /// What the command sends.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The text.
+    /// The text (may be empty when there are files).
     pub text: String,
+    /// `--file`: files to send, as given (made absolute against the current directory).
+    pub files: Vec<std::path::PathBuf>,
     /// `CHANNEL:ACCOUNT[:CHAT]`; none: the `notify` account's owner.
     pub to: Option<String>,
     /// When, in the daemon's time zone (`09:00`, `2026-03-08 09:00`) or RFC 3339.
@@ -137,11 +140,25 @@ pub async fn run(socket: &Path, opts: &Options, stop: impl Future<Output = ()>) 
         Ok(c) => Some(c),
         Err(e) => return Outcome::Error(e.to_string()),
     };
+    let mut files = Vec::with_capacity(opts.files.len());
+    for f in &opts.files {
+        // The daemon's working directory is not this one: it gets full paths.
+        match std::path::absolute(f) {
+            Ok(p) => files.push(p.to_string_lossy().into_owned()),
+            Err(e) => {
+                return Outcome::Error(format!(
+                    "cannot read the path {}: {e}; give it as a full path",
+                    crate::config::shell_quote(f)
+                ));
+            }
+        }
+    }
     let send = DaemonCommand::Send {
         text: opts.text.clone(),
         to: opts.to.clone(),
         at: opts.at.clone(),
         in_seconds: opts.in_seconds,
+        files,
     };
     let mut info = match request(&mut client, socket, send).await {
         Ok(i) => i,

@@ -9,9 +9,11 @@
 
 mod alerts;
 pub mod cli;
+pub mod files;
 mod mover;
 mod scheduler;
 mod sends;
+mod stuck;
 pub mod when;
 
 use std::collections::HashSet;
@@ -63,8 +65,12 @@ pub struct OwnerSettings {
     pub routes: Vec<AccountKey>,
     /// `[owner] move_after_seconds`.
     pub move_after: std::time::Duration,
+    /// `[owner] alert_after_seconds`: how long a route's messages wait before the owner is told.
+    pub alert_after: std::time::Duration,
     /// Each account's `language` (alerts are written in the target route's).
     pub languages: std::collections::BTreeMap<AccountKey, crate::words::Language>,
+    /// Where `send --file` may take files from, and how large.
+    pub files: files::FileRules,
 }
 
 impl OwnerSettings {
@@ -75,11 +81,24 @@ impl OwnerSettings {
             timezone: c.timezone,
             routes: c.owner.routes.clone(),
             move_after: c.owner.move_after(),
+            alert_after: c.owner.alert_after(),
             languages: c
                 .accounts
                 .iter()
                 .map(|(k, a)| (k.clone(), a.language))
                 .collect(),
+            files: files::FileRules {
+                places: c
+                    .accounts
+                    .values()
+                    .filter_map(|a| {
+                        a.workspace.clone().map(|dir| files::Place {
+                            dir,
+                            max_bytes: a.media.max_item_bytes,
+                        })
+                    })
+                    .collect(),
+            },
         }
     }
 }
@@ -136,6 +155,7 @@ pub struct OwnerService {
 impl OwnerService {
     /// The service; [`OwnerService::start`] runs its scheduler.
     pub fn new(parts: OwnerParts, settings: OwnerSettings) -> Arc<Self> {
+        parts.outbox.set_owner_routes(settings.routes.clone());
         Arc::new(OwnerService {
             parts,
             settings: Mutex::new(settings),
@@ -162,6 +182,8 @@ impl OwnerService {
 
     /// Takes a reloaded configuration's `notify` and `timezone`.
     pub fn set_settings(&self, s: OwnerSettings) {
+        // Digests read the routes from the outbox they share with this service.
+        self.parts.outbox.set_owner_routes(s.routes.clone());
         *self.settings.lock().unwrap_or_else(|p| p.into_inner()) = s;
     }
 
@@ -170,6 +192,14 @@ impl OwnerService {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Waits until `next` on the daemon's clock; forever when there is none.
+    async fn sleep_until(&self, next: Option<u64>) {
+        match next {
+            Some(t) => self.parts.clock.sleep_until(t).await,
+            None => std::future::pending().await,
+        }
     }
 
     /// Resolves once the scheduler, the mover and the alert watcher have looked at the clock reading `unix_ms` or
@@ -189,8 +219,23 @@ impl OwnerService {
         at: Option<&str>,
         in_seconds: Option<u64>,
     ) -> Result<SendInfo, OwnerError> {
-        if text.trim().is_empty() {
-            return Err(OwnerError::InvalidRequest("the text is empty".into()));
+        self.send_with_files(text, &[], to, at, in_seconds).await
+    }
+
+    /// [`OwnerService::send`] with files (`send --file`, absolute paths), checked now
+    /// (`files::check`) and stored with the text, so a restart delivers them once.
+    pub async fn send_with_files(
+        &self,
+        text: &str,
+        files: &[std::path::PathBuf],
+        to: Option<&str>,
+        at: Option<&str>,
+        in_seconds: Option<u64>,
+    ) -> Result<SendInfo, OwnerError> {
+        if text.trim().is_empty() && files.is_empty() {
+            return Err(OwnerError::InvalidRequest(
+                "the text is empty and no --file is given".into(),
+            ));
         }
         if text.len() > MAX_TEXT_BYTES {
             return Err(OwnerError::InvalidRequest(format!(
@@ -202,13 +247,15 @@ impl OwnerService {
             parse_to(t)?;
         }
         let now = self.parts.clock.now_ms();
-        let due = when::due_ms(at, in_seconds, now, self.settings().timezone)
+        let settings = self.settings();
+        let due = when::due_ms(at, in_seconds, now, settings.timezone)
             .map_err(OwnerError::InvalidRequest)?;
+        let media = files::check(files, &settings.files)?;
         let (target, body) = (to.map(str::to_string), text.to_string());
         let id = self
             .parts
             .store
-            .call(move |t| sends::insert(t, target.as_deref(), &body, due))
+            .call(move |t| sends::insert(t, target.as_deref(), &body, &media, due))
             .await?;
         if due <= now {
             self.hand_over_due(now).await;
@@ -303,9 +350,15 @@ impl OwnerService {
             },
         };
         let key = OutboxKey::owner_send(id);
+        let media: Vec<crate::conversation::Body> = row
+            .files
+            .iter()
+            .cloned()
+            .map(crate::conversation::Body::Media)
+            .collect();
         self.parts
             .outbox
-            .send_proactive(&account, &chat, &row.text, None, key.as_str())
+            .send_proactive_with(&account, &chat, &row.text, &media, key.as_str())
             .await?;
         self.parts
             .store

@@ -42,15 +42,7 @@ pub(super) async fn run(svc: Arc<OwnerService>) {
             _ = &mut stored => {}
             _ = jumps.changed() => {}
             _ = tokio::time::sleep(STORE_RETRY), if retry => {}
-            _ = until(&svc, next), if !retry => {}
+            _ = svc.sleep_until(next), if !retry => {}
         }
-    }
-}
-
-/// Waits until `next` on the daemon's clock; forever when nothing is scheduled.
-async fn until(svc: &OwnerService, next: Option<u64>) {
-    match next {
-        Some(t) => svc.parts.clock.sleep_until(t).await,
-        None => std::future::pending().await,
     }
 }

@@ -3,6 +3,7 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
+use crate::conversation::body::MediaOut;
 use crate::supervisor::unix_now;
 
 /// Where a row stands before the outbox takes over.
@@ -46,8 +47,10 @@ pub struct Row {
     pub id: i64,
     /// What `to` named (`<channel>:<account>[:<chat>]`), or none: the `notify` account.
     pub target: Option<String>,
-    /// The text (kept until it is queued, then cleared).
+    /// The text (kept until it is queued, then cleared; may be empty when there are files).
     pub text: String,
+    /// The files, checked when the send was asked (kept until it is queued, then cleared).
+    pub files: Vec<MediaOut>,
     /// When it is due (UTC, Unix ms).
     pub due_ms: u64,
     /// Where it stands.
@@ -63,17 +66,31 @@ pub fn insert(
     t: &Transaction<'_>,
     target: Option<&str>,
     text: &str,
+    files: &[MediaOut],
     due_ms: u64,
 ) -> rusqlite::Result<i64> {
+    let files = match files.is_empty() {
+        true => None,
+        false => Some(
+            serde_json::to_string(files)
+                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
+        ),
+    };
     t.prepare_cached(
-        "INSERT INTO owner_sends (target, text, due_unix_ms, state, created_unix)
-         VALUES (?1, ?2, ?3, 'scheduled', ?4)",
+        "INSERT INTO owner_sends (target, text, due_unix_ms, state, created_unix, files)
+         VALUES (?1, ?2, ?3, 'scheduled', ?4, ?5)",
     )?
-    .execute(params![target, text, due_ms as i64, unix_now() as i64])?;
+    .execute(params![
+        target,
+        text,
+        due_ms as i64,
+        unix_now() as i64,
+        files
+    ])?;
     Ok(t.last_insert_rowid())
 }
 
-const COLUMNS: &str = "id, target, text, due_unix_ms, state, account, chat, reason";
+const COLUMNS: &str = "id, target, text, due_unix_ms, state, account, chat, reason, files";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     let (account, chat): (Option<String>, Option<String>) = (r.get(5)?, r.get(6)?);
@@ -85,6 +102,16 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         state: RowState::parse(&r.get::<_, String>(4)?),
         route: account.zip(chat),
         reason: r.get(7)?,
+        files: match r.get::<_, Option<String>>(8)? {
+            None => Vec::new(),
+            Some(j) => serde_json::from_str(&j).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    8,
+                    rusqlite::types::Type::Text,
+                    Box::new(e),
+                )
+            })?,
+        },
     })
 }
 
@@ -140,7 +167,7 @@ pub fn settle(
 ) -> rusqlite::Result<bool> {
     let n = t
         .prepare_cached(
-            "UPDATE owner_sends SET state = ?2, reason = ?3, text = ''
+            "UPDATE owner_sends SET state = ?2, reason = ?3, text = '', files = NULL
              WHERE id = ?1 AND state = 'scheduled'",
         )?
         .execute(params![id, state.as_str(), reason])?;

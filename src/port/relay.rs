@@ -37,6 +37,13 @@ impl Relay {
         self.0.delivery_state(key).await
     }
 
+    /// `[owner] routes`, most preferred first, and the first of them that can deliver now
+    /// (digests pick their route by it, as `send` does).
+    pub fn owner_routes(&self) -> (Vec<AccountKey>, Option<AccountKey>) {
+        let outbox = self.0.outbox();
+        (outbox.owner_routes(), outbox.owner_route_now())
+    }
+
     /// Hands the mail chat's messages (the owner's `/digest`, `/reply`, yes and no) to `h`.
     pub fn set_mail_chat_handler(&self, h: Arc<dyn MailChatHandler>) {
         self.0.set_mail_chat_handler(h)

@@ -205,6 +205,10 @@ pub enum DaemonCommand {
         /// In how many seconds; not with `at`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         in_seconds: Option<u64>,
+        /// Files to send with (or without) the text: absolute paths inside a configured
+        /// account's workspace (an old daemon ignores the field; a new one checks each).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<String>,
     },
     /// Extension: report where a `send` stands.
     SendStatus {

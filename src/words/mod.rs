@@ -18,7 +18,7 @@ mod voice;
 mod wizard;
 
 pub use agents::AgentWords;
-pub use alert::RouteStopped;
+pub use alert::{RouteBack, RouteStopped, RouteWaiting, WaitFix};
 pub use bridge::Bridge;
 pub use card::Card;
 pub use catalogue::{FileRefused, ItemSize, MediaSkip, Msg};

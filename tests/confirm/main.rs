@@ -12,6 +12,8 @@ mod confirm_pipeline;
 mod confirm_words;
 mod fast_route;
 mod owner_moves_next;
+mod owner_alerts;
+mod owner_files;
 mod owner_routes;
 mod owner_send;
 mod owner_tools;

@@ -273,6 +273,7 @@ async fn a_send_takes_the_first_route_that_can_deliver_and_a_waiting_one_moves_o
     let t = start(dir.path()).await;
     let send = |text: &str| Options {
         text: text.into(),
+        files: Vec::new(),
         to: None,
         at: None,
         in_seconds: None,
@@ -385,6 +386,7 @@ async fn a_question_goes_to_the_first_route_that_can_deliver_now() {
     t.window_closes();
     let opts = Options {
         text: "status report".into(),
+        files: Vec::new(),
         to: Some("wechat:phone".into()),
         at: None,
         in_seconds: None,

@@ -107,6 +107,7 @@ impl OwnerDaemon {
     async fn send(&self, text: &str, at: Option<&str>, wait: bool) -> Outcome {
         let opts = Options {
             text: text.into(),
+            files: Vec::new(),
             to: None,
             at: at.map(str::to_string),
             in_seconds: None,
@@ -293,6 +294,7 @@ async fn cancelled_sends_stay_unsent_and_refusals_say_what_to_do() {
 
     let opts = Options {
         text: "Later".into(),
+        files: Vec::new(),
         to: Some("wechat:phone".into()),
         at: None,
         in_seconds: Some(3600),

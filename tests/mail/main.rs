@@ -11,6 +11,7 @@ mod support_mail;
 mod mail_batch;
 mod mail_chat_zh;
 mod mail_health;
+mod mail_routes;
 mod mail_shared_chat;
 mod mail_triage;
 mod mail_words;

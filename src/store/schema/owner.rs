@@ -18,4 +18,7 @@ pub(super) const STEPS: &[&str] = &[
         created_unix INTEGER NOT NULL
      );
      CREATE INDEX owner_sends_due ON owner_sends (state, due_unix_ms);",
+    // 2: the files of a `send --file` (JSON: the checked `MediaOut`s, in order), kept until the
+    // send is queued (then the outbox holds them); NULL: none.
+    "ALTER TABLE owner_sends ADD COLUMN files TEXT;",
 ];
