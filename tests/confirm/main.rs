@@ -14,4 +14,7 @@ mod fast_route;
 mod owner_routes;
 mod owner_send;
 mod owner_tools;
+mod owner_tools_openai;
+#[path = "../owner_tools_support/mod.rs"]
+mod owner_tools_support;
 mod send_health;
