@@ -9,7 +9,6 @@ mod acp_real;
 #[path = "../acp_support/mod.rs"]
 mod acp_support;
 mod acp_tools;
-#[allow(dead_code)]
 #[path = "../confirm/confirm_support/mod.rs"]
 mod confirm_support;
 #[path = "../owner_tools_support/mod.rs"]
