@@ -135,4 +135,16 @@ impl crate::agent::tool_access::ToolAccess for ToolEndpoint {
     fn grant(&self) -> Grant {
         ToolEndpoint::grant(self)
     }
+
+    fn specs(&self) -> Vec<super::ToolSpec> {
+        super::specs()
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: &'a serde_json::Value,
+    ) -> futures_util::future::BoxFuture<'a, Result<String, String>> {
+        Box::pin(self.tools.call(name, args))
+    }
 }

@@ -17,16 +17,7 @@ use crate::protocol::{ConfirmState, SendInfo};
 /// The longest an `ask_owner` may wait (seconds): the confirm service's own bound.
 const MAX_ASK_SECONDS: u64 = crate::confirm::MAX_TIMEOUT_SECS;
 
-/// One tool as a model is told it: name, what it does, its JSON Schema of arguments.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    /// The name the model calls.
-    pub name: &'static str,
-    /// For the model (English: models read it, people do not).
-    pub description: &'static str,
-    /// JSON Schema (an object) of the arguments.
-    pub parameters: Value,
-}
+pub use crate::agent::tool_access::ToolSpec;
 
 /// The five tools, in the order they are listed.
 pub fn specs() -> Vec<ToolSpec> {

@@ -6,6 +6,12 @@
 //! (`exec_command {"cmd": "mkdir x"}` / `Bash {"command": "mkdir x"}`); once the tool's result
 //! is in the conversation it answers `The directory x is made.`; anything else is answered
 //! `hi from the fake model`.
+//!
+//! The owner tools (Responses API only, for codex-acp): a conversation holding
+//! [`REMIND_ASK`] calls the tool among the request's `tools` whose name ends in `schedule`
+//! (the bridge's MCP tool, however the agent prefixes it) with [`REMINDER_AT`] and
+//! [`REMINDER`]; once its output is in the conversation it answers [`REMINDED`]; offered no
+//! such tool, it answers [`CANNOT_REMIND`].
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -24,6 +30,17 @@ pub const MADE: &str = "The directory x is made.";
 pub const NOT_RUN: &str = "I did not run it.";
 /// The answer to anything else.
 pub const HI: &str = "hi from the fake model";
+
+/// What the owner asks for in the owner tools' script.
+pub const REMIND_ASK: &str = "remind me at 12:30";
+/// When the script schedules the reminder (the `at` argument).
+pub const REMINDER_AT: &str = "12:30";
+/// The reminder's text.
+pub const REMINDER: &str = "Stand up";
+/// The answer once the reminder is scheduled.
+pub const REMINDED: &str = "I will remind you at 12:30.";
+/// The answer when no scheduling tool was offered.
+pub const CANNOT_REMIND: &str = "I cannot set reminders here.";
 
 /// A running fake model server; stops when dropped.
 pub struct FakeModels {
@@ -110,15 +127,27 @@ async fn responses(State(log): State<Arc<Mutex<Vec<Value>>>>, body: axum::Json<V
         "response.completed",
         json!({"type": "response.completed", "response": {"id": "resp_1", "usage": usage}}),
     );
-    match script(&body, tool_done) {
-        Ok(cmd) => {
-            let args = json!({"cmd": cmd}).to_string();
+    let script = match reminder(&body, tool_done) {
+        Some(step) => step,
+        None => script(&body, tool_done).map(|cmd| Call {
+            namespace: None,
+            name: "exec_command".into(),
+            args: json!({"cmd": cmd}),
+        }),
+    };
+    match script {
+        Ok(call) => {
+            let mut item = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                "name": call.name, "arguments": call.args.to_string()});
+            if let Some(ns) = call.namespace {
+                item["namespace"] = json!(ns);
+            }
             sse(vec![
                 created,
                 (
                     "response.output_item.done",
                     json!({"type": "response.output_item.done", "output_index": 0,
-                    "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command", "arguments": args}}),
+                    "item": item}),
                 ),
                 completed,
             ])
@@ -144,6 +173,54 @@ async fn responses(State(log): State<Arc<Mutex<Vec<Value>>>>, body: axum::Json<V
             completed,
         ]),
     }
+}
+
+/// The owner tools' script for a Responses request: `None` when it is not about a reminder, else
+/// the call to make or the answer.
+fn reminder(body: &Value, tool_done: bool) -> Option<Result<Call, &'static str>> {
+    if !body["input"].to_string().contains(REMIND_ASK) {
+        return None;
+    }
+    if tool_done {
+        return Some(Err(REMINDED));
+    }
+    let Some((namespace, name)) = find_schedule(&body["tools"], None) else {
+        return Some(Err(CANNOT_REMIND));
+    };
+    let args = json!({"at": REMINDER_AT, "text": REMINDER});
+    Some(Ok(Call {
+        namespace,
+        name,
+        args,
+    }))
+}
+
+/// A function call the script makes: codex lists an MCP server's tools in a `namespace` tool
+/// (`mcp__<server>`), and a call of one names that namespace beside the tool.
+struct Call {
+    namespace: Option<String>,
+    name: String,
+    args: Value,
+}
+
+/// The offered tool whose name ends in `schedule`, as `namespace.name` when it sits in one.
+pub fn schedule_tool(tools: &Value) -> Option<String> {
+    find_schedule(tools, None).map(|(ns, name)| match ns {
+        Some(ns) => format!("{ns}.{name}"),
+        None => name,
+    })
+}
+
+fn find_schedule(tools: &Value, namespace: Option<&str>) -> Option<(Option<String>, String)> {
+    let items = tools.as_array()?;
+    items.iter().find_map(|t| {
+        let name = t["name"].as_str().unwrap_or_default();
+        if t["type"] == "namespace" {
+            return find_schedule(&t["tools"], Some(name));
+        }
+        name.ends_with("schedule")
+            .then(|| (namespace.map(str::to_string), name.to_string()))
+    })
 }
 
 async fn messages(State(log): State<Arc<Mutex<Vec<Value>>>>, body: axum::Json<Value>) -> Response {

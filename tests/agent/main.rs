@@ -24,6 +24,7 @@ mod agent_openai;
 mod agent_scv;
 mod agent_scv_approvals;
 mod answer_cap;
+mod openai_tools;
 mod pipeline_daemon;
 mod stream_progress_daemon;
 mod stream_progress_scv;

@@ -17,4 +17,7 @@ mod owner_files;
 mod owner_routes;
 mod owner_send;
 mod owner_tools;
+mod owner_tools_openai;
+#[path = "../owner_tools_support/mod.rs"]
+mod owner_tools_support;
 mod send_health;

@@ -1,7 +1,8 @@
 //! The owner tools for agents (`scv_bridge::mcp`) over their real transport: an rmcp client
 //! speaks Streamable HTTP to the loopback endpoint of a running daemon, schedules a message and
 //! the owner receives it at the time (hand-moved clock); a request without a live grant's
-//! secret is refused. (The real codex-acp run is not here yet: see the branch's report.)
+//! secret is refused. The real codex-acp through the same endpoint is
+//! `tests/acp_real/acp_tools.rs`; the `openai` backend's function tools, `owner_tools_openai.rs`.
 
 use crate::confirm_support::*;
 use crate::owner_send::{SAT_NOON_MS, start, start_with};

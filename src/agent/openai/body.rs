@@ -11,13 +11,26 @@ use serde_json::Value;
 
 use super::{ChatMessage, Role};
 
-/// What `POST /chat/completions` carries: the model, the messages, and a stream with usage.
+/// What `POST /chat/completions` carries: the model, the messages, and a stream with usage;
+/// `tools` only in a turn granted the owner tools (a stranger's request has no such key).
 #[derive(Serialize)]
 struct Body<'a> {
     model: &'a str,
     messages: Messages<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a Value>,
     stream: bool,
     stream_options: StreamOptions,
+}
+
+/// What a turn with tools adds to a request: the function tools, and the rounds so far (each
+/// the model's tool calls and the tools' results) after the new user message.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Rounds<'a> {
+    /// The `tools` array.
+    pub(super) tools: Option<&'a Value>,
+    /// The messages after the user's.
+    pub(super) after: &'a [Value],
 }
 
 #[derive(Serialize)]
@@ -25,10 +38,12 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-/// The messages, the last one's content replaced by `parts` (text and images) when there are.
+/// The messages, the last one's content replaced by `parts` (text and images) when there are,
+/// then `after`.
 struct Messages<'a> {
     messages: &'a [ChatMessage],
     parts: Option<&'a Value>,
+    after: &'a [Value],
 }
 
 /// The last message with its content parts in place of its text.
@@ -40,7 +55,7 @@ struct WithParts<'a> {
 
 impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.messages.len()))?;
+        let mut seq = s.serialize_seq(Some(self.messages.len() + self.after.len()))?;
         let last = self.messages.len().saturating_sub(1);
         for (i, m) in self.messages.iter().enumerate() {
             match self.parts {
@@ -51,15 +66,29 @@ impl Serialize for Messages<'_> {
                 _ => seq.serialize_element(m)?,
             }
         }
+        for m in self.after {
+            seq.serialize_element(m)?;
+        }
         seq.end()
     }
 }
 
-/// The body for `model` and `messages` (the last one's content replaced by `parts`), as JSON.
-pub(super) fn request_body(model: &str, messages: &[ChatMessage], parts: Option<&Value>) -> Bytes {
+/// The body for `model` and `messages` (the last one's content replaced by `parts`) and the
+/// turn's tool `rounds`, as JSON.
+pub(super) fn request_body(
+    model: &str,
+    messages: &[ChatMessage],
+    parts: Option<&Value>,
+    rounds: Rounds<'_>,
+) -> Bytes {
     let body = Body {
         model,
-        messages: Messages { messages, parts },
+        messages: Messages {
+            messages,
+            parts,
+            after: rounds.after,
+        },
+        tools: rounds.tools,
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -89,7 +118,8 @@ mod tests {
     #[test]
     fn the_body_is_the_model_the_messages_and_a_stream_with_usage() {
         let m = messages();
-        let got: Value = serde_json::from_slice(&request_body("gpt", &m, None)).expect("json");
+        let got: Value = serde_json::from_slice(&request_body("gpt", &m, None, Rounds::default()))
+            .expect("json");
         assert_eq!(
             got,
             json!({
@@ -111,7 +141,8 @@ mod tests {
         let m = messages();
         let parts = json!([{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]);
         let got: Value =
-            serde_json::from_slice(&request_body("gpt", &m, Some(&parts))).expect("json");
+            serde_json::from_slice(&request_body("gpt", &m, Some(&parts), Rounds::default()))
+                .expect("json");
         assert_eq!(
             got["messages"][3],
             json!({"role": "user", "content": parts})
@@ -121,5 +152,29 @@ mod tests {
             json!({"role": "assistant", "content": "hi"})
         );
         assert_eq!(got["messages"].as_array().map(Vec::len), Some(4));
+    }
+
+    #[test]
+    fn tools_and_the_rounds_after_the_user_message_only_when_given() {
+        let m = messages();
+        let tools = json!([{"type": "function", "function": {"name": "schedule"}}]);
+        let after = [
+            json!({"role": "assistant", "content": null, "tool_calls": []}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "{}"}),
+        ];
+        let rounds = Rounds {
+            tools: Some(&tools),
+            after: &after,
+        };
+        let got: Value =
+            serde_json::from_slice(&request_body("gpt", &m, None, rounds)).expect("json");
+        assert_eq!(got["tools"], tools);
+        assert_eq!(got["messages"][3]["content"], "look");
+        assert_eq!(got["messages"][4], after[0]);
+        assert_eq!(got["messages"][5], after[1]);
+        let plain: Value =
+            serde_json::from_slice(&request_body("gpt", &m, None, Rounds::default()))
+                .expect("json");
+        assert!(plain.get("tools").is_none(), "no tools key at all: {plain}");
     }
 }

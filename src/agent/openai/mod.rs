@@ -28,8 +28,11 @@ mod options;
 mod response;
 mod shrink;
 pub mod sse;
+mod tool_calls;
+mod tools;
 mod vision;
 
+use body::Rounds;
 use history::{Exchange, HistoryLimits};
 pub use response::estimate_tokens;
 use response::{
@@ -220,12 +223,11 @@ impl OpenAiAgent {
                 messages.push(ChatMessage::new(Role::Assistant, e.assistant.clone()));
             }
             messages.push(ChatMessage::new(Role::User, prompt.clone()));
-            // The deadline covers the model, not the local store, so a paused test clock never
-            // jumps to it while the store thread works.
+            // The deadline covers each request to the model, not the local store (so a paused
+            // test clock never jumps to it while the store thread works) nor a tool's run.
             let cap = AnswerCap::for_turn(&req, self.opts.max_answer_bytes);
-            let answer = self
-                .within_deadline(self.request_with(&messages, parts.as_ref(), &cap))
-                .await;
+            let access = req.owner_tools.as_ref().filter(|_| !req.no_tools);
+            let answer = self.converse(&messages, parts.as_ref(), &cap, access).await;
             match answer {
                 Ok((text, files, usage)) => {
                     let keep = HistoryLimits {
@@ -313,7 +315,20 @@ impl OpenAiAgent {
         parts: Option<&serde_json::Value>,
         cap: &AnswerCap,
     ) -> Result<Reply, CallError> {
-        let body = body::request_body(&self.opts.model, messages, parts);
+        let body = body::request_body(&self.opts.model, messages, parts, Rounds::default());
+        let resp = self.post(body, parts.is_some()).await?;
+        let (text, files, usage) = self
+            .read_stream(resp, Assembly::capped(cap))
+            .await?
+            .finish()?;
+        let usage = self.usage_or_estimate(usage, messages, &text);
+        Ok((text, files, usage))
+    }
+
+    /// Posts `body` (which carries images when `images`), retrying 429 and 5xx a bounded number
+    /// of times; the answer's stream once the server accepted it. Every status is classified
+    /// here, once.
+    async fn post(&self, body: bytes::Bytes, images: bool) -> Result<reqwest::Response, CallError> {
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -333,9 +348,7 @@ impl OpenAiAgent {
             })?;
             let status = resp.status();
             if status.is_success() {
-                let (text, files, usage) = self.read_stream(resp, cap).await?;
-                let usage = self.usage_or_estimate(usage, messages, &text);
-                return Ok((text, files, usage));
+                return Ok(resp);
             }
             if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
                 return Err(AgentError::new(
@@ -355,10 +368,7 @@ impl OpenAiAgent {
                 if status == StatusCode::BAD_REQUEST && is_context_length(&detail) {
                     return Err(CallError::ContextLength);
                 }
-                if status == StatusCode::BAD_REQUEST
-                    && parts.is_some()
-                    && vision::refuses_images(&detail)
-                {
+                if status == StatusCode::BAD_REQUEST && images && vision::refuses_images(&detail) {
                     return Err(CallError::NoImages);
                 }
                 return Err(AgentError::new(
@@ -395,15 +405,15 @@ impl OpenAiAgent {
         }
     }
 
+    /// Reads the answer's stream into `acc` to its end.
     async fn read_stream(
         &self,
         resp: reqwest::Response,
-        cap: &AnswerCap,
-    ) -> Result<(String, Vec<PathBuf>, Option<ServerUsage>), AgentError> {
+        mut acc: Assembly,
+    ) -> Result<Assembly, AgentError> {
         let broken = |what: String| AgentError::new(AgentErrorKind::Unavailable, what);
         let mut stream = resp.bytes_stream();
         let mut parser = SseParser::new();
-        let mut acc = Assembly::capped(cap);
         while let Some(chunk) = stream.next().await {
             let chunk = chunk
                 .map_err(|e| broken(format!("the agent's stream broke: {}", without_url(&e))))?;
@@ -412,7 +422,7 @@ impl OpenAiAgent {
                 .map_err(|_| broken("the agent sent an oversized event".into()))?;
             for p in payloads {
                 if acc.event(&p)? {
-                    return acc.finish();
+                    return Ok(acc);
                 }
             }
         }
@@ -424,7 +434,7 @@ impl OpenAiAgent {
                 "the agent's stream ended before the answer did".into(),
             ));
         }
-        acc.finish()
+        Ok(acc)
     }
 
     fn usage_or_estimate(

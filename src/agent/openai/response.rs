@@ -8,10 +8,14 @@ use tracing::debug;
 
 use std::path::PathBuf;
 
+use super::tool_calls::{CallDelta, Calls, ToolCall};
 use crate::agent::{AgentError, AgentErrorKind, Answer, AnswerCap};
 
 /// The most bytes of an error body we read (enough for any JSON error object).
 const MAX_ERROR_BODY: usize = 64 * 1024;
+/// The most bytes of a round's text shown back to the model with its tool calls (a sentence
+/// before a call is the usual; more is cut there, the chat still gets it all).
+const MAX_ROUND_TEXT: usize = 16 * 1024;
 
 /// A rough token count: about four ASCII characters per token, one per other character (CJK).
 pub fn estimate_tokens(text: &str) -> u64 {
@@ -21,13 +25,20 @@ pub fn estimate_tokens(text: &str) -> u64 {
     ascii.div_ceil(4) + other
 }
 
-/// The text and usage of a stream so far.
+/// The text, tool calls and usage of a stream so far.
 pub(super) struct Assembly {
     /// The answer, bounded by its cap, reporting each piece that fits as it arrives (silent for
-    /// completions nobody streams, such as mail triage).
+    /// completions nobody streams, such as mail triage). In a turn with tools it runs on across
+    /// the rounds, so the chat sees one answer.
     text: Answer,
     usage: Option<ServerUsage>,
     pub(super) finished: bool,
+    /// The tool calls of this round.
+    calls: Calls,
+    /// This round's text alone (what the model is shown it wrote before its calls), bounded.
+    round_text: String,
+    /// An earlier round wrote text: this round's starts a new paragraph.
+    separate: bool,
 }
 
 impl Default for Assembly {
@@ -44,7 +55,51 @@ impl Assembly {
             text: cap.start(),
             usage: None,
             finished: false,
+            calls: Calls::default(),
+            round_text: String::new(),
+            separate: false,
         }
+    }
+
+    /// The next round's assembly: the same answer, nothing else of this round.
+    pub(super) fn next_round(self) -> Assembly {
+        let separate = !self.text.text().is_empty();
+        Assembly {
+            text: self.text,
+            usage: None,
+            finished: false,
+            calls: Calls::default(),
+            round_text: String::new(),
+            separate,
+        }
+    }
+
+    /// The tool calls this round asked for (none for a final answer), taken.
+    pub(super) fn take_calls(&mut self) -> Vec<ToolCall> {
+        self.calls.take()
+    }
+
+    /// This round's text.
+    pub(super) fn round_text(&self) -> &str {
+        &self.round_text
+    }
+
+    /// The usage the server reported for this round.
+    pub(super) fn usage(&self) -> Option<ServerUsage> {
+        self.usage
+    }
+
+    fn push(&mut self, piece: &str) {
+        if piece.is_empty() {
+            return;
+        }
+        if std::mem::take(&mut self.separate) {
+            self.text.push("\n\n");
+        }
+        if self.round_text.len() + piece.len() <= MAX_ROUND_TEXT {
+            self.round_text.push_str(piece);
+        }
+        self.text.push(piece);
     }
 
     /// Takes one event's payload; true at `[DONE]`.
@@ -76,8 +131,13 @@ impl Assembly {
             ));
         }
         for c in chunk.choices {
-            if let Some(t) = c.delta.and_then(|d| d.content) {
-                self.text.push(&t);
+            if let Some(d) = c.delta {
+                if let Some(t) = d.content {
+                    self.push(&t);
+                }
+                for call in d.tool_calls.into_iter().flatten() {
+                    self.calls.add(call)?;
+                }
             }
             if c.finish_reason.is_some() {
                 self.finished = true;
@@ -120,6 +180,7 @@ struct StreamChoice {
 #[derive(Deserialize)]
 struct StreamDelta {
     content: Option<String>,
+    tool_calls: Option<Vec<CallDelta>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -8,7 +8,9 @@
 //! [`FakeOpenAi::require_key`] makes it refuse other keys with 401. Every request is recorded, so tests assert on the model,
 //! the messages (system prompt, history) and `stream_options`. [`FakeOpenAi::answer_only`]
 //! holds requests unanswered, so a test can stop the caller while a request is in flight.
-//! [`Reply::Raw`] sends a stream byte for byte (e.g. [`Reply::truncated_event`]).
+//! [`Reply::Raw`] sends a stream byte for byte (e.g. [`Reply::truncated_event`]);
+//! [`Reply::ToolCalls`] asks for function calls, and the request that answers them records
+//! their results (`tool_results`) beside the `tools` it offered.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -23,10 +25,8 @@
 //! ```
 
 use std::collections::VecDeque;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -36,126 +36,17 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::agent::{ChatMessage, Role};
 
-/// What the fake answers to one request.
-#[derive(Debug, Clone)]
-pub enum Reply {
-    /// Streams `pieces` as content deltas, then a usage chunk when `usage` is set, then `[DONE]`.
-    Stream {
-        /// The answer, in the pieces it is streamed in.
-        pieces: Vec<String>,
-        /// (prompt, completion) tokens to report; `None` reports no usage.
-        usage: Option<(u64, u64)>,
-    },
-    /// Answers with a status and a body, and a `Retry-After` header when set.
-    Status {
-        /// The HTTP status.
-        status: u16,
-        /// The `Retry-After` header value.
-        retry_after: Option<String>,
-        /// The body (an OpenAI-style JSON error).
-        body: String,
-    },
-    /// Streams `first`, stalls for `wait` (tokio time), then streams `rest` and finishes.
-    Slow {
-        /// What is sent before the stall.
-        first: String,
-        /// How long the stream stalls.
-        wait: Duration,
-        /// What is sent after it.
-        rest: String,
-    },
-    /// Sends `body` as the whole `text/event-stream` answer, byte for byte (malformed streams).
-    Raw {
-        /// The answer body.
-        body: String,
-    },
-}
+mod reply;
+mod stream;
 
-impl Reply {
-    /// Streams `text` in three pieces and reports usage (prompt 11, completion 7).
-    pub fn text(text: &str) -> Reply {
-        Reply::Stream {
-            pieces: split3(text),
-            usage: Some((11, 7)),
-        }
-    }
-
-    /// Streams `text` and reports no usage (as servers that ignore `stream_options` do).
-    pub fn text_without_usage(text: &str) -> Reply {
-        Reply::Stream {
-            pieces: split3(text),
-            usage: None,
-        }
-    }
-
-    /// An error status with an OpenAI-style body.
-    pub fn status(status: u16) -> Reply {
-        Reply::Status {
-            status,
-            retry_after: None,
-            body: json!({"error": {"message": format!("fake status {status}"), "type": "fake"}})
-                .to_string(),
-        }
-    }
-
-    /// 429 with `Retry-After: <retry_after>`.
-    pub fn too_many_requests(retry_after: &str) -> Reply {
-        Reply::Status {
-            status: 429,
-            retry_after: Some(retry_after.to_string()),
-            body: json!({"error": {"message": "Rate limit reached", "type": "requests"}})
-                .to_string(),
-        }
-    }
-
-    /// 400 with OpenAI's context-length error.
-    pub fn context_length() -> Reply {
-        Reply::Status {
-            status: 400,
-            retry_after: None,
-            body: json!({"error": {
-                "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
-                "type": "invalid_request_error",
-                "code": "context_length_exceeded"
-            }})
-            .to_string(),
-        }
-    }
-
-    /// A 200 stream of `first` as a content delta, then an event cut off mid-JSON, then `[DONE]`:
-    /// what a proxy that drops bytes produces.
-    pub fn truncated_event(first: &str) -> Reply {
-        let whole = delta(&format!("{first} and the rest"));
-        let cut = whole.trim_end().len() - 12;
-        let cut = (0..=cut)
-            .rev()
-            .find(|i| whole.is_char_boundary(*i))
-            .unwrap_or(0);
-        Reply::Raw {
-            body: format!("{}{}\n\ndata: [DONE]\n\n", delta(first), &whole[..cut]),
-        }
-    }
-
-    /// Streams `first`, then stalls for `wait` before finishing with `rest`.
-    pub fn slow(first: &str, wait: Duration, rest: &str) -> Reply {
-        Reply::Slow {
-            first: first.to_string(),
-            wait,
-            rest: rest.to_string(),
-        }
-    }
-}
-
-fn split3(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let n = chars.len().div_ceil(3).max(1);
-    chars.chunks(n).map(|c| c.iter().collect()).collect()
-}
+pub use reply::Reply;
+use reply::split3;
+use stream::{sse, whole_answer};
 
 /// One request the fake received.
 #[derive(Debug, Clone)]
@@ -174,6 +65,10 @@ pub struct RecordedRequest {
     pub stream_options: Option<Value>,
     /// The `Authorization` header, as sent.
     pub authorization: Option<String>,
+    /// `tools`, as sent (`None`: the request had no such key).
+    pub tools: Option<Value>,
+    /// The `role: tool` messages, in order: (`tool_call_id`, `content`).
+    pub tool_results: Vec<(String, String)>,
     /// When it arrived (tokio time, so paused-clock tests can measure waits).
     pub at: tokio::time::Instant,
     /// When the fake handed its answer's last piece to its HTTP server (a stream's `[DONE]`,
@@ -378,6 +273,17 @@ fn read_messages(v: Option<&Value>) -> (Vec<ChatMessage>, Vec<(String, Vec<u8>)>
     (messages, images)
 }
 
+/// The `role: tool` messages' (`tool_call_id`, `content`).
+fn tool_results(v: Option<&Value>) -> Vec<(String, String)> {
+    let text = |m: &Value, k: &str| m[k].as_str().unwrap_or_default().to_string();
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (text(m, "tool_call_id"), text(m, "content")))
+        .collect()
+}
+
 async fn completions(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
@@ -409,6 +315,8 @@ async fn completions(
                 .get(header::AUTHORIZATION)
                 .and_then(|h| h.to_str().ok())
                 .map(str::to_string),
+            tools: v.get("tools").cloned(),
+            tool_results: tool_results(v.get("messages")),
             at: tokio::time::Instant::now(),
             answered: None,
         })
@@ -452,8 +360,9 @@ async fn completions(
             .header(header::CONTENT_TYPE, "text/event-stream")
             .body(Body::from(body))
             .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
-        Reply::Stream { pieces, usage } if !stream => whole_answer(&pieces.concat(), usage),
-        Reply::Slow { first, rest, .. } if !stream => whole_answer(&(first + &rest), None),
+        Reply::Stream { pieces, usage } if !stream => whole_answer(&pieces.concat(), &[], usage),
+        Reply::Slow { first, rest, .. } if !stream => whole_answer(&(first + &rest), &[], None),
+        Reply::ToolCalls { text, calls } if !stream => whole_answer(&text, &calls, Some((12, 6))),
         reply => return sse(reply, done),
     };
     done.stamp();
@@ -477,81 +386,4 @@ impl Answered {
             false
         });
     }
-}
-
-fn whole_answer(text: &str, usage: Option<(u64, u64)>) -> Response {
-    let mut v = json!({
-        "id": "fake-1", "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-    });
-    if let Some(u) = usage {
-        v["usage"] = usage_json(u);
-    }
-    axum::Json(v).into_response()
-}
-
-fn usage_json((p, c): (u64, u64)) -> Value {
-    json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c})
-}
-
-fn delta(content: &str) -> String {
-    let v = json!({"id": "fake-1", "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": null}]});
-    format!("data: {v}\n\n")
-}
-
-/// Streams a reply as server-sent events from a task, so stalls do not block the handler.
-fn sse(reply: Reply, done: Answered) -> Response {
-    let (tx, rx) = mpsc::channel::<Bytes>(16);
-    tokio::spawn(async move {
-        let send = |s: String| {
-            let tx = tx.clone();
-            async move { tx.send(Bytes::from(s)).await.is_ok() }
-        };
-        let role = json!({"id": "fake-1", "object": "chat.completion.chunk",
-            "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]});
-        // A comment and CRLF line ends, as some servers send, ahead of the first event.
-        if !send(format!(": fake keep-alive\r\n\r\ndata: {role}\r\n\r\n")).await {
-            return;
-        }
-        let (pieces, usage, stall) = match reply {
-            Reply::Stream { pieces, usage } => (pieces, usage, None),
-            Reply::Slow { first, wait, rest } => (vec![first, rest], None, Some(wait)),
-            Reply::Status { .. } | Reply::Raw { .. } => return,
-        };
-        for (i, p) in pieces.iter().enumerate() {
-            let line = delta(p);
-            // Split each event mid-line so clients must join partial lines.
-            let mid = line.len() / 2;
-            let mid = (mid..line.len())
-                .find(|i| line.is_char_boundary(*i))
-                .unwrap_or(line.len());
-            if !send(line[..mid].to_string()).await || !send(line[mid..].to_string()).await {
-                return;
-            }
-            if i == 0
-                && let Some(wait) = stall
-            {
-                tokio::time::sleep(wait).await;
-            }
-        }
-        let stop = json!({"id": "fake-1", "object": "chat.completion.chunk",
-            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-        let mut tail = format!("data: {stop}\n\n");
-        if let Some(u) = usage {
-            let v = json!({"id": "fake-1", "object": "chat.completion.chunk", "choices": [], "usage": usage_json(u)});
-            tail.push_str(&format!("data: {v}\n\n"));
-        }
-        tail.push_str("data: [DONE]\n\n");
-        if send(tail).await {
-            done.stamp();
-        }
-    });
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
-    });
-    Response::builder()
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .body(Body::from_stream(body))
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
