@@ -168,6 +168,15 @@ impl Core {
 
     /// Rereads the configuration file and reconciles.
     pub async fn reload(&self) -> Result<ReloadReport, CommandError> {
+        self.reload_renewing(&[]).await
+    }
+
+    /// [`Core::reload`], building the named agents of `renew` anew whether or not their tables
+    /// changed. What changes only how chats are answered (`[agent]`, `[agents.NAME]`, an
+    /// account's `agent` and `stranger_agent`, `[chats]`) is swapped into the running pipeline
+    /// and never restarts an account: those keys are not in the account's spec, so the
+    /// reconcile below does not see them.
+    async fn reload_renewing(&self, renew: &[String]) -> Result<ReloadReport, CommandError> {
         let mut config = self.config.lock().await;
         let new = Config::load(&config.path).map_err(|e| {
             CommandError::new(ErrorCode::InvalidRequest, format!("reload refused: {e}"))
@@ -182,7 +191,8 @@ impl Core {
         }
         let agent_changed = config.agent_changed(&new);
         let speech_changed = config.speech != new.speech;
-        let agents_changed = config.agents != new.agents || config.choices != new.choices;
+        let agents_changed =
+            config.agents != new.agents || config.choices != new.choices || !renew.is_empty();
         let old = std::mem::replace(&mut *config, new);
         if speech_changed {
             self.apply_speech(&config);
@@ -198,7 +208,7 @@ impl Core {
             self.rebuild_agent(&config).await;
         }
         if agents_changed {
-            self.rebuild_named_agents(&old, &config).await;
+            self.rebuild_named_agents(&old, &config, renew).await;
         }
         let report = self.reconcile(&config, &[]).await?;
         tracing::info!(started = ?report.started, stopped = ?report.stopped, restarted = ?report.restarted, "configuration reloaded");
