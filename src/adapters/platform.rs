@@ -59,6 +59,10 @@ pub trait Platform: Send + Sync + 'static {
     /// the wizard's own (digests name another account).
     fn setup(&self) -> Option<&'static crate::port::setup::Setup>;
 
+    /// Its part of `config example`: its account tables with every key it takes, documented
+    /// (`example.toml` in its folder). `config/example.toml` is these parts put together.
+    fn example(&self) -> &'static str;
+
     /// The ids of its doctor probes (`wechat.endpoint`), pinned like the core's.
     fn check_ids(&self) -> &'static [&'static str];
 

@@ -44,7 +44,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, String> {
         Command::Config {
             action: ConfigAction::Example,
         } => {
-            super::complete::print_text(super::example::EXAMPLE)?;
+            super::complete::print_text(&super::example::example(&crate::config::Channel::ALL))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Guide { lang } => {

@@ -92,12 +92,6 @@ pub trait ChatSender: Send + Sync + 'static {
         })
     }
 
-    /// Whether a [`Body::Media`](super::Body) of kind `Audio` (Ogg Opus the bridge made from an
-    /// answer) shows as a voice bubble. Default: no, and then no answer is spoken at all.
-    fn voice_bubbles(&self) -> bool {
-        false
-    }
-
     /// How the platform shows an answer still being written (default: only the whole answer).
     fn stream_mode(&self) -> super::stream::StreamMode {
         super::stream::StreamMode::Whole

@@ -1,6 +1,7 @@
 //! Media in a turn: before it, each item a journaled message carries is fetched into the
-//! workspace inbox (or refused with a note); after it, the files the answer names are queued
-//! as `Body::Media` items behind its text.
+//! workspace inbox (or refused with a note) one at a time by [`fetch_one`] (the turn's order is
+//! [`super::media_in`]'s); after it, the files the answer names are queued as `Body::Media`
+//! items behind its text.
 //!
 //! Crash safety: the item's row in `media_fetched` is written (`reserved`, with the chosen
 //! path) before the download starts and turned into `saved` or `refused` after it, and the
@@ -21,7 +22,6 @@ use super::{AccountRuntime, Conversation, MediaRef};
 use crate::agent::{Attachment, MediaKind};
 use crate::failure::general;
 use crate::media::{self, human_size, inbox, names, outbound};
-use crate::protocol::NoteSource;
 use crate::supervisor::unix_now;
 use crate::words::{FileRefused, ItemSize, Lang, MediaSkip, Msg};
 
@@ -94,68 +94,6 @@ enum Record {
     Reserved(PathBuf),
     Saved(PathBuf),
     Refused(String),
-}
-
-/// How long the media of a message may take before the chat is told its message waits for
-/// them: a slow transfer holds the chat's next messages too, and the owner should know why.
-pub(super) const STILL_DOWNLOADING_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Fetches (or finds, after a crash) every media item of `p`'s message; when that takes longer
-/// than [`STILL_DOWNLOADING_AFTER`], tells the chat once (keyed by the message, so a rerun
-/// after a crash does not say it twice).
-pub(super) async fn prepare(
-    conv: &Arc<Conversation>,
-    rt: &Arc<AccountRuntime>,
-    p: &Pending,
-    lang: Lang,
-) -> Prepared {
-    let work = fetch_all(conv, rt, p, lang);
-    tokio::pin!(work);
-    tokio::select! {
-        done = &mut work => return done,
-        _ = tokio::time::sleep(STILL_DOWNLOADING_AFTER) => {}
-    }
-    let m = &p.inbound;
-    let text = Msg::StillDownloading {
-        items: m.media.len(),
-    }
-    .text(lang);
-    if let Err(e) = conv.reply_text(rt, m, "downloading", &text).await {
-        tracing::warn!(account = %m.account, error = %e, "cannot queue the note that media is still downloading");
-    }
-    // Status says it too, for as long as it lasts: the chat's next messages wait behind it.
-    let note = format!(
-        "media: {} item(s) downloading for more than {} s; the chat's next messages wait",
-        m.media.len(),
-        STILL_DOWNLOADING_AFTER.as_secs()
-    );
-    rt.link.health.note(NoteSource::Media, Some(note));
-    let done = work.await;
-    rt.link.health.note(NoteSource::Media, None);
-    done
-}
-
-async fn fetch_all(
-    conv: &Arc<Conversation>,
-    rt: &Arc<AccountRuntime>,
-    p: &Pending,
-    lang: Lang,
-) -> Prepared {
-    let m = &p.inbound;
-    let mut out = Prepared::default();
-    let mut taken = HashSet::new();
-    for (i, item) in m.media.iter().enumerate() {
-        // A voice note: its transcript (the platform's, or ours through `[speech]`).
-        if item.kind == MediaKind::Audio {
-            super::voice::prepare(conv, rt, p, i, item, &mut taken, lang, &mut out).await;
-            continue;
-        }
-        match fetch_one(conv, rt, p, i, item, &mut taken).await {
-            Ok(path) => out.attachments.push(attachment(path, item.kind)),
-            Err(why) => not_saved(&mut out, item, why, lang),
-        }
-    }
-    out
 }
 
 /// The agent's line and the owner's note for an item that was not saved.

@@ -23,6 +23,7 @@ mod journal;
 mod lang;
 mod link;
 mod media;
+mod media_in;
 mod message;
 mod moves;
 mod outbox;

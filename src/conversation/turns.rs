@@ -286,7 +286,7 @@ async fn turn(
     if cut.is_some() {
         tracing::info!(account = %m.account, bytes = m.text.len(), max, "a message is longer than the agent is handed; cut");
     }
-    let media = super::media::prepare(conv, rt, p, lang).await;
+    let media = super::media_in::prepare(conv, rt, p, lang).await;
     let key = answer_key(m);
     let (events, streamed) = crate::agent::TurnEvents::channel();
     // Streaming: what an earlier run of this turn already queued, and the turn's live view.

@@ -1,7 +1,7 @@
 //! `/voice on|off|auto`: whether a chat's answers also come as a voice bubble, kept per chat in
 //! `chat_voice` so a restart keeps it. `auto` (the default, no row) answers in voice when the
 //! message was a voice note. Only platforms whose sender shows voice bubbles
-//! (`ChatSender::voice_bubbles`) ever get one; elsewhere the answer stays text and `/voice`
+//! (`Capabilities::voice_bubbles`) ever get one; elsewhere the answer stays text and `/voice`
 //! says so.
 
 use rusqlite::{OptionalExtension, Transaction};
@@ -117,7 +117,7 @@ pub(super) async fn run(
     match mode {
         Ok(mode) => Msg::Voice(Voice::Mode {
             mode: mode.as_str(),
-            bubbles: rt.link.sender.voice_bubbles(),
+            bubbles: rt.link.capabilities.voice_bubbles,
         }),
         Err(e) => Msg::Voice(Voice::Failed {
             error: format!("the store: {e}"),

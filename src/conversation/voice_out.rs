@@ -56,7 +56,7 @@ async fn speak(
     key: &str,
     said: &str,
 ) -> Option<(String, Body)> {
-    if !rt.link.sender.voice_bubbles() {
+    if !rt.link.capabilities.voice_bubbles {
         return None;
     }
     let speech = conv.speech()?;

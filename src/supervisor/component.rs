@@ -25,6 +25,9 @@ pub struct Capabilities {
     pub questions: bool,
     /// Sends only within a window after the peer last wrote (WeChat); outside it messages wait.
     pub send_window: bool,
+    /// Shows a spoken answer (Ogg Opus the bridge made) as a voice bubble; without it no answer
+    /// is spoken at all and `/voice` says so.
+    pub voice_bubbles: bool,
 }
 
 /// One account's connection to its platform, run and restarted by the supervisor.

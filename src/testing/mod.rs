@@ -7,6 +7,7 @@
 //! - [`connections`]: a listener for the fakes that counts the connections still open.
 //! - [`agents`]: an agent that answers at once, and a turn request with the usual defaults.
 //! - [`wechat`]: the WeChat adapter with test timings, and photos on the fake iLink CDN.
+//! - [`platform_bed`]: one platform account on the real daemon, for each platform's tests.
 //! - [`process`]: the real binary under an open-file limit.
 //! - [`status`]: a running daemon's status over its control socket.
 //!
@@ -29,6 +30,7 @@ pub mod fake_models;
 pub mod fake_openai;
 pub mod fake_scv;
 pub mod fake_speech;
+pub mod platform_bed;
 pub mod process;
 pub mod status;
 pub mod wechat;

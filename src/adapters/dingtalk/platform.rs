@@ -57,6 +57,10 @@ impl Platform for DingTalk {
         Some(&super::settings::SETUP)
     }
 
+    fn example(&self) -> &'static str {
+        include_str!("example.toml")
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[super::probe::APP]
     }

@@ -40,6 +40,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     edit: true,
     questions: true,
     send_window: false,
+    voice_bubbles: false,
 };
 
 /// The core splits answers to this many characters (spec §4.4: ≈ 3 500 observed, the low end).

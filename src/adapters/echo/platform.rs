@@ -56,6 +56,10 @@ impl Platform for Echo {
         Some(&super::settings::SETUP)
     }
 
+    fn example(&self) -> &'static str {
+        include_str!("example.toml")
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[SERVER]
     }

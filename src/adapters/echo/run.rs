@@ -29,6 +29,7 @@ pub(super) const CAPABILITIES: Capabilities = Capabilities {
     edit: false,
     questions: true,
     send_window: false,
+    voice_bubbles: false,
 };
 
 /// The component for one Echo account.

@@ -27,6 +27,8 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     edit: true,
     questions: true,
     send_window: false,
+    // Spoken answers go as `audio` messages of an `opus` upload with its duration.
+    voice_bubbles: true,
 };
 
 /// Characters per message: far below the 150 KB text / 30 KB post limits even for 4-byte
@@ -152,11 +154,6 @@ impl ChatSender for FeishuSender {
             }
             self.send_new(msg, &msg.text).await
         })
-    }
-
-    /// Feishu shows a spoken answer as a voice bubble (audio messages of an `opus` upload with its duration).
-    fn voice_bubbles(&self) -> bool {
-        true
     }
 
     fn stream_mode(&self) -> StreamMode {

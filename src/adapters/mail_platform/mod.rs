@@ -60,6 +60,10 @@ impl Platform for Mail {
         None
     }
 
+    fn example(&self) -> &'static str {
+        include_str!("example.toml")
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[crate::mail::probe::IMAP, crate::mail::probe::SMTP]
     }

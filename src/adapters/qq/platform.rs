@@ -51,6 +51,10 @@ impl Platform for Qq {
         Some(&super::settings::SETUP)
     }
 
+    fn example(&self) -> &'static str {
+        include_str!("example.toml")
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[super::probe::BOT, super::probe::GATEWAY]
     }

@@ -43,6 +43,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     edit: false,
     questions: true,
     send_window: true,
+    voice_bubbles: false,
 };
 
 /// QQ's pace. It documents no send rate (only the reply budget and the rate-limit answers, which

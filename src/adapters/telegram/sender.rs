@@ -41,6 +41,8 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     edit: true,
     questions: true,
     send_window: false,
+    // Spoken answers go by `sendVoice` (Ogg Opus).
+    voice_bubbles: true,
 };
 
 /// The core splits answers to this many characters; a piece whose UTF-16 length (how Telegram
@@ -394,11 +396,6 @@ impl ChatSender for TelegramSender {
                 Err(e) => Err(self.fail(&e)),
             }
         })
-    }
-
-    /// Telegram shows a spoken answer as a voice bubble (`sendVoice` with Ogg Opus).
-    fn voice_bubbles(&self) -> bool {
-        true
     }
 
     fn stream_mode(&self) -> StreamMode {

@@ -53,6 +53,10 @@ impl Platform for Wechat {
         Some(&super::settings::SETUP)
     }
 
+    fn example(&self) -> &'static str {
+        include_str!("example.toml")
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[super::probe::ENDPOINT]
     }

@@ -62,6 +62,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     edit: false,
     questions: true,
     send_window: true,
+    voice_bubbles: false,
 };
 
 /// The largest file sent (the plugin's `WEIXIN_MEDIA_MAX_BYTES`; no server limit is documented).

@@ -51,6 +51,10 @@ impl Platform for Wecom {
         Some(&super::settings::SETUP)
     }
 
+    fn example(&self) -> &'static str {
+        include_str!("example.toml")
+    }
+
     fn check_ids(&self) -> &'static [&'static str] {
         &[super::probe::ENDPOINT]
     }

@@ -38,6 +38,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     edit: false,
     questions: true,
     send_window: false,
+    voice_bubbles: false,
 };
 
 /// Sends one account's messages.

@@ -94,8 +94,8 @@ impl AcpOptions {
         let Some(program) = cfg.command.clone().filter(|c| !c.trim().is_empty()) else {
             return Err(ConfigProblem::new(
                 "backend = \"acp\" needs agent.command (the ACP agent to start, e.g. codex-acp)",
-                "set command (and args) in the [agent] table of the configuration file (see the \
-                 acp examples in config/example.toml), then restart the daemon",
+                "set command (and args) in the [agent] table of the configuration file (`scv-bridge config example` shows \
+                 acp examples), then restart the daemon",
             ));
         };
         let mut env: Vec<(String, String)> = cfg

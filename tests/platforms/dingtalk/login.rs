@@ -2,46 +2,16 @@
 //! DingTalk (token, then a Stream ticket) before they are stored; the secret is never printed;
 //! the owner then pairs with the printed code.
 
-use std::process::Stdio;
-use std::time::Duration;
-
 use scv_bridge::secrets::CredentialStore;
 use scv_dingtalk::Call;
 use scv_dingtalk::fake::{FakeDingTalk, Fault};
-use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
 
 use super::support::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
 
 async fn login(config: &std::path::Path, id: &str, secret: &str) -> (bool, String) {
-    let mut child = Command::new(BIN)
-        .arg("--config")
-        .arg(config)
-        .args(["login", "dingtalk", "team"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run the binary");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin
-        .write_all(format!("{id}\n{secret}\n").as_bytes())
-        .await
-        .expect("answers");
-    drop(stdin);
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("login returns")
-        .expect("output");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    scv_bridge::testing::process::login(BIN, config, "dingtalk", "team", &[id, secret]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

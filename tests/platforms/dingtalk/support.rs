@@ -1,81 +1,24 @@
 //! The daemon with one DingTalk account, built by the real platform factory, against the fake
-//! DingTalk over real sockets.
+//! DingTalk over real sockets: the fake, the stored login and the table; the rest is the shared
+//! platform bed.
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
-use scv_bridge::adapters::{PlatformFactory, PlatformParts};
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::Agent;
 use scv_bridge::config::Config;
-use scv_bridge::conversation::Conversation;
-use scv_bridge::daemon::{self, RunningDaemon};
-use scv_bridge::protocol::{ComponentHealth, ComponentState};
+use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
-use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::platform_bed::{self, Bed, BedRun};
 use scv_dingtalk::fake::{FakeConfig, FakeDingTalk, SentRecord};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
-/// Upper bound of any wait; passing tests finish far sooner.
-pub const WAIT: Duration = Duration::from_secs(20);
+pub use scv_bridge::testing::platform_bed::{ScriptedAgent as TestAgent, WAIT};
 
 /// The account every test runs.
 pub const ACCOUNT: &str = "dingtalk:team";
-
-/// An agent that answers `answer(prompt)` at once and records the prompts.
-pub struct TestAgent {
-    answer: Box<dyn Fn(&str) -> String + Send + Sync>,
-    pub prompts: Mutex<Vec<String>>,
-    pub attachments: Mutex<Vec<scv_bridge::agent::Attachment>>,
-}
-
-impl TestAgent {
-    /// Answers "echo: <prompt>".
-    pub fn echo() -> Arc<Self> {
-        Self::answering(|p| format!("echo: {p}"))
-    }
-
-    /// Answers with `answer(prompt)`.
-    pub fn answering(answer: impl Fn(&str) -> String + Send + Sync + 'static) -> Arc<Self> {
-        Arc::new(TestAgent {
-            answer: Box::new(answer),
-            prompts: Mutex::default(),
-            attachments: Mutex::default(),
-        })
-    }
-
-    pub fn prompts(&self) -> Vec<String> {
-        self.prompts.lock().map(|p| p.clone()).unwrap_or_default()
-    }
-}
-
-impl Agent for TestAgent {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async move {
-            if let Ok(mut p) = self.prompts.lock() {
-                p.push(req.prompt.clone());
-            }
-            if let Ok(mut a) = self.attachments.lock() {
-                a.extend(req.attachments.iter().cloned());
-            }
-            Ok(TurnOutput {
-                text: (self.answer)(&req.prompt),
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
-}
 
 /// The fake's settings for tests: SYSTEM pings every 200 ms, so a live socket shows frames
 /// well within a short idle watchdog.
@@ -122,25 +65,24 @@ pub fn login(fake: &FakeConfig) -> Credentials {
 
 /// Writes the configuration pointing both API bases at `base` with `table` lines and loads it.
 pub fn write_config(dir: &Path, base: &str, table: &str) -> Config {
-    let path = dir.join("config.toml");
-    let text = format!(
-        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n[dingtalk.team]\napi_base = \"{base}\"\noapi_base = \"{base}\"\n{table}",
-        dir.join("state").display(),
-        dir.join("run").join("daemon.sock").display(),
-    );
-    std::fs::write(&path, text).expect("write config");
-    Config::load(&path).expect("config")
+    let lines = format!("api_base = \"{base}\"\noapi_base = \"{base}\"\n{table}");
+    platform_bed::write_config(dir, "dingtalk.team", &lines)
 }
 
-/// A running daemon with one DingTalk account and its fake.
+/// A running daemon with one DingTalk account and its fake; the daemon's waits are the bed's.
 pub struct Harness {
     pub fake: FakeDingTalk,
-    pub daemon: RunningDaemon,
     pub agent: Arc<TestAgent>,
-    pub conversation: Arc<Conversation>,
-    pub credentials: CredentialStore,
-    pub config: Config,
+    pub bed: Bed,
+    /// The directory the state lives in; kept for a restart.
     pub dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Harness {
+    type Target = Bed;
+    fn deref(&self) -> &Bed {
+        &self.bed
+    }
 }
 
 impl Harness {
@@ -165,57 +107,13 @@ impl Harness {
         agent: Arc<TestAgent>,
         turns: Arc<dyn Agent>,
     ) -> Harness {
-        let creds = CredentialStore::Files(config.state_dir.join("credentials"));
-        let slot: Arc<Mutex<Option<Arc<Conversation>>>> = Arc::default();
-        let (agent_dyn, slot2, agent_config) = (turns, slot.clone(), config.agent.clone());
-        let make =
-            move |c: &CredentialStore, s: &scv_bridge::store::Store| -> Arc<dyn ComponentFactory> {
-                let conversation = Conversation::new(s.clone(), agent_dyn);
-                if let Ok(mut slot) = slot2.lock() {
-                    *slot = Some(conversation.clone());
-                }
-                PlatformFactory::new(PlatformParts {
-                    credentials: c.clone(),
-                    store: s.clone(),
-                    conversation,
-                    agent: agent_config,
-                    mail: Default::default(),
-                })
-            };
-        let daemon = daemon::start(config.clone(), make, LifecyclePolicy::default())
-            .await
-            .expect("daemon starts");
-        let conversation = slot
-            .lock()
-            .ok()
-            .and_then(|s| s.clone())
-            .expect("conversation");
+        let bed = Bed::start(config, ACCOUNT, BedRun::agent(turns)).await;
         Harness {
             fake,
-            daemon,
             agent,
-            conversation,
-            credentials: creds,
-            config,
+            bed,
             dir,
         }
-    }
-
-    /// The account's health now.
-    pub fn health(&self) -> ComponentHealth {
-        let cell = self.daemon.core.registry().cell(ACCOUNT).expect("cell");
-        ComponentHealth::clone(&cell.get())
-    }
-
-    /// Waits until the account is in `state`.
-    pub async fn wait_state(&self, state: ComponentState) {
-        let registry = self.daemon.core.registry();
-        let waited = tokio::time::timeout(
-            WAIT,
-            scv_bridge::testing::wait_for_state(&registry, ACCOUNT, state),
-        )
-        .await;
-        assert!(waited.is_ok(), "not {state:?} in time: {:?}", self.health());
     }
 
     /// Waits until the account runs with a socket that takes pushes.
@@ -236,33 +134,13 @@ impl Harness {
         );
     }
 
-    /// Waits until `cond` holds on the account's health.
-    pub async fn until_health(&self, what: &str, cond: impl Fn(&ComponentHealth) -> bool) {
-        let cell = self.daemon.core.registry().cell(ACCOUNT).expect("cell");
-        let mut changes = cell.subscribe();
-        let waited = tokio::time::timeout(WAIT, async {
-            while !cond(&cell.get()) {
-                if changes.changed().await.is_err() {
-                    return;
-                }
-            }
-        })
-        .await;
-        assert!(
-            waited.is_ok() && cond(&cell.get()),
-            "timed out waiting for {what}: {:?}",
-            self.health()
-        );
-    }
-
     /// Waits until the push `message_id` is ACKed, then until the pipeline is quiet.
     pub async fn acked_and_settled(&self, message_id: &str) {
         self.until("the push's ACK", |f| {
             f.acks().iter().any(|a| a.message_id == message_id)
         })
         .await;
-        let quiet = tokio::time::timeout(WAIT, self.conversation.quiescent()).await;
-        assert!(quiet.is_ok(), "the pipeline never went quiet");
+        self.settle().await;
     }
 
     /// The texts the robot sent, in order (webhook replies and robot sends alike).
@@ -272,13 +150,8 @@ impl Harness {
 
     /// Stops the daemon; nothing may be abandoned. Returns the fake and the directory.
     pub async fn stop(self) -> (FakeDingTalk, tempfile::TempDir, Config) {
-        let report = self.daemon.stop().await;
-        assert!(
-            report.abandoned.is_empty(),
-            "abandoned: {:?}",
-            report.abandoned
-        );
-        (self.fake, self.dir, self.config)
+        let config = self.bed.stop().await;
+        (self.fake, self.dir, config)
     }
 }
 

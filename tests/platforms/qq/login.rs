@@ -2,48 +2,19 @@
 //! endpoint before they are stored, and the owner pairs by sending the printed code to the
 //! running daemon's bot in a one-to-one chat (a code sent in a group pairs nobody).
 
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
 
 use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::CredentialStore;
 use scv_bridge::testing::InstantAgent;
 use scv_qq::fake::FakeQq;
-use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
 
 use super::support::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_scv-bridge");
 
 async fn login(config: &std::path::Path, app_id: &str, secret: &str) -> (bool, String) {
-    let mut child = Command::new(BIN)
-        .arg("--config")
-        .arg(config)
-        .args(["login", "qq", "bot"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run the binary");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin
-        .write_all(format!("{app_id}\n{secret}\n").as_bytes())
-        .await
-        .expect("answers");
-    drop(stdin);
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("login returns")
-        .expect("output");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    scv_bridge::testing::process::login(BIN, config, "qq", "bot", &[app_id, secret]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,24 +1,20 @@
 //! The daemon with one QQ account, built by the real platform factory, against the fake QQ open
-//! platform over real sockets.
+//! platform over real sockets: the fake, the stored login and the table; the rest is the
+//! shared platform bed.
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use scv_bridge::adapters::{PlatformFactory, PlatformParts};
-use scv_bridge::agent::Agent;
 use scv_bridge::config::Config;
-use scv_bridge::conversation::Conversation;
-use scv_bridge::daemon::{self, RunningDaemon};
-use scv_bridge::protocol::{ComponentHealth, ComponentState};
+use scv_bridge::protocol::ComponentState;
 use scv_bridge::secrets::{CredentialStore, Credentials};
-use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
 use scv_bridge::testing::InstantAgent;
+use scv_bridge::testing::platform_bed::{self, Bed, BedRun};
 use scv_qq::fake::{FakeConfig, FakeQq, SentRecord};
 
-/// Upper bound of any wait; passing tests finish far sooner.
-pub const WAIT: Duration = Duration::from_secs(20);
+pub use scv_bridge::testing::platform_bed::WAIT;
 
 /// The account every test runs.
 pub const ACCOUNT: &str = "qq:bot";
@@ -68,24 +64,24 @@ pub fn login(fake: &FakeConfig) -> Credentials {
 
 /// Writes the configuration pointing at `base_url` with `table` lines and loads it.
 pub fn write_config(dir: &Path, base_url: &str, table: &str) -> Config {
-    let path = dir.join("config.toml");
-    let text = format!(
-        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n[qq.bot]\napi_base = \"{base_url}\"\ntoken_base = \"{base_url}\"\n{table}",
-        dir.join("state").display(),
-        dir.join("run").join("daemon.sock").display(),
-    );
-    std::fs::write(&path, text).expect("write config");
-    Config::load(&path).expect("config")
+    let lines = format!("api_base = \"{base_url}\"\ntoken_base = \"{base_url}\"\n{table}");
+    platform_bed::write_config(dir, "qq.bot", &lines)
 }
 
-/// A running daemon with one QQ account and its fake.
+/// A running daemon with one QQ account and its fake; the daemon's waits are the bed's.
 pub struct Harness {
     pub fake: FakeQq,
-    pub daemon: RunningDaemon,
     pub agent: Arc<InstantAgent>,
-    pub conversation: Arc<Conversation>,
-    pub config: Config,
+    pub bed: Bed,
+    /// The directory the state lives in; kept for a restart.
     pub dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Harness {
+    type Target = Bed;
+    fn deref(&self) -> &Bed {
+        &self.bed
+    }
 }
 
 impl Harness {
@@ -108,56 +104,13 @@ impl Harness {
         config: Config,
         agent: Arc<InstantAgent>,
     ) -> Harness {
-        let slot: Arc<Mutex<Option<Arc<Conversation>>>> = Arc::default();
-        let (agent_dyn, slot2, agent_config): (Arc<dyn Agent>, _, _) =
-            (agent.clone(), slot.clone(), config.agent.clone());
-        let make =
-            move |c: &CredentialStore, s: &scv_bridge::store::Store| -> Arc<dyn ComponentFactory> {
-                let conversation = Conversation::new(s.clone(), agent_dyn);
-                if let Ok(mut slot) = slot2.lock() {
-                    *slot = Some(conversation.clone());
-                }
-                PlatformFactory::new(PlatformParts {
-                    credentials: c.clone(),
-                    store: s.clone(),
-                    conversation,
-                    agent: agent_config,
-                    mail: Default::default(),
-                })
-            };
-        let daemon = daemon::start(config.clone(), make, LifecyclePolicy::default())
-            .await
-            .expect("daemon starts");
-        let conversation = slot
-            .lock()
-            .ok()
-            .and_then(|s| s.clone())
-            .expect("conversation");
+        let bed = Bed::start(config, ACCOUNT, BedRun::agent(agent.clone())).await;
         Harness {
             fake,
-            daemon,
             agent,
-            conversation,
-            config,
+            bed,
             dir,
         }
-    }
-
-    /// The account's health now.
-    pub fn health(&self) -> ComponentHealth {
-        let cell = self.daemon.core.registry().cell(ACCOUNT).expect("cell");
-        ComponentHealth::clone(&cell.get())
-    }
-
-    /// Waits until the account is in `state`.
-    pub async fn wait_state(&self, state: ComponentState) {
-        let registry = self.daemon.core.registry();
-        let waited = tokio::time::timeout(
-            WAIT,
-            scv_bridge::testing::wait_for_state(&registry, ACCOUNT, state),
-        )
-        .await;
-        assert!(waited.is_ok(), "not {state:?} in time: {:?}", self.health());
     }
 
     /// Waits until the gateway session is up (READY seen by the fake's socket).
@@ -173,31 +126,6 @@ impl Harness {
             "timed out waiting for {what}; health {:?}",
             self.health()
         );
-    }
-
-    /// Waits until `cond` holds on the account's health.
-    pub async fn until_health(&self, what: &str, cond: impl Fn(&ComponentHealth) -> bool) {
-        let cell = self.daemon.core.registry().cell(ACCOUNT).expect("cell");
-        let mut changes = cell.subscribe();
-        let waited = tokio::time::timeout(WAIT, async {
-            while !cond(&cell.get()) {
-                if changes.changed().await.is_err() {
-                    return;
-                }
-            }
-        })
-        .await;
-        assert!(
-            waited.is_ok() && cond(&cell.get()),
-            "timed out waiting for {what}: {:?}",
-            self.health()
-        );
-    }
-
-    /// Waits until the pipeline is quiet.
-    pub async fn settle(&self) {
-        let quiet = tokio::time::timeout(WAIT, self.conversation.quiescent()).await;
-        assert!(quiet.is_ok(), "the pipeline never went quiet");
     }
 
     /// What the bot sent to `to` (a `user_openid` or `group_openid`), in order.
@@ -216,12 +144,7 @@ impl Harness {
 
     /// Stops the daemon; nothing may be abandoned. Returns the fake and the directory.
     pub async fn stop(self) -> (FakeQq, tempfile::TempDir, Config) {
-        let report = self.daemon.stop().await;
-        assert!(
-            report.abandoned.is_empty(),
-            "abandoned: {:?}",
-            report.abandoned
-        );
-        (self.fake, self.dir, self.config)
+        let config = self.bed.stop().await;
+        (self.fake, self.dir, config)
     }
 }

@@ -1,106 +1,26 @@
 //! The daemon with one WeCom account, built by the real platform factory, against the fake
-//! WeCom long connection over real sockets.
+//! WeCom long connection over real sockets: the fake, the stored login and the table; the rest
+//! is the shared platform bed.
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
-use scv_bridge::adapters::{PlatformFactory, PlatformParts};
-use scv_bridge::agent::{Agent, AgentError, SessionKey, TurnOutput, TurnRequest};
+use scv_bridge::agent::Agent;
 use scv_bridge::clock::Clock;
-use scv_bridge::config::{AccountSpec, Config};
-use scv_bridge::conversation::{ButtonAnswers, ButtonPress, Conversation, PressOutcome};
-use scv_bridge::daemon::{self, RunningDaemon};
-use scv_bridge::port::Ports;
-use scv_bridge::protocol::{ComponentHealth, ComponentState};
+use scv_bridge::config::Config;
+use scv_bridge::conversation::ButtonAnswers;
 use scv_bridge::secrets::{CredentialStore, Credentials};
-use scv_bridge::supervisor::{Component, ComponentFactory, LifecyclePolicy};
+use scv_bridge::testing::platform_bed::{self, Bed, BedRun};
 use scv_wecom::fake::{FakeConfig, FakeWeCom};
-use tokio_util::sync::CancellationToken;
 
-/// Upper bound of any wait; passing tests finish far sooner.
-pub const WAIT: Duration = Duration::from_secs(20);
+pub use scv_bridge::testing::platform_bed::{Presses, ScriptedAgent as TestAgent, WAIT};
 
 /// The account every test runs.
 pub const ACCOUNT: &str = "wecom:bot";
 
 /// The owner's userid (mixed case on purpose: ids are case-sensitive).
 pub const OWNER: &str = "ZhangSan";
-
-/// An agent that answers `answer(prompt)` at once and records what it was asked.
-pub struct TestAgent {
-    answer: Box<dyn Fn(&str) -> String + Send + Sync>,
-    pub prompts: Mutex<Vec<String>>,
-    pub attachments: Mutex<Vec<scv_bridge::agent::Attachment>>,
-}
-
-impl TestAgent {
-    /// Answers "echo: <prompt>".
-    pub fn echo() -> Arc<Self> {
-        Self::answering(|p| format!("echo: {p}"))
-    }
-
-    /// Answers with `answer(prompt)`.
-    pub fn answering(answer: impl Fn(&str) -> String + Send + Sync + 'static) -> Arc<Self> {
-        Arc::new(TestAgent {
-            answer: Box::new(answer),
-            prompts: Mutex::default(),
-            attachments: Mutex::default(),
-        })
-    }
-
-    pub fn prompts(&self) -> Vec<String> {
-        self.prompts.lock().map(|p| p.clone()).unwrap_or_default()
-    }
-}
-
-impl Agent for TestAgent {
-    fn turn(
-        &self,
-        req: TurnRequest,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<TurnOutput, AgentError>> {
-        Box::pin(async move {
-            if let Ok(mut p) = self.prompts.lock() {
-                p.push(req.prompt.clone());
-            }
-            if let Ok(mut a) = self.attachments.lock() {
-                a.extend(req.attachments.iter().cloned());
-            }
-            Ok(TurnOutput {
-                text: (self.answer)(&req.prompt),
-                ..Default::default()
-            })
-        })
-    }
-
-    fn reset<'a>(&'a self, _session: &'a SessionKey) -> BoxFuture<'a, Result<(), AgentError>> {
-        Box::pin(async { Ok(()) })
-    }
-}
-
-/// Records every button press handed to the port's answers.
-#[derive(Default)]
-pub struct Presses {
-    pub seen: Mutex<Vec<ButtonPress>>,
-}
-
-impl Presses {
-    pub fn seen(&self) -> Vec<ButtonPress> {
-        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-}
-
-impl ButtonAnswers for Presses {
-    fn press(&self, press: ButtonPress) -> BoxFuture<'_, PressOutcome> {
-        if let Ok(mut s) = self.seen.lock() {
-            s.push(press);
-        }
-        Box::pin(async { PressOutcome::NotOpen(None) })
-    }
-}
 
 /// How to start.
 pub struct Setup {
@@ -142,42 +62,24 @@ pub fn login(fake: &FakeConfig) -> Credentials {
 
 /// Writes the configuration pointing at `url` with `table` lines and loads it.
 pub fn write_config(dir: &Path, url: &str, table: &str) -> Config {
-    let path = dir.join("config.toml");
-    let text = format!(
-        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n[wecom.bot]\nurl = \"{url}\"\n{table}",
-        dir.join("state").display(),
-        dir.join("run").join("daemon.sock").display(),
-    );
-    std::fs::write(&path, text).expect("write config");
-    Config::load(&path).expect("config")
+    platform_bed::write_config(dir, "wecom.bot", &format!("url = \"{url}\"\n{table}"))
 }
 
-/// What runs the account: the agent, the presses' receiver, the clock.
-struct Run {
-    agent: Arc<dyn Agent>,
-    presses: Option<Arc<Presses>>,
-    clock: Option<Clock>,
-}
-
-/// Builds the WeCom account on ports with a clock of the test's own.
-struct Clocked(Ports);
-
-impl ComponentFactory for Clocked {
-    fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        scv_bridge::adapters::wecom::build(self.0.port(spec))
-    }
-}
-
-/// A running daemon with one WeCom account and its fake.
+/// A running daemon with one WeCom account and its fake; the daemon's waits are the bed's.
 pub struct Harness {
     pub fake: Arc<FakeWeCom>,
-    pub daemon: RunningDaemon,
     pub agent: Arc<TestAgent>,
-    pub conversation: Arc<Conversation>,
-    pub credentials: CredentialStore,
-    pub config: Config,
     pub presses: Option<Arc<Presses>>,
+    pub bed: Bed,
+    /// The directory the state lives in; kept for a restart.
     pub dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Harness {
+    type Target = Bed;
+    fn deref(&self) -> &Bed {
+        &self.bed
+    }
 }
 
 impl Harness {
@@ -191,12 +93,12 @@ impl Harness {
             creds.save(ACCOUNT, c).expect("save credentials");
         }
         let agent: Arc<dyn Agent> = setup.other_agent.unwrap_or_else(|| setup.agent.clone());
-        let run = Run {
-            agent,
-            presses: setup.presses,
+        let run = BedRun {
+            answers: setup.presses.clone().map(|p| p as Arc<dyn ButtonAnswers>),
             clock: setup.clock,
+            ..BedRun::agent(agent)
         };
-        Self::start_with(fake, dir, config, setup.agent, run).await
+        Self::start_with(fake, dir, config, setup.agent, setup.presses, run).await
     }
 
     /// Starts the daemon on a prepared fake, directory and configuration (a restart).
@@ -207,12 +109,11 @@ impl Harness {
         agent: Arc<TestAgent>,
         presses: Option<Arc<Presses>>,
     ) -> Harness {
-        let run = Run {
-            agent: agent.clone(),
-            presses,
-            clock: None,
+        let run = BedRun {
+            answers: presses.clone().map(|p| p as Arc<dyn ButtonAnswers>),
+            ..BedRun::agent(agent.clone())
         };
-        Self::start_with(fake, dir, config, agent, run).await
+        Self::start_with(fake, dir, config, agent, presses, run).await
     }
 
     async fn start_with(
@@ -220,77 +121,24 @@ impl Harness {
         dir: tempfile::TempDir,
         config: Config,
         agent: Arc<TestAgent>,
-        run: Run,
+        presses: Option<Arc<Presses>>,
+        run: BedRun,
     ) -> Harness {
-        let creds = CredentialStore::Files(config.state_dir.join("credentials"));
-        let slot: Arc<Mutex<Option<Arc<Conversation>>>> = Arc::default();
-        let Run {
-            agent: agent_dyn,
-            presses,
-            clock,
-        } = run;
-        let (slot2, agent_config) = (slot.clone(), config.agent.clone());
-        let answers = presses.clone();
-        let make =
-            move |c: &CredentialStore, s: &scv_bridge::store::Store| -> Arc<dyn ComponentFactory> {
-                let conversation = Conversation::new(s.clone(), agent_dyn);
-                if let Ok(mut slot) = slot2.lock() {
-                    *slot = Some(conversation.clone());
-                }
-                let parts = PlatformParts {
-                    credentials: c.clone(),
-                    store: s.clone(),
-                    conversation,
-                    agent: agent_config,
-                    mail: Default::default(),
-                };
-                match (answers, clock.clone()) {
-                    (_, Some(clock)) => Arc::new(Clocked(parts.ports().with_clock(clock))),
-                    (Some(a), None) => PlatformFactory::with_answers(parts, a),
-                    (None, None) => PlatformFactory::new(parts),
-                }
-            };
-        let daemon = daemon::start(config.clone(), make, LifecyclePolicy::default())
-            .await
-            .expect("daemon starts");
-        let conversation = slot
-            .lock()
-            .ok()
-            .and_then(|s| s.clone())
-            .expect("conversation");
+        let bed = Bed::start(config, ACCOUNT, run).await;
         Harness {
             fake,
-            daemon,
             agent,
-            conversation,
-            credentials: creds,
-            config,
             presses,
+            bed,
             dir,
         }
     }
 
-    /// The account's health now.
-    pub fn health(&self) -> ComponentHealth {
-        let cell = self.daemon.core.registry().cell(ACCOUNT).expect("cell");
-        ComponentHealth::clone(&cell.get())
-    }
-
     /// Waits until the account is connected and the fake has its subscription.
     pub async fn connected(&self) {
-        self.wait_state(ComponentState::Connected).await;
+        self.wait_state(scv_bridge::protocol::ComponentState::Connected)
+            .await;
         self.until("the subscription", |f| f.subscribed()).await;
-    }
-
-    /// Waits until the account is in `state`.
-    pub async fn wait_state(&self, state: ComponentState) {
-        let registry = self.daemon.core.registry();
-        let waited = tokio::time::timeout(
-            WAIT,
-            scv_bridge::testing::wait_for_state(&registry, ACCOUNT, state),
-        )
-        .await;
-        assert!(waited.is_ok(), "not {state:?} in time: {:?}", self.health());
     }
 
     /// Waits until `cond` holds on the fake.
@@ -300,31 +148,6 @@ impl Harness {
             "timed out waiting for {what}; health {:?}",
             self.health()
         );
-    }
-
-    /// Waits until `cond` holds on the account's health.
-    pub async fn until_health(&self, what: &str, cond: impl Fn(&ComponentHealth) -> bool) {
-        let cell = self.daemon.core.registry().cell(ACCOUNT).expect("cell");
-        let mut changes = cell.subscribe();
-        let waited = tokio::time::timeout(WAIT, async {
-            while !cond(&cell.get()) {
-                if changes.changed().await.is_err() {
-                    return;
-                }
-            }
-        })
-        .await;
-        assert!(
-            waited.is_ok() && cond(&cell.get()),
-            "timed out waiting for {what}: {:?}",
-            self.health()
-        );
-    }
-
-    /// Waits until the pipeline is quiet.
-    pub async fn settle(&self) {
-        let quiet = tokio::time::timeout(WAIT, self.conversation.quiescent()).await;
-        assert!(quiet.is_ok(), "the pipeline never went quiet");
     }
 
     /// Finished bubbles (answers on a message's handle), in the order they were opened.
@@ -362,12 +185,7 @@ impl Harness {
 
     /// Stops the daemon; nothing may be abandoned.
     pub async fn stop(self) -> (Arc<FakeWeCom>, tempfile::TempDir, Config) {
-        let report = self.daemon.stop().await;
-        assert!(
-            report.abandoned.is_empty(),
-            "abandoned: {:?}",
-            report.abandoned
-        );
-        (self.fake, self.dir, self.config)
+        let config = self.bed.stop().await;
+        (self.fake, self.dir, config)
     }
 }
