@@ -1,7 +1,8 @@
 //! WeChat, Feishu, Telegram, WeCom, DingTalk and QQ, each a platform crate turned into a
 //! `Component` over an account port;
 //! the platform registry (`platform`, one value per channel, mail's included) and the factory
-//! that builds each account through it (mail is its own area, `crate::mail`).
+//! that builds each account through it, from its port (mail is its own area, `crate::mail`,
+//! built from the port like every other platform).
 
 pub mod dingtalk;
 #[cfg(feature = "testing")]
@@ -17,7 +18,7 @@ pub mod telegram;
 pub mod wechat;
 pub mod wecom;
 
-pub use platform::{BuildParts, Platform};
+pub use platform::Platform;
 
 use std::sync::Arc;
 
@@ -28,9 +29,9 @@ use crate::secrets::CredentialStore;
 use crate::store::Store;
 use crate::supervisor::{Component, ComponentFactory};
 
-/// The daemon's parts the platform factory builds accounts from. WeChat and Feishu get only a
-/// [`AccountPort`] cut from them; mail (IMAP, triage, digests, mail chat: its own area beside
-/// conversation and confirm) gets them whole.
+/// The daemon's parts the platform factory cuts every account's port from
+/// ([`crate::port::AccountPort`]); no platform sees them whole. Made by the composition root
+/// and the tests' daemons.
 #[derive(Clone)]
 pub struct PlatformParts {
     /// Where credentials (tokens, secrets, the owner id) are kept.
@@ -39,48 +40,38 @@ pub struct PlatformParts {
     pub store: Store,
     /// The conversation pipeline.
     pub conversation: Arc<Conversation>,
-    /// The agent configuration (the mail triage's model endpoint).
+    /// The agent configuration (the mail triage's model endpoint, lent to mail's accounts only).
     pub agent: AgentConfig,
     /// What mail accounts share: the `timezone`, the clock, the mail-chat router.
     pub mail: crate::mail::MailEnv,
 }
 
 impl PlatformParts {
-    /// What ports are cut from.
+    /// What ports are cut from; mail's accounts find what they share in them
+    /// ([`crate::mail::MailShared`]: the mail environment and the triage's agent endpoint).
     pub fn ports(&self) -> Ports {
         Ports::new(
             self.store.clone(),
             self.credentials.clone(),
             self.conversation.clone(),
         )
-    }
-
-    /// What the mail area is built from.
-    pub fn mail_parts(&self) -> crate::mail::MailParts {
-        crate::mail::MailParts {
-            credentials: self.credentials.clone(),
-            store: self.store.clone(),
-            conversation: self.conversation.clone(),
-            agent: self.agent.clone(),
-            env: self.mail.clone(),
-            ports: self.ports(),
-        }
+        .with_shared(crate::mail::MailShared::new(
+            self.mail.clone(),
+            self.agent.clone(),
+        ))
     }
 }
 
-/// Builds the real component for each account, through its platform.
+/// Builds the real component for each account, through its platform, from its port.
 pub struct PlatformFactory {
-    parts: BuildParts,
+    ports: Ports,
 }
 
 impl PlatformFactory {
     /// A factory building every account from `parts`.
     pub fn new(parts: PlatformParts) -> Arc<Self> {
         Arc::new(PlatformFactory {
-            parts: BuildParts {
-                ports: parts.ports(),
-                mail: parts.mail_parts(),
-            },
+            ports: parts.ports(),
         })
     }
 
@@ -91,17 +82,14 @@ impl PlatformFactory {
         answers: Arc<dyn crate::conversation::ButtonAnswers>,
     ) -> Arc<Self> {
         Arc::new(PlatformFactory {
-            parts: BuildParts {
-                ports: parts.ports().with_answers(answers),
-                mail: parts.mail_parts(),
-            },
+            ports: parts.ports().with_answers(answers),
         })
     }
 }
 
 impl ComponentFactory for PlatformFactory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        platform(spec.key.channel).build(&self.parts, spec)
+        platform(spec.key.channel).build(self.ports.port(spec))
     }
 }
 

@@ -4,7 +4,7 @@
 //!
 //! Each platform makes its own value (`wechat::PLATFORM`, `feishu::PLATFORM`,
 //! `telegram::PLATFORM`, `wecom::PLATFORM`, `dingtalk::PLATFORM`, `qq::PLATFORM`, and mail's in
-//! `adapters/mail_platform.rs`); `adapters::platform` is the one place that maps a [`Channel`]
+//! `adapters/mail_platform/`); `adapters::platform` is the one place that maps a [`Channel`]
 //! to it. Callers
 //! iterate `Channel::ALL` and ask the value; none matches on a channel themselves, so a new
 //! platform is its folder, its `Channel` variant and one line in [`platform`].
@@ -13,22 +13,12 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
-use crate::config::{AccountSpec, Channel};
-use crate::port::Ports;
+use crate::config::Channel;
+use crate::port::AccountPort;
 use crate::port::login_flow::LoginFlow;
 use crate::probe::{Check, ProbeInput};
 use crate::secrets::{BotIdentity, Credentials};
 use crate::supervisor::{Capabilities, Component};
-
-/// What accounts are built from: the ports every platform's account is cut from, and (until
-/// mail goes through the port too) the mail area's parts.
-#[derive(Clone)]
-pub struct BuildParts {
-    /// The daemon's ports (store, credentials, pipeline), one cut per account.
-    pub ports: Ports,
-    /// What the mail area is built from.
-    pub mail: crate::mail::MailParts,
-}
 
 /// One platform. Implementations are stateless values; every method is cheap.
 pub trait Platform: Send + Sync + 'static {
@@ -49,8 +39,9 @@ pub trait Platform: Send + Sync + 'static {
     /// none, or a platform without bots (mail).
     fn bot(&self, login: &Credentials) -> Option<BotIdentity>;
 
-    /// The component for one account of this platform.
-    fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component>;
+    /// The component for one account of this platform, from its port (the account's spec is
+    /// `port.spec()`); every platform, mail included, is built from the port alone.
+    fn build(&self, port: AccountPort) -> Arc<dyn Component>;
 
     /// Its login, as steps `login`, `init` (and the console) walk with any UI.
     fn login(&self) -> &'static dyn LoginFlow;

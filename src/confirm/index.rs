@@ -1,10 +1,13 @@
-//! The questions in memory: what `wants` (sync, on every inbound message) and the deadline loop read.
+//! The question store: the questions in memory and every change of their state there, pure (no
+//! store, no outbox, no clock: the service passes `now` in and does the I/O around each
+//! change). What `wants` (sync, on every inbound message) and the deadline loop read.
 
-use crate::ids::QuestionId;
 use std::collections::BTreeMap;
 
 use super::db::Row;
 use super::parse::{self, TextAnswer};
+pub use super::question::Question;
+use super::question::parse_id;
 use crate::config::AccountKey;
 use crate::conversation::AnswerClaim;
 use crate::protocol::ConfirmState;
@@ -19,40 +22,6 @@ pub const KEEP_CLOSED_MS: u64 = 60 * 60_000;
 pub const FIRST_CHECK_MS: u64 = 5_000;
 /// Later looks, while it has not.
 pub const CHECK_EVERY_MS: u64 = 15_000;
-
-/// One question as the service tracks it.
-#[derive(Debug, Clone)]
-pub struct Question {
-    /// What is stored.
-    pub row: Row,
-    /// The account asked (None: it had nowhere to go).
-    pub account: Option<AccountKey>,
-    /// The last `confirm_ask` / `confirm_status` about it.
-    pub last_poll_ms: u64,
-    /// The question message has left the outbox.
-    pub delivered: bool,
-    /// When to look at the outbox next (undelivered, pending questions only).
-    pub next_check_ms: u64,
-    /// This service put "a question waits ..." in the account's health.
-    pub noted: bool,
-}
-
-impl Question {
-    /// The wire id.
-    pub fn id(&self) -> String {
-        QuestionId(self.row.seq).to_string()
-    }
-
-    /// When it becomes due for expiry (or failure), in Unix ms.
-    pub fn deadline_ms(&self) -> u64 {
-        self.row.deadline_unix * 1000
-    }
-
-    /// When it becomes due for withdrawal, in Unix ms.
-    pub fn withdraw_ms(&self) -> u64 {
-        self.last_poll_ms + WITHDRAW_AFTER_MS
-    }
-}
 
 /// What is due for a question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +45,15 @@ pub enum Target {
     Several(Vec<(String, String)>),
     /// Nothing in this chat (it closed and was forgotten meanwhile).
     Nothing,
+}
+
+/// Why [`Index::pick`] found no one question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// No question has this id, and no pending one this code.
+    NotFound,
+    /// Several pending questions use this code: answer by id.
+    Several,
 }
 
 /// Every question the service remembers, by `seq`.
@@ -108,6 +86,71 @@ impl Index {
     /// Forgets a question.
     pub fn remove(&mut self, seq: i64) {
         self.questions.remove(&seq);
+    }
+
+    /// A poll (`confirm_status`) keeps a pending question alive; returns it as it is now.
+    pub fn polled(&mut self, seq: i64, now_ms: u64) -> Option<Question> {
+        let q = self.questions.get_mut(&seq)?;
+        if q.row.state == ConfirmState::Pending {
+            q.last_poll_ms = now_ms;
+        }
+        Some(q.clone())
+    }
+
+    /// The store closed (or found closed) question `seq` as `row`: the remembered question takes
+    /// the stored row. Returns it, or `None` when it is not remembered.
+    pub fn closed(&mut self, seq: i64, row: Row) -> Option<Question> {
+        let q = self.questions.get_mut(&seq)?;
+        q.row = row;
+        Some(q.clone())
+    }
+
+    /// The question message went out: delivered, with the platform's message id and the chat it
+    /// landed in (kept only when it is not the chat asked). Returns it.
+    pub fn sent(
+        &mut self,
+        seq: i64,
+        msg: Option<String>,
+        chat: Option<String>,
+    ) -> Option<Question> {
+        let q = self.questions.get_mut(&seq)?;
+        q.delivered = true;
+        q.row.platform_msg = msg;
+        q.row.platform_chat = chat.filter(|c| *c != q.row.chat);
+        Some(q.clone())
+    }
+
+    /// Look at whether question `seq` went out again at `at_ms`.
+    pub fn check_at(&mut self, seq: i64, at_ms: u64) {
+        if let Some(q) = self.questions.get_mut(&seq) {
+            q.next_check_ms = at_ms;
+        }
+    }
+
+    /// Records whether the service's "a question waits" note in health is (still) about `seq`.
+    pub fn set_noted(&mut self, seq: i64, noted: bool) {
+        if let Some(q) = self.questions.get_mut(&seq) {
+            q.noted = noted;
+        }
+    }
+
+    /// The question an answer given outside text names: `q-7`, or a code (`7F`) exactly one
+    /// pending question has.
+    pub fn pick(&self, id_or_code: &str) -> Result<i64, Pick> {
+        if let Some(seq) = parse_id(id_or_code) {
+            return Ok(seq);
+        }
+        if !parse::is_code(id_or_code) {
+            return Err(Pick::NotFound);
+        }
+        match self
+            .pending_with_code(&id_or_code.to_ascii_uppercase())
+            .as_slice()
+        {
+            [one] => Ok(*one),
+            [] => Err(Pick::NotFound),
+            _ => Err(Pick::Several),
+        }
     }
 
     /// Questions of one chat (asked there, or landed there).
@@ -259,36 +302,9 @@ impl Index {
 
 #[cfg(test)]
 mod tests {
+    use super::super::question::tests::q;
     use super::*;
     use crate::config::Channel;
-
-    fn q(seq: i64, chat: &str, code: &str, state: ConfirmState) -> Question {
-        Question {
-            row: Row {
-                seq,
-                account: "wechat:phone".into(),
-                chat: chat.into(),
-                code: code.into(),
-                question: format!("question {seq}"),
-                state,
-                reason: None,
-                created_ms: 0,
-                deadline_unix: 1_000,
-                message_key: format!("confirm/q-{seq}/ask"),
-                answer_msg: None,
-                closed_ms: (state != ConfirmState::Pending).then_some(10_000),
-                platform_msg: None,
-                platform_chat: None,
-                offers_always: false,
-                always: false,
-            },
-            account: Some(AccountKey::new(Channel::Wechat, "phone")),
-            last_poll_ms: 0,
-            delivered: true,
-            next_check_ms: 0,
-            noted: false,
-        }
-    }
 
     fn acc() -> AccountKey {
         AccountKey::new(Channel::Wechat, "phone")
@@ -393,5 +409,108 @@ mod tests {
         let mut i = Index::default();
         i.put(x);
         assert_eq!(i.next_wake(), Some(5_000));
+    }
+
+    #[test]
+    fn a_poll_keeps_only_a_pending_question_alive() {
+        let mut i = Index::default();
+        i.put(q(1, "o", "7F", ConfirmState::Pending));
+        i.put(q(2, "o", "3K", ConfirmState::Yes));
+        assert_eq!(i.polled(1, 40_000).map(|q| q.last_poll_ms), Some(40_000));
+        assert_eq!(
+            i.polled(2, 40_000).map(|q| q.last_poll_ms),
+            Some(0),
+            "a closed question is not kept alive"
+        );
+        assert!(i.polled(9, 40_000).is_none(), "not remembered");
+    }
+
+    #[test]
+    fn a_close_takes_the_stored_row() {
+        let mut i = Index::default();
+        i.put(q(1, "o", "7F", ConfirmState::Pending));
+        let stored = q(1, "o", "7F", ConfirmState::Expired).row;
+        let closed = i.closed(1, stored.clone()).expect("remembered");
+        assert_eq!(closed.row.state, ConfirmState::Expired);
+        assert_eq!(i.get(1).map(|q| q.row.state), Some(ConfirmState::Expired));
+        assert_eq!(
+            Index::due_one(&closed, 10_000),
+            None,
+            "closed: nothing due yet"
+        );
+        assert!(i.closed(9, stored).is_none(), "not remembered");
+    }
+
+    #[test]
+    fn a_sent_question_is_delivered_and_answers_come_from_where_it_landed() {
+        let mut i = Index::default();
+        let mut x = q(1, "ou_owner", "7F", ConfirmState::Pending);
+        x.delivered = false;
+        x.next_check_ms = 5_000;
+        i.put(x);
+        assert_eq!(
+            Index::due_one(i.get(1).expect("q"), 5_000),
+            Some(Due::CheckDelivery)
+        );
+        let sent = i
+            .sent(1, Some("m-1".into()), Some("ou_owner".into()))
+            .expect("remembered");
+        assert!(sent.delivered);
+        assert_eq!(sent.row.platform_msg.as_deref(), Some("m-1"));
+        assert_eq!(sent.row.platform_chat, None, "landed in the chat asked");
+        assert_eq!(Index::due_one(&sent, 5_000), None, "nothing left to check");
+        let sent = i.sent(1, None, Some("oc_p2p".into())).expect("remembered");
+        assert_eq!(sent.row.platform_chat.as_deref(), Some("oc_p2p"));
+        assert_eq!(i.claims(&acc(), "oc_p2p", &ans(None), 0), AnswerClaim::Open);
+    }
+
+    #[test]
+    fn a_delivery_check_moves_to_the_time_it_is_given() {
+        let mut i = Index::default();
+        let mut x = q(1, "o", "7F", ConfirmState::Pending);
+        x.delivered = false;
+        i.put(x);
+        i.check_at(1, 20_000);
+        assert_eq!(i.next_wake(), Some(20_000));
+        assert_eq!(i.due(19_999), vec![]);
+        assert_eq!(i.due(20_000), vec![(1, Due::CheckDelivery)]);
+    }
+
+    #[test]
+    fn a_note_stays_while_another_question_of_the_account_has_one() {
+        let mut i = Index::default();
+        i.put(q(1, "o", "7F", ConfirmState::Pending));
+        i.put(q(2, "o", "3K", ConfirmState::Pending));
+        i.set_noted(1, true);
+        assert!(!i.others_noted(&acc(), 1), "no other question noted");
+        i.set_noted(2, true);
+        i.set_noted(2, false);
+        assert!(i.others_noted(&acc(), 2), "question 1 still has its note");
+        i.set_noted(1, false);
+        assert!(!i.others_noted(&acc(), 2), "the last note went");
+        i.set_noted(9, true);
+        assert!(
+            !i.others_noted(&acc(), 1),
+            "a question not remembered has no note"
+        );
+    }
+
+    #[test]
+    fn an_answer_outside_text_names_its_question_by_id_or_by_a_code_only_one_has() {
+        let mut i = Index::default();
+        i.put(q(1, "o", "7F", ConfirmState::Pending));
+        i.put(q(2, "other", "7F", ConfirmState::Pending));
+        i.put(q(3, "o", "3K", ConfirmState::Pending));
+        i.put(q(4, "o", "9X", ConfirmState::Yes));
+        assert_eq!(i.pick("q-2"), Ok(2));
+        assert_eq!(
+            i.pick("q-99"),
+            Ok(99),
+            "an id is checked by whoever reads it"
+        );
+        assert_eq!(i.pick("3k"), Ok(3), "codes are read in either case");
+        assert_eq!(i.pick("7F"), Err(Pick::Several));
+        assert_eq!(i.pick("9X"), Err(Pick::NotFound), "closed");
+        assert_eq!(i.pick("nonsense"), Err(Pick::NotFound));
     }
 }

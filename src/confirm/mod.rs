@@ -22,6 +22,7 @@ pub mod cli;
 mod db;
 mod index;
 mod parse;
+mod question;
 pub(crate) mod route;
 mod service;
 mod text;

@@ -14,10 +14,9 @@ use tokio::sync::watch;
 use super::Account;
 use super::report::Flush;
 use crate::config::AccountKey;
-use crate::conversation::{
-    AccountLink, ChatId, Conversation, Inbound, MAIL_ACCOUNTS_START, MailChatHandler,
-};
+use crate::conversation::{AccountLink, ChatId, Inbound, MAIL_ACCOUNTS_START, MailChatHandler};
 use crate::mail::triage::db::{self, PendingReply};
+use crate::port::Relay;
 use crate::words::{self, Lang, MailChat};
 
 /// How the owner confirms a drafted reply. Today a stored pending reply answered with a plain
@@ -86,7 +85,7 @@ impl MailChatRouter {
 
     /// Adds (or replaces) a running account; installs the router on first use, after listing
     /// the account, so messages that waited for the handler find the account that installed it.
-    pub(super) fn register(self: &Arc<Self>, conv: &Arc<Conversation>, acct: &Arc<Account>) {
+    pub(super) fn register(self: &Arc<Self>, conv: &Relay, acct: &Arc<Account>) {
         if let Ok(mut list) = self.accounts.lock() {
             list.retain(|w| w.upgrade().is_some_and(|a| a.key != acct.key));
             list.push(Arc::downgrade(acct));
@@ -437,13 +436,10 @@ async fn draft(
 }
 
 async fn password(a: &Account) -> Option<scv_mail::Password> {
-    let creds = a.ctx.credentials.clone();
-    let id = a.id.clone();
-    let c = tokio::task::spawn_blocking(move || creds.load(&id))
+    a.login()
         .await
         .ok()?
-        .ok()??;
-    c.get(super::PASSWORD_FIELD)
+        .get(super::PASSWORD_FIELD)
         .map(|p| scv_mail::Password::new(p.expose()))
 }
 

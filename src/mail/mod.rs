@@ -1,7 +1,8 @@
 //! The mail area, beside conversation and confirm: the account component that watches one
 //! mailbox, claims and triages new mail ([`triage`]) and sends digests to the account's mail chat
-//! (`report_to`). It implements the same `Component` interface as the chat platforms, but owns
-//! its tables (claims, decisions, digests), so it is handed [`MailParts`] rather than a port.
+//! (`report_to`). It is built from its account's port like every chat platform
+//! (`adapters::platform`), and keeps its own tables (claims, decisions, digests, drafted
+//! replies), which the port lends it as [`crate::port::Tables`].
 //!
 //! - `watch`: the IMAP loop (baseline, claim, decide, IDLE).
 //! - `report`: digests (build, send once, the daily cap) and the health counters.
@@ -32,27 +33,43 @@ use tokio_util::sync::CancellationToken;
 pub use chat::{MailChatRouter, ReplyConfirmation, TextConfirmation};
 
 use crate::clock::Clock;
-use crate::config::{AccountKey, AccountSpec, ChannelSettings, MailSettings, MailTls};
+use crate::config::{AccountKey, AccountSpec, AgentConfig, ChannelSettings, MailSettings, MailTls};
 use crate::failure::{Action, general};
 use crate::mail::triage::model::{OpenAiTriage, TriageModel};
+use crate::port::{AccountPort, Owners, Relay, Tables};
+use crate::secrets::Credentials;
 use crate::store::StoreError;
 use crate::supervisor::{Component, ComponentError, HealthHandle};
 
-/// What the daemon hands the mail area to build an account with.
+/// What every mail account shares, set in the ports by the composition root
+/// (`adapters::PlatformParts::ports`) and found by each account in its own port
+/// (`AccountPort::shared`): the mail environment, and the agent configuration the triage model
+/// is made from at each build (so a rebuilt account reads the model key anew). Only mail names
+/// this type, so no other platform reaches the agent configuration through it.
 #[derive(Clone)]
-pub struct MailParts {
-    /// Where the IMAP password and the reply address are kept.
-    pub credentials: crate::secrets::CredentialStore,
-    /// The state store: the mail tables (claims, decisions, digests, pending replies).
-    pub store: crate::store::Store,
-    /// The pipeline digests and mail-chat answers go out through.
-    pub conversation: Arc<crate::conversation::Conversation>,
-    /// The agent configuration (the triage's model endpoint).
-    pub agent: crate::config::AgentConfig,
-    /// What mail accounts share: the `timezone`, the clock, the mail-chat router.
-    pub env: MailEnv,
-    /// Ports for the one case a mail account is not a mailbox (it reports itself unavailable).
-    pub ports: crate::port::Ports,
+pub struct MailShared {
+    env: MailEnv,
+    agent: AgentConfig,
+}
+
+impl MailShared {
+    /// What mail accounts built from these ports share.
+    pub fn new(env: MailEnv, agent: AgentConfig) -> Self {
+        MailShared { env, agent }
+    }
+}
+
+/// What the port lends a mail account beyond its own login, cut from it once at build. The
+/// names are the ones the digests (`report.rs`) read.
+#[derive(Clone)]
+struct Lent {
+    /// Its own tables: claims, decisions, digests, drafted replies.
+    store: Tables,
+    /// The pipeline of the account its digests and mail-chat answers go out through.
+    conversation: Relay,
+    /// Who owns the account `report_to` names (the owner's chat is the mail chat); owners only,
+    /// never another login's secrets.
+    credentials: Owners,
 }
 
 /// Log directives a daemon must add to its filter: async-imap and lettre log raw protocol
@@ -106,7 +123,9 @@ pub(crate) struct Account {
     report_to: Option<AccountKey>,
     /// The language of its digests (`auto`: the mail chat's remembered one).
     language: crate::words::Language,
-    ctx: MailParts,
+    /// Its port: its own login (the password, the reply address).
+    port: AccountPort,
+    ctx: Lent,
     env: MailEnv,
     model: Option<Arc<dyn TriageModel>>,
     budget: u64,
@@ -125,22 +144,33 @@ pub const LABEL: &str = "mail";
 /// The stored login's field holding the mailbox password (written by mail's login steps).
 pub const PASSWORD_FIELD: &str = "password";
 
-/// The component for one mail account.
-pub fn build(spec: &AccountSpec, ctx: &MailParts) -> Arc<dyn Component> {
-    let ChannelSettings::Mail(settings) = &spec.settings else {
-        return crate::port::unavailable(ctx.ports.port(spec), LABEL);
+/// The component for one mail account, from its port.
+pub fn build(port: AccountPort) -> Arc<dyn Component> {
+    let spec = port.spec().clone();
+    // Ports without mail's shared part are a test's own (the daemon's always carry it); an
+    // account built from them says it cannot run rather than run without its router.
+    let (ChannelSettings::Mail(settings), Some(shared)) =
+        (&spec.settings, port.shared::<MailShared>())
+    else {
+        return crate::port::unavailable(port, LABEL);
     };
-    let env = ctx.env.clone();
+    let env = shared.env.clone();
     let model = env.model.clone().or_else(|| {
-        OpenAiTriage::from_config(&ctx.agent).map(|m| Arc::new(m) as Arc<dyn TriageModel>)
+        OpenAiTriage::from_config(&shared.agent).map(|m| Arc::new(m) as Arc<dyn TriageModel>)
     });
+    let ctx = Lent {
+        store: port.tables().clone(),
+        conversation: port.relay(),
+        credentials: port.owners(),
+    };
     let account = Arc::new(Account {
         key: spec.key.clone(),
         id: spec.key.to_string(),
         settings: settings.clone(),
         report_to: settings.report_to.clone(),
         language: spec.language,
-        ctx: ctx.clone(),
+        port,
+        ctx,
         env,
         model,
         budget: settings
@@ -157,10 +187,7 @@ pub fn build(spec: &AccountSpec, ctx: &MailParts) -> Arc<dyn Component> {
         wake: Notify::new(),
         last_check: AtomicU64::new(0),
     });
-    Arc::new(MailComponent {
-        account,
-        spec: spec.clone(),
-    })
+    Arc::new(MailComponent { account, spec })
 }
 
 /// The supervised component: the IMAP loop and the digest loop of one account.
@@ -205,45 +232,28 @@ impl Account {
             .unwrap_or_else(|| "INBOX".to_string())
     }
 
-    /// The account's IMAP password, from the credential store.
-    async fn password(&self, spec: &AccountSpec) -> Result<Password, ComponentError> {
-        let creds = self.ctx.credentials.clone();
-        let id = self.id.clone();
-        let loaded = tokio::task::spawn_blocking(move || creds.load(&id))
-            .await
-            .map_err(|e| ComponentError::transient(general::TASK_FAILED, e.to_string()))?;
-        let relogin = Action::Relogin(spec.key.clone());
-        match loaded {
-            Ok(Some(c)) => match c.get(PASSWORD_FIELD) {
-                Some(p) => Ok(Password::new(p.expose())),
-                None => Err(ComponentError::fatal(
-                    failure::NO_PASSWORD,
-                    "no mail password stored",
-                    relogin,
-                )),
-            },
-            Ok(None) => Err(ComponentError::fatal(
-                general::NOT_LOGGED_IN,
-                "not logged in",
-                relogin,
-            )),
-            Err(e) => Err(ComponentError::fatal(
-                general::CREDENTIALS_UNREADABLE,
-                format!("cannot read credentials: {e}"),
-                relogin,
+    /// The account's stored login, through its port (a missing or unreadable one is fatal
+    /// with the login command, said by the port as for every platform).
+    async fn login(&self) -> Result<Credentials, ComponentError> {
+        self.port.login().await
+    }
+
+    /// The account's IMAP password, from its stored login.
+    async fn password(&self) -> Result<Password, ComponentError> {
+        match self.login().await?.get(PASSWORD_FIELD) {
+            Some(p) => Ok(Password::new(p.expose())),
+            None => Err(ComponentError::fatal(
+                failure::NO_PASSWORD,
+                "no mail password stored",
+                Action::Relogin(self.key.clone()),
             )),
         }
     }
 
     /// The address replies are sent from: the stored `address`, else the login if it is one.
     async fn own_address(&self) -> String {
-        let creds = self.ctx.credentials.clone();
-        let id = self.id.clone();
-        let stored = tokio::task::spawn_blocking(move || creds.load(&id))
-            .await
-            .ok()
-            .and_then(|r| r.ok().flatten())
-            .and_then(|c| c.get("address").map(|a| a.expose().to_string()));
+        let stored = self.login().await.ok();
+        let stored = stored.and_then(|c| c.get("address").map(|a| a.expose().to_string()));
         stored.unwrap_or_else(|| own_address(&self.settings))
     }
 

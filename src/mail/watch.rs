@@ -23,7 +23,7 @@ pub(super) async fn watch(
     health: &HealthHandle,
     cancel: &CancellationToken,
 ) -> Result<(), ComponentError> {
-    let password = acct.password(spec).await?;
+    let password = acct.password().await?;
     let settings = acct.imap_settings(password);
     let mut imap = tokio::select! {
         r = ImapSession::connect(&settings) => r.map_err(|e| acct.error(spec, &e))?,

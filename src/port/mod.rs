@@ -1,6 +1,9 @@
 //! What the daemon lends each account's adapter: its settings, its own namespaced state, its
 //! stored login, and an inbox into the conversation pipeline. Adapters never see the store, the
 //! conversation, the credential store or the agent configuration; this is the whole seam.
+//! Mail goes through it like every platform: what it needs beyond a chat platform is lent here
+//! too, narrowed to what it does (its own tables, [`Tables`]; the accounts it reports through,
+//! [`Relay`] and [`Owners`]; what its accounts share, [`Shared`]).
 //!
 //! The supervisor hands the account's health to each run; [`AccountPort::attach`] joins the two
 //! into the pipeline's view of the account, built here once for every platform.
@@ -13,14 +16,20 @@ pub mod login_store;
 pub mod pace;
 pub mod pair_owner;
 pub mod pairing;
+mod relay;
 pub mod setup;
+mod shared;
 mod store_pause;
+mod tables;
 mod unavailable;
 
 use std::sync::Arc;
 
 pub use login::{LoginError, StoredLogin, login_hint};
+pub use relay::{Owned, Owners, Relay};
+pub use shared::Shared;
 pub use store_pause::StorePause;
+pub use tables::Tables;
 pub use unavailable::unavailable;
 
 use crate::config::AccountSpec;
@@ -37,8 +46,10 @@ use crate::supervisor::{Capabilities, ComponentError, HealthHandle};
 pub struct AccountPort {
     clock: crate::clock::Clock,
     answers: Option<Arc<dyn ButtonAnswers>>,
+    shared: Shared,
     spec: AccountSpec,
     state: AccountState,
+    tables: Tables,
     credentials: CredentialStore,
     conversation: Arc<Conversation>,
 }
@@ -63,6 +74,7 @@ pub struct LinkParts {
 pub struct Ports {
     clock: crate::clock::Clock,
     answers: Option<Arc<dyn ButtonAnswers>>,
+    shared: Shared,
     store: crate::store::Store,
     credentials: CredentialStore,
     conversation: Arc<Conversation>,
@@ -78,6 +90,7 @@ impl Ports {
         Ports {
             clock: crate::clock::Clock::system(),
             answers: None,
+            shared: Shared::default(),
             store,
             credentials,
             conversation,
@@ -96,12 +109,21 @@ impl Ports {
         self
     }
 
+    /// The same ports, whose accounts find `value` by its type ([`AccountPort::shared`]): what
+    /// one platform's accounts share (mail: its router, time zone and triage model).
+    pub fn with_shared<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.shared = self.shared.with(value);
+        self
+    }
+
     /// The port of `spec`'s account.
     pub fn port(&self, spec: &AccountSpec) -> AccountPort {
         AccountPort {
             clock: self.clock.clone(),
             answers: self.answers.clone(),
+            shared: self.shared.clone(),
             state: AccountState::new(self.store.clone(), spec.key.to_string()),
+            tables: Tables::new(self.store.clone()),
             spec: spec.clone(),
             credentials: self.credentials.clone(),
             conversation: self.conversation.clone(),
@@ -128,6 +150,29 @@ impl AccountPort {
     /// The account's own state: cursor, peers, send records (names are the adapter's).
     pub fn state(&self) -> &AccountState {
         &self.state
+    }
+
+    /// What the composition root set for this platform's accounts to share, found by its type
+    /// (`None`: nothing of that type was set).
+    pub fn shared<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
+        self.shared.get()
+    }
+
+    /// The tables of a platform that keeps its records in tables of its own (mail), rather than
+    /// in [`AccountPort::state`].
+    pub fn tables(&self) -> &Tables {
+        &self.tables
+    }
+
+    /// The pipeline as a platform that speaks through other accounts sees it (mail's digests
+    /// and mail-chat answers go out through the account `report_to` names).
+    pub fn relay(&self) -> Relay {
+        Relay::new(self.conversation.clone())
+    }
+
+    /// Who owns each account (the owner a digest goes to), without their logins' secrets.
+    pub fn owners(&self) -> Owners {
+        Owners::new(self.credentials.clone())
     }
 
     /// The stored login, typed by the adapter; read at the start of every run, so a `login`

@@ -14,7 +14,7 @@ use futures_util::future::BoxFuture;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::adapters::{BuildParts, PlatformParts};
+use crate::adapters::PlatformParts;
 use crate::agent::{
     Agent, AgentError, AgentErrorKind, Attachment, SessionKey, TurnOutput, TurnRequest,
 };
@@ -22,6 +22,7 @@ use crate::clock::Clock;
 use crate::config::{AccountSpec, Config};
 use crate::conversation::{ButtonAnswers, ButtonPress, Conversation, PressOutcome};
 use crate::daemon::{self, RunningDaemon};
+use crate::port::Ports;
 use crate::protocol::{ComponentHealth, ComponentState};
 use crate::secrets::CredentialStore;
 use crate::store::Store;
@@ -204,11 +205,11 @@ impl BedRun {
 }
 
 /// Builds every account through its platform, on ports cut with the run's answers and clock.
-struct BedFactory(BuildParts);
+struct BedFactory(Ports);
 
 impl ComponentFactory for BedFactory {
     fn build(&self, spec: &AccountSpec) -> Arc<dyn Component> {
-        crate::adapters::platform(spec.key.channel).build(&self.0, spec)
+        crate::adapters::platform(spec.key.channel).build(self.0.port(spec))
     }
 }
 
@@ -250,8 +251,7 @@ impl Bed {
             if let Some(clock) = run.clock {
                 ports = ports.with_clock(clock);
             }
-            let mail = parts.mail_parts();
-            Arc::new(BedFactory(BuildParts { ports, mail }))
+            Arc::new(BedFactory(ports))
         };
         let daemon = daemon::start(config.clone(), make, LifecyclePolicy::default())
             .await

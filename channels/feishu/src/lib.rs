@@ -35,6 +35,7 @@ pub mod frame;
 pub mod media;
 pub mod reaction;
 pub mod registration;
+mod response;
 pub mod rest;
 pub mod secret;
 pub mod token;

@@ -15,7 +15,8 @@ use tokio::io::AsyncWriteExt;
 
 use crate::classify::TOKEN_INVALID_CODES;
 use crate::error::Error;
-use crate::rest::{Client, ReceiveId, SentMessage, path_segment, read_json, sent_message};
+use crate::response::read_json;
+use crate::rest::{Client, ReceiveId, SentMessage, path_segment, sent_message};
 
 mod format;
 

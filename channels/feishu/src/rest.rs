@@ -10,11 +10,9 @@ use serde_json::{Value, json};
 use crate::classify::TOKEN_INVALID_CODES;
 use crate::domain::Domain;
 use crate::error::Error;
+use crate::response::read_json;
 use crate::secret::{Credentials, Secret};
 use crate::token::{DEFAULT_MARGIN, TokenCache};
-
-/// Largest response body we read; real responses are a few KB.
-const MAX_RESPONSE_BYTES: usize = 4 << 20;
 
 /// How to build a [`Client`].
 #[derive(Debug, Clone)]
@@ -401,39 +399,6 @@ pub(crate) fn path_segment(id: &str) -> Result<&str, Error> {
         return Err(Error::Invalid(format!("bad id {id:?}")));
     }
     Ok(id)
-}
-
-/// Reads a JSON response: `(http status, body, x-ogw-ratelimit-reset)`.
-pub(crate) async fn read_json(
-    resp: reqwest::Response,
-) -> Result<(u16, Value, Option<Duration>), Error> {
-    let status = resp.status().as_u16();
-    let retry_after = resp
-        .headers()
-        .get("x-ogw-ratelimit-reset")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0 && *s < 86_400.0)
-        .map(Duration::from_secs_f64);
-    let bytes = read_limited(resp).await?;
-    match serde_json::from_slice::<Value>(&bytes) {
-        Ok(v) if v.is_object() => Ok((status, v, retry_after)),
-        _ => Err(Error::Http {
-            status,
-            retry_after,
-        }),
-    }
-}
-
-async fn read_limited(mut resp: reqwest::Response) -> Result<Vec<u8>, Error> {
-    let mut out = Vec::new();
-    while let Some(chunk) = resp.chunk().await? {
-        if out.len() + chunk.len() > MAX_RESPONSE_BYTES {
-            return Err(Error::Decode("response body too large".into()));
-        }
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use crate::error::Error;
-use crate::rest::read_json;
+use crate::response::read_json;
 use crate::secret::{Credentials, Secret};
 
 /// Path of the classic internal-app token endpoint.

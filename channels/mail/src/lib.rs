@@ -11,7 +11,7 @@
 //! - `stream`: [`MailStream`], TLS or plain TCP under an IMAP session.
 //! - `session`: [`ImapSession`], its capabilities, counters and listening state.
 //! - `connect`: TLS / STARTTLS / plain, greeting, LOGIN or AUTHENTICATE PLAIN, ID.
-//! - `mailbox`: SELECT/EXAMINE ([`MailboxState`]), the Sent folder, APPEND.
+//! - `mailbox`: SELECT/EXAMINE, the Sent folder, APPEND; `mailbox_state`: what SELECT reported ([`MailboxState`]).
 //! - `fetch`: UID SEARCH, batched UID FETCH with BODY.PEEK, keyword marking.
 //! - `idle`: [`ImapSession::wait_for_change`], IDLE with refresh, or NOOP polling.
 //! - `parse` and `item`: mail-parser decoding into [`MailItem`] (Debug shows no mail text).
@@ -60,6 +60,7 @@ mod fetch;
 mod idle;
 mod item;
 mod mailbox;
+mod mailbox_state;
 mod parse;
 mod secret;
 mod session;
@@ -73,7 +74,8 @@ pub use error::{MailError, Result};
 pub use fetch::uid_set;
 pub use idle::Wake;
 pub use item::{MailAddress, MailItem};
-pub use mailbox::{MailboxState, TRIAGED_KEYWORD};
+pub use mailbox::TRIAGED_KEYWORD;
+pub use mailbox_state::MailboxState;
 pub use parse::parse_message;
 pub use secret::Password;
 pub use session::{ImapSession, ImapStats};

@@ -1,67 +1,15 @@
 //! Selecting mailboxes, finding the Sent folder and appending messages.
 
 use async_imap::imap_proto::NameAttribute;
-use async_imap::types::{Flag, Mailbox, Name};
+use async_imap::types::Name;
 use futures_util::TryStreamExt;
 
 use crate::error::{MailError, Result};
+use crate::mailbox_state::MailboxState;
 use crate::session::{ImapSession, timed};
 
 /// The keyword this crate sets on mail it has handled, when the server lets it.
 pub const TRIAGED_KEYWORD: &str = "$ScvTriaged";
-
-/// What SELECT or EXAMINE reported about a mailbox.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MailboxState {
-    /// The mailbox name as given to SELECT.
-    pub name: String,
-    /// UIDVALIDITY: when it changes, every stored UID of this mailbox is void.
-    pub uid_validity: Option<u32>,
-    /// UIDNEXT: the UID the next arriving message will get at least.
-    pub uid_next: Option<u32>,
-    /// Number of messages.
-    pub exists: u32,
-    /// Flags that can be stored permanently; `\*` means any new keyword may be created.
-    pub permanent_flags: Vec<String>,
-    /// Opened with EXAMINE: nothing can be stored.
-    pub read_only: bool,
-}
-
-impl MailboxState {
-    /// Whether `keyword` can be stored permanently here (listed, or `\*` allows new ones).
-    pub fn allows_keyword(&self, keyword: &str) -> bool {
-        !self.read_only
-            && self
-                .permanent_flags
-                .iter()
-                .any(|f| f == "\\*" || f.eq_ignore_ascii_case(keyword))
-    }
-
-    fn from_imap(name: &str, mailbox: &Mailbox, read_only: bool) -> Self {
-        MailboxState {
-            name: name.to_owned(),
-            uid_validity: mailbox.uid_validity,
-            uid_next: mailbox.uid_next,
-            exists: mailbox.exists,
-            permanent_flags: mailbox.permanent_flags.iter().map(flag_name).collect(),
-            read_only,
-        }
-    }
-}
-
-/// The IMAP spelling of a flag.
-pub(crate) fn flag_name(flag: &Flag<'_>) -> String {
-    match flag {
-        Flag::Seen => "\\Seen".to_owned(),
-        Flag::Answered => "\\Answered".to_owned(),
-        Flag::Flagged => "\\Flagged".to_owned(),
-        Flag::Deleted => "\\Deleted".to_owned(),
-        Flag::Draft => "\\Draft".to_owned(),
-        Flag::Recent => "\\Recent".to_owned(),
-        Flag::MayCreate => "\\*".to_owned(),
-        Flag::Custom(c) => c.to_string(),
-    }
-}
 
 /// Names tried, in order, when no mailbox carries the `\Sent` special-use attribute.
 /// `&XfJT0ZAB-` is "已发送" in IMAP's modified UTF-7 (163.com, QQ).

@@ -10,7 +10,7 @@ use async_imap::Session;
 use tokio::sync::watch;
 
 use crate::error::{MailError, Result};
-use crate::mailbox::MailboxState;
+use crate::mailbox_state::MailboxState;
 use crate::settings::ImapSettings;
 use crate::stream::MailStream;
 

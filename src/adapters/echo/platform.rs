@@ -7,8 +7,9 @@ use futures_util::future::BoxFuture;
 
 use super::login::{BOT_FIELD, EchoLogin, TOKEN_FIELD, address};
 use super::wire::{WireError, whoami};
-use crate::adapters::platform::{BuildParts, Platform};
-use crate::config::{AccountSpec, Channel};
+use crate::adapters::platform::Platform;
+use crate::config::Channel;
+use crate::port::AccountPort;
 use crate::port::login_flow::LoginFlow;
 use crate::probe::{Check, CheckId, ProbeInput};
 use crate::secrets::{BotIdentity, Credentials};
@@ -44,8 +45,8 @@ impl Platform for Echo {
         BotIdentity::named_by(login, BOT_FIELD, self.label(), "bot")
     }
 
-    fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
-        super::run::build(parts.ports.port(spec))
+    fn build(&self, port: AccountPort) -> Arc<dyn Component> {
+        super::run::build(port)
     }
 
     fn login(&self) -> &'static dyn LoginFlow {

@@ -12,8 +12,9 @@ use futures_util::future::BoxFuture;
 use crate::port::login_flow::LoginFlow;
 use crate::probe::{Check, ProbeInput};
 
-use crate::adapters::platform::{BuildParts, Platform};
-use crate::config::{AccountSpec, Channel};
+use crate::adapters::platform::Platform;
+use crate::config::Channel;
+use crate::port::AccountPort;
 use crate::secrets::{BotIdentity, Credentials};
 use crate::supervisor::{Capabilities, Component};
 
@@ -47,8 +48,8 @@ impl Platform for Mail {
         None
     }
 
-    fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
-        crate::mail::build(spec, &parts.mail)
+    fn build(&self, port: AccountPort) -> Arc<dyn Component> {
+        crate::mail::build(port)
     }
 
     fn login(&self) -> &'static dyn LoginFlow {

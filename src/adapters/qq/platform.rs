@@ -5,8 +5,9 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
-use crate::adapters::platform::{BuildParts, Platform};
-use crate::config::{AccountSpec, Channel};
+use crate::adapters::platform::Platform;
+use crate::config::Channel;
+use crate::port::AccountPort;
 use crate::port::login_flow::LoginFlow;
 use crate::probe::{Check, ProbeInput};
 use crate::secrets::{BotIdentity, Credentials};
@@ -39,8 +40,8 @@ impl Platform for Qq {
         BotIdentity::named_by(login, super::login::APP_ID_FIELD, self.label(), "AppID")
     }
 
-    fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
-        super::build(parts.ports.port(spec))
+    fn build(&self, port: AccountPort) -> Arc<dyn Component> {
+        super::build(port)
     }
 
     fn login(&self) -> &'static dyn LoginFlow {

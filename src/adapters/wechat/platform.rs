@@ -9,8 +9,9 @@ use crate::port::login_flow::LoginFlow;
 use crate::probe::{Check, ProbeInput};
 
 use super::login::BOT_ID_FIELD;
-use crate::adapters::platform::{BuildParts, Platform};
-use crate::config::{AccountSpec, Channel};
+use crate::adapters::platform::Platform;
+use crate::config::Channel;
+use crate::port::AccountPort;
 use crate::secrets::{BotIdentity, Credentials};
 use crate::supervisor::{Capabilities, Component};
 
@@ -41,8 +42,8 @@ impl Platform for Wechat {
         BotIdentity::named_by(login, BOT_ID_FIELD, self.label(), "bot id")
     }
 
-    fn build(&self, parts: &BuildParts, spec: &AccountSpec) -> Arc<dyn Component> {
-        super::build(parts.ports.port(spec))
+    fn build(&self, port: AccountPort) -> Arc<dyn Component> {
+        super::build(port)
     }
 
     fn login(&self) -> &'static dyn LoginFlow {

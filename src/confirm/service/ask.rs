@@ -2,10 +2,10 @@
 //! has nowhere to go; and the checks on what an asker may ask.
 
 use super::super::db::{self, Row};
-use super::super::index::{FIRST_CHECK_MS, Question};
+use super::super::index::Question;
 use super::super::route::{self, Route};
 use super::super::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
-use super::{ConfirmError, ConfirmService, MAX_QUESTION_CHARS, info};
+use super::{ConfirmError, ConfirmService, MAX_QUESTION_CHARS};
 use crate::protocol::{ConfirmInfo, ConfirmState};
 
 impl ConfirmService {
@@ -88,14 +88,7 @@ impl ConfirmService {
             always: false,
         };
         let row = self.store.call(move |t| db::insert(t, &row)).await?;
-        let q = Question {
-            row,
-            account,
-            last_poll_ms: now,
-            delivered: false,
-            next_check_ms: now + FIRST_CHECK_MS,
-            noted: false,
-        };
+        let q = Question::asked(row, account, now);
         match &q.row.reason {
             Some(reason) => {
                 tracing::warn!(id = %q.id(), reason = %reason, "a question could not be asked")
@@ -109,7 +102,7 @@ impl ConfirmService {
             tracing::error!(id = %q.id(), error = %e, "cannot queue a question yet");
         }
         self.wake.notify_one();
-        Ok(info(&q))
+        Ok(q.info())
     }
 }
 

@@ -58,16 +58,12 @@ impl ConfirmService {
             }
             Some(_) => {
                 self.note_waiting(q);
-                if let Some(m) = self.lock().get_mut(seq) {
-                    m.next_check_ms = now + CHECK_EVERY_MS;
-                }
+                self.lock().check_at(seq, now + CHECK_EVERY_MS);
             }
             None => {
                 // Stored but never queued (a crash or a store error between the two): queue it now.
                 self.enqueue_question(q).await?;
-                if let Some(m) = self.lock().get_mut(seq) {
-                    m.next_check_ms = now + FIRST_CHECK_MS;
-                }
+                self.lock().check_at(seq, now + FIRST_CHECK_MS);
             }
         }
         Ok(())
@@ -76,17 +72,10 @@ impl ConfirmService {
     /// Marks question `seq` delivered and keeps what the platform said: the message id (the
     /// card to update later) and the chat it landed in (where answers come from).
     async fn record_sent(&self, seq: i64, sent: &Sent) {
-        let snapshot = {
-            let mut idx = self.lock();
-            let Some(q) = idx.get_mut(seq) else { return };
-            q.delivered = true;
-            q.row.platform_msg = sent.msg_id.as_ref().map(|m| m.as_str().to_string());
-            q.row.platform_chat = sent
-                .chat
-                .as_ref()
-                .map(|c| c.as_str().to_string())
-                .filter(|c| *c != q.row.chat);
-            q.clone()
+        let msg = sent.msg_id.as_ref().map(|m| m.as_str().to_string());
+        let chat = sent.chat.as_ref().map(|c| c.as_str().to_string());
+        let Some(snapshot) = self.lock().sent(seq, msg, chat) else {
+            return;
         };
         self.clear_note(&snapshot);
         let (msg, chat) = (snapshot.row.platform_msg, snapshot.row.platform_chat);

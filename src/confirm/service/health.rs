@@ -48,9 +48,7 @@ impl ConfirmService {
             WAITING_NOTE
         };
         HealthHandle::new(cell).note(NoteSource::Confirm, Some(note.to_string()));
-        if let Some(m) = self.lock().get_mut(q.row.seq) {
-            m.noted = true;
-        }
+        self.lock().set_noted(q.row.seq, true);
     }
 
     /// Takes this service's note out of the account's health once no question of it waits.
@@ -58,9 +56,7 @@ impl ConfirmService {
         let Some(account) = &q.account else { return };
         let others = {
             let mut idx = self.lock();
-            if let Some(m) = idx.get_mut(q.row.seq) {
-                m.noted = false;
-            }
+            idx.set_noted(q.row.seq, false);
             idx.others_noted(account, q.row.seq)
         };
         if others {

@@ -1,4 +1,7 @@
-//! The confirm service: the public API (ask, status, answer) and what each state change does.
+//! The confirm service: the public API (ask, status, answer) and the I/O around each state
+//! change (the store, the outbox, health notes). The changes themselves are the question
+//! store's (`confirm/index.rs`, pure and unit-tested); this service stores, queues and tells
+//! around them.
 
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
@@ -20,12 +23,11 @@ mod routes;
 mod words;
 
 use super::db::{self, Row};
-use super::index::{FIRST_CHECK_MS, Index, KEEP_CLOSED_MS, Question};
+use super::index::{Index, KEEP_CLOSED_MS, Pick, Question};
+use super::question::parse_id;
 use super::route::CapabilityLookup;
-use super::{parse, text};
 use crate::clock::Clock;
 use crate::config::{AccountKey, Config};
-use crate::conversation::body::{Ending, Question as QuestionBody, QuestionClosed};
 use crate::conversation::{Body, Hooks, Outbox};
 use crate::protocol::{ConfirmInfo, ConfirmState};
 use crate::secrets::CredentialStore;
@@ -226,17 +228,8 @@ impl ConfirmService {
             .await?;
         let mut pending = Vec::new();
         for row in rows {
-            let open = row.state == ConfirmState::Pending;
-            let q = Question {
-                account: AccountKey::parse(&row.account),
-                row,
-                // A restart is not the asker's silence: give pollers a fresh minute to reconnect.
-                last_poll_ms: now,
-                delivered: !open,
-                next_check_ms: now + FIRST_CHECK_MS,
-                noted: false,
-            };
-            if open {
+            let q = Question::restored(row, now);
+            if q.row.state == ConfirmState::Pending {
                 pending.push(q.clone());
             }
             self.lock().put(q);
@@ -277,27 +270,13 @@ impl ConfirmService {
         let Some(q) = remembered else {
             let row = self.store.call(move |t| db::get(t, seq)).await?;
             return row
-                .map(|row| {
-                    info(&Question {
-                        account: AccountKey::parse(&row.account),
-                        row,
-                        last_poll_ms: now,
-                        delivered: true,
-                        next_check_ms: now,
-                        noted: false,
-                    })
-                })
+                .map(|row| Question::stored(row, now).info())
                 .ok_or_else(|| ConfirmError::NotFound(id.to_string()));
         };
         self.settle(&q, now).await?;
-        let mut idx = self.lock();
-        let q = idx
-            .get_mut(seq)
-            .ok_or_else(|| ConfirmError::NotFound(id.to_string()))?;
-        if q.row.state == ConfirmState::Pending {
-            q.last_poll_ms = now;
-        }
-        Ok(info(q))
+        let q = self.lock().polled(seq, now);
+        Ok(q.ok_or_else(|| ConfirmError::NotFound(id.to_string()))?
+            .info())
     }
 
     /// Records an answer given outside text (a Feishu card click). `id_or_code` is `q-7` or a
@@ -309,25 +288,13 @@ impl ConfirmService {
         yes: bool,
         by: &str,
     ) -> Result<AnswerOutcome, ConfirmError> {
-        let seq = match parse_id(id_or_code) {
-            Some(seq) => seq,
-            None if parse::is_code(id_or_code) => {
-                match self
-                    .lock()
-                    .pending_with_code(&id_or_code.to_ascii_uppercase())
-                    .as_slice()
-                {
-                    [one] => *one,
-                    [] => return Err(ConfirmError::NotFound(id_or_code.to_string())),
-                    _ => {
-                        return Err(ConfirmError::InvalidRequest(format!(
-                            "several questions use code {id_or_code}; answer by id"
-                        )));
-                    }
-                }
-            }
-            None => return Err(ConfirmError::NotFound(id_or_code.to_string())),
-        };
+        let picked = self.lock().pick(id_or_code);
+        let seq = picked.map_err(|p| match p {
+            Pick::NotFound => ConfirmError::NotFound(id_or_code.to_string()),
+            Pick::Several => ConfirmError::InvalidRequest(format!(
+                "several questions use code {id_or_code}; answer by id"
+            )),
+        })?;
         let q = self.lock().get(seq).cloned();
         if let Some(q) = &q {
             self.settle(q, self.clock.now_ms()).await?;
@@ -340,7 +307,7 @@ impl ConfirmService {
     pub fn view(&self, id: &str) -> Option<QuestionView> {
         let q = self.lock().get(parse_id(id)?).cloned()?;
         Some(QuestionView {
-            info: info(&q),
+            info: q.info(),
             account: q.account.clone(),
             chat: q.row.chat.clone(),
             code: q.row.code.clone(),
@@ -358,36 +325,12 @@ impl ConfirmService {
 
     /// What `q` looks like now: the question while pending, how it ended after.
     fn body_of(&self, q: &Question) -> Body {
-        let tz = self.settings().timezone;
-        let now = self.clock.now_ms() / 1000;
-        let ended = match q.row.state {
-            ConfirmState::Pending => {
-                // Cards have only yes and no: a question offering "always" goes as text,
-                // which says how to answer it.
-                let buttons =
-                    !q.row.offers_always && q.account.as_ref().is_some_and(|a| self.can(a).buttons);
-                return Body::Question(QuestionBody {
-                    id: q.id(),
-                    text: q.row.question.clone(),
-                    code: q.row.code.clone(),
-                    deadline: text::deadline_text(q.row.deadline_unix, now, tz),
-                    buttons,
-                });
-            }
-            ConfirmState::Yes => Ending::Approved,
-            ConfirmState::No => Ending::Declined,
-            ConfirmState::Expired => Ending::Expired,
-            ConfirmState::Withdrawn => Ending::Withdrawn,
-            _ => Ending::Failed,
-        };
-        let at = q.row.closed_ms.map_or(q.row.deadline_unix, |c| c / 1000);
-        Body::QuestionClosed(QuestionClosed {
-            id: q.id(),
-            ended,
-            text: q.row.question.clone(),
-            code: q.row.code.clone(),
-            at: text::deadline_text(at, now, tz),
-        })
+        let buttons = q.account.as_ref().is_some_and(|a| self.can(a).buttons);
+        q.body(
+            buttons,
+            self.settings().timezone,
+            self.clock.now_ms() / 1000,
+        )
     }
 
     /// What `account` can do (known whether or not it runs).
@@ -435,16 +378,7 @@ impl ConfirmService {
             self.lock().remove(seq);
             return Err(ConfirmError::NotFound(format!("q-{seq}")));
         };
-        let snapshot = {
-            let mut idx = self.lock();
-            match idx.get_mut(seq) {
-                Some(q) => {
-                    q.row = row.clone();
-                    Some(q.clone())
-                }
-                None => None,
-            }
-        };
+        let snapshot = self.lock().closed(seq, row.clone());
         if let Some(q) = &snapshot {
             self.clear_note(q);
         }
@@ -467,36 +401,5 @@ impl ConfirmService {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         }
-    }
-}
-
-/// `q-7` → 7.
-fn parse_id(id: &str) -> Option<i64> {
-    id.strip_prefix("q-")?.parse().ok().filter(|n| *n > 0)
-}
-
-/// The wire view of a question.
-fn info(q: &Question) -> ConfirmInfo {
-    ConfirmInfo {
-        id: q.id(),
-        state: q.row.state,
-        chat: q.row.account.clone(),
-        deadline_unix_seconds: q.row.deadline_unix,
-        reason: (q.row.state == ConfirmState::Failed)
-            .then(|| q.row.reason.clone())
-            .flatten(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_q_dash_positive_numbers() {
-        assert_eq!(parse_id("q-7"), Some(7));
-        assert_eq!(parse_id("q-0"), None);
-        assert_eq!(parse_id("7"), None);
-        assert_eq!(parse_id("q-x"), None);
     }
 }

@@ -5,7 +5,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::rest::{Client, read_json};
+use crate::response::read_json;
+use crate::rest::Client;
 use crate::secret::Secret;
 
 /// Path of endpoint discovery (not under `/open-apis`).
