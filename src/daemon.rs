@@ -26,6 +26,7 @@ pub mod console_keys;
 mod console_link;
 mod lock;
 mod owner;
+mod reload;
 mod same_bot;
 mod speech_reload;
 
@@ -164,45 +165,6 @@ impl Core {
     /// The credential store.
     pub fn credentials(&self) -> &CredentialStore {
         &self.credentials
-    }
-
-    /// Rereads the configuration file and reconciles.
-    pub async fn reload(&self) -> Result<ReloadReport, CommandError> {
-        let mut config = self.config.lock().await;
-        let new = Config::load(&config.path).map_err(|e| {
-            CommandError::new(ErrorCode::InvalidRequest, format!("reload refused: {e}"))
-        })?;
-        let fixed = config.unreloadable_changes(&new);
-        if !fixed.is_empty() {
-            let msg = format!(
-                "reload refused: {} cannot change while the daemon runs; restart it",
-                fixed.join(", ")
-            );
-            return Err(CommandError::new(ErrorCode::Conflict, msg));
-        }
-        let agent_changed = config.agent_changed(&new);
-        let speech_changed = config.speech != new.speech;
-        let agents_changed = config.agents != new.agents || config.choices != new.choices;
-        let old = std::mem::replace(&mut *config, new);
-        if speech_changed {
-            self.apply_speech(&config);
-        }
-        if let Some(c) = &self.confirm {
-            c.set_settings(ConfirmSettings::from_config(&config));
-            c.set_routes(config.owner.routes.clone());
-        }
-        if let Some(o) = &self.owner {
-            o.set_settings(crate::owner::OwnerSettings::from_config(&config));
-        }
-        if agent_changed {
-            self.rebuild_agent(&config).await;
-        }
-        if agents_changed {
-            self.rebuild_named_agents(&old, &config).await;
-        }
-        let report = self.reconcile(&config, &[]).await?;
-        tracing::info!(started = ?report.started, stopped = ?report.stopped, restarted = ?report.restarted, "configuration reloaded");
-        Ok(report)
     }
 
     /// Applies `channel_logout`: removes credentials and every stored row, then restarts it (it will report `failed`).

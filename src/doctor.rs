@@ -136,7 +136,11 @@ pub async fn run(path: &Path) -> Report {
     if status.is_none() {
         checks.extend(platforms(&config, &credentials, &commands).await);
     }
-    checks.extend(agent::checks(&config, local::agent_key(&credentials), status.is_some()).await);
+    let keys = (
+        local::agent_key(&credentials),
+        local::named_agent_keys(&config, &credentials),
+    );
+    checks.extend(agent::checks(&config, keys, status.is_some()).await);
     checks.extend(local::approvals(&config));
     checks.extend(local::console(&config));
     checks.extend(speech::check(&config).await);

@@ -22,7 +22,14 @@ const SERVICE: &str = "scv-bridge";
 /// The store entry `scv-bridge login agent` writes: the model API key, beside the accounts' entries.
 pub const AGENT_KEY_ID: &str = "agent:openai";
 
-/// The field of [`AGENT_KEY_ID`] holding the key.
+/// The store entry of the named agent `name`'s key (`[agents.NAME]`), written by the console's
+/// agent form, read where the named agents are built. Stable: the entry's id; it never equals
+/// [`AGENT_KEY_ID`] or an account's id (no platform is called `agents`), whatever the name.
+pub fn named_agent_key_id(name: &str) -> String {
+    format!("agents:{name}")
+}
+
+/// The field of [`AGENT_KEY_ID`] (and of a named agent's entry) holding the key.
 pub const API_KEY_FIELD: &str = "api_key";
 
 /// The field of an account's stored login naming its owner (the one person it answers), for
@@ -199,6 +206,14 @@ impl CredentialStore {
     pub fn agent_key(&self) -> Result<Option<Secret>, SecretsError> {
         Ok(self
             .load(AGENT_KEY_ID)?
+            .and_then(|c| c.get(API_KEY_FIELD).cloned())
+            .filter(|k| !k.expose().is_empty()))
+    }
+
+    /// The key stored for the named agent `name`, if any (never `[agent]`'s).
+    pub fn named_agent_key(&self, name: &str) -> Result<Option<Secret>, SecretsError> {
+        Ok(self
+            .load(&named_agent_key_id(name))?
             .and_then(|c| c.get(API_KEY_FIELD).cloned())
             .filter(|k| !k.expose().is_empty()))
     }
@@ -411,6 +426,25 @@ mod tests {
         store.save(AGENT_KEY_ID, &creds).expect("save");
         assert_eq!(store.agent_key().expect("load"), Some(Secret::new("sk-1")));
         assert!(dir.path().join("agent-openai.json").exists());
+    }
+
+    #[test]
+    fn a_named_agent_s_key_is_its_own_even_when_it_is_called_openai() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = CredentialStore::Files(dir.path().to_path_buf());
+        let key = |k: &str| Credentials::default().with(API_KEY_FIELD, k);
+        store.save(AGENT_KEY_ID, &key("sk-default")).expect("save");
+        assert_eq!(store.named_agent_key("openai").expect("load"), None);
+        let id = named_agent_key_id("openai");
+        store.save(&id, &key("sk-named")).expect("save");
+        assert_eq!(
+            store.named_agent_key("openai").expect("load"),
+            Some(Secret::new("sk-named"))
+        );
+        assert_eq!(
+            store.agent_key().expect("load"),
+            Some(Secret::new("sk-default"))
+        );
     }
 
     #[test]

@@ -57,8 +57,10 @@ pub(super) async fn run(config_path: &Path) -> Result<ExitCode, String> {
         let agent = crate::agent::build(&agent_config, store.clone());
         let (confirm, conversation) =
             crate::daemon::confirm_and_pipeline(store, creds, Clock::system(), registry, agent);
-        // The named agents beside it, and which of them each account's chats talk to.
-        let named = crate::agent::registry::build_named(&named_agents, store);
+        // The named agents beside it (each with the key stored under its name), and which of
+        // them each account's chats talk to.
+        let keyed = crate::agent::registry::with_stored_keys(&named_agents, creds);
+        let named = crate::agent::registry::build_named(&keyed, store);
         conversation.set_agents(named, choices);
         let ctx = PlatformParts {
             credentials: creds.clone(),

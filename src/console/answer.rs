@@ -1,15 +1,14 @@
 //! `POST /answer`: the owner's Yes, No or Always on an open question, recorded by the confirm
 //! service under a chat answer's rules and marked as answered from the console.
 
-use axum::extract::{Form, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
 use super::Console;
-use super::guard::{csrf_ok, csrf_refused, lang};
+use super::posted::{Posted, carries_csrf};
 use crate::confirm::{AnswerOutcome, ConfirmError};
-use crate::daemon::console_keys::Session;
 use crate::words::console as words;
 
 /// The answer form.
@@ -19,18 +18,13 @@ pub(super) struct AnswerForm {
     id: String,
     answer: String,
 }
+carries_csrf!(AnswerForm);
 
 /// Records the answer, then back to the page (which shows the question gone).
 pub(super) async fn answer(
     State(console): State<Console>,
-    headers: HeaderMap,
-    axum::Extension(session): axum::Extension<Session>,
-    Form(form): Form<AnswerForm>,
+    Posted { lang, form }: Posted<AnswerForm>,
 ) -> Response {
-    let lang = lang(&headers, None);
-    if !csrf_ok(&session, form.csrf.as_deref()) {
-        return csrf_refused(lang);
-    }
     let w = words(lang);
     let (yes, always) = match form.answer.as_str() {
         "yes" => (true, false),

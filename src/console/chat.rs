@@ -4,13 +4,14 @@
 //! for the login (Feishu's app ID) are kept for the account's first login from its row.
 //! Each form sits in its own `details`, so no script is needed to show one platform's questions.
 
-use axum::extract::{Form, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 
 use super::Console;
-use super::guard::{CSRF_FIELD, csrf_ok, csrf_refused, lang};
+use super::guard::CSRF_FIELD;
+use super::posted::Posted;
 use crate::config::{Channel, Config, valid_account_name};
 use crate::daemon::console_keys::Session;
 use crate::login::LoginArgs;
@@ -67,15 +68,9 @@ fn question(q: &Question, lang: Lang) -> Markup {
 /// (the first chat also becomes `notify`), then reloads, so its row appears with its login.
 pub(super) async fn chat(
     State(console): State<Console>,
-    headers: HeaderMap,
-    axum::Extension(session): axum::Extension<Session>,
-    Form(fields): Form<Vec<(String, String)>>,
+    Posted { lang, form: fields }: Posted<Vec<(String, String)>>,
 ) -> Response {
-    let lang = lang(&headers, None);
     let field = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.trim());
-    if !csrf_ok(&session, field(CSRF_FIELD)) {
-        return csrf_refused(lang);
-    }
     let w = words(lang);
     let (given, name) = (
         field("channel").unwrap_or_default(),

@@ -5,14 +5,15 @@
 //! `reload` is `Reload`) through the daemon's own handler, so the console and the CLI cannot
 //! drift; "log in again" is the row's login form (`scan.rs`), the walk `login` takes.
 
-use axum::extract::{Form, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::Console;
-use super::guard::{CSRF_FIELD, csrf_ok, csrf_refused, lang};
+use super::guard::CSRF_FIELD;
+use super::posted::{Posted, carries_csrf};
 use crate::control::Handler;
 use crate::daemon::console_keys::Session;
 use crate::failure::Command;
@@ -89,18 +90,13 @@ pub(super) struct FixForm {
     account: String,
     fix: String,
 }
+carries_csrf!(FixForm);
 
 /// `POST /fix`: carries out a safe fix of a configured account, as the CLI's command would.
 pub(super) async fn fix(
     State(console): State<Console>,
-    headers: HeaderMap,
-    axum::Extension(session): axum::Extension<Session>,
-    Form(form): Form<FixForm>,
+    Posted { lang, form }: Posted<FixForm>,
 ) -> Response {
-    let lang = lang(&headers, None);
-    if !csrf_ok(&session, form.csrf.as_deref()) {
-        return csrf_refused(lang);
-    }
     let w = words(lang);
     let (Some(key), Some(fix)) = (AccountKey::parse(&form.account), Fix::parse(&form.fix)) else {
         let msg = format!("{} {} {}", w.fix_unknown, form.account, form.fix);

@@ -12,6 +12,7 @@
 //! (`answer.rs`). No secret, token, message or mail text is rendered, except the pending
 //! question's text and the QR code, which the owner is shown on purpose.
 
+mod agents;
 mod answer;
 mod chat;
 mod config_file;
@@ -20,6 +21,7 @@ mod guard;
 mod live;
 mod local;
 mod pages;
+mod posted;
 mod scan;
 mod setup;
 
@@ -106,6 +108,7 @@ fn router(console: Console) -> Router {
         .route("/scan/answer", post(scan::answer))
         .route("/setup/agent", post(setup::agent))
         .route("/setup/speech", post(setup::speech))
+        .route("/setup/agents", post(agents::add))
         .route("/setup/chat", post(chat::chat))
         .route("/answer", post(answer::answer))
         .route("/fix", post(fix::fix))

@@ -67,11 +67,22 @@ pub(super) async fn home(
                 main #live data-events={ "/events?lang=" (lang.as_str()) } {
                     (live(&console, lang, &session))
                 }
-                (super::setup::pane(w, lang, &session, &found))
+                (super::setup::pane(w, lang, &session, &found, &chat_accounts(&console)))
             }
         }
     };
     html_response(page)
+}
+
+/// The configured chat accounts (mail's are not: they have no chats of their own).
+fn chat_accounts(console: &Console) -> Vec<String> {
+    let status = console.core.status();
+    let ids = status.components.into_iter().map(|c| c.id);
+    ids.filter(|id| {
+        crate::ids::AccountKey::parse(id)
+            .is_some_and(|k| crate::adapters::platform(k.channel).setup().is_some())
+    })
+    .collect()
 }
 
 /// The live part: everything that changes, as one fragment (the page replaces it whole).

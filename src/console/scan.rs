@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use axum::extract::{Form, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
@@ -15,9 +15,8 @@ use serde::Deserialize;
 use tokio::sync::{oneshot, watch};
 
 use super::Console;
-use super::guard::{csrf_ok, csrf_refused, lang};
+use super::posted::{Posted, carries_csrf};
 use crate::config::Config;
-use crate::daemon::console_keys::Session;
 use crate::ids::AccountKey;
 use crate::login::LoginArgs;
 use crate::port::login_flow::{Field, LoginUi, Shown};
@@ -234,17 +233,13 @@ pub(super) struct AnswerForm {
     csrf: Option<String>,
     answer: String,
 }
+carries_csrf!(ScanForm, AnswerForm);
 
 /// `POST /scan/answer`: the answer to the question the running login shows.
 pub(super) async fn answer(
     State(console): State<Console>,
-    headers: HeaderMap,
-    axum::Extension(session): axum::Extension<Session>,
-    Form(form): Form<AnswerForm>,
+    Posted { form, .. }: Posted<AnswerForm>,
 ) -> Response {
-    if !csrf_ok(&session, form.csrf.as_deref()) {
-        return csrf_refused(lang(&headers, None));
-    }
     if console.scans.answer(form.answer) {
         Redirect::to("/").into_response()
     } else {
@@ -256,14 +251,8 @@ pub(super) async fn answer(
 /// platform; the live part shows it.
 pub(super) async fn start(
     State(console): State<Console>,
-    headers: HeaderMap,
-    axum::Extension(session): axum::Extension<Session>,
-    Form(form): Form<ScanForm>,
+    Posted { lang, form }: Posted<ScanForm>,
 ) -> Response {
-    let lang = lang(&headers, None);
-    if !csrf_ok(&session, form.csrf.as_deref()) {
-        return csrf_refused(lang);
-    }
     let w = words(lang);
     let config = match Config::load(&console.config_path) {
         Ok(c) => c,

@@ -1,17 +1,18 @@
 //! The console's set-up section: the model (tested against its endpoint before anything is
 //! saved, then swapped in without a restart; model servers on this machine offered, `local.rs`)
-//! and "add a chat" (`chat.rs`). Both write the file `init` writes (`crate::setup`: comments
+//! another agent by name (`agents.rs`) and "add a chat" (`chat.rs`). All write the file `init` writes (`crate::setup`: comments
 //! kept, checked as the daemon reads it, 0600) through [`super::config_file::write`].
 
-use axum::extract::{Form, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::Console;
-use super::guard::{CSRF_FIELD, csrf_ok, csrf_refused, lang};
+use super::guard::CSRF_FIELD;
 use super::local::Found;
+use super::posted::{Posted, carries_csrf};
 use crate::daemon::console_keys::Session;
 use crate::login::agent::Probe;
 use crate::secrets::Secret;
@@ -22,7 +23,14 @@ use crate::words::{Console as Words, Lang, console as words};
 const LOCAL_MODEL: &str = "http://127.0.0.1:11434/v1";
 
 /// The set-up section (not live: what the person types is never replaced under them).
-pub(super) fn pane(w: &Words, lang: Lang, session: &Session, found: &[Found]) -> Markup {
+/// `chats` are the configured chat accounts, offered to the named agent's form.
+pub(super) fn pane(
+    w: &Words,
+    lang: Lang,
+    session: &Session,
+    found: &[Found],
+    chats: &[String],
+) -> Markup {
     html! {
         section #setup {
             h2 { (w.setup_title) }
@@ -42,6 +50,7 @@ pub(super) fn pane(w: &Words, lang: Lang, session: &Session, found: &[Found]) ->
                 label { (w.setup_model_name) " " input type="text" name="model" value="whisper-1"; }
                 button type="submit" { (w.setup_test_save) }
             }
+            (super::agents::form(w, session, chats))
             (super::chat::forms(w, lang, session))
         }
     }
@@ -76,20 +85,15 @@ pub(super) struct AgentForm {
     #[serde(default)]
     key: String,
 }
+carries_csrf!(AgentForm);
 
 /// `POST /setup/agent`: tests the endpoint with the key, then writes `[agent]` and stores the
 /// key where `login agent` keeps it. A refused key or an endpoint that cannot be reached saves
 /// nothing.
 pub(super) async fn agent(
     State(console): State<Console>,
-    headers: HeaderMap,
-    axum::Extension(session): axum::Extension<Session>,
-    Form(form): Form<AgentForm>,
+    Posted { lang, form }: Posted<AgentForm>,
 ) -> Response {
-    let lang = lang(&headers, None);
-    if !csrf_ok(&session, form.csrf.as_deref()) {
-        return csrf_refused(lang);
-    }
     let w = words(lang);
     let (base, model) = (form.base_url.trim(), form.model.trim());
     let key = Some(form.key.trim())
@@ -145,20 +149,15 @@ pub(super) struct SpeechForm {
     #[serde(default)]
     model: String,
 }
+carries_csrf!(SpeechForm);
 
 /// `POST /setup/speech`: a test sound transcribed by the server first (a server that cannot
 /// saves nothing), then `[speech] base_url` and `model` written and the file reloaded, so the
 /// next voice note is transcribed there. A key is set in the file (`api_key_env`), not here.
 pub(super) async fn speech(
     State(console): State<Console>,
-    headers: HeaderMap,
-    axum::Extension(session): axum::Extension<Session>,
-    Form(form): Form<SpeechForm>,
+    Posted { lang, form }: Posted<SpeechForm>,
 ) -> Response {
-    let lang = lang(&headers, None);
-    if !csrf_ok(&session, form.csrf.as_deref()) {
-        return csrf_refused(lang);
-    }
     let w = words(lang);
     let (base, model) = (form.base_url.trim(), form.model.trim());
     let cfg = crate::config::SpeechConfig {

@@ -1,7 +1,8 @@
 //! A reload that changes `[agent]` builds the new agent and swaps it into the pipeline
 //! (`Conversation::replace_agent`): the next turn answers with it, turns in flight finish on
 //! the old one. The console's model form asks for the same swap even when only the stored key
-//! changed (the key is not in the file, so a reload alone cannot see it).
+//! changed (the key is not in the file, so a reload alone cannot see it); its agent form asks
+//! the same for the named agent it saved ([`Core::reload_with_named_agent`]).
 
 use super::Core;
 use crate::config::Config;
@@ -39,18 +40,38 @@ impl Core {
         tracing::info!(backend = ?agent.backend, "the agent was rebuilt from [agent]; new turns use it");
     }
 
-    /// Rebuilds the named agents whose `[agents.NAME]` table changed from `old` to `new` (the
-    /// others keep running) and puts them and the accounts' choices in place.
-    pub(super) async fn rebuild_named_agents(&self, old: &Config, new: &Config) {
+    /// [`Core::reload`], with the named agent `name` built anew from its table and the key
+    /// stored under its name even when the file's table did not change (the console saves an
+    /// agent and its key together). An `acp` agent is refused by the reload itself: building
+    /// one needs a restart.
+    pub async fn reload_with_named_agent(&self, name: &str) -> Result<ReloadReport, CommandError> {
+        self.reload_renewing(&[name.to_string()]).await
+    }
+
+    /// Rebuilds the named agents whose `[agents.NAME]` table changed from `old` to `new`, or
+    /// whose name is in `renew` (the others keep running), each with the key stored under its
+    /// name, and puts them and the accounts' choices (`agent = "NAME"`, `[chats]`) in place:
+    /// the next turn of every chat reads them, and no account restarts for them.
+    pub(super) async fn rebuild_named_agents(&self, old: &Config, new: &Config, renew: &[String]) {
         let Some(conversation) = &self.conversation else {
             return;
         };
+        let (creds, named) = (self.credentials.clone(), new.agents.clone());
+        let keys = tokio::task::spawn_blocking(move || {
+            crate::agent::registry::stored_keys(&named, &creds)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "reading the named agents' stored keys failed");
+            Default::default()
+        });
         let running = |name: &str| conversation.named_agent(name);
-        let named = crate::agent::registry::rebuild_named(old, new, running, &self.store);
+        let named =
+            crate::agent::registry::rebuild_named((old, new), running, &keys, renew, &self.store);
         conversation.set_agents(named, new.choices.clone());
         tracing::info!(
             agents = new.agents.len(),
-            "the named agents were reloaded; new turns use them"
+            "the named agents and the accounts' choices were reloaded; new turns use them"
         );
     }
 

@@ -2,6 +2,7 @@
 //! no key at all for an endpoint that is not on this machine) and the endpoint's `/models` with
 //! that key (a non-2xx answer is a failure with its status); for `scv`, the server's socket or command.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{Check, CheckId};
@@ -10,16 +11,22 @@ use crate::config::{AgentBackend, CommandLine, Config, expand_tilde};
 use crate::probe::http::{http_client, request_failure, transport};
 use crate::secrets::Secret;
 
-/// The agent's checks; `stored` is the key `login agent` keeps. With a daemon answering, its own
-/// view of the agent decides whether a key is missing (a unit's `LoadCredential=` is its alone).
-pub(super) async fn checks(config: &Config, stored: Option<Secret>, daemon: bool) -> Vec<Check> {
-    let mut out = one(config, stored.clone(), daemon).await;
+/// The agent's checks; `stored` is the key `login agent` keeps and the keys stored under each
+/// named agent's name (the console's agent form), as the daemon hands them out: a named agent
+/// never gets `[agent]`'s key. With a daemon answering, its own view of the agent decides
+/// whether a key is missing (a unit's `LoadCredential=` is its alone).
+pub(super) async fn checks(
+    config: &Config,
+    (stored, named): (Option<Secret>, BTreeMap<String, Secret>),
+    daemon: bool,
+) -> Vec<Check> {
+    let mut out = one(config, stored, daemon).await;
     // Each named agent is checked as `[agent]` is, its lines and fixes naming its own table.
     for (name, cfg) in &config.agents {
         let mut alone = config.clone();
         alone.agent = cfg.clone();
         let table = format!("[agents.{name}]");
-        for mut c in one(&alone, stored.clone(), daemon).await {
+        for mut c in one(&alone, named.get(name).cloned(), daemon).await {
             c.what = c.what.replacen("agent:", &format!("agent {name}:"), 1);
             c.fix = c.fix.map(|f| f.replace("[agent]", &table));
             out.push(c);
@@ -187,7 +194,7 @@ mod tests {
         let text = "[agent]\nbackend = \"scv\"\ncommand = \"/nonexistent/scv-a\"\n\
                     [agents.second]\nbackend = \"scv\"\ncommand = \"/nonexistent/scv-b\"\n";
         let config = Config::parse(Path::new("/c.toml"), text).expect("parses");
-        let checks = checks(&config, None, false).await;
+        let checks = checks(&config, (None, BTreeMap::new()), false).await;
         let lines: Vec<(&str, Option<&str>)> = checks
             .iter()
             .map(|c| (c.what.as_str(), c.fix.as_deref()))

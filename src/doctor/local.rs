@@ -8,7 +8,8 @@ use std::path::Path;
 use super::{Check, CheckId};
 use crate::config::{AccountKey, AgentBackend, CommandLine, Config};
 use crate::secrets::{
-    AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials, Secret, shared_bots,
+    AGENT_KEY_ID, API_KEY_FIELD, CredentialStore, Credentials, Secret, named_agent_key_id,
+    shared_bots,
 };
 
 /// Each enabled account's stored credentials, or why they could not be read.
@@ -17,13 +18,14 @@ pub(super) type Loaded = BTreeMap<String, Result<Option<Credentials>, String>>;
 /// Loads every enabled account's credentials once; the store's own failure is one check.
 pub(super) async fn load_credentials(config: &Config) -> Result<Loaded, Check> {
     let (mode, dir) = (config.credentials, config.state_dir.clone());
-    // The agent's stored key rides along (the store is opened once); `credentials` skips it.
+    // The agents' stored keys ride along (the store is opened once); `credentials` skips them.
     let ids: Vec<String> = config
         .accounts
         .values()
         .filter(|a| a.enabled)
         .map(|a| a.key.to_string())
         .chain([AGENT_KEY_ID.to_string()])
+        .chain(config.agents.keys().map(|n| named_agent_key_id(n)))
         .collect();
     let loaded = tokio::task::spawn_blocking(move || {
         let store = CredentialStore::open_quietly(mode, &dir).map_err(|e| e.to_string())?;
@@ -55,9 +57,14 @@ pub(super) async fn load_credentials(config: &Config) -> Result<Loaded, Check> {
 /// One check per stored login: readable, and holding what its account's login steps ask for.
 pub(super) fn credentials(config: &Config, loaded: &Loaded) -> Vec<Check> {
     let commands = CommandLine::for_config(&config.path);
+    let keys: Vec<String> = config
+        .agents
+        .keys()
+        .map(|n| named_agent_key_id(n))
+        .collect();
     loaded
         .iter()
-        .filter(|(id, _)| id.as_str() != AGENT_KEY_ID)
+        .filter(|(id, _)| id.as_str() != AGENT_KEY_ID && !keys.contains(id))
         .map(|(id, r)| {
             let (channel, account) = id.split_once(':').unwrap_or((id, ""));
             let login = commands.command(&format!("login {channel} {account}"));
@@ -127,8 +134,19 @@ pub(super) fn same_bot(config: &Config, loaded: &Loaded) -> Vec<Check> {
 
 /// The key `scv-bridge login agent` stored, when the store could be read and holds one.
 pub(super) fn agent_key(loaded: &Loaded) -> Option<Secret> {
+    stored_key(loaded, AGENT_KEY_ID)
+}
+
+/// The keys stored for the named agents (the console's agent form), by name.
+pub(super) fn named_agent_keys(config: &Config, loaded: &Loaded) -> BTreeMap<String, Secret> {
+    let keys = config.agents.keys();
+    keys.filter_map(|n| Some((n.clone(), stored_key(loaded, &named_agent_key_id(n))?)))
+        .collect()
+}
+
+fn stored_key(loaded: &Loaded, id: &str) -> Option<Secret> {
     loaded
-        .get(AGENT_KEY_ID)
+        .get(id)
         .and_then(|r| r.as_ref().ok())
         .and_then(Option::as_ref)
         .and_then(|c| c.get(API_KEY_FIELD).cloned())

@@ -114,7 +114,8 @@ fn agent_table(root: &mut Table, name: &str, a: &AgentPlan) {
         || a.command.is_some()
         || a.args.is_some()
         || a.socket.is_some()
-        || a.api_key_env.is_some();
+        || a.api_key_env.is_some()
+        || a.timeout_seconds.is_some();
     if !any {
         return;
     }
@@ -132,6 +133,11 @@ fn agent_table(root: &mut Table, name: &str, a: &AgentPlan) {
         if let Some(v) = v {
             set_str(t, key, v);
         }
+    }
+    if let Some(secs) = a.timeout_seconds.and_then(|s| i64::try_from(s).ok())
+        && t.get("timeout_seconds").and_then(Item::as_integer) != Some(secs)
+    {
+        t.insert("timeout_seconds", toml_edit::value(secs));
     }
     if let Some(args) = &a.args {
         let same = t.get("args").and_then(Item::as_array).is_some_and(|old| {
@@ -237,6 +243,7 @@ mod tests {
             backend: Some(AgentChoice::Acp),
             command: Some("claude-agent-acp".into()),
             api_key_env: Some("ANTHROPIC_API_KEY".into()),
+            timeout_seconds: Some(600),
             ..AgentPlan::default()
         };
         let plan = Plan {
@@ -259,6 +266,7 @@ mod tests {
         assert_eq!(cfg.agent.command.as_deref(), Some("codex-acp"));
         let named = &cfg.agents["claude"];
         assert_eq!(named.api_key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
+        assert_eq!(named.timeout_seconds, Some(600));
         // A second run adding it again changes nothing.
         assert_eq!(apply(Some(&text), &plan).expect("applies"), text);
     }

@@ -90,6 +90,8 @@ pub struct AgentPlan {
     /// `api_key_env`: the variable the agent reads its key from (acp), or the one holding the
     /// model key (openai).
     pub api_key_env: Option<String>,
+    /// `timeout_seconds`: how long a turn may go without a word from the agent.
+    pub timeout_seconds: Option<u64>,
     /// The API key to store (never written to the file).
     pub key: Option<Secret>,
 }

@@ -14,6 +14,7 @@ mod command_hints;
 mod completions;
 mod deploy_files;
 mod doctor;
+mod doctor_agents;
 mod doctor_daemon;
 mod doctor_mail;
 mod echo_platform;

@@ -1,6 +1,8 @@
 //! The web console (`src/console/`): its guard over real HTTP, and the pages in a real
 //! headless Chromium, against a daemon wired as `scv-bridge run` wires it.
 
+mod agents;
+mod agents_browser;
 mod approval;
 mod browser;
 mod chat;

@@ -210,6 +210,7 @@ impl InitArgs {
                 args: Some(self.acp_arg.clone()).filter(|a| !a.is_empty()),
                 socket: self.scv_socket.clone(),
                 api_key_env: self.api_key_env.clone(),
+                timeout_seconds: None,
                 key: None,
             },
             named: Vec::new(),
