@@ -138,6 +138,7 @@ impl Bed {
                 to: to.map(str::to_string),
                 at: None,
                 in_seconds: None,
+                files: Vec::new(),
             },
         )
         .await

@@ -50,7 +50,11 @@ async fn voice_on_sends_the_answer_as_a_voice_note_and_off_stops_it() {
         !voices(&h.fake).is_empty(),
         "no voice note: spoken {:?}, uploads {:?}, texts {:?}",
         speech.spoken().len(),
-        h.fake.uploads().iter().map(|u| u.method.clone()).collect::<Vec<_>>(),
+        h.fake
+            .uploads()
+            .iter()
+            .map(|u| u.method.clone())
+            .collect::<Vec<_>>(),
         h.texts_to(owner.id)
     );
     let voice = voices(&h.fake).remove(0);
