@@ -49,11 +49,7 @@ async fn a_tool_approval_answered_no_runs_nothing() {
         scv.recorded().approvals.is_empty(),
         "decided before the owner"
     );
-    wait_for(&browser, "form.question button[value=\"no\"]")
-        .await
-        .click()
-        .await
-        .expect("no");
+    click(&browser, "form.question button[value=\"no\"]").await;
 
     within(scv.wait(|r| !r.approvals.is_empty()), "the agent told").await;
     let approved: Vec<bool> = scv

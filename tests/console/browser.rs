@@ -76,11 +76,7 @@ async fn the_console_in_a_browser() {
     let question = wait_for(&browser, "form.question").await;
     let text = question.text().await.expect("text");
     assert!(text.contains("Deploy release 1.4?"), "{text}");
-    wait_for(&browser, "form.question button[value=\"yes\"]")
-        .await
-        .click()
-        .await
-        .expect("yes");
+    click(&browser, "form.question button[value=\"yes\"]").await;
     let out = within(asker.wait_with_output(), "the CLI to end")
         .await
         .expect("the CLI ran");

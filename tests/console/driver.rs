@@ -85,6 +85,21 @@ pub async fn wait_for(browser: &Client, css: &str) -> fantoccini::elements::Elem
     wait_for_at(browser, Locator::Css(css)).await
 }
 
+/// Clicks the element `css` matches, once it shows. The page's live parts (questions, account
+/// rows) are replaced when the daemon's state changes, so an element found a moment ago may be
+/// gone by the click: then it is found again, a few times at most.
+pub async fn click(browser: &Client, css: &str) {
+    for _ in 0..5 {
+        match wait_for(browser, css).await.click().await {
+            Ok(()) => return,
+            Err(fantoccini::error::CmdError::Standard(e))
+                if e.error == fantoccini::error::ErrorStatus::StaleElementReference => {}
+            Err(e) => panic!("cannot click {css}: {e}"),
+        }
+    }
+    panic!("{css} was replaced under every click");
+}
+
 /// Waits until `locator` matches an element of the page.
 pub async fn wait_for_at(browser: &Client, locator: Locator<'_>) -> fantoccini::elements::Element {
     browser
