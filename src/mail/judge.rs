@@ -143,7 +143,7 @@ async fn store(acct: &Account, place: &Place, ds: Vec<Decided>) -> Result<(), Co
     let wake = ds
         .iter()
         .any(|d| matches!(d.outcome, Outcome::Report { .. }));
-    super::watch::store_decisions(acct, place, ds).await?;
+    store_decisions(acct, place, ds).await?;
     if wake {
         acct.wake.notify_one();
     }
@@ -190,6 +190,25 @@ fn report(
         tokens,
         line: Some(line),
     }
+}
+
+/// Stores `ds` as the decisions of `place` today, in one store call.
+pub(super) async fn store_decisions(
+    acct: &Account,
+    place: &Place,
+    ds: Vec<Decided>,
+) -> Result<(), ComponentError> {
+    if ds.is_empty() {
+        return Ok(());
+    }
+    let (a, p, now) = (acct.id.clone(), place.clone(), acct.now());
+    let day = acct.today();
+    acct.ctx
+        .store
+        .call(move |t| db::decide(t, &a, &p, &day, now, &ds))
+        .await
+        .map_err(store_error)?;
+    Ok(())
 }
 
 #[cfg(test)]

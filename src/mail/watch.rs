@@ -231,7 +231,7 @@ async fn decide_open(
             .copied()
             .filter(|u| found.contains(u))
             .collect();
-        store_decisions(acct, place, quick).await?;
+        super::judge::store_decisions(acct, place, quick).await?;
         super::judge::judge_all(acct, place, for_model).await?;
         // After the decisions are stored: a keyword is only ever a mirror of the store.
         mark_decided(acct, spec, imap, &decided).await?;
@@ -258,22 +258,4 @@ async fn mark_decided(
         }
         Err(e) => Err(acct.error(spec, &e)),
     }
-}
-
-pub(super) async fn store_decisions(
-    acct: &Account,
-    place: &Place,
-    ds: Vec<Decided>,
-) -> Result<(), ComponentError> {
-    if ds.is_empty() {
-        return Ok(());
-    }
-    let (a, p, now) = (acct.id.clone(), place.clone(), acct.now());
-    let day = acct.today();
-    acct.ctx
-        .store
-        .call(move |t| db::decide(t, &a, &p, &day, now, &ds))
-        .await
-        .map_err(store_error)?;
-    Ok(())
 }

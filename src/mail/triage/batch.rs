@@ -12,8 +12,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::Urgency;
-use super::model::MAX_SUMMARY_CHARS;
 use scv_mail::MailItem;
+
+/// The longest summary accepted from the model (what a digest line shows of a mail).
+pub const MAX_SUMMARY_CHARS: usize = 140;
 
 /// The instructions of a batched call. Changing them changes every decision: keep them strict.
 pub const SYSTEM: &str = "You triage email for a busy person. The user message is a JSON object whose \

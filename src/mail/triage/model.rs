@@ -19,9 +19,6 @@ use super::budget::{ANSWER_TOKENS, estimate_tokens};
 use crate::config::AgentConfig;
 use scv_mail::MailItem;
 
-/// The longest summary accepted.
-pub const MAX_SUMMARY_CHARS: usize = 140;
-
 /// Tokens reserved per decision in a batched answer (`{"id":"3","report":...,"summary":...}`).
 const DECISION_TOKENS: u64 = 50;
 
