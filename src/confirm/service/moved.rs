@@ -123,12 +123,16 @@ mod tests {
         }
     }
 
-    /// A store an older build left, killed between the message's move and its question's:
-    /// the start moves the question to where its text went, and knows where it waited.
-    #[tokio::test]
-    async fn the_start_follows_a_message_that_moved_without_its_question() {
-        let (store, _g) = Store::open_in_memory().expect("the in-memory store");
-        let outbox = Outbox::new(store.clone());
+    /// A question of one account's chat, its message waiting in the outbox to be moved to
+    /// another account's.
+    struct Waiting {
+        from: AccountKey,
+        to: AccountKey,
+        row: db::Row,
+        waiting: PendingMessage,
+    }
+
+    async fn waiting_question(store: &Store, outbox: &Outbox) -> Waiting {
         let (from, to) = (
             AccountKey::new(Channel::ALL[0], "first"),
             AccountKey::new(Channel::ALL[1], "next"),
@@ -146,9 +150,29 @@ mod tests {
         let waiting = PendingMessage {
             account: from.to_string(),
             chat: ChatId::new("owner-a"),
-            key: key.clone(),
+            key,
             why: None,
         };
+        Waiting {
+            from,
+            to,
+            row,
+            waiting,
+        }
+    }
+
+    /// A store an older build left, killed between the message's move and its question's:
+    /// the start moves the question to where its text went, and knows where it waited.
+    #[tokio::test]
+    async fn the_start_follows_a_message_that_moved_without_its_question() {
+        let (store, _g) = Store::open_in_memory().expect("the in-memory store");
+        let outbox = Outbox::new(store.clone());
+        let Waiting {
+            from,
+            to,
+            row,
+            waiting,
+        } = waiting_question(&store, &outbox).await;
         let moved = outbox
             .move_message(&waiting, &to, &ChatId::new("owner-b"), None)
             .await
@@ -185,26 +209,13 @@ mod tests {
     async fn a_crash_inside_the_move_leaves_the_question_and_its_message_together() {
         let (store, _g) = Store::open_in_memory().expect("the in-memory store");
         let outbox = Outbox::new(store.clone());
-        let (from, to) = (
-            AccountKey::new(Channel::ALL[0], "first"),
-            AccountKey::new(Channel::ALL[1], "next"),
-        );
-        let q = question(&from, "owner-a");
-        let row = store
-            .call(move |t| db::insert(t, &q))
-            .await
-            .expect("insert");
-        let key = row.message_key.clone();
-        outbox
-            .send_proactive(&from, &ChatId::new("owner-a"), "Deploy?", None, &key)
-            .await
-            .expect("queue");
-        let waiting = PendingMessage {
-            account: from.to_string(),
-            chat: ChatId::new("owner-a"),
-            key: key.clone(),
-            why: None,
-        };
+        let Waiting {
+            from,
+            to,
+            row,
+            waiting,
+        } = waiting_question(&store, &outbox).await;
+        let key = waiting.key.clone();
         let f = Follow {
             seq: row.seq,
             account: to.clone(),
