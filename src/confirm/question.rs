@@ -153,7 +153,7 @@ pub(super) mod tests {
     pub fn q(seq: i64, chat: &str, code: &str, state: ConfirmState) -> Question {
         let row = Row {
             seq,
-            account: "wechat:phone".into(),
+            account: format!("{}:phone", Channel::ALL[0].as_str()),
             chat: chat.into(),
             code: code.into(),
             question: format!("question {seq}"),
@@ -195,7 +195,7 @@ pub(super) mod tests {
         let restored = Question::restored(row.clone(), 2_000);
         assert_eq!(
             restored.account,
-            Some(AccountKey::new(Channel::Wechat, "phone"))
+            Some(AccountKey::new(Channel::ALL[0], "phone"))
         );
         assert_eq!(
             (restored.last_poll_ms, restored.delivered),

@@ -56,8 +56,7 @@ pub use hooks::{
     MailChatHandler, PressOutcome,
 };
 pub use journal::{DEDUPE_WINDOW_SECS, Delivery};
-pub use link::StreamMode;
-pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent};
+pub use link::{AccountLink, ChatSender, SendError, SendLimits, Sent, StreamMode};
 pub use message::{Inbound, MediaRef, Outbound, OutboundKind, ReplyContext};
 pub use moves::{AlsoMove, Moved, PendingMessage};
 /// Store reads of moved messages, for the confirm service's start (`confirm/service/moved.rs`).
