@@ -8,7 +8,7 @@ use rusqlite::{OptionalExtension, Transaction};
 
 use super::message::Inbound;
 use super::{AccountRuntime, Conversation};
-use crate::words::{Msg, Voice};
+use crate::words::{Msg, Voice, VoiceLacks};
 
 /// How a chat wants its answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,10 +118,25 @@ pub(super) async fn run(
         Ok(mode) => Msg::Voice(Voice::Mode {
             mode: mode.as_str(),
             bubbles: rt.link.capabilities.voice_bubbles,
+            lacks: lacks(conv, rt, mode),
         }),
         Err(e) => Msg::Voice(Voice::Failed {
             error: format!("the store: {e}"),
         }),
+    }
+}
+
+/// What keeps this chat's answers from being spoken although it asked for them: said with the
+/// setting, since a spoken answer that cannot be made is otherwise dropped without a word.
+fn lacks(conv: &Conversation, rt: &AccountRuntime, mode: VoiceMode) -> Option<VoiceLacks> {
+    if mode == VoiceMode::Off || !rt.link.capabilities.voice_bubbles {
+        None
+    } else if conv.speech().is_none() {
+        Some(VoiceLacks::Speech)
+    } else if rt.link.workspace.is_none() {
+        Some(VoiceLacks::Workspace)
+    } else {
+        None
     }
 }
 

@@ -29,7 +29,7 @@ pub use digest::Digest;
 pub use mail::MailChat;
 pub use resend::{AGAIN, Resend};
 pub use size::human_size;
-pub use voice::Voice;
+pub use voice::{Voice, VoiceLacks};
 pub use wizard::{Wizard, wizard};
 
 use serde::Deserialize;

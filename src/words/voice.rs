@@ -5,6 +5,34 @@ use std::borrow::Cow;
 
 use super::Lang;
 
+/// What a chat that asked for spoken answers lacks to get them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoiceLacks {
+    /// No `[speech]` server is configured.
+    Speech,
+    /// The account has no workspace, where a spoken answer is written before it is sent.
+    Workspace,
+}
+
+impl VoiceLacks {
+    fn text(self, lang: Lang) -> &'static str {
+        match (lang, self) {
+            (Lang::En, VoiceLacks::Speech) => {
+                " But no answer can be spoken yet: no speech server is set. Add a [speech] table to the configuration (`scv-bridge guide` shows how)."
+            }
+            (Lang::En, VoiceLacks::Workspace) => {
+                " But no answer can be spoken yet: this account has no workspace, where spoken answers are written first. Set workspace in its table."
+            }
+            (Lang::ZhCn, VoiceLacks::Speech) => {
+                "但现在还不能用语音回答：没有设置语音服务。请在配置中加上 [speech] 表（`scv-bridge guide` 有说明）。"
+            }
+            (Lang::ZhCn, VoiceLacks::Workspace) => {
+                "但现在还不能用语音回答：这个账号没有工作区，语音回答要先写入工作区。请在它的表中设置 workspace。"
+            }
+        }
+    }
+}
+
 /// A line about voice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Voice {
@@ -22,6 +50,8 @@ pub enum Voice {
         mode: &'static str,
         /// Whether this platform has voice bubbles at all.
         bubbles: bool,
+        /// What keeps answers from being spoken even so (never said for `off`).
+        lacks: Option<VoiceLacks>,
     },
     /// `/voice` with something other than on, off or auto.
     Usage,
@@ -44,26 +74,28 @@ impl Voice {
                 "（语音没有转成文字：{why}。已把音频文件交给智能体。处理方法：{action}。）"
             )
             .into(),
-            (Lang::En, Voice::Mode { mode, bubbles }) => {
+            (Lang::En, Voice::Mode { mode, bubbles, lacks }) => {
                 let what = match *mode {
                     "on" => "Answers come as a voice message too.",
                     "off" => "Answers come as text only.",
                     _ => "Answers come as a voice message too when you ask by voice.",
                 };
                 if *bubbles {
-                    format!("Voice: {mode}. {what}").into()
+                    let lacks = lacks.map(|l| l.text(lang)).unwrap_or_default();
+                    format!("Voice: {mode}. {what}{lacks}").into()
                 } else {
                     format!("Voice: {mode}. This chat app gets answers as text only.").into()
                 }
             }
-            (Lang::ZhCn, Voice::Mode { mode, bubbles }) => {
+            (Lang::ZhCn, Voice::Mode { mode, bubbles, lacks }) => {
                 let what = match *mode {
                     "on" => "回复同时以语音发送。",
                     "off" => "回复只发文字。",
                     _ => "用语音提问时，回复同时以语音发送。",
                 };
                 if *bubbles {
-                    format!("语音：{mode}。{what}").into()
+                    let lacks = lacks.map(|l| l.text(lang)).unwrap_or_default();
+                    format!("语音：{mode}。{what}{lacks}").into()
                 } else {
                     format!("语音：{mode}。这个聊天应用只收文字回复。").into()
                 }
@@ -99,10 +131,22 @@ mod tests {
             Voice::Mode {
                 mode: "auto",
                 bubbles: true,
+                lacks: None,
             },
             Voice::Mode {
                 mode: "on",
                 bubbles: false,
+                lacks: None,
+            },
+            Voice::Mode {
+                mode: "on",
+                bubbles: true,
+                lacks: Some(VoiceLacks::Speech),
+            },
+            Voice::Mode {
+                mode: "on",
+                bubbles: true,
+                lacks: Some(VoiceLacks::Workspace),
             },
             Voice::Usage,
             Voice::Failed { error: "e".into() },
@@ -110,5 +154,25 @@ mod tests {
         for v in all {
             assert_ne!(v.text(Lang::En), v.text(Lang::ZhCn));
         }
+    }
+
+    #[test]
+    fn what_keeps_answers_from_being_spoken_is_said_unless_voice_is_off() {
+        let on = |lacks| Voice::Mode {
+            mode: "on",
+            bubbles: true,
+            lacks,
+        };
+        assert!(
+            on(Some(VoiceLacks::Speech))
+                .text(Lang::En)
+                .contains("no speech server")
+        );
+        assert!(
+            on(Some(VoiceLacks::Workspace))
+                .text(Lang::ZhCn)
+                .contains("工作区")
+        );
+        assert!(!on(None).text(Lang::En).contains("But"));
     }
 }

@@ -22,12 +22,23 @@ async fn voice_on_sends_the_answer_as_a_voice_note_and_off_stops_it() {
         speech.base_url()
     );
     let h = Harness::start(setup).await;
+    h.wait_state(ComponentState::Connected).await;
+    let owner = h.fake.owner_chat();
+
+    // Before the pipeline has a speech server, `/voice on` says that nothing can be spoken yet
+    // (an answer it cannot speak would otherwise go as text without a word).
+    h.fake.push_text(owner.clone(), "/voice on");
+    h.until("the switch's reply", |f| !f.sent().is_empty())
+        .await;
+    let said = h.texts_to(owner.id).remove(0);
+    assert!(
+        said.starts_with("Voice: on.") && said.contains("no speech server is set"),
+        "{said}"
+    );
     // The bed's daemon is the platform's alone: the speech server goes to its pipeline as the
     // real daemon's start hands it over.
     let server = scv_bridge::speech::Speech::from_config(&h.config.speech).expect("[speech]");
     h.conversation.set_speech(Some(std::sync::Arc::new(server)));
-    h.wait_state(ComponentState::Connected).await;
-    let owner = h.fake.owner_chat();
     let voices = |f: &scv_telegram::fake::FakeHandle| {
         f.uploads()
             .into_iter()
@@ -36,8 +47,10 @@ async fn voice_on_sends_the_answer_as_a_voice_note_and_off_stops_it() {
     };
 
     h.fake.push_text(owner.clone(), "/voice on");
-    h.until("the switch's reply", |f| {
-        f.sent().iter().any(|s| s.text.starts_with("Voice: on."))
+    h.until("the second switch's reply", |f| {
+        f.sent()
+            .iter()
+            .any(|s| s.text == "Voice: on. Answers come as a voice message too.")
     })
     .await;
     h.fake.push_text(owner.clone(), "weather?");
