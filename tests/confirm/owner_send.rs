@@ -12,14 +12,12 @@ use std::time::Duration;
 
 use scv_bridge::adapters::memory::MemoryChannel;
 use scv_bridge::client;
-use scv_bridge::config::Config;
 use scv_bridge::confirm::Clock;
 use scv_bridge::conversation::{Conversation, SendError};
-use scv_bridge::daemon::{self, RunningDaemon, Wiring};
+use scv_bridge::daemon::RunningDaemon;
 use scv_bridge::failure::general;
 use scv_bridge::owner::cli::{self, Options, Outcome};
 use scv_bridge::protocol::*;
-use scv_bridge::supervisor::{ComponentFactory, LifecyclePolicy};
 use support::*;
 
 /// Saturday 2026-03-07 12:00 in New York (EST, UTC-5); the clocks go forward on Sunday 02:00.
@@ -48,56 +46,15 @@ pub(crate) async fn start_with(
     now_ms: u64,
     account: &str,
 ) -> OwnerDaemon {
-    let state = dir.join("state");
-    std::fs::create_dir_all(&state).expect("state dir");
-    let path = dir.join("config.toml");
-    let notify = match notify {
-        true => "notify = \"wechat:phone\"\n",
-        false => "",
-    };
-    let text = format!(
-        "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\ntimezone = \"America/New_York\"\n{notify}[wechat.phone]\n{account}",
-        state.display(),
-        dir.join("run").join("daemon.sock").display()
-    );
-    std::fs::write(&path, text).expect("config");
-    save_owner(&state);
-    let config = Config::load(&path).expect("load config");
-    let channel = MemoryChannel::new(2000, Duration::ZERO);
-    let clock = Clock::manual(now_ms);
-    let slot = Arc::new(std::sync::Mutex::new(None));
     let agent = Arc::new(EchoAgent::default());
-    let (ch, ck, sl, ag) = (channel.clone(), clock.clone(), slot.clone(), agent.clone());
-    let wire = move |creds: &scv_bridge::secrets::CredentialStore,
-                     store: &scv_bridge::store::Store,
-                     registry: &Arc<_>| {
-        let (confirm, conv) = daemon::confirm_and_pipeline(store, creds, ck, registry, ag.clone());
-        let factory: Arc<dyn ComponentFactory> = Arc::new(MemoryFactory {
-            conv: conv.clone(),
-            channel: ch,
-        });
-        *sl.lock().expect("lock") = Some(conv.clone());
-        Wiring {
-            factory,
-            conversation: Some(conv),
-            confirm: Some(confirm),
-        }
-    };
-    let d = daemon::start_with(config, wire, LifecyclePolicy::default())
-        .await
-        .expect("daemon");
-    scv_bridge::testing::wait_for_state(
-        &d.core.registry(),
-        "wechat:phone",
-        ComponentState::Connected,
-    )
-    .await;
-    let conv = slot.lock().expect("lock").take().expect("conversation");
+    let given = agent.clone();
+    let t =
+        crate::owner_tools_support::start_with(dir, notify, now_ms, account, move |_| given).await;
     OwnerDaemon {
-        d,
-        conv,
-        channel,
-        clock,
+        d: t.d,
+        conv: t.conv,
+        channel: t.channel,
+        clock: t.clock,
         agent,
     }
 }

@@ -1,6 +1,6 @@
-//! A daemon for the owner tools' end-to-end tests, shared by the binaries that drive a real
-//! backend through them (`confirm`: the `openai` backend against the fake model; `acp_real`:
-//! the real codex-acp): one MemoryChannel account `wechat:phone` whose owner is
+//! A daemon for the owner's end-to-end tests, shared by the binaries that drive a real backend
+//! through the owner tools (`confirm`: `send` and the `openai` backend against the fake model;
+//! `acp_real`: the real codex-acp): one MemoryChannel account `wechat:phone` whose owner is
 //! `confirm_support::OWNER` and who is `notify`, times read in New York, the clock hand-moved,
 //! and the agent the test makes over the daemon's own store. The daemon starts the owner tools'
 //! endpoint and hands it to the pipeline, as in production.
@@ -44,12 +44,28 @@ pub async fn start(
     account: &str,
     make: impl FnOnce(&Store) -> Arc<dyn Agent> + Send + 'static,
 ) -> ToolsDaemon {
+    start_with(dir, true, now_ms, account, make).await
+}
+
+/// [`start`], with the account the `notify` target only when `notify` is true.
+pub async fn start_with(
+    dir: &Path,
+    notify: bool,
+    now_ms: u64,
+    account: &str,
+    make: impl FnOnce(&Store) -> Arc<dyn Agent> + Send + 'static,
+) -> ToolsDaemon {
     let state = dir.join("state");
     std::fs::create_dir_all(&state).expect("state dir");
     let path = dir.join("config.toml");
+    let notify = if notify {
+        "notify = \"wechat:phone\"\n"
+    } else {
+        ""
+    };
     let text = format!(
         "state_dir = \"{}\"\nsocket = \"{}\"\ncredentials = \"file\"\n\
-         timezone = \"America/New_York\"\nnotify = \"wechat:phone\"\n[wechat.phone]\n{account}",
+         timezone = \"America/New_York\"\n{notify}[wechat.phone]\n{account}",
         state.display(),
         dir.join("run").join("daemon.sock").display()
     );
