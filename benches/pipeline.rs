@@ -20,7 +20,10 @@ use tokio::sync::watch;
 const CHATS: usize = 100;
 const PER_CHAT: usize = 200;
 
-/// Records when each message reached the platform.
+/// Records when each message reached the platform. A chat's messages that arrive while its turn
+/// runs are answered together (a burst: one prompt, the messages a blank line apart), and the
+/// instant agent echoes its prompt, so one sent answer can carry several messages: each is
+/// counted by its own text.
 struct Clocked {
     sent: Mutex<HashMap<String, Instant>>,
     count: watch::Sender<usize>,
@@ -37,12 +40,22 @@ impl ChatSender for Clocked {
         Box::pin(async move {
             let now = Instant::now();
             if let Ok(mut s) = self.sent.lock() {
-                s.insert(msg.text.clone(), now);
+                for message in msg.text.split("\n\n").map(str::trim) {
+                    s.insert(message.to_string(), now);
+                }
                 self.count.send_replace(s.len());
             }
             Ok(Sent::default())
         })
     }
+}
+
+/// Now, as a platform stamps a message: a message older than `[chats] away_minutes` would get
+/// the away note instead of an answer.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -104,7 +117,7 @@ async fn run() {
                         sender: SenderId::new(format!("user{c}")),
                         msg_id: PlatformMsgId::new(text.clone()),
                         text: text.clone(),
-                        at_unix_ms: 0,
+                        at_unix_ms: now_ms(),
                         reply: ReplyContext::default(),
                         media: Vec::new(),
                     };
@@ -169,7 +182,7 @@ async fn run() {
             sender: SenderId::new("solo"),
             msg_id: PlatformMsgId::new(text.clone()),
             text,
-            at_unix_ms: 0,
+            at_unix_ms: now_ms(),
             reply: ReplyContext::default(),
             media: Vec::new(),
         };
