@@ -176,19 +176,19 @@ mod tests {
     #[test]
     fn a_wait_names_the_route_how_long_why_and_the_fix_in_both_languages() {
         let w = RouteWaiting {
-            route: "wechat:phone".into(),
-            platform: "WeChat",
+            route: "chat:phone".into(),
+            platform: "ChatApp",
             minutes: 12,
             why: WaitWhy::SendWindow,
             fix: WaitFix::WriteThere,
         };
         assert_eq!(
             w.text(Lang::En),
-            "⚠️ wechat:phone: replies waiting 12 min: WeChat's send window is closed; fix: write any message in that chat to open it"
+            "⚠️ chat:phone: replies waiting 12 min: ChatApp's send window is closed; fix: write any message in that chat to open it"
         );
         assert_eq!(
             w.text(Lang::ZhCn),
-            "⚠️ wechat:phone：回复已等待 12 分钟：WeChat 的发送窗口已关闭；修复：在那个聊天里发任意一条消息即可打开"
+            "⚠️ chat:phone：回复已等待 12 分钟：ChatApp 的发送窗口已关闭；修复：在那个聊天里发任意一条消息即可打开"
         );
         let down = RouteWaiting {
             why: WaitWhy::AccountDown,
@@ -200,7 +200,7 @@ mod tests {
                 .ends_with("the account is not running; fix: scv-bridge status")
         );
         let back = RouteBack {
-            route: "wechat:phone".into(),
+            route: "chat:phone".into(),
         }
         .text_for(Language::default());
         assert!(
